@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,dashboard,cluster]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/wmtsim demo
+
+test: setup
+	$(BIN)/ruff check wmtsim tests benchmarks dashboards
+	$(BIN)/mypy
+	$(BIN)/pytest -n 2 -q
+
+lint: setup
+	$(BIN)/ruff check wmtsim tests benchmarks dashboards
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

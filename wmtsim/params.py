@@ -1,0 +1,171 @@
+"""The constants of the Weighted Memory Tree (MODEL.md §2–3).
+
+`Params` is the single place where a WMT constant lives. The numba kernels cannot take a
+dataclass, so `Params.pack()` flattens it into a float64 vector whose slots are the `P_*`
+indices below; kernels read `p[P_RHO]` and never hard-code a value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+# Slots of the packed parameter vector, in field order.
+P_U_SUCCESS = 0
+P_U_FAILURE = 1
+P_U_INIT_ROOT = 2
+P_U_INIT_TASK = 3
+P_U_INIT_ACTION = 4
+P_U_INIT_GLOBAL = 5
+P_U_INIT_SUMMARY = 6
+P_RHO = 7
+P_RHO_G = 8
+P_M = 9
+P_ALPHA = 10
+P_BETA = 11
+P_GAMMA = 12
+P_DELTA = 13
+P_TAU_OBS = 14
+P_BUDGET = 15
+P_EVENT_RESETS_M = 16
+P_GLOBAL_MISS_COUNT = 17
+N_PARAMS = 18
+
+_SCORES = (
+    "u_success",
+    "u_failure",
+    "u_init_root",
+    "u_init_task",
+    "u_init_action",
+    "u_init_global",
+    "u_init_summary",
+)
+_COEFFICIENTS = ("alpha", "beta", "gamma", "delta")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every WMT constant, with MODEL.md's defaults.
+
+    Scores (Eq. 2 and the initial scores of §2) lie in [0, 1]; decay factors ρ and ρ_G
+    (Eq. 4) lie in (0, 1]; the decay cap ``M`` is an integer ≥ 1; the branch coefficients
+    α, β, γ, δ (Eq. 6) are ≥ 0; ``tau_obs`` is the suppression threshold of Eq. 7;
+    ``budget`` is the selector's token budget ``B``.
+
+    Two toolkit decisions that MODEL.md leaves implicit are parameters too:
+
+    * ``event_resets_m`` — an outcome event (Eq. 2) also resets the miss count ``m`` to 0,
+      so that Eq. 15 ("r consecutive misses with no selection or event between") holds
+      after an event. Default True.
+    * ``global_miss_count`` — the miss count stored on a global memory after a missed
+      selection. MODEL.md: "the miss count is reset before each decay, so their effective
+      count is 1". Default 1.
+    """
+
+    u_success: float = 0.75
+    u_failure: float = 0.30
+    u_init_root: float = 1.00
+    u_init_task: float = 0.90
+    u_init_action: float = 0.50
+    u_init_global: float = 0.60
+    u_init_summary: float = 0.80
+    rho: float = 0.90
+    rho_g: float = 0.98
+    M: int = 3
+    alpha: float = 0.60
+    beta: float = 0.30
+    gamma: float = 0.20
+    delta: float = 0.20
+    tau_obs: float = 0.10
+    budget: int = 1024
+    event_resets_m: bool = True
+    global_miss_count: int = 1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and math.isnan(value):
+                _fail(f.name, value, "a number (NaN is not allowed)")
+        for name in _SCORES:
+            _check_real(name, getattr(self, name), 0.0, 1.0, "[0, 1]")
+        if not self.u_success > self.u_failure:
+            raise ValueError(
+                f"u_success={self.u_success!r} must be greater than "
+                f"u_failure={self.u_failure!r} (Eq. 2: success scores above failure)"
+            )
+        for name in ("rho", "rho_g"):
+            value = getattr(self, name)
+            _check_real(name, value, 0.0, 1.0, "(0, 1]")
+            if value <= 0.0:
+                _fail(name, value, "(0, 1]")
+        _check_int("M", self.M, 1, "an integer >= 1")
+        for name in _COEFFICIENTS:
+            _check_real(name, getattr(self, name), 0.0, math.inf, "[0, inf)")
+        _check_real("tau_obs", self.tau_obs, -math.inf, math.inf, "a finite number")
+        _check_int("budget", self.budget, 1, "an integer >= 1 (tokens)")
+        if not isinstance(self.event_resets_m, bool):
+            _fail("event_resets_m", self.event_resets_m, "true or false")
+        _check_int("global_miss_count", self.global_miss_count, 0, "an integer >= 0")
+
+    def pack(self) -> np.ndarray:
+        """The parameters as a float64 vector indexed by the ``P_*`` slots."""
+        p = np.empty(N_PARAMS, dtype=np.float64)
+        p[P_U_SUCCESS] = self.u_success
+        p[P_U_FAILURE] = self.u_failure
+        p[P_U_INIT_ROOT] = self.u_init_root
+        p[P_U_INIT_TASK] = self.u_init_task
+        p[P_U_INIT_ACTION] = self.u_init_action
+        p[P_U_INIT_GLOBAL] = self.u_init_global
+        p[P_U_INIT_SUMMARY] = self.u_init_summary
+        p[P_RHO] = self.rho
+        p[P_RHO_G] = self.rho_g
+        p[P_M] = self.M
+        p[P_ALPHA] = self.alpha
+        p[P_BETA] = self.beta
+        p[P_GAMMA] = self.gamma
+        p[P_DELTA] = self.delta
+        p[P_TAU_OBS] = self.tau_obs
+        p[P_BUDGET] = self.budget
+        p[P_EVENT_RESETS_M] = 1.0 if self.event_resets_m else 0.0
+        p[P_GLOBAL_MISS_COUNT] = self.global_miss_count
+        return p
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_(self, **changes: Any) -> Params:
+        """A copy with some fields changed (validated like the constructor)."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)}; allowed: "
+                + ", ".join(f.name for f in fields(self))
+            )
+        return replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Params:
+        return cls().with_(**values)
+
+
+def _fail(name: str, value: object, allowed: str) -> None:
+    raise ValueError(f"Params.{name}={value!r} is invalid; allowed: {allowed}")
+
+
+def _check_real(name: str, value: object, lo: float, hi: float, allowed: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        _fail(name, value, allowed)
+    v = float(value)  # type: ignore[arg-type]
+    if math.isnan(v) or v < lo or v > hi or (math.isinf(v) and hi != math.inf):
+        _fail(name, value, allowed)
+
+
+def _check_int(name: str, value: object, lo: int, allowed: str) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(value, float) and value.is_integer():
+        ok = False  # M=3.0 is almost certainly a typo for a float field; be strict
+    if not ok or value < lo:  # type: ignore[operator]
+        _fail(name, value, allowed)
