@@ -1,0 +1,265 @@
+"""The ``wmtsim`` command line (``[project.scripts] wmtsim = "wmtsim.cli:app"``).
+
+One `typer.Typer` app, one function per command. Exit codes: 0 success, 1 a check that
+failed (an ``expect`` line does not hold), 2 bad input (a malformed trace, an unsupported
+output format, a missing file). Library work lives in the library (`wmtsim.trace`); this
+module only parses arguments and renders results.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Replay
+
+app = typer.Typer(
+    name="wmtsim",
+    help=(
+        "Simulate the Weighted Memory Tree (WMT) memory system for LLM agents "
+        "(arXiv 2608.20631).\n\n"
+        "[bold]Examples[/bold]\n\n"
+        "  [cyan]wmtsim demo[/cyan]  replay the paper's worked example (Appendix A.4)\n\n"
+        "  [cyan]wmtsim replay trace.jsonl --out steps.parquet[/cyan]  replay a trace\n\n"
+        "  [cyan]wmtsim check trace.jsonl[/cyan]  verify a trace's expect lines"
+    ),
+    rich_markup_mode="rich",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out_console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+DEMO_TRACE = "paper_a4.jsonl"
+DEMO_OUT = Path("results/demo/paper_a4_replay.parquet")
+
+TraceArg = Annotated[Path, typer.Argument(
+    help="A trace file: JSON Lines, one event per line (see docs/trace_format.md).",
+    show_default=False)]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    return typer.Exit(code)
+
+
+def _check_out(out: Path | None) -> None:
+    from .trace import OUTPUT_FORMATS
+
+    if out is not None and out.suffix.lower() not in OUTPUT_FORMATS:
+        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
+                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
+
+
+def _run_trace(trace: Path) -> Replay:
+    """Replay ``trace``; any problem with the input exits with code 2."""
+    from .trace import TraceError, run
+
+    try:
+        return run(trace)
+    except TraceError as e:
+        raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
+
+
+def _write(frame: pl.DataFrame, out: Path) -> Path:
+    from .trace import write_frame
+
+    try:
+        return write_frame(frame, out)
+    except OSError as e:
+        raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
+
+
+def _print_table(table: Table) -> None:
+    """Print a table at its natural width, even when stdout is a pipe (80 columns)."""
+    from rich.measure import Measurement
+
+    natural = Measurement.get(out_console, out_console.options.update_width(240), table).maximum
+    Console(width=min(max(out_console.width, natural), 240)).print(table)
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.6g}"
+
+
+def _final_table(result: Replay) -> Table:
+    """The tree after the last select step: one row per node."""
+    import polars as pl
+
+    frame = result.frame
+    last = frame.filter(pl.col("step") == result.steps)
+    table = Table(title=f"after step {result.steps} (line {last['line'][0]})",
+                  title_justify="left")
+    for col in ("node", "kind", "state", "u", "m", "eligible", "selected", "priority",
+                "poisoned"):
+        table.add_column(col, justify="right" if col in ("u", "m", "priority") else "left")
+    for row in last.iter_rows(named=True):
+        table.add_row(row["node"], row["kind"], row["state"], _fmt(row["u"]), str(row["m"]),
+                      "yes" if row["eligible"] else "", "yes" if row["selected"] else "",
+                      _fmt(row["priority"]), "yes" if row["poisoned"] else "",
+                      style="red" if row["poisoned"] else None)
+    return table
+
+
+@app.command()
+def replay(
+    trace: TraceArg,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o",
+        help="Write the per-step, per-node replay here (.parquet or .csv, by extension).",
+        show_default=False)] = None,
+) -> None:
+    """Replay a trace through the WMT kernels and summarise the final tree.
+
+    Each [bold]select[/bold] line is one prompt-construction step (Eqs. 3-7); the output
+    has one row per (step, node). Bad traces exit with code 2 and write nothing.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim replay scenarios/traces/paper_a4.jsonl[/cyan]
+
+      [cyan]wmtsim replay my_trace.jsonl --out results/my_trace.parquet[/cyan]
+
+      [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
+    """
+    _check_out(out)
+    result = _run_trace(trace)
+    nodes = result.frame.filter(result.frame["step"] == result.steps).height
+    out_console.print(f"{trace}: {result.steps} select steps, {nodes} nodes, "
+                      f"{result.expectations} expectations", markup=False, highlight=False)
+    if result.steps:
+        _print_table(_final_table(result))
+    if result.divergence is not None:
+        out_console.print(f"note: an expectation does not hold: {result.divergence} "
+                          "(run `wmtsim check` for an exit status)", markup=False,
+                          highlight=False)
+    if out is not None:
+        written = _write(result.frame, out)
+        out_console.print(f"wrote {result.frame.height} rows to {written}", markup=False,
+                          highlight=False)
+
+
+@app.command()
+def check(trace: TraceArg) -> None:
+    """Replay a trace and verify its [bold]expect[/bold] lines.
+
+    Exit 0 when every expectation holds, 1 at the first that does not (printing its line,
+    node, field, expected and actual values and the tolerance), 2 for a bad trace.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl[/cyan]
+    """
+    result = _run_trace(trace)
+    d = result.divergence
+    if d is not None:
+        tol = "exact" if d.tol is None else f"{d.tol:g}"
+        out_console.print(f"FAIL: {d}", markup=False, highlight=False)
+        out_console.print(
+            f"  line {d.line}, node {d.node!r}, field {d.field}: expected {d.expected!r}, "
+            f"got {d.got!r}, tolerance {tol}", markup=False, highlight=False)
+        raise typer.Exit(1)
+    out_console.print(f"OK: {result.expectations} expectations hold", markup=False,
+                      highlight=False)
+
+
+def demo_trace_path() -> Path:
+    """The paper A.4 trace: the repository copy if present, else the packaged one."""
+    repo_copy = Path(__file__).resolve().parents[1] / "scenarios" / "traces" / DEMO_TRACE
+    if repo_copy.is_file():
+        return repo_copy
+    return Path(str(resources.files("wmtsim") / "data" / DEMO_TRACE))
+
+
+def _decay_table(frame: pl.DataFrame) -> Table:
+    """Step by step u (and m) of every action and global memory, poisoned ones first."""
+    import polars as pl
+
+    mem = frame.filter(pl.col("kind").is_in(["action", "global"]))
+    order = (mem.group_by("node", maintain_order=True)
+             .agg(pl.col("poisoned").first())
+             .sort("poisoned", descending=True, maintain_order=True))
+    nodes = order["node"].to_list()
+    poisoned = dict(zip(order["node"], order["poisoned"], strict=True))
+    table = Table(title="Retention scores u (miss count m) per select step",
+                  title_justify="left",
+                  caption="green = selected, red = missed (Eq. 5 decay), "
+                          "dim = outside the candidate pool",
+                  caption_justify="left")
+    table.add_column("step", justify="right")
+    table.add_column("line", justify="right")
+    for node in nodes:
+        label = f"{node}\n(poisoned)" if poisoned[node] else f"{node}\n(clean)"
+        table.add_column(label, justify="right",
+                         header_style="bold red" if poisoned[node] else "bold green")
+    cells = {(r["step"], r["node"]): r for r in mem.iter_rows(named=True)}
+    for step, line in frame.select("step", "line").unique(maintain_order=True).iter_rows():
+        row = [str(step), str(line)]
+        for node in nodes:
+            r = cells.get((step, node))
+            if r is None:
+                row.append("")
+                continue
+            text = f"{r['u']:.10g} (m={r['m']})"
+            if r["state"] != "active":
+                text += f" {r['state']}"
+            if r["selected"]:
+                row.append(f"[green]{text}[/green]")
+            elif r["eligible"]:
+                row.append(f"[red]{text}[/red]")
+            else:
+                row.append(f"[dim]{text}[/dim]")
+        table.add_row(*row)
+    return table
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Where to write the replay (.parquet or .csv).")] = DEMO_OUT,
+) -> None:
+    """Replay the paper's worked example (Appendix A.4) and show how poison decays.
+
+    A failed poisoned blog lookup (u = 0.30) and a plausible poisoned mirror page recorded
+    as success (u = 0.75, like clean evidence) lose score each time the selector passes
+    them over (Eqs. 3-5: ρ = 0.9, M = 3); the mirror page is finally superseded.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
+    """
+    _check_out(out)
+    trace = demo_trace_path()
+    result = _run_trace(trace)
+    out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
+    _print_table(_decay_table(result.frame))
+    if result.divergence is None:
+        out_console.print(f"OK: {result.expectations} hand-derived expectations hold",
+                          markup=False, highlight=False)
+    else:
+        out_console.print(f"FAIL: {result.divergence}", markup=False, highlight=False)
+    written = _write(result.frame, out)
+    out_console.print(f"replay ({result.frame.height} rows) written to {written}",
+                      markup=False, highlight=False)
+    if result.divergence is not None:
+        raise typer.Exit(1)
+
+
+def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
