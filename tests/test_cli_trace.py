@@ -151,3 +151,12 @@ def test_console_script_entry_point(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "OK: 31 expectations hold"
+
+
+def test_demo_trace_falls_back_to_package_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    import wmtsim.cli as cli
+
+    monkeypatch.setattr(cli, "__file__", "/nonexistent/wmtsim/cli.py")
+    path = cli.demo_trace_path()
+    assert path.parent.name == "data" and path.name == "paper_a4.jsonl"
+    assert path.read_text() == PAPER_A4.read_text()
