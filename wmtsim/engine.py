@@ -1,0 +1,621 @@
+"""The batched engine: every trajectory of a `World` under one memory policy, in numba.
+
+One compiled loop serves all ten configurations of MODEL.md §7: the policy's switches
+(`wmtsim.policies`) decide which steps run. The memory math is not restated here: scoring
+and lifecycle go through the kernels of `wmtsim.scoring` and `wmtsim.lifecycle`. Every
+random draw is `wmtsim.rng._uniform` keyed by (seed, trajectory, step, node, purpose),
+so results are the same for any thread count or chunking.
+
+One prompt-construction cycle (MODEL.md §4, `_prompt_step`):
+
+1. new nodes and outcome events are recorded (by the script event that precedes it);
+2. the candidate pool is built (`_candidate_pool`);
+3. the selector stub picks S_t under the budget B (items, whole branches, everything or
+   nothing, by policy);
+4. selection feedback, Eqs. 3–5 (policies with retention scores);
+5. branch priorities, Eq. 6;
+6. suppression, Eq. 7 (policies with lifecycle control);
+then, at critical steps, the reasoner stub answers and, at a subtask's completion, the
+summariser folds it (policies that fold).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import get_num_threads, njit, prange, set_num_threads
+
+from .codes import (
+    ACTION,
+    ACTIVE,
+    COMPLETED,
+    FAILURE,
+    FOLDED,
+    GLOBAL,
+    NO_PARENT,
+    OBSOLETE,
+    ROOT,
+    SUCCESS,
+    SUMMARY,
+    TASK,
+)
+from .forest import Forest
+from .lifecycle import _branch_of, _branch_priorities, _candidate_pool, _mark_active_path, _suppress
+from .metrics import (
+    C_CCR_STEPS,
+    C_CCR_SUM,
+    C_COMPROMISED_STEPS,
+    C_CONTAMINATED_STEPS,
+    C_CORRECT_STEPS,
+    C_CRITICAL_STEPS,
+    C_FOLDS,
+    C_H_C,
+    C_H_P,
+    C_LLM_CALLS,
+    C_NODES,
+    C_P_I,
+    C_P_R,
+    C_PROMPT_STEPS,
+    C_PROMPT_TOKENS,
+    C_SELECTOR_CALLS,
+    C_SUCCESS,
+    C_SUMMARISER_CALLS,
+    C_SUPERSEDED,
+    C_SUPPRESSED,
+    N_COUNTERS,
+)
+from .params import P_BUDGET, P_EVENT_RESETS_M, P_U_INIT_ACTION, P_U_INIT_GLOBAL
+from .params import P_U_INIT_ROOT, P_U_INIT_SUMMARY, P_U_INIT_TASK
+from .policies import S_FOLD, S_LIFECYCLE, S_REOPEN, S_SCORES, S_SELECTION, S_TREE
+from .policies import SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE
+from .rng import PURPOSE_DILUTION, PURPOSE_GUESS, PURPOSE_LEAK, PURPOSE_PERSUADE
+from .rng import PURPOSE_SELECTOR_NOISE, _uniform
+from .scoring import _event_score, _selection_feedback
+from .stubs import (
+    ST_BASE_TOKENS,
+    ST_C_SUM,
+    ST_DILUTION_TOKENS,
+    ST_P_GUESS,
+    ST_P_LEAK,
+    ST_P_LEAK_RIDER,
+    ST_P_PERSUADE,
+    ST_P_PERSUADE_VS_EVIDENCE,
+    ST_P_USE_MAX,
+    ST_POISON_BOOST,
+    ST_SELECTOR_BASE_TOKENS,
+    ST_SELECTOR_NOISE,
+    ST_SELECTOR_READ_FRACTION,
+    ST_STRUCT_TOKENS,
+    ST_SUMMARISER_BASE_TOKENS,
+    ST_TOP_K,
+    ST_W_B,
+    ST_W_U,
+)
+from .world import (
+    NO_TOPIC,
+    OP_ACTION,
+    OP_COMPLETE,
+    OP_FINAL,
+    OP_GLOBAL,
+    OP_REOPEN,
+    OP_SUPERSEDE,
+    OP_TASK,
+    World,
+)
+
+# sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
+_SQRT3 = 1.7320508075688772
+
+
+def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray,
+        record: int = 0, threads: int | None = None
+        ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+    """Run every trajectory of ``world``; returns (counters, final forest, step records).
+
+    ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
+    eligible and selected for every slot.
+    """
+    n = world.n
+    capacity = int(world.n_nodes.max()) + int((world.kind == TASK).sum(axis=1).max())
+    forest = Forest.allocate(n, capacity, world.parent.shape[1])
+    n_steps = int(((world.op == OP_ACTION) | (world.op == OP_COMPLETE)
+                   | (world.op == OP_FINAL)).sum(axis=1).max())
+    r = min(record, n)
+    rec = {
+        "u": np.zeros((r, n_steps, capacity)),
+        "m": np.zeros((r, n_steps, capacity), dtype=np.int64),
+        "state": np.zeros((r, n_steps, capacity), dtype=np.int8),
+        "eligible": np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        "selected": np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        "n_slots": np.zeros((r, n_steps), dtype=np.int64),
+        "event": np.zeros((r, n_steps), dtype=np.int64),
+        "tokens": np.zeros((r, n_steps)),
+    }
+    counts = np.zeros((n, N_COUNTERS))
+    previous = get_num_threads()
+    if threads is not None:
+        set_num_threads(threads)
+    try:
+        _run_batch(
+            world.seed, world.start, world.n_events,
+            (world.parent, world.kind, world.tokens, world.topic, world.rel,
+             world.evidence, world.poisoned, world.persuasiveness, world.outcome,
+             world.rider, world.top, world.op, world.arg),
+            forest.rows(), forest.slot_of, forest.n_slots, forest.active,
+            policy_switches, p, st,
+            np.array([world.spec.cross_relevance, world.spec.summary_relevance]), rec["u"], rec["m"], rec["state"], rec["eligible"],
+            rec["selected"], rec["n_slots"], rec["event"], rec["tokens"], counts)
+    finally:
+        set_num_threads(previous)
+    return counts, forest, rec
+
+
+@njit(parallel=True, cache=True)
+def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk,  # type: ignore[no-untyped-def]
+               rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens,
+               counts):
+    n = n_events.shape[0]
+    for i in prange(n):
+        w_row = (W[0][i], W[1][i], W[2][i], W[3][i], W[4][i], W[5][i], W[6][i], W[7][i],
+                 W[8][i], W[9][i], W[10][i], W[11][i], W[12][i])
+        f_row = (F[0][i], F[1][i], F[2][i], F[3][i], F[4][i], F[5][i], F[6][i], F[7][i],
+                 F[8][i], F[9][i], F[10][i], F[11][i], F[12][i], F[13][i], F[14][i],
+                 F[15][i], F[16][i])
+        # prange indices may be unsigned: make every index arithmetic signed.
+        r = np.int64(i) if i < rec_u.shape[0] else np.int64(-1)
+        n_slots[i], active[i] = _run_one(
+            seed, np.int64(start) + np.int64(i), n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, rec_u,
+            rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens, counts[i])
+
+
+@njit(cache=True)
+def _add_node(F, v, wid, parent_slot, kind_, u0, step):  # type: ignore[no-untyped-def]
+    """Create slot ``v`` (the next one) with its initial score (MODEL.md §2)."""
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    f_wid[v] = wid
+    parent[v] = parent_slot
+    kind[v] = kind_
+    state[v] = ACTIVE
+    u[v] = u0
+    m[v] = 0
+    created[v] = step
+    outcome[v] = 0
+    summary[v] = -1
+
+
+@njit(cache=True)
+def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):  # type: ignore[no-untyped-def]
+    """Create slot ``v`` for world node ``w``, copying its static properties."""
+    (w_parent, w_kind, w_tokens, w_topic, w_rel, w_evidence, w_poisoned, w_pers,
+     w_outcome, w_rider, w_top, _op, _arg) = Wr
+    _add_node(F, v, w, parent_slot, w_kind[w], u0, step)
+    (_wid, _parent, _kind, _state, _u, _m, tokens, _created, _outcome, poisoned, evidence,
+     topic, rel, pers, rider, top, _summary) = F
+    tokens[v] = w_tokens[w]
+    poisoned[v] = w_poisoned[w]
+    evidence[v] = w_evidence[w]
+    topic[v] = w_topic[w]
+    rel[v] = w_rel[w]
+    pers[v] = w_pers[w]
+    rider[v] = w_rider[w]
+    top[v] = w_top[w]
+    slot_of[w] = v
+
+
+@njit(cache=True)
+def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, rec_state,  # type: ignore[no-untyped-def]
+             rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out):
+    """Play one trajectory's script under the policy; write its counters into ``out``."""
+    (w_parent, w_kind, w_tokens, w_topic, w_rel, w_evidence, w_poisoned, w_pers,
+     w_outcome, w_rider, w_top, op, arg) = Wr
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    cap = kind.shape[0]
+    is_global = np.zeros(cap, np.bool_)
+    eligible = np.zeros(cap, np.bool_)
+    selected = np.zeros(cap, np.bool_)
+    on_path = np.zeros(cap, np.bool_)
+    priority = np.full(cap, np.nan)
+    answered = np.zeros(w_kind.shape[0], np.bool_)  # subtask answered correctly (world id)
+
+    for k in range(out.shape[0]):
+        out[k] = 0.0
+    _add_world_node(F, slot_of, Wr, 0, 0, NO_PARENT, p[P_U_INIT_ROOT], 0)
+    n = 1
+    active = 0
+    step = 0
+    last_obs = -1  # the action observed just before this prompt (it is in the prompt)
+    for e in range(n_ev):
+        o = op[e]
+        a = arg[e]
+        if o == OP_GLOBAL:
+            _add_world_node(F, slot_of, Wr, n, a, NO_PARENT, p[P_U_INIT_GLOBAL], step)
+            is_global[n] = True
+            n += 1
+        elif o == OP_TASK:
+            _add_world_node(F, slot_of, Wr, n, a, slot_of[w_parent[a]], p[P_U_INIT_TASK],
+                            step)
+            active = n
+            n += 1
+        elif o == OP_ACTION:
+            v = n
+            _add_world_node(F, slot_of, Wr, v, a, slot_of[w_parent[a]], p[P_U_INIT_ACTION],
+                            step)
+            n += 1
+            # Eq. 2: the outcome event sets the score.
+            outcome[v] = w_outcome[a]
+            u[v] = _event_score(w_outcome[a] == SUCCESS, p)
+            if p[P_EVENT_RESETS_M] != 0.0:
+                m[v] = 0
+            last_obs = v
+            _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False, last_obs,
+                         F, is_global, eligible, selected, on_path, priority, answered, sw,
+                         p, st, wk, out)
+            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
+                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            step += 1
+        elif o == OP_SUPERSEDE:
+            if sw[S_LIFECYCLE] != 0:
+                state[slot_of[a]] = OBSOLETE
+                out[C_SUPERSEDED] += 1
+        elif o == OP_COMPLETE:
+            s = slot_of[a]
+            _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
+                         eligible, selected, on_path, priority, answered, sw, p, st, wk, out)
+            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
+                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            if sw[S_FOLD] != 0:
+                n = _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out)
+            elif state[s] != OBSOLETE:
+                state[s] = COMPLETED
+            active = parent[s]
+            last_obs = -1
+            step += 1
+        elif o == OP_REOPEN:
+            s = slot_of[a]
+            if state[s] == COMPLETED or (state[s] == FOLDED and sw[S_REOPEN] != 0):
+                state[s] = ACTIVE
+            active = s
+            last_obs = -1
+        elif o == OP_FINAL:
+            active = 0
+            _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
+                         eligible, selected, on_path, priority, answered, sw, p, st, wk, out)
+            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
+                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            step += 1
+
+    # IP (Eq. 10): injected poison still eligible once memory management is done.
+    out[C_P_I] = 0.0
+    out[C_P_R] = 0.0
+    _mark_active_path(parent, active, n, on_path)
+    _candidate_pool(parent, kind, state, on_path, n, eligible)
+    for v in range(n):
+        if poisoned[v] and kind[v] != SUMMARY:
+            out[C_P_I] += 1
+            if eligible[v] and sw[S_SELECTION] != SEL_NONE:
+                out[C_P_R] += 1
+    out[C_NODES] = n
+    return n, active
+
+
+@njit(cache=True)
+def _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state, rec_elig,  # type: ignore[no-untyped-def]
+            rec_sel, rec_n, rec_event, rec_tokens, out):
+    """Keep this step's u, m, state, ε and s for a recorded trajectory."""
+    if r < 0:
+        return
+    u, m, state = F[4], F[5], F[3]
+    for v in range(n):
+        rec_u[r, step, v] = u[v]
+        rec_m[r, step, v] = m[v]
+        rec_state[r, step, v] = state[v]
+        rec_elig[r, step, v] = eligible[v]
+        rec_sel[r, step, v] = selected[v]
+    rec_n[r, step] = n
+    rec_event[r, step] = o
+    rec_tokens[r, step] = out[C_PROMPT_TOKENS]
+
+
+@njit(cache=True)
+def _relevance(v, topic_now, kind, topic, rel, cross):  # type: ignore[no-untyped-def]
+    """A memory's latent relevance to the current subtask (or to the final answer)."""
+    if topic_now == NO_TOPIC:
+        if kind[v] == TASK or kind[v] == SUMMARY:
+            return rel[v]
+        return rel[v] * cross
+    if topic[v] == topic_now:
+        return rel[v]
+    return rel[v] * cross
+
+
+@njit(cache=True)
+def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,  # type: ignore[no-untyped-def]
+                 is_global, eligible, selected, on_path, priority, answered, sw, p, st,
+                 wk, out):
+    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner."""
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    mode = sw[S_SELECTION]
+    struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
+
+    # 2. Candidate pool.
+    _mark_active_path(parent, active, n, on_path)
+    if mode == SEL_NONE:
+        for v in range(n):
+            eligible[v] = False
+    else:
+        _candidate_pool(parent, kind, state, on_path, n, eligible)
+    for v in range(n):
+        selected[v] = False
+    pool_tokens = 0.0
+    n_pool = 0
+    for v in range(n):
+        if eligible[v]:
+            pool_tokens += tokens[v]
+            n_pool += 1
+
+    # Fresh branch priorities for the selector (Eq. 6 on the current tree).
+    if sw[S_SCORES] != 0:
+        _branch_priorities(parent, kind, state, u, outcome, n, p, priority)
+
+    # 3. Selection.
+    prompt = st[ST_BASE_TOKENS]
+    if mode == SEL_EVERYTHING:
+        for v in range(n):
+            selected[v] = eligible[v]
+    elif mode == SEL_ITEMS and n_pool > 0:
+        _select_items(seed, traj, step, n, topic_now, wk[0], F, eligible, selected, priority,
+                      sw[S_SCORES] != 0, struct, p, st)
+        prompt += (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
+                   + struct * n_pool)
+        out[C_SELECTOR_CALLS] += 1
+        out[C_LLM_CALLS] += 1
+    elif mode == SEL_BRANCHES and n_pool > 0:
+        _select_branches(n, F, is_global, eligible, selected, priority, struct, p)
+
+    # Context accounting (Eqs. 9, 11, 13).
+    ctx_tokens = 0.0
+    contaminated = False
+    for v in range(n):
+        if selected[v]:
+            ctx_tokens += tokens[v] + struct
+            if poisoned[v]:
+                out[C_H_P] += 1
+                contaminated = True
+            else:
+                out[C_H_C] += 1
+        if on_path[v]:
+            prompt += tokens[v]
+    if contaminated:
+        out[C_CONTAMINATED_STEPS] += 1
+    if pool_tokens > 0:
+        sel_raw = 0.0
+        for v in range(n):
+            if selected[v]:
+                sel_raw += tokens[v]
+        out[C_CCR_SUM] += sel_raw / pool_tokens
+        out[C_CCR_STEPS] += 1
+    prompt += ctx_tokens
+    out[C_PROMPT_TOKENS] += prompt
+    out[C_PROMPT_STEPS] += 1
+    out[C_LLM_CALLS] += 1
+
+    # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
+    if sw[S_SCORES] != 0:
+        _selection_feedback(u, m, eligible, selected, is_global, p, n)
+        _branch_priorities(parent, kind, state, u, outcome, n, p, priority)
+        if sw[S_LIFECYCLE] != 0:
+            out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
+
+    if critical:
+        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
+                st, out)
+
+
+@njit(cache=True)
+def _noise(seed, traj, step, v):  # type: ignore[no-untyped-def]
+    """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language)."""
+    s = 0.0
+    for k in range(4):
+        s += _uniform(seed, traj, step, 4 * v + k, PURPOSE_SELECTOR_NOISE)
+    return (s - 2.0) * _SQRT3
+
+
+@njit(cache=True)
+def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,  # type: ignore[no-untyped-def]
+                  weighted, struct, p, st):
+    """The selector stub: greedy by utility under the budget B (and the top-k cap).
+
+    utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
+    to the older memory. An item that does not fit is skipped and the next one tried.
+    """
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    cands = np.empty(n, np.int64)
+    neg_util = np.empty(n)
+    k = 0
+    for v in range(n):
+        if not eligible[v]:
+            continue
+        x = _relevance(v, topic_now, kind, topic, rel, cross)
+        if poisoned[v] and kind[v] != SUMMARY:
+            x += st[ST_POISON_BOOST]
+        x += st[ST_SELECTOR_NOISE] * _noise(seed, traj, step, v)
+        if weighted:
+            x += st[ST_W_U] * u[v]
+            b = _branch_of(parent, kind, v)
+            if b >= 0 and not np.isnan(priority[b]):
+                x += st[ST_W_B] * priority[b]
+        cands[k] = v
+        neg_util[k] = -x
+        k += 1
+    order = np.argsort(neg_util[:k], kind="mergesort")  # stable: ties keep slot order
+    budget = p[P_BUDGET]
+    top_k = int(st[ST_TOP_K])
+    used = 0.0
+    count = 0
+    for j in range(k):
+        v = cands[order[j]]
+        cost = tokens[v] + struct
+        if used + cost <= budget:
+            selected[v] = True
+            used += cost
+            count += 1
+            if top_k > 0 and count >= top_k:
+                break
+
+
+@njit(cache=True)
+def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):  # type: ignore[no-untyped-def]
+    """A3's selector: whole branches ranked by priority U_b, greedy under the budget B.
+
+    A unit is a task branch (the candidates whose nearest task ancestor-or-self is that
+    task; a summary belongs to its folded task) or a single global memory, ranked by U_b
+    (by u for a global; ties to the older unit). No semantic relevance is used.
+    """
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    unit = np.full(n, -1, np.int64)
+    unit_tokens = np.zeros(n)
+    unit_score = np.full(n, np.inf)
+    for v in range(n):
+        if not eligible[v]:
+            continue
+        b = v if is_global[v] else _branch_of(parent, kind, v)
+        if b < 0:
+            b = v
+        unit[v] = b
+        unit_tokens[b] += tokens[v] + struct
+        if is_global[b] or kind[b] != TASK:
+            unit_score[b] = -u[b]
+        else:
+            unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
+    order = np.argsort(unit_score, kind="mergesort")
+    budget = p[P_BUDGET]
+    used = 0.0
+    take = np.zeros(n, np.bool_)
+    for j in range(n):
+        b = order[j]
+        if unit_score[b] == np.inf:
+            break
+        if used + unit_tokens[b] <= budget:
+            take[b] = True
+            used += unit_tokens[b]
+    for v in range(n):
+        if unit[v] >= 0 and take[unit[v]]:
+            selected[v] = True
+
+
+@njit(cache=True)
+def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,  # type: ignore[no-untyped-def]
+            st, out):
+    """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    # What the answer needs: the subtask's evidence, or (final) every top-level result.
+    needs_met = True
+    if topic_now != NO_TOPIC:
+        has = last_obs >= 0 and evidence[last_obs] and topic[last_obs] == topic_now
+        for v in range(n):
+            if selected[v] and evidence[v] and topic[v] == topic_now:
+                has = True
+        if not has:
+            has = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
+        needs_met = has
+    else:
+        for v in range(n):
+            if kind[v] != TASK or parent[v] != 0:
+                continue
+            s_w = f_wid[v]
+            if not answered[s_w]:
+                needs_met = False
+                continue
+            present = selected[v]
+            for x in range(n):
+                if selected[x] and top[x] == s_w and (kind[x] == SUMMARY or evidence[x]):
+                    present = True
+            if not present:
+                if _uniform(seed, traj, step, s_w, PURPOSE_GUESS) >= st[ST_P_GUESS]:
+                    needs_met = False
+    # Persuasion by poisoned memory in context that concerns this answer.
+    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if needs_met else st[ST_P_PERSUADE]
+    compromised = False
+    for v in range(n):
+        if selected[v] and poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
+            if _uniform(seed, traj, step, v, PURPOSE_PERSUADE) < pers[v] * p_hit:
+                compromised = True
+    # Context dilution: longer contexts lower the chance of using what is there.
+    half = st[ST_DILUTION_TOKENS]
+    p_use = st[ST_P_USE_MAX] * half / (half + ctx_tokens)
+    used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
+    correct = needs_met and not compromised and used
+    out[C_CRITICAL_STEPS] += 1
+    if compromised:
+        out[C_COMPROMISED_STEPS] += 1
+    if correct:
+        out[C_CORRECT_STEPS] += 1
+    if topic_now != NO_TOPIC:
+        answered[topic_now] = correct
+    else:
+        out[C_SUCCESS] = 1.0 if correct else 0.0
+
+
+@njit(cache=True)
+def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):  # type: ignore[no-untyped-def]
+    """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
+
+    The root becomes folded and its summary node (created on the first fold, refreshed on
+    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, and each
+    poisoned memory that was eligible at this step with probability p_leak (p_leak_rider
+    for summary-riding poison). Returns the new slot count.
+    """
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    raw = 0.0
+    has_evidence = False
+    leaked = False
+    leak_pers = 0.0
+    in_branch = np.zeros(n, np.bool_)
+    for v in range(n):
+        in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
+        if not in_branch[v]:
+            continue
+        if kind[v] != SUMMARY:
+            raw += tokens[v]
+        if evidence[v] and topic[v] == f_wid[s]:
+            has_evidence = True
+        if poisoned[v] and eligible[v]:
+            p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+            if _uniform(seed, traj, step, v, PURPOSE_LEAK) < p_leak:
+                leaked = True
+                leak_pers = max(leak_pers, pers[v])
+    z = summary[s]
+    if z < 0:
+        z = n
+        n += 1
+        _add_node(F, z, -1, s, SUMMARY, p[P_U_INIT_SUMMARY], step)
+        summary[s] = z
+        topic[z] = f_wid[s]
+        top[z] = top[s]
+        rel[z] = wk[1]
+        poisoned[z] = False
+        evidence[z] = False
+        pers[z] = 0.0
+    else:
+        u[z] = p[P_U_INIT_SUMMARY]
+        m[z] = 0
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    evidence[z] = evidence[z] or has_evidence
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    if state[s] != OBSOLETE:
+        state[s] = FOLDED
+    out[C_FOLDS] += 1
+    out[C_SUMMARISER_CALLS] += 1
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n

@@ -1,0 +1,117 @@
+"""The flat forest: many memory trees as one structure of arrays, shape (trajectories, slots).
+
+A slot is a node of one trajectory's memory tree, numbered in creation order (so
+``parent < slot``); summaries are created by the policy when a branch folds, so a tree
+holds up to ``world nodes + subtasks`` slots. There are no Python objects per node: the
+engine walks these arrays with the lifecycle kernels. `Forest.tree(i)` turns one
+trajectory back into readable records for the dashboard and for debugging.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from .codes import KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES
+
+
+@dataclass
+class Forest:
+    """Per-slot arrays ``(n, capacity)`` and per-trajectory counters ``(n,)``.
+
+    wid: the world node a slot holds (-1 for a fold summary); parent: parent slot;
+    kind, state, u, m: MODEL.md §1; tokens; created: prompt step at creation; outcome;
+    poisoned (for a summary: contaminated); evidence; topic: the world subtask a memory is
+    about (-1: none); rel: relevance to its topic; persuasiveness; rider; top: top-level
+    subtask; summary: for a task, the slot of its fold summary (-1 until it folds).
+    slot_of: ``(n, world nodes)`` map from world node to slot (-1 before creation).
+    """
+
+    wid: np.ndarray
+    parent: np.ndarray
+    kind: np.ndarray
+    state: np.ndarray
+    u: np.ndarray
+    m: np.ndarray
+    tokens: np.ndarray
+    created: np.ndarray
+    outcome: np.ndarray
+    poisoned: np.ndarray
+    evidence: np.ndarray
+    topic: np.ndarray
+    rel: np.ndarray
+    persuasiveness: np.ndarray
+    rider: np.ndarray
+    top: np.ndarray
+    summary: np.ndarray
+    slot_of: np.ndarray
+    n_slots: np.ndarray
+    active: np.ndarray
+
+    @classmethod
+    def allocate(cls, n: int, capacity: int, world_nodes: int) -> Forest:
+        def full(dtype: Any, value: Any = 0) -> np.ndarray:
+            return np.full((n, capacity), value, dtype=dtype)
+
+        return cls(
+            wid=full(np.int32, -1), parent=full(np.int32, NO_PARENT), kind=full(np.int8),
+            state=full(np.int8), u=full(np.float64), m=full(np.int64),
+            tokens=full(np.int32), created=full(np.int32), outcome=full(np.int8),
+            poisoned=full(np.bool_), evidence=full(np.bool_), topic=full(np.int32, -1),
+            rel=full(np.float64), persuasiveness=full(np.float64), rider=full(np.bool_),
+            top=full(np.int32, -1), summary=full(np.int32, -1),
+            slot_of=np.full((n, world_nodes), -1, dtype=np.int32),
+            n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64),
+        )
+
+    def rows(self) -> tuple[np.ndarray, ...]:
+        """The per-slot arrays in declaration order (what the engine kernel takes)."""
+        return tuple(getattr(self, f.name) for f in fields(self))[:-2]
+
+    @property
+    def n(self) -> int:
+        return int(self.n_slots.shape[0])
+
+    def tree(self, i: int) -> list[dict[str, Any]]:
+        """Trajectory ``i``'s final memory tree as one readable record per node."""
+        out = []
+        for v in range(int(self.n_slots[i])):
+            kind = KIND_NAMES[self.kind[i, v]]
+            out.append({
+                "slot": v,
+                "world_id": int(self.wid[i, v]),
+                "kind": kind,
+                "parent": int(self.parent[i, v]),
+                "state": STATE_NAMES[self.state[i, v]],
+                "u": float(self.u[i, v]),
+                "m": int(self.m[i, v]),
+                "tokens": int(self.tokens[i, v]),
+                "created": int(self.created[i, v]),
+                "outcome": OUTCOME_NAMES[self.outcome[i, v]] if kind == "action" else None,
+                "poisoned": bool(self.poisoned[i, v]),
+                "evidence": bool(self.evidence[i, v]),
+                "topic": int(self.topic[i, v]),
+            })
+        return out
+
+    def render(self, i: int) -> str:
+        """Trajectory ``i``'s tree as indented text (for debugging)."""
+        records = self.tree(i)
+        children: dict[int, list[int]] = {}
+        for r in records:
+            children.setdefault(r["parent"], []).append(r["slot"])
+        lines: list[str] = []
+
+        def walk(v: int, depth: int) -> None:
+            r = records[v]
+            flag = " POISON" if r["poisoned"] else ""
+            lines.append(f"{'  ' * depth}{r['kind']}#{v} [{r['state']}] "
+                         f"u={r['u']:.4f} m={r['m']}{flag}")
+            for c in children.get(v, []):
+                walk(c, depth + 1)
+
+        for root in children.get(NO_PARENT, []):
+            walk(root, 0)
+        return "\n".join(lines)

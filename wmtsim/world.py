@@ -1,0 +1,653 @@
+"""The synthetic world: agent trajectories generated from a world specification.
+
+SIMULATION.md, "Trajectory generation". A trajectory is one query's execution: a root
+query, subtasks run depth-first, actions with outcomes, token sizes, relevance and
+evidence, distractors, global memories, resumed subtasks and scripted poison injections.
+The world never depends on the memory policy: trajectory ``i`` is a pure function of
+``(seed, world, i)`` (common random numbers), drawn with `wmtsim.rng` keyed by
+``(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)``.
+
+A generated batch is a `World`: per-trajectory arrays of *world nodes* (static
+properties) and a *script* of events the engine plays in order:
+
+====================  =============================================================
+``OP_GLOBAL w``       a global memory exists from the start (conversation mode)
+``OP_TASK w``         subtask ``w`` starts: created under its parent and activated
+``OP_ACTION w``       the agent acted: action ``w`` and its outcome are recorded, then
+                      the prompt for the next decision is built (one prompt step)
+``OP_SUPERSEDE w``    a later clean observation supersedes poisoned memory ``w``
+``OP_COMPLETE w``     critical step: the subtask's answer (one prompt step), then the
+                      subtask completes (fold, where the policy folds)
+``OP_REOPEN w``       execution returns to completed subtask ``w`` (reopen + activate)
+``OP_FINAL``          critical step: the final answer at the root (one prompt step)
+====================  =============================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from .codes import ACTION, FAILURE, GLOBAL, NO_OUTCOME, NO_PARENT, ROOT, SUCCESS, TASK
+from .rng import PURPOSE_WORLD, STEP_WORLD, _uniform
+from .validation import check_int, check_int_range, check_real, fail
+
+OP_GLOBAL = 0
+OP_TASK = 1
+OP_ACTION = 2
+OP_SUPERSEDE = 3
+OP_COMPLETE = 4
+OP_REOPEN = 5
+OP_FINAL = 6
+OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final")
+
+POISON_KINDS = ("failed", "plausible", "global", "summary")
+POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
+
+NO_TOPIC = -1  # a global memory about nothing in particular; the root's topic
+
+
+@dataclass(frozen=True)
+class PoisonSpec:
+    """One scripted poison injection (SIMULATION.md, "Scripted poison injections").
+
+    kind: ``failed`` (recorded as a failure, starts at u_failure), ``plausible`` (recorded
+        as a success, starts at u_success — the hard case of paper A.4), ``global`` (a
+        poisoned global memory), ``summary`` (a plausible-looking observation crafted to
+        ride into its branch's fold summary: low apparent relevance, leaks with
+        ``Stubs.p_leak_rider``).
+    subtask: index of the top-level subtask it targets, in execution order (taken modulo
+        the trajectory's number of subtasks); -1 draws one at random.
+    position: position among that subtask's actions (0 = first; clipped to the end);
+        -1 draws one at random.
+    count: how many copies of this injection each trajectory gets.
+    p_inject: probability that each copy is injected in a given trajectory.
+    apparent_relevance: how relevant it looks to the selector (poison is crafted to look
+        relevant), in [0, 1].
+    persuasiveness: multiplier in [0, 1] on the reasoner's persuasion probability.
+    p_supersede: probability that a later clean action in the same subtask detects and
+        supersedes it (marks it obsolete, where the policy has lifecycle control).
+    tokens: its token size; 0 draws it like a regular action's.
+    """
+
+    kind: str
+    subtask: int = -1
+    position: int = -1
+    count: int = 1
+    p_inject: float = 1.0
+    apparent_relevance: float = 0.9
+    persuasiveness: float = 1.0
+    p_supersede: float = 0.0
+    tokens: int = 0
+
+    def __post_init__(self) -> None:
+        owner = "PoisonSpec"
+        if self.kind not in POISON_KINDS:
+            fail(owner, "kind", self.kind, " | ".join(POISON_KINDS))
+        check_int(owner, "subtask", self.subtask, -1)
+        check_int(owner, "position", self.position, -1)
+        check_int(owner, "count", self.count, 0, 1000)
+        for name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        check_int(owner, "tokens", self.tokens, 0)
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """The synthetic world's knobs, with documented defaults (SIMULATION.md).
+
+    Ranges ``(min, max)`` are drawn uniformly over the integers, both ends included.
+
+    n_subtasks: top-level subtasks per query.
+    max_depth: nesting depth of subtasks (1 = subtasks directly under the query).
+    p_nested: probability that a subtask below ``max_depth`` has child subtasks.
+    nested_subtasks: how many child subtasks a nesting subtask has.
+    n_actions: actions (interaction steps) per subtask.
+    p_success: probability that an action succeeds.
+    p_evidence: probability that a subtask's evidence is found by one of its successful,
+        non-distractor actions.
+    p_distractor: probability that an action is a distractor (relevant-looking noise).
+    relevance, relevance_sd: latent relevance of an action to its own subtask
+        (mean, s.d.; clipped to [0, 1]).
+    distractor_relevance: apparent relevance of a distractor to its own subtask.
+    cross_relevance: multiplier on relevance to any other subtask (and to the final answer,
+        except for subtask nodes and summaries, which carry results).
+    task_relevance, summary_relevance: relevance of a subtask node / a fold summary.
+    tokens_median, tokens_sigma: lognormal token size of an action.
+    task_tokens, query_tokens: token size of a subtask description / of the query.
+    n_globals: benign global memories present from the start (conversation mode).
+    global_relevance: their relevance; each concerns a random subtask with probability 1/2,
+        else none in particular.
+    p_resume: probability that, after a top-level subtask (other than the first)
+        completes, the agent returns to an earlier one (reopen).
+    resume_actions: actions taken in a resumed subtask.
+    poison: the scripted injections.
+    """
+
+    n_subtasks: tuple[int, int] = (2, 4)
+    max_depth: int = 1
+    p_nested: float = 0.0
+    nested_subtasks: tuple[int, int] = (1, 2)
+    n_actions: tuple[int, int] = (2, 5)
+    p_success: float = 0.8
+    p_evidence: float = 0.9
+    p_distractor: float = 0.2
+    relevance: float = 0.7
+    relevance_sd: float = 0.1
+    distractor_relevance: float = 0.6
+    cross_relevance: float = 0.3
+    task_relevance: float = 0.8
+    summary_relevance: float = 0.7
+    tokens_median: float = 60.0
+    tokens_sigma: float = 0.5
+    task_tokens: int = 20
+    query_tokens: int = 40
+    n_globals: int = 0
+    global_relevance: float = 0.5
+    p_resume: float = 0.1
+    resume_actions: tuple[int, int] = (1, 2)
+    poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        owner = "WorldSpec"
+        # Lists from TOML/JSON become tuples so the spec stays hashable.
+        for name in ("n_subtasks", "nested_subtasks", "n_actions", "resume_actions"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        check_int_range(owner, "n_subtasks", self.n_subtasks, 1)
+        check_int(owner, "max_depth", self.max_depth, 1, 6)
+        check_int_range(owner, "nested_subtasks", self.nested_subtasks, 1)
+        check_int_range(owner, "n_actions", self.n_actions, 0)
+        check_int_range(owner, "resume_actions", self.resume_actions, 0)
+        for name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
+                     "distractor_relevance", "cross_relevance", "task_relevance",
+                     "summary_relevance", "global_relevance", "p_resume"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        check_real(owner, "relevance_sd", self.relevance_sd, 0.0, 1.0)
+        check_real(owner, "tokens_median", self.tokens_median, 1.0, 1e6)
+        check_real(owner, "tokens_sigma", self.tokens_sigma, 0.0, 5.0)
+        check_int(owner, "task_tokens", self.task_tokens, 0)
+        check_int(owner, "query_tokens", self.query_tokens, 0)
+        check_int(owner, "n_globals", self.n_globals, 0, 10_000)
+        poison = tuple(self.poison)
+        for k, item in enumerate(poison):
+            if not isinstance(item, PoisonSpec):
+                fail(owner, f"poison[{k}]", item, "a PoisonSpec")
+        object.__setattr__(self, "poison", poison)
+        if self.max_subtasks() > 100_000:
+            fail(owner, "nested_subtasks", self.nested_subtasks,
+                 "a nesting that keeps subtasks per trajectory under 100,000")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["poison"] = [asdict(p) for p in self.poison]
+        return d
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> WorldSpec:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError(f"unknown WorldSpec field(s) {', '.join(unknown)}; "
+                             f"allowed: {', '.join(sorted(names))}")
+        values = dict(values)
+        values["poison"] = tuple(
+            p if isinstance(p, PoisonSpec) else PoisonSpec(**p)
+            for p in values.get("poison", ())
+        )
+        return cls(**values)
+
+    # --- bounds used to size the generator's scratch arrays -----------------------------
+
+    def max_subtasks(self) -> int:
+        per_top = sum(self.nested_subtasks[1] ** d for d in range(self.max_depth))
+        return self.n_subtasks[1] * per_top
+
+    def max_injections(self) -> int:
+        return sum(p.count for p in self.poison)
+
+    def node_bound(self) -> int:
+        return (1 + self.n_globals + self.max_subtasks() * (1 + self.n_actions[1])
+                + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections())
+
+    def event_bound(self) -> int:
+        return (self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
+                + self.max_injections() + 1)
+
+    def pack(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scalars as a float vector (``W_*`` slots) and the injections as a matrix."""
+        w = np.array([
+            self.n_subtasks[0], self.n_subtasks[1], self.max_depth, self.p_nested,
+            self.nested_subtasks[0], self.nested_subtasks[1], self.n_actions[0],
+            self.n_actions[1], self.p_success, self.p_evidence, self.p_distractor,
+            self.relevance, self.relevance_sd, self.distractor_relevance,
+            self.cross_relevance, self.task_relevance, self.summary_relevance,
+            self.tokens_median, self.tokens_sigma, self.task_tokens, self.query_tokens,
+            self.n_globals, self.global_relevance, self.p_resume, self.resume_actions[0],
+            self.resume_actions[1],
+        ], dtype=np.float64)
+        poison = np.zeros((len(self.poison), 9), dtype=np.float64)
+        for k, p in enumerate(self.poison):
+            poison[k] = (POISON_KINDS.index(p.kind), p.subtask, p.position, p.count,
+                         p.p_inject, p.apparent_relevance, p.persuasiveness,
+                         p.p_supersede, p.tokens)
+        return w, poison
+
+
+(W_SUB_MIN, W_SUB_MAX, W_MAX_DEPTH, W_P_NESTED, W_NEST_MIN, W_NEST_MAX, W_ACT_MIN,
+ W_ACT_MAX, W_P_SUCCESS, W_P_EVIDENCE, W_P_DISTRACTOR, W_RELEVANCE, W_RELEVANCE_SD,
+ W_DISTRACTOR_RELEVANCE, W_CROSS_RELEVANCE, W_TASK_RELEVANCE, W_SUMMARY_RELEVANCE,
+ W_TOKENS_MEDIAN, W_TOKENS_SIGMA, W_TASK_TOKENS, W_QUERY_TOKENS, W_N_GLOBALS,
+ W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX) = range(26)
+(PZ_KIND, PZ_SUBTASK, PZ_POSITION, PZ_COUNT, PZ_P_INJECT, PZ_APPARENT, PZ_PERSUADE,
+ PZ_P_SUPERSEDE, PZ_TOKENS) = range(9)
+
+
+@dataclass
+class World:
+    """A generated batch: world nodes ``(n, max_nodes)`` and scripts ``(n, max_events)``.
+
+    Node arrays: ``parent`` (world id, -1 for globals), ``kind``, ``tokens``, ``topic``
+    (the subtask a memory is about, -1 for none), ``rel`` (relevance to its topic as the
+    selector sees it), ``evidence`` (carries its subtask's evidence), ``poisoned``,
+    ``persuasiveness``, ``outcome``, ``rider`` (summary-riding poison), ``top`` (the
+    top-level subtask a subtask belongs to, for the final answer).
+    """
+
+    seed: int
+    start: int
+    spec: WorldSpec
+    parent: np.ndarray
+    kind: np.ndarray
+    tokens: np.ndarray
+    topic: np.ndarray
+    rel: np.ndarray
+    evidence: np.ndarray
+    poisoned: np.ndarray
+    persuasiveness: np.ndarray
+    outcome: np.ndarray
+    rider: np.ndarray
+    top: np.ndarray
+    op: np.ndarray
+    arg: np.ndarray
+    n_nodes: np.ndarray
+    n_events: np.ndarray
+    n_injected: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.n_nodes.shape[0])
+
+    @property
+    def trajectories(self) -> np.ndarray:
+        """Global trajectory indices of this batch."""
+        return np.arange(self.start, self.start + self.n, dtype=np.int64)
+
+
+def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> World:
+    """Generate trajectories ``start .. start+n-1`` of ``(seed, spec)``.
+
+    Any split into chunks gives the same trajectories as one call.
+    """
+    check_int("generate", "n", n, 1)
+    check_int("generate", "start", start, 0)
+    check_int("generate", "seed", seed, 0, 2**63 - 1)
+    w, poison = spec.pack()
+    nb, eb = spec.node_bound(), spec.event_bound()
+    counts = np.zeros((n, 3), dtype=np.int64)
+    _count_batch(w, poison, seed, start, n, nb, eb, counts)
+    max_nodes = int(counts[:, 0].max())
+    max_events = int(counts[:, 1].max())
+    arrays = _empty_arrays(n, max_nodes, max_events)
+    _fill_batch(w, poison, seed, start, n, *arrays)
+    return World(seed, start, spec, *arrays, counts[:, 0].copy(), counts[:, 1].copy(),
+                 counts[:, 2].copy())
+
+
+def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
+    return (
+        np.full((n, nodes), NO_PARENT, dtype=np.int32),  # parent
+        np.zeros((n, nodes), dtype=np.int8),  # kind
+        np.zeros((n, nodes), dtype=np.int32),  # tokens
+        np.full((n, nodes), NO_TOPIC, dtype=np.int32),  # topic
+        np.zeros((n, nodes), dtype=np.float64),  # rel
+        np.zeros((n, nodes), dtype=np.bool_),  # evidence
+        np.zeros((n, nodes), dtype=np.bool_),  # poisoned
+        np.zeros((n, nodes), dtype=np.float64),  # persuasiveness
+        np.zeros((n, nodes), dtype=np.int8),  # outcome
+        np.zeros((n, nodes), dtype=np.bool_),  # rider
+        np.full((n, nodes), NO_TOPIC, dtype=np.int32),  # top
+        np.full((n, events), -1, dtype=np.int8),  # op
+        np.full((n, events), -1, dtype=np.int32),  # arg
+    )
+
+
+@njit(parallel=True, cache=True)
+def _count_batch(w, poison, seed, start, n, nb, eb, counts):  # type: ignore[no-untyped-def]
+    for i in prange(n):
+        a = _empty_row_arrays(nb, eb)
+        counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(
+            w, poison, seed, np.int64(start) + np.int64(i), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+            a[8], a[9], a[10], a[11], a[12])
+
+
+@njit(parallel=True, cache=True)
+def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,  # type: ignore[no-untyped-def]
+                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
+    for i in prange(n):
+        _generate_one(w, poison, seed, np.int64(start) + np.int64(i), parent[i], kind[i], tokens[i], topic[i],
+                      rel[i], evidence[i], poisoned[i], persuasiveness[i], outcome[i],
+                      rider[i], top[i], op[i], arg[i])
+
+
+@njit(cache=True)
+def _empty_row_arrays(nb, eb):  # type: ignore[no-untyped-def]
+    return (np.full(nb, NO_PARENT, np.int32), np.zeros(nb, np.int8), np.zeros(nb, np.int32),
+            np.full(nb, NO_TOPIC, np.int32), np.zeros(nb, np.float64),
+            np.zeros(nb, np.bool_), np.zeros(nb, np.bool_), np.zeros(nb, np.float64),
+            np.zeros(nb, np.int8), np.zeros(nb, np.bool_), np.full(nb, NO_TOPIC, np.int32),
+            np.full(eb, -1, np.int8), np.full(eb, -1, np.int32))
+
+
+@njit(cache=True)
+def _draw(seed, traj, counter):  # type: ignore[no-untyped-def]
+    """The world's draws: a counter that advances once per draw, in a fixed order."""
+    return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
+
+
+@njit(cache=True)
+def _randint(lo, hi, u):  # type: ignore[no-untyped-def]
+    """An integer in [lo, hi] from one uniform draw."""
+    return lo + min(int(u * (hi - lo + 1)), hi - lo)
+
+
+@njit(cache=True)
+def _normal(u1, u2):  # type: ignore[no-untyped-def]
+    """Box–Muller: a standard normal from two uniforms (world generation only)."""
+    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@njit(cache=True)
+def _clip01(x):  # type: ignore[no-untyped-def]
+    return min(1.0, max(0.0, x))
+
+
+@njit(cache=True)
+def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,  # type: ignore[no-untyped-def]
+                  poisoned, persuasiveness, outcome, rider, top, op, arg):
+    """Write trajectory ``traj``'s world nodes and script; return (nodes, events, injected)."""
+    c = 0  # draw counter
+
+    # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
+    # injections and globals can name their target before it starts).
+    c += 1
+    n_top = _randint(int(w[W_SUB_MIN]), int(w[W_SUB_MAX]), _draw(seed, traj, c))
+    kind[0] = ROOT
+    tokens[0] = int(w[W_QUERY_TOKENS])
+    nn = 1 + n_top
+    for j in range(n_top):
+        s = 1 + j
+        parent[s] = 0
+        kind[s] = TASK
+        tokens[s] = int(w[W_TASK_TOKENS])
+        topic[s] = s
+        top[s] = s
+        rel[s] = w[W_TASK_RELEVANCE]
+    ne = 0
+    n_injected = 0
+
+    # Injection plan: per copy, (spec row, target top-level subtask, position, supersede).
+    n_inj_max = 0
+    for k in range(poison.shape[0]):
+        n_inj_max += int(poison[k, PZ_COUNT])
+    inj_spec = np.full(n_inj_max, -1, np.int64)
+    inj_top = np.zeros(n_inj_max, np.int64)
+    inj_pos = np.zeros(n_inj_max, np.int64)
+    inj_sup = np.zeros(n_inj_max, np.bool_)
+    n_inj = 0
+    for k in range(poison.shape[0]):
+        for _ in range(int(poison[k, PZ_COUNT])):
+            c += 4
+            if _draw(seed, traj, c - 3) >= poison[k, PZ_P_INJECT]:
+                continue
+            target = int(poison[k, PZ_SUBTASK])
+            if target < 0:
+                target = _randint(0, n_top - 1, _draw(seed, traj, c - 2))
+            else:
+                target = target % n_top
+            inj_spec[n_inj] = k
+            inj_top[n_inj] = 1 + target
+            inj_pos[n_inj] = int(poison[k, PZ_POSITION])  # -1: drawn when placed
+            inj_sup[n_inj] = _draw(seed, traj, c - 1) < poison[k, PZ_P_SUPERSEDE]
+            n_inj += 1
+
+    # Global memories (conversation mode): benign ones, then poisoned ones.
+    for _ in range(int(w[W_N_GLOBALS])):
+        c += 3
+        g = nn
+        nn += 1
+        kind[g] = GLOBAL
+        tokens[g] = _action_tokens(w, _draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
+        if _draw(seed, traj, c) < 0.5:
+            c += 1
+            topic[g] = 1 + _randint(0, n_top - 1, _draw(seed, traj, c))
+        rel[g] = w[W_GLOBAL_RELEVANCE]
+        op[ne] = OP_GLOBAL
+        arg[ne] = g
+        ne += 1
+    for q in range(n_inj):
+        k = inj_spec[q]
+        if int(poison[k, PZ_KIND]) != POISON_GLOBAL:
+            continue
+        c += 2
+        g = nn
+        nn += 1
+        kind[g] = GLOBAL
+        _set_poison(g, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness)
+        topic[g] = inj_top[q]
+        n_injected += 1
+        op[ne] = OP_GLOBAL
+        arg[ne] = g
+        ne += 1
+
+    # Subtasks depth-first. Stack entries: (world id, depth, phase 0 = start, 1 = finish).
+    stack_id = np.zeros(int(w[W_MAX_DEPTH]) * (int(w[W_NEST_MAX]) + 1) + 2, np.int64)
+    stack_depth = np.zeros_like(stack_id)
+    stack_phase = np.zeros_like(stack_id)
+    pending_sup = np.full(n_inj_max + 1, -1, np.int64)  # poisoned nodes awaiting supersession
+    for j in range(n_top):
+        sp = 0
+        stack_id[0] = 1 + j
+        stack_depth[0] = 1
+        stack_phase[0] = 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            s = stack_id[sp]
+            d = stack_depth[sp]
+            if stack_phase[sp] == 1:
+                # Supersessions still pending when the subtask ends happen before its answer.
+                for q in range(pending_sup.shape[0]):
+                    if pending_sup[q] >= 0 and parent[pending_sup[q]] == s:
+                        op[ne] = OP_SUPERSEDE
+                        arg[ne] = pending_sup[q]
+                        ne += 1
+                        pending_sup[q] = -1
+                op[ne] = OP_COMPLETE
+                arg[ne] = s
+                ne += 1
+                continue
+            op[ne] = OP_TASK
+            arg[ne] = s
+            ne += 1
+            nn, ne, c, n_injected = _emit_actions(
+                s, False, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec, inj_top,
+                inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens, topic, rel,
+                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            # Finish marker first, then children (pushed in reverse so the first runs first).
+            stack_id[sp] = s
+            stack_depth[sp] = d
+            stack_phase[sp] = 1
+            sp += 1
+            n_children = 0
+            c += 2
+            if d < int(w[W_MAX_DEPTH]) and _draw(seed, traj, c - 1) < w[W_P_NESTED]:
+                n_children = _randint(int(w[W_NEST_MIN]), int(w[W_NEST_MAX]),
+                                      _draw(seed, traj, c))
+            first = nn
+            for _ in range(n_children):
+                ch = nn
+                nn += 1
+                parent[ch] = s
+                kind[ch] = TASK
+                tokens[ch] = int(w[W_TASK_TOKENS])
+                topic[ch] = ch
+                top[ch] = top[s]
+                rel[ch] = w[W_TASK_RELEVANCE]
+            for ch in range(first + n_children - 1, first - 1, -1):
+                stack_id[sp] = ch
+                stack_depth[sp] = d + 1
+                stack_phase[sp] = 0
+                sp += 1
+        # Resume: return to an earlier top-level subtask (reopen), act, complete again.
+        c += 2
+        if j >= 1 and _draw(seed, traj, c - 1) < w[W_P_RESUME]:
+            back = 1 + _randint(0, j - 1, _draw(seed, traj, c))
+            op[ne] = OP_REOPEN
+            arg[ne] = back
+            ne += 1
+            nn, ne, c, n_injected = _emit_actions(
+                back, True, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec, inj_top,
+                inj_pos, inj_sup, 0, pending_sup, parent, kind, tokens, topic, rel,
+                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            op[ne] = OP_COMPLETE
+            arg[ne] = back
+            ne += 1
+    op[ne] = OP_FINAL
+    arg[ne] = 0
+    ne += 1
+    return nn, ne, n_injected
+
+
+@njit(cache=True)
+def _action_tokens(w, u1, u2):  # type: ignore[no-untyped-def]
+    z = _normal(u1, u2)
+    return max(1, int(round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z))))
+
+
+@njit(cache=True)
+def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):  # type: ignore[no-untyped-def]
+    """Common properties of an injected memory (draws counters c-1 and c)."""
+    poisoned[v] = True
+    persuasiveness[v] = poison[k, PZ_PERSUADE]
+    rel[v] = poison[k, PZ_APPARENT]
+    if poison[k, PZ_TOKENS] > 0:
+        tokens[v] = int(poison[k, PZ_TOKENS])
+    else:
+        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
+
+
+@njit(cache=True)
+def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec,  # type: ignore[no-untyped-def]
+                  inj_top, inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens,
+                  topic, rel, evidence, poisoned, persuasiveness, outcome, rider, top, op,
+                  arg):
+    """Create subtask ``s``'s actions (clean ones, evidence, injected poison) and their
+    ACTION / SUPERSEDE events. A resumed subtask gets fresh clean actions only."""
+    c += 1
+    if resumed:
+        n_clean = _randint(int(w[W_RESUME_MIN]), int(w[W_RESUME_MAX]), _draw(seed, traj, c))
+    else:
+        n_clean = _randint(int(w[W_ACT_MIN]), int(w[W_ACT_MAX]), _draw(seed, traj, c))
+    first = nn
+    distractor = np.zeros(n_clean, np.bool_)
+    n_evidence_candidates = 0
+    for a in range(n_clean):
+        v = nn
+        nn += 1
+        c += 6
+        parent[v] = s
+        kind[v] = ACTION
+        topic[v] = s
+        top[v] = top[s]
+        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 5), _draw(seed, traj, c - 4))
+        success = _draw(seed, traj, c - 3) < w[W_P_SUCCESS]
+        outcome[v] = SUCCESS if success else FAILURE
+        z = _normal(_draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
+        distractor[a] = _draw(seed, traj, c) < w[W_P_DISTRACTOR]
+        if distractor[a]:
+            rel[v] = _clip01(w[W_DISTRACTOR_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+        else:
+            rel[v] = _clip01(w[W_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+            if success:
+                n_evidence_candidates += 1
+    # Evidence: one successful non-distractor action of a fresh subtask carries it.
+    c += 2
+    if not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w[W_P_EVIDENCE]:
+        pick = _randint(0, n_evidence_candidates - 1, _draw(seed, traj, c))
+        seen = 0
+        for a in range(n_clean):
+            if outcome[first + a] == SUCCESS and not distractor[a]:
+                if seen == pick:
+                    evidence[first + a] = True
+                    break
+                seen += 1
+    # Injected actions targeting this subtask, spliced in at their positions.
+    order = np.arange(first, nn)
+    supersedable = np.zeros(n_inj + 1, np.int64)  # injected nodes a later action detects
+    n_sup = 0
+    for q in range(n_inj):
+        k = inj_spec[q]
+        pk = int(poison[k, PZ_KIND])
+        if inj_top[q] != s or pk == POISON_GLOBAL:
+            continue
+        v = nn
+        nn += 1
+        c += 3
+        parent[v] = s
+        kind[v] = ACTION
+        topic[v] = s
+        top[v] = top[s]
+        _set_poison(v, k, poison, w, seed, traj, c - 1, tokens, rel, poisoned,
+                    persuasiveness)
+        outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
+        rider[v] = pk == POISON_SUMMARY
+        n_injected += 1
+        pos = inj_pos[q]
+        if pos < 0:
+            pos = _randint(0, order.shape[0], _draw(seed, traj, c))
+        pos = min(pos, order.shape[0])
+        new_order = np.empty(order.shape[0] + 1, np.int64)
+        new_order[:pos] = order[:pos]
+        new_order[pos] = v
+        new_order[pos + 1:] = order[pos:]
+        order = new_order
+        if inj_sup[q]:
+            supersedable[n_sup] = v
+            n_sup += 1
+    for v in order:
+        op[ne] = OP_ACTION
+        arg[ne] = v
+        ne += 1
+        if poisoned[v]:
+            for q in range(n_sup):
+                if supersedable[q] == v:
+                    for slot in range(pending_sup.shape[0]):
+                        if pending_sup[slot] < 0:
+                            pending_sup[slot] = v
+                            break
+        else:
+            # A clean observation supersedes the poison recorded before it in this subtask.
+            for slot in range(pending_sup.shape[0]):
+                q = pending_sup[slot]
+                if q >= 0 and parent[q] == s:
+                    op[ne] = OP_SUPERSEDE
+                    arg[ne] = q
+                    ne += 1
+                    pending_sup[slot] = -1
+    return nn, ne, c, n_injected
