@@ -1,15 +1,40 @@
-"""wmtsim — simulation and policy analysis for the Weighted Memory Tree (arXiv 2608.20631)."""
+"""wmtsim — simulation and policy analysis for the Weighted Memory Tree (arXiv 2608.20631).
+
+The light names (`Params`, `WorldSpec`, `PoisonSpec`, `Stubs`) import eagerly; the ones that
+pull in numba kernels (`simulate`, `replay`, ...) load on first use so that
+``import wmtsim`` stays fast.
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-
-from .params import Params
-from .trace import replay
+from typing import Any
 
 try:
     __version__ = version("wmtsim")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["Params", "__version__", "replay"]
+from .params import Params
+from .stubs import Stubs
+
+_LAZY = {
+    "replay": "wmtsim.trace",
+    "simulate": "wmtsim.simulate",
+    "SimResult": "wmtsim.simulate",
+    "paired_difference": "wmtsim.simulate",
+    "WorldSpec": "wmtsim.world",
+    "PoisonSpec": "wmtsim.world",
+    "POLICIES": "wmtsim.policies",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'wmtsim' has no attribute {name!r}")
+
+
+__all__ = ["POLICIES", "Params", "PoisonSpec", "SimResult", "Stubs", "WorldSpec",
+           "__version__", "paired_difference", "replay", "simulate"]
