@@ -114,9 +114,6 @@ def test_pack_and_roundtrip() -> None:
     assert Params.from_dict(p.to_dict()) == p
 
 
-@pytest.mark.xfail(strict=True, reason="BUG in params.py: infinite tau_obs / coefficients "
-                   "are accepted although tau_obs claims 'a finite number' and inf·0 "
-                   "makes Eq. 6 NaN")
 @pytest.mark.parametrize(("name", "value"), [("tau_obs", math.inf), ("tau_obs", -math.inf),
                                               ("alpha", math.inf), ("delta", math.inf)])
 def test_infinite_values_refused(name: str, value: float) -> None:
@@ -124,8 +121,6 @@ def test_infinite_values_refused(name: str, value: float) -> None:
         Params(**kwargs(name, value))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG in params.py: _check_int rejects numpy integers "
-                   "(np.int64(3) from np.arange sweeps), _check_real rejects np.float32")
 @pytest.mark.parametrize(("name", "value"), [("M", np.int64(3)), ("budget", np.int64(100)),
                                               ("rho", np.float32(0.5))])
 def test_numpy_scalars_accepted(name: str, value: object) -> None:

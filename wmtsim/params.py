@@ -7,11 +7,12 @@ indices below; kernels read `p[P_RHO]` and never hard-code a value.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
+
+from .validation import as_int, as_real, fail
 
 # Slots of the packed parameter vector, in field order.
 P_U_SUCCESS = 0
@@ -85,30 +86,29 @@ class Params:
     global_miss_count: int = 1
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and math.isnan(value):
-                _fail(f.name, value, "a number (NaN is not allowed)")
+        # Validate, and store plain Python numbers (numpy scalars from sweeps included).
+        def put(name: str, value: object) -> None:
+            object.__setattr__(self, name, value)
+
+        owner = "Params"
         for name in _SCORES:
-            _check_real(name, getattr(self, name), 0.0, 1.0, "[0, 1]")
+            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0))
         if not self.u_success > self.u_failure:
             raise ValueError(
-                f"u_success={self.u_success!r} must be greater than "
+                f"Params.u_success={self.u_success!r} must be greater than "
                 f"u_failure={self.u_failure!r} (Eq. 2: success scores above failure)"
             )
         for name in ("rho", "rho_g"):
-            value = getattr(self, name)
-            _check_real(name, value, 0.0, 1.0, "(0, 1]")
-            if value <= 0.0:
-                _fail(name, value, "(0, 1]")
-        _check_int("M", self.M, 1, "an integer >= 1")
+            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0, lo_open=True))
+        put("M", as_int(owner, "M", self.M, 1))
         for name in _COEFFICIENTS:
-            _check_real(name, getattr(self, name), 0.0, math.inf, "[0, inf)")
-        _check_real("tau_obs", self.tau_obs, -math.inf, math.inf, "a finite number")
-        _check_int("budget", self.budget, 1, "an integer >= 1 (tokens)")
+            put(name, as_real(owner, name, getattr(self, name), 0.0,
+                              allowed="[0, inf), finite"))
+        put("tau_obs", as_real(owner, "tau_obs", self.tau_obs, allowed="a finite number"))
+        put("budget", as_int(owner, "budget", self.budget, 1))
         if not isinstance(self.event_resets_m, bool):
-            _fail("event_resets_m", self.event_resets_m, "true or false")
-        _check_int("global_miss_count", self.global_miss_count, 0, "an integer >= 0")
+            fail(owner, "event_resets_m", self.event_resets_m, "true or false")
+        put("global_miss_count", as_int(owner, "global_miss_count", self.global_miss_count, 0))
 
     def pack(self) -> np.ndarray:
         """The parameters as a float64 vector indexed by the ``P_*`` slots."""
@@ -149,23 +149,3 @@ class Params:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Params:
         return cls().with_(**values)
-
-
-def _fail(name: str, value: object, allowed: str) -> None:
-    raise ValueError(f"Params.{name}={value!r} is invalid; allowed: {allowed}")
-
-
-def _check_real(name: str, value: object, lo: float, hi: float, allowed: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        _fail(name, value, allowed)
-    v = float(value)  # type: ignore[arg-type]
-    if math.isnan(v) or v < lo or v > hi or (math.isinf(v) and hi != math.inf):
-        _fail(name, value, allowed)
-
-
-def _check_int(name: str, value: object, lo: int, allowed: str) -> None:
-    ok = isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(value, float) and value.is_integer():
-        ok = False  # M=3.0 is almost certainly a typo for a float field; be strict
-    if not ok or value < lo:  # type: ignore[operator]
-        _fail(name, value, allowed)

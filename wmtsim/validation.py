@@ -1,34 +1,55 @@
-"""Small checks shared by every validated dataclass: errors name the field and the range."""
+"""Small checks shared by every validated dataclass: errors name the field and the range.
+
+Numbers may arrive as Python or numpy scalars (sweeps build them with numpy); `as_real`
+and `as_int` accept both and return plain Python numbers, refusing bools, NaN and
+infinities.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def fail(owner: str, name: str, value: object, allowed: str) -> None:
     raise ValueError(f"{owner}.{name}={value!r} is invalid; allowed: {allowed}")
 
 
+def as_real(owner: str, name: str, value: object, lo: float = -math.inf,
+            hi: float = math.inf, *, lo_open: bool = False, allowed: str | None = None
+            ) -> float:
+    """A finite real in [lo, hi] (or (lo, hi] with ``lo_open``), as a Python float."""
+    text = allowed or f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fail(owner, name, value, text)
+    v = float(value)  # type: ignore[arg-type]
+    if math.isnan(v):
+        fail(owner, name, value, f"{text} (NaN is not allowed)")
+    if not math.isfinite(v) or v < lo or v > hi or (lo_open and v == lo):
+        fail(owner, name, value, text)
+    return v
+
+
+def as_int(owner: str, name: str, value: object, lo: int = 0, hi: int | None = None) -> int:
+    """An integer (not a bool, not a float) in [lo, hi], as a Python int."""
+    text = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        fail(owner, name, value, text)
+    v = int(value)  # type: ignore[call-overload]
+    if v < lo or (hi is not None and v > hi):
+        fail(owner, name, value, text)
+    return v
+
+
 def check_real(owner: str, name: str, value: object, lo: float = -math.inf,
                hi: float = math.inf, *, lo_open: bool = False, allowed: str | None = None
                ) -> None:
-    """A finite real in [lo, hi] (or (lo, hi] with ``lo_open``)."""
-    text = allowed or f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        fail(owner, name, value, text)
-    v = float(value)  # type: ignore[arg-type]
-    if math.isnan(v) or math.isinf(v) or v < lo or v > hi or (lo_open and v == lo):
-        fail(owner, name, value, text)
+    as_real(owner, name, value, lo, hi, lo_open=lo_open, allowed=allowed)
 
 
 def check_int(owner: str, name: str, value: object, lo: int = 0, hi: int | None = None
               ) -> None:
-    """An integer (not a bool, not a float) in [lo, hi]."""
-    text = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
-    if isinstance(value, bool) or not isinstance(value, int):
-        fail(owner, name, value, text)
-    if value < lo or (hi is not None and value > hi):  # type: ignore[operator]
-        fail(owner, name, value, text)
+    as_int(owner, name, value, lo, hi)
 
 
 def check_int_range(owner: str, name: str, value: object, lo: int = 0) -> None:
@@ -37,5 +58,7 @@ def check_int_range(owner: str, name: str, value: object, lo: int = 0) -> None:
     if not isinstance(value, tuple | list) or len(value) != 2:
         fail(owner, name, value, text)
     a, b = value  # type: ignore[misc]
-    if any(isinstance(x, bool) or not isinstance(x, int) for x in (a, b)) or not lo <= a <= b:
+    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in (a, b)):
+        fail(owner, name, value, text)
+    if not lo <= a <= b:
         fail(owner, name, value, text)
