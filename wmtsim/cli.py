@@ -257,6 +257,34 @@ def demo(
         raise typer.Exit(1)
 
 
+@app.command()
+def warmup() -> None:
+    """Compile every numba kernel now (and cache it), so later runs start fast.
+
+    Generates a tiny world, runs it under every policy and replays the demo trace; with
+    the numba cache on disk, a second process skips compilation.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim warmup[/cyan]
+    """
+    import time
+
+    from .policies import POLICIES
+    from .simulate import simulate
+    from .trace import run as run_trace
+    from .world import PoisonSpec, WorldSpec, generate
+
+    t0 = time.perf_counter()
+    world = generate(WorldSpec(n_globals=1, poison=(PoisonSpec("plausible"),)), n=4)
+    for name in POLICIES:
+        simulate(world, policy=name, record_steps=1)
+    run_trace(demo_trace_path())
+    out_console.print(f"warmup: compiled {len(POLICIES)} policies, world generation and "
+                      f"trace replay in {time.perf_counter() - t0:.2f} s", markup=False,
+                      highlight=False)
+
+
 def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
     app()
 
