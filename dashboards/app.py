@@ -1,0 +1,29 @@
+"""Entry point of the wmtsim dashboard: declares the pages, nothing else.
+
+Run with ``wmtsim dashboard`` (or ``streamlit run dashboards/app.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+# The pages import `dashboards.services`; make the repository root importable when the
+# app is started as a script (`streamlit run` only adds this file's folder).
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+PAGES = Path(__file__).resolve().parent / "pages"
+
+st.set_page_config(page_title="wmtsim dashboard", layout="wide")
+page = st.navigation([
+    st.Page(PAGES / "dynamics.py", title="Poisoning dynamics", url_path="dynamics",
+            default=True),
+    st.Page(PAGES / "compare.py", title="Compare configurations", url_path="compare"),
+    st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
+    st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),
+])
+page.run()

@@ -1,0 +1,159 @@
+"""Altair chart components: frames in, charts out (no library calls, no simulation).
+
+Colours are shared by every page: red for poisoned (or contaminated) memory, teal for
+clean memory.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+POISON_SCALE = alt.Scale(domain=["poisoned", "clean"], range=["#d62728", "#17becf"])
+SELECTION_SCALE = alt.Scale(
+    domain=["selected", "missed (in pool)", "outside the pool"],
+    range=["#2ca02c", "#ff7f0e", "#eeeeee"],
+)
+STATE_SHAPES = alt.Scale(domain=["active", "completed", "folded", "obsolete"],
+                         range=["circle", "square", "diamond", "cross"])
+
+
+def _poison_label(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(
+        memory=pl.when(pl.col("poisoned")).then(pl.lit("poisoned")).otherwise(pl.lit("clean")))
+
+
+def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
+               label: str = "slot") -> alt.Chart | alt.LayerChart:
+    """A tree drawing: nodes at ``(x, depth)``; colour = poisoned, shape = state,
+    size = retention score ``u``, hollow when outside the candidate pool."""
+    nodes = _poison_label(nodes).with_columns(
+        pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
+        .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
+        .otherwise(pl.lit("outside the pool")))
+    y = alt.Y("depth:Q", scale=alt.Scale(reverse=True), axis=None)
+    x = alt.X("x:Q", axis=None)
+    lines = alt.Chart(edges.to_pandas()).mark_rule(color="#999999").encode(
+        x=x, y=y, x2="x2:Q", y2="y2:Q")
+    tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".4f"), "m", "poisoned",
+               "pool"]
+    points = alt.Chart(nodes.to_pandas()).mark_point(filled=True, opacity=0.9).encode(
+        x=x, y=y,
+        color=alt.Color("memory:N", scale=POISON_SCALE, title="memory"),
+        shape=alt.Shape("state:N", scale=STATE_SHAPES, title="state"),
+        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=[30, 400]),
+                      title="score u"),
+        stroke=alt.Stroke("pool:N", scale=SELECTION_SCALE, title="this step"),
+        strokeWidth=alt.value(2),
+        tooltip=tooltip,
+    )
+    text = alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
+        x=x, y=y, text=alt.Text("u:Q", format=".2f"))
+    return (lines + points + text).properties(title=title, height=260)
+
+
+def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
+    """Retention score u of every action, global and summary memory over the steps."""
+    mem = _poison_label(steps.filter(pl.col("kind").is_in(["action", "global", "summary"])))
+    base = alt.Chart(mem.to_pandas())
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=15), opacity=0.8).encode(
+        x=alt.X("step:Q", title="step"),
+        y=alt.Y("u:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("memory:N", scale=POISON_SCALE),
+        detail="slot:N",
+        tooltip=["slot", "kind", "step", alt.Tooltip("u:Q", format=".4f"), "m", "state",
+                 "selected"],
+    )
+    rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
+        color="black", strokeDash=[4, 3]).encode(x="step:Q")
+    return (lines + rule).properties(title=title, height=220)
+
+
+def selection_raster(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
+    """Which memory (row) was selected, missed or outside the pool at each step."""
+    frame = _poison_label(steps).with_columns(
+        pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
+        .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
+        .otherwise(pl.lit("outside the pool")),
+        memory_label=pl.format("{} #{}", pl.col("kind"), pl.col("slot")))
+    base = alt.Chart(frame.to_pandas())
+    cells = base.mark_rect().encode(
+        x=alt.X("step:O", title="step"),
+        y=alt.Y("slot:O", title="memory slot"),
+        color=alt.Color("pool:N", scale=SELECTION_SCALE, title="selection"),
+        tooltip=["memory_label", "step", "pool", "poisoned",
+                 alt.Tooltip("u:Q", format=".4f")],
+    )
+    marks = base.transform_filter(alt.datum.poisoned).mark_text(
+        text="●", color="#d62728", fontSize=8).encode(x="step:O", y="slot:O")
+    rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rect(
+        fill=None, stroke="black", strokeWidth=1.5).encode(x="step:O")
+    return (cells + marks + rule).properties(title=title, height=260)
+
+
+def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
+    """Running BR and PRR over the steps."""
+    long = rates.unpivot(index="step", on=["br", "prr"], variable_name="metric")
+    lines = alt.Chart(long.to_pandas()).mark_line(point=True).encode(
+        x=alt.X("step:Q"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("metric:N", title="running"),
+        tooltip=["step", "metric", alt.Tooltip("value:Q", format=".3f")])
+    rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
+        color="black", strokeDash=[4, 3]).encode(x="step:Q")
+    return (lines + rule).properties(title=title, height=200)
+
+
+def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart:
+    """Mean per configuration with its interval, one panel per metric; paper values as
+    black ticks where available."""
+    frame = summary.with_columns(
+        config=pl.col("policy").replace_strict(labels, default=pl.col("policy")))
+    base = alt.Chart(frame.to_pandas())
+    bars = base.mark_bar().encode(
+        x=alt.X("config:N", title=None, sort=None),
+        y=alt.Y("mean:Q", title="mean"),
+        color=alt.Color("config:N", legend=None),
+        tooltip=["config", "metric", alt.Tooltip("mean:Q", format=".4g"),
+                 alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g"),
+                 "n"])
+    err = base.mark_errorbar(ticks=True).encode(
+        x=alt.X("config:N", sort=None), y=alt.Y("low:Q", title="mean"), y2="high:Q")
+    layers = bars + err
+    if "paper" in frame.columns:
+        ticks = base.transform_filter("isValid(datum.paper)").mark_tick(
+            color="black", thickness=2, size=30).encode(
+            x=alt.X("config:N", sort=None), y="paper:Q",
+            tooltip=["config", "metric", alt.Tooltip("paper:Q", title="paper")])
+        layers = layers + ticks
+    return layers.properties(width=160, height=160).facet(
+        facet=alt.Facet("metric:N", title=None, sort=None), columns=4
+    ).resolve_scale(y="independent")
+
+
+def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
+    """Mean of ``metric`` over a grid of two parameters."""
+    return alt.Chart(frame.to_pandas()).mark_rect().encode(
+        x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"),
+        color=alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="viridis")),
+        tooltip=[x, y, alt.Tooltip(f"{metric}:Q", format=".4g")],
+    ).properties(title=f"{metric} over {x} × {y}", height=300)
+
+
+def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
+                 tooltip: list[str]) -> alt.LayerChart:
+    """Every sweep point (grey) and the Pareto front (line) of ``y`` against ``x``."""
+    all_pts = alt.Chart(points.to_pandas()).mark_circle(size=40, color="#bbbbbb").encode(
+        x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q"), tooltip=tooltip)
+    front_line = alt.Chart(front.sort(x).to_pandas()).mark_line(
+        point=alt.OverlayMarkDef(size=70, filled=True), color="#d62728").encode(
+        x=f"{x}:Q", y=f"{y}:Q", tooltip=tooltip)
+    return (all_pts + front_line).properties(title=f"Pareto front: {y} vs {x}", height=320)
+
+
+def sensitivity_chart(frame: pl.DataFrame, value: str = "S1",
+                      label: str = "parameter") -> alt.Chart:
+    """Sensitivity indices as horizontal bars."""
+    return alt.Chart(frame.to_pandas()).mark_bar().encode(
+        y=alt.Y(f"{label}:N", sort="-x", title=None), x=alt.X(f"{value}:Q"),
+        tooltip=[label, alt.Tooltip(f"{value}:Q", format=".3f")],
+    ).properties(title=f"sensitivity ({value})", height=240)

@@ -1,0 +1,379 @@
+"""The dashboard's service layer: the only module that calls the wmtsim library.
+
+Every public function takes hashable arguments (scenario name or TOML text, policy, n,
+seed, parameter overrides as ``((name, value), ...)`` tuples) and is cached with
+`st.cache_data`, so a rerun of a page never recomputes what it has already shown. Pages
+and chart components only render what these functions return.
+
+Simulations run with ``threads=1``: Streamlit runs each session's script on its own
+thread, and numba's thread count is set per call by `wmtsim.simulate` (its global
+threading layer is never touched here).
+
+Parts of the library that may be missing (scenarios, the paper comparison, sweeps) raise
+`Unavailable`, whose message the pages show as "not available: <reason>".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+THREADS = 1
+"""numba threads per simulation: safe under Streamlit's script threads, and fixed."""
+
+ParamItems = tuple[tuple[str, Any], ...]
+"""Parameter overrides as a hashable tuple of ``(name, value)`` pairs."""
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.metrics.METRICS).
+PAPER_METRICS = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af",
+                 "TSR": "tsr", "CCR": "ccr"}
+
+
+class Unavailable(RuntimeError):
+    """A part of the library this view needs is missing; ``str`` says why."""
+
+
+# ---------------------------------------------------------------------------------------
+# Library metadata
+
+
+def policy_labels() -> dict[str, str]:
+    """Policy name -> the paper's label, in the library's order."""
+    from wmtsim.policies import POLICIES
+
+    return {name: p.label for name, p in POLICIES.items()}
+
+
+def metric_info() -> dict[str, tuple[str, str, str]]:
+    """Metric name -> (equation, better direction, description)."""
+    from wmtsim.metrics import METRICS
+
+    return dict(METRICS)
+
+
+def default_params() -> dict[str, Any]:
+    from wmtsim.params import Params
+
+    return Params().to_dict()
+
+
+# ---------------------------------------------------------------------------------------
+# Scenarios
+
+
+def _scenario_module() -> Any:
+    try:
+        from wmtsim import scenario
+    except ImportError as e:
+        raise Unavailable(f"wmtsim.scenario cannot be imported ({e})") from None
+    return scenario
+
+
+@st.cache_data(show_spinner=False)
+def scenario_catalog() -> dict[str, str]:
+    """Shipped scenario name -> its description."""
+    mod = _scenario_module()
+    out = {}
+    for name, path in mod.shipped_scenarios().items():
+        try:
+            out[name] = mod.load_scenario(path).description
+        except Exception as e:  # a broken shipped file should not hide the others
+            out[name] = f"(cannot be loaded: {e})"
+    return out
+
+
+def _load(name: str, toml_text: str) -> Any:
+    """The `Scenario` for a shipped ``name`` or, when given, an uploaded TOML text."""
+    mod = _scenario_module()
+    if toml_text:
+        try:
+            data = tomllib.loads(toml_text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"uploaded file: invalid TOML: {e}") from None
+        data.setdefault("name", "uploaded")
+        return mod.scenario_from_dict(data, source="uploaded scenario")
+    return mod.load_scenario(name)
+
+
+@st.cache_data(show_spinner=False)
+def scenario_info(name: str, toml_text: str = "") -> dict[str, Any]:
+    """A scenario's name, description, policies, n, seed, paper table and parameters."""
+    sc = _load(name, toml_text)
+    return {"name": sc.name, "description": sc.description, "policies": tuple(sc.policies),
+            "n": int(sc.n), "seed": int(sc.seed), "paper": sc.paper,
+            "params": sc.params.to_dict(), "stubs": sc.stubs.to_dict(),
+            "world": sc.world.to_dict()}
+
+
+def _setup(name: str, toml_text: str, params: ParamItems, stubs: ParamItems
+           ) -> tuple[Any, Any, Any]:
+    sc = _load(name, toml_text)
+    p = sc.params.with_(**dict(params)) if params else sc.params
+    s = sc.stubs.from_dict({**sc.stubs.to_dict(), **dict(stubs)}) if stubs else sc.stubs
+    return sc.world, p, s
+
+
+# ---------------------------------------------------------------------------------------
+# Compare configurations
+
+
+@st.cache_data(show_spinner="Simulating…", max_entries=64)
+def run_summary(name: str, toml_text: str, policy: str, n: int, seed: int,
+                params: ParamItems = (), stubs: ParamItems = ()) -> pl.DataFrame:
+    """`SimResult.summary()` (policy, metric, mean, low, high, n) of one configuration."""
+    from wmtsim.simulate import simulate
+
+    world, p, s = _setup(name, toml_text, params, stubs)
+    return simulate(world, policy, n=n, seed=seed, params=p, stubs=s,
+                    threads=THREADS).summary()
+
+
+def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: int,
+            params: ParamItems = (), stubs: ParamItems = ()) -> pl.DataFrame:
+    """The summaries of several configurations on the same trajectories, stacked."""
+    frames = [run_summary(name, toml_text, pol, n, seed, params, stubs) for pol in policies]
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+def _paper_rows() -> list[dict[str, str]]:
+    try:  # the report module, when present, owns the paper's numbers
+        from wmtsim import report
+
+        fn = getattr(report, "paper_tables", None) or getattr(report, "paper_values", None)
+        if fn is not None:
+            frame = fn()
+            if isinstance(frame, pl.DataFrame):
+                return [{k: str(v) for k, v in r.items()} for r in frame.iter_rows(named=True)]
+    except ImportError:
+        pass
+    candidates = [resources.files("wmtsim") / "data" / "paper_tables.csv",
+                  REPO / "wmtsim" / "data" / "paper_tables.csv"]
+    for c in candidates:
+        if c.is_file():
+            return list(csv.DictReader(io.StringIO(c.read_text(encoding="utf-8"))))
+    raise Unavailable("the paper's tables (wmtsim/data/paper_tables.csv) are not shipped "
+                      "with this wmtsim")
+
+
+@st.cache_data(show_spinner=False)
+def paper_values(paper: str | None) -> pl.DataFrame:
+    """The paper's value per (policy, metric) for Table 4 (columns policy, metric, paper).
+
+    Only Table 4 reports the simulated metrics; Tables 1–3 report accuracy and tokens on
+    real benchmarks, which the simulator does not reproduce on the same scale.
+    """
+    if paper != "table4":
+        raise Unavailable(f"the paper reports these metrics only in Table 4 "
+                          f"(this scenario: {paper or 'no paper table'})")
+    rows = [{"policy": r["config"], "metric": PAPER_METRICS[r["metric"]],
+             "paper": float(r["value"])}
+            for r in _paper_rows()
+            if r.get("table") == "table4" and r.get("metric") in PAPER_METRICS]
+    if not rows:
+        raise Unavailable("no Table 4 rows in the paper's tables")
+    return pl.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Poisoning dynamics: one trajectory, step by step
+
+
+@dataclass(frozen=True)
+class TrajectoryView:
+    """One trajectory of one configuration, as the engine recorded it.
+
+    steps: the per-step records of `SimResult.steps` plus each slot's ``parent``.
+    metrics: the library's per-trajectory metrics (one row of `SimResult.trajectories`).
+    final_tree: `SimResult.tree` of the trajectory.
+    """
+
+    policy: str
+    trajectory: int
+    steps: pl.DataFrame
+    metrics: dict[str, Any]
+    final_tree: list[dict[str, Any]]
+
+
+@st.cache_data(show_spinner="Simulating the trajectory…", max_entries=128)
+def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajectory: int,
+                    params: ParamItems = (), stubs: ParamItems = ()) -> TrajectoryView:
+    """Run trajectory ``trajectory`` of ``(seed, world)`` alone, recording every step.
+
+    The engine's counter-based generator makes a trajectory identical whether it runs
+    alone or in a batch, so this is row ``trajectory`` of ``simulate(world, n, seed)``.
+    """
+    from wmtsim.metrics import METRICS
+    from wmtsim.simulate import simulate
+
+    world, p, s = _setup(name, toml_text, params, stubs)
+    res = simulate(world, policy, n=1, seed=seed, params=p, stubs=s, threads=THREADS,
+                   record_steps=1, start=trajectory)
+    tree = res.tree(trajectory)
+    parents = pl.DataFrame({"slot": [r["slot"] for r in tree],
+                            "parent": [r["parent"] for r in tree]},
+                           schema={"slot": pl.Int64, "parent": pl.Int64})
+    steps = res.steps.join(parents, on="slot", how="left")
+    row = res.trajectories.row(0, named=True)
+    metrics = {k: row[k] for k in METRICS}
+    return TrajectoryView(policy, trajectory, steps, metrics, tree)
+
+
+def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
+    """Running BR (Eq. 11) and PRR (Eq. 9) after each recorded step.
+
+    Counted from the recorded selections with each slot's ``poisoned`` flag as the engine
+    reports it (for a fold summary: contaminated at the end of the trajectory).
+    """
+    per = (steps.group_by("step", maintain_order=True)
+           .agg((pl.col("selected") & pl.col("poisoned")).sum().alias("h_p"),
+                (pl.col("selected") & ~pl.col("poisoned")).sum().alias("h_c"))
+           .sort("step"))
+    hp = pl.col("h_p").cum_sum()
+    hc = pl.col("h_c").cum_sum()
+    contaminated = (pl.col("h_p") > 0).cast(pl.Int64).cum_sum()
+    return per.with_columns(
+        br=contaminated / pl.int_range(1, pl.len() + 1),
+        prr=pl.when(hp + hc > 0).then(hp / (hp + hc)).otherwise(None),
+    ).select("step", "br", "prr")
+
+
+def tree_layout(nodes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Positions for a tree drawing: ``(nodes + x, depth)`` and edges ``(x, y, x2, y2)``.
+
+    ``nodes`` needs ``slot`` and ``parent`` (-1 for roots and global memories). Leaves
+    get consecutive x in depth-first order; a parent sits above the middle of its
+    children.
+    """
+    slots = nodes["slot"].to_list()
+    parent = dict(zip(slots, nodes["parent"].to_list(), strict=True))
+    children: dict[int, list[int]] = {}
+    for v in slots:
+        children.setdefault(parent[v] if parent[v] in parent else -1, []).append(v)
+    x: dict[int, float] = {}
+    depth: dict[int, int] = {}
+    next_leaf = [0.0]
+
+    def place(v: int, d: int) -> float:
+        depth[v] = d
+        kids = children.get(v, [])
+        if not kids:
+            x[v] = next_leaf[0]
+            next_leaf[0] += 1.0
+        else:
+            xs = [place(c, d + 1) for c in kids]
+            x[v] = (min(xs) + max(xs)) / 2.0
+        return x[v]
+
+    for root in children.get(-1, []):
+        place(root, 0)
+    placed = nodes.with_columns(
+        x=pl.Series([x[v] for v in slots], dtype=pl.Float64),
+        depth=pl.Series([depth[v] for v in slots], dtype=pl.Int64),
+    )
+    edges = pl.DataFrame(
+        [{"x": x[parent[v]], "y": depth[parent[v]], "x2": x[v], "y2": depth[v]}
+         for v in slots if parent[v] in x],
+        schema={"x": pl.Float64, "y": pl.Int64, "x2": pl.Float64, "y2": pl.Int64},
+    )
+    return placed, edges
+
+
+# ---------------------------------------------------------------------------------------
+# Trace replay
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """A replayed trace: the replay frame (plus ``parent``), expectations and parameters."""
+
+    frame: pl.DataFrame
+    steps: int
+    expectations: pl.DataFrame
+    params: dict[str, Any]
+
+
+def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    from wmtsim.trace import read_events
+
+    return [(line, dict(ev)) for line, ev in read_events(lines) if ev.get("op") == "expect"]
+
+
+@st.cache_data(show_spinner="Replaying…", max_entries=32)
+def replay_trace(text: str) -> TraceView:
+    """Replay a JSONL trace with `wmtsim.trace.run`; raises `TraceError` for a bad trace.
+
+    Every ``expect`` line is checked on its own (the trace with the other expect lines
+    blanked), so all failing lines are reported, not only the first.
+    """
+    from wmtsim.trace import read_events, run
+
+    lines = text.splitlines()
+    result = run(lines)
+    parents: dict[str, str | None] = {}
+    for _, ev in read_events(lines):
+        if ev.get("op") in ("task", "action"):
+            parents[ev["id"]] = ev["parent"]
+        elif ev.get("op") in ("query", "global"):
+            parents[ev["id"]] = None
+    nodes = result.frame["node"].unique(maintain_order=True).to_list()
+    for node in nodes:  # fold summaries: "<task>/summary" under the task
+        if node not in parents and node.endswith("/summary"):
+            parents[node] = node[: -len("/summary")]
+    frame = result.frame.join(
+        pl.DataFrame({"node": nodes, "parent": [parents.get(v) for v in nodes]},
+                     schema={"node": pl.String, "parent": pl.String}),
+        on="node", how="left")
+    expects = _expect_lines(lines)
+    rows = []
+    for line, ev in expects:
+        alone = [ln if k + 1 == line or not _is_expect(ln) else "" for k, ln in
+                 enumerate(lines)]
+        d = run(alone).divergence
+        checks = ", ".join(f"{f}={ev[f]!r}" for f in ("u", "m", "state") if f in ev)
+        rows.append({"line": line, "node": ev["id"], "expect": checks,
+                     "status": "ok" if d is None else "FAILED",
+                     "field": None if d is None else d.field,
+                     "got": None if d is None else repr(d.got),
+                     "tolerance": None if d is None else
+                     ("exact" if d.tol is None else f"{d.tol:g}")})
+    schema = {"line": pl.Int64, "node": pl.String, "expect": pl.String, "status": pl.String,
+              "field": pl.String, "got": pl.String, "tolerance": pl.String}
+    return TraceView(frame, result.steps, pl.DataFrame(rows, schema=schema),
+                     result.params.to_dict())
+
+
+def _is_expect(line: str) -> bool:
+    try:
+        return json.loads(line).get("op") == "expect"
+    except (ValueError, AttributeError):
+        return False
+
+
+def demo_trace_text() -> str:
+    """The paper's A.4 worked example trace."""
+    from wmtsim.cli import demo_trace_path
+
+    return demo_trace_path().read_text(encoding="utf-8")
+
+
+def trace_tree(view: TraceView, step: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The replayed tree after select step ``step``: node positions and edges."""
+    at = view.frame.filter(pl.col("step") == step)
+    index = {v: k for k, v in enumerate(at["node"].to_list())}
+    nodes = at.with_columns(
+        slot=pl.Series(list(range(at.height)), dtype=pl.Int64),
+        parent=pl.Series([index.get(p, -1) if p is not None else -1
+                          for p in at["parent"].to_list()], dtype=pl.Int64),
+    )
+    return tree_layout(nodes)
