@@ -1,0 +1,452 @@
+"""The benchmark sections. Each takes a `Sizes` and returns a JSON-ready dict.
+
+A section's dict holds its raw measurements plus ``rows``: the lines it contributes to the
+printed table, each ``[measurement, value, goal, status]`` with status ``"met"``,
+``"missed"`` or ``""`` (no goal). Goals are the ones of issues 3 and 8.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .machine import REPO, best_time, run_process, usable_cores
+
+# The paper's reported memory-management latency for Full WMT: 0.080 ms per step.
+PAPER_MS_PER_STEP = 0.080
+GOAL_VS_PYTHON = 100.0
+GOAL_TWO_THREADS = 1.7
+GOAL_NS_PER_STEP = 1000.0
+GOAL_NODE_SLOPE = 1.1
+GOAL_WARM_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each section runs; `FULL` for `make bench`, `QUICK` for the smoke test."""
+
+    ref_trajectories: int = 200  # pure-Python simulator, default world
+    ref_large_trajectories: int = 10  # pure-Python simulator, ~130-node world
+    thread_trajectories: int = 20_000
+    repeats: int = 3
+    node_targets: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
+    node_steps: int = 100_000  # trajectory-steps per node-count point
+    trajectory_counts: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
+    memory_trajectories: int = 10_000
+    cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
+
+
+FULL = Sizes()
+QUICK = Sizes(ref_trajectories=4, ref_large_trajectories=1, thread_trajectories=400,
+              repeats=1, node_targets=(16, 64), node_steps=2_000,
+              trajectory_counts=(100, 400), memory_trajectories=500, cold_start=False)
+
+
+def _row(measurement: str, value: str, goal: str = "", met: bool | None = None
+         ) -> list[str]:
+    status = "" if met is None else ("met" if met else "missed")
+    return [measurement, value, goal, status]
+
+
+def _ns(seconds_per_step: float) -> str:
+    ns = seconds_per_step * 1e9
+    return f"{ns:,.0f} ns/step" if ns >= 100 else f"{ns:.1f} ns/step"
+
+
+def _rate(steps_per_second: float) -> str:
+    return f"{steps_per_second:,.0f} steps/s"
+
+
+def _slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+# --- the engine, called the way `simulate` calls it, minus the result frame ------------
+
+class Engine:
+    """`wmtsim.engine.run` on one World under one policy with default parameters."""
+
+    def __init__(self, policy: str = "wmt") -> None:
+        from wmtsim.params import Params
+        from wmtsim.policies import get_policy
+        from wmtsim.stubs import Stubs
+
+        self.policy = policy
+        self.switches = get_policy(policy).pack()
+        self.p = Params().pack()
+        self.st = Stubs().pack()
+
+    def __call__(self, world: Any, threads: int | None = None) -> np.ndarray:
+        from wmtsim.engine import run
+
+        counts, _, _ = run(world, self.switches, self.p, self.st, 0, threads)
+        return counts
+
+
+def _prompt_steps(counts: Any) -> int:
+    from wmtsim.metrics import C_PROMPT_STEPS
+
+    return int(np.asarray(counts)[:, C_PROMPT_STEPS].sum())
+
+
+def _generate(spec: Any, n: int, seed: int = 0) -> Any:
+    from wmtsim.world import generate
+
+    return generate(spec, seed=seed, n=n)
+
+
+def _warm() -> None:
+    """Load (or compile) the kernels so no section times compilation."""
+    from wmtsim.world import WorldSpec
+
+    w = _generate(WorldSpec(), 4)
+    eng = Engine()
+    eng(w, 1)
+    eng(w)
+
+
+def thread_counts() -> list[int]:
+    """1, 2, 4, ... up to numba's thread count, and that count itself."""
+    import numba
+
+    top = int(numba.config.NUMBA_NUM_THREADS)
+    counts = [1]
+    while counts[-1] * 2 <= top:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != top:
+        counts.append(top)
+    return counts
+
+
+# --- 1. engine vs the readable pure-Python simulator ------------------------------------
+
+def _reference_simulator() -> Callable[..., Any] | None:
+    try:
+        module = importlib.import_module("wmtsim.simulator")
+    except ImportError:
+        return None
+    fn = getattr(module, "simulate_reference", None)
+    return fn if callable(fn) else None
+
+
+def bench_reference(sz: Sizes) -> dict[str, Any]:
+    """Single-threaded engine vs `wmtsim.simulator.simulate_reference` on one World."""
+    from wmtsim.metrics import C_NODES
+    from wmtsim.params import Params
+    from wmtsim.stubs import Stubs
+    from wmtsim.world import WorldSpec
+
+    simulate_reference = _reference_simulator()
+    if simulate_reference is None:
+        return {"skipped": "wmtsim.simulator.simulate_reference is not available yet",
+                "rows": [_row("engine vs pure Python", "skipped (no wmtsim.simulator)",
+                              f">= {GOAL_VS_PYTHON:.0f}x", None)]}
+    _warm()
+    eng = Engine("wmt")
+    worlds = {
+        "default": (WorldSpec(), sz.ref_trajectories),
+        "large": (WorldSpec(n_subtasks=(8, 8), n_actions=(14, 14)), sz.ref_large_trajectories),
+    }
+    out: dict[str, Any] = {"policy": eng.policy, "threads": 1, "worlds": {}, "rows": []}
+    for name, (spec, n) in worlds.items():
+        world = _generate(spec, n)
+        counts = eng(world, 1)
+        steps = _prompt_steps(counts)
+        t_eng, _ = best_time(lambda w=world: eng(w, 1), repeat=sz.repeats, min_time=0.2)
+        t0 = time.perf_counter()
+        ref_counts, _ = simulate_reference(world, eng.policy, Params(), Stubs())
+        t_ref = time.perf_counter() - t0
+        try:
+            same: bool | None = bool(np.array_equal(np.asarray(ref_counts), counts))
+        except (TypeError, ValueError):
+            same = None
+        ratio = t_ref / t_eng
+        out["worlds"][name] = {
+            "trajectories": n, "prompt_steps": steps,
+            "mean_nodes": float(np.asarray(counts)[:, C_NODES].mean()),
+            "engine_seconds": t_eng, "python_seconds": t_ref,
+            "engine_steps_per_second": steps / t_eng,
+            "python_steps_per_second": steps / t_ref,
+            "ratio": ratio, "identical_counters": same,
+        }
+        label = f"{name} world (~{out['worlds'][name]['mean_nodes']:.0f} nodes)"
+        out["rows"] += [
+            _row(f"engine, 1 thread, {label}", _rate(steps / t_eng)),
+            _row(f"pure Python, {label}", _rate(steps / t_ref)),
+            _row(f"engine / pure Python, {label}", f"{ratio:,.0f}x",
+                 f">= {GOAL_VS_PYTHON:.0f}x", ratio >= GOAL_VS_PYTHON),
+        ]
+        if same is not True:
+            out["rows"].append(_row(f"counters identical to the engine's, {label}",
+                                    "no" if same is False else "not comparable"))
+    return out
+
+
+# --- 2. thread scaling -----------------------------------------------------------------
+
+def bench_threads(sz: Sizes) -> dict[str, Any]:
+    from wmtsim.world import WorldSpec
+
+    _warm()
+    eng = Engine("wmt")
+    world = _generate(WorldSpec(), sz.thread_trajectories)
+    steps = _prompt_steps(eng(world))
+    counts = thread_counts()
+    times: dict[int, list[float]] = {t: [] for t in counts}
+    for _ in range(sz.repeats):  # interleaved, so drifting load hits every count alike
+        for t in counts:
+            times[t].append(best_time(lambda t=t: eng(world, t), repeat=1)[0])
+    best = {t: min(v) for t, v in times.items()}
+    out: dict[str, Any] = {
+        "policy": eng.policy, "trajectories": sz.thread_trajectories, "prompt_steps": steps,
+        "cores_usable": usable_cores(),
+        "seconds": {str(t): v for t, v in times.items()},
+        "speedup": {str(t): best[1] / best[t] for t in counts},
+        "rows": [],
+    }
+    for t in counts:
+        row = _row(f"{t} thread{'s' if t > 1 else ''}, {sz.thread_trajectories:,} "
+                   "trajectories", f"{_rate(steps / best[t])}, {best[1] / best[t]:.2f}x")
+        if t == 2:
+            row = _row(row[0], row[1], f">= {GOAL_TWO_THREADS}x",
+                       best[1] / best[2] >= GOAL_TWO_THREADS)
+        out["rows"].append(row)
+    if len(counts) == 1:
+        out["rows"].append(_row("2 threads", "n/a: numba has 1 thread here",
+                                f">= {GOAL_TWO_THREADS}x", None))
+    return out
+
+
+# --- 3. cost growth ------------------------------------------------------------------
+
+def node_spec(target: int) -> Any:
+    """A world whose trees end with about ``target`` nodes: s subtasks of a actions each."""
+    from wmtsim.world import WorldSpec
+
+    s = max(1, round(math.sqrt((target - 1) / 2)))
+    a = max(1, round((target - 1) / s) - 1)
+    return WorldSpec(n_subtasks=(s, s), n_actions=(a, a), p_resume=0.0)
+
+
+def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
+    """Per-step cost as trees grow; single-threaded so per-step costs compare cleanly."""
+    from wmtsim.metrics import C_NODES
+
+    _warm()
+    eng = Engine("wmt")
+    points = []
+    for target in sz.node_targets:
+        spec = node_spec(target)
+        steps_per_traj = spec.n_subtasks[0] * (spec.n_actions[0] + 1) + 1
+        n = max(4, sz.node_steps // steps_per_traj)
+        world = _generate(spec, n)
+        counts = eng(world, 1)
+        steps = _prompt_steps(counts)
+        t, _ = best_time(lambda w=world: eng(w, 1), repeat=sz.repeats, max_time=10.0)
+
+        points.append({"target": target, "trajectories": n, "prompt_steps": steps,
+                       "nodes": float(np.asarray(counts)[:, C_NODES].mean()),
+                       "seconds": t, "seconds_per_step": t / steps})
+    nodes = [p["nodes"] for p in points]
+    cost = [p["seconds_per_step"] for p in points]
+    slope = _slope(nodes, cost) if len(points) > 1 else float("nan")
+    big = [p for p in points if p["nodes"] >= 128]
+    slope_big = (_slope([p["nodes"] for p in big], [p["seconds_per_step"] for p in big])
+                 if len(big) > 1 else float("nan"))
+    nlogn = _slope(nodes, [x * math.log(x) for x in nodes]) if len(points) > 1 else math.nan
+    rows = [_row(f"~{p['nodes']:.0f} nodes/trajectory", _ns(p["seconds_per_step"]))
+            for p in points]
+    rows.append(_row(f"log-log slope, per-step cost vs nodes ({nodes[0]:.0f}-{nodes[-1]:.0f})",
+                     f"{slope:.2f} (N log N here: {nlogn:.2f})", f"<= {GOAL_NODE_SLOPE}",
+                     slope <= GOAL_NODE_SLOPE if math.isfinite(slope) else None))
+    if math.isfinite(slope_big):
+        rows.append(_row("log-log slope, >= 128 nodes", f"{slope_big:.2f}"))
+    return {"policy": eng.policy, "threads": 1, "points": points, "slope": slope,
+            "slope_ge_128_nodes": slope_big, "nlogn_reference_slope": nlogn, "rows": rows}
+
+
+def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
+    """Time as the batch grows (all threads): linear means flat per-step cost."""
+    from wmtsim.world import WorldSpec
+
+    _warm()
+    eng = Engine("wmt")
+    points = []
+    for n in sz.trajectory_counts:
+        world = _generate(WorldSpec(), n)
+        steps = _prompt_steps(eng(world))
+        t, _ = best_time(lambda w=world: eng(w), repeat=sz.repeats, min_time=0.1)
+        t_gen, _ = best_time(lambda n=n: _generate(WorldSpec(), n), repeat=sz.repeats)
+        points.append({"trajectories": n, "prompt_steps": steps, "seconds": t,
+                       "seconds_per_step": t / steps, "generate_seconds": t_gen})
+    ns = [p["trajectories"] for p in points]
+    slope = _slope(ns, [p["seconds"] for p in points]) if len(points) > 1 else math.nan
+    last = points[-1]["seconds_per_step"]
+    rows = [_row(f"{p['trajectories']:,} trajectories",
+                 f"{_ns(p['seconds_per_step'])} ({p['seconds_per_step'] / last:.2f}x of "
+                 f"largest); generate {p['generate_seconds'] * 1e3:,.1f} ms")
+            for p in points]
+    rows.append(_row(f"log-log slope, total time vs trajectories ({ns[0]:,}-{ns[-1]:,})",
+                     f"{slope:.2f}", "~1 (linear)", None))
+    return {"policy": eng.policy, "threads": "all", "points": points, "slope": slope,
+            "rows": rows}
+
+
+# --- 4. against the paper's latency -----------------------------------------------------
+
+def bench_paper(sz: Sizes) -> dict[str, Any]:
+    """Full WMT, all threads: engine time per trajectory-step vs the paper's 0.080 ms."""
+    from wmtsim.simulate import simulate
+    from wmtsim.world import WorldSpec
+
+    _warm()
+    eng = Engine("wmt")
+    spec = WorldSpec()
+    n = sz.thread_trajectories
+    world = _generate(spec, n)
+    steps = _prompt_steps(eng(world))
+    t, _ = best_time(lambda: eng(world), repeat=sz.repeats)
+    t_sim, _ = best_time(lambda: simulate(spec, policy="wmt", n=n), repeat=sz.repeats)
+    per_step = t / steps
+    paper = PAPER_MS_PER_STEP * 1e-3
+    return {
+        "policy": "wmt", "trajectories": n, "prompt_steps": steps, "threads": "all",
+        "engine_seconds": t, "engine_seconds_per_step": per_step,
+        "simulate_seconds": t_sim, "simulate_seconds_per_step": t_sim / steps,
+        "paper_seconds_per_step": paper, "times_faster_than_paper": paper / per_step,
+        "rows": [
+            _row("Full WMT, engine, all threads", _ns(per_step),
+                 f"< {GOAL_NS_PER_STEP:,.0f} ns/step", per_step * 1e9 < GOAL_NS_PER_STEP),
+            _row("Full WMT, simulate() end to end (generate + engine + frame)",
+                 _ns(t_sim / steps)),
+            _row("paper's memory management (0.080 ms/step) / engine",
+                 f"{paper / per_step:,.0f}x"),
+        ],
+    }
+
+
+# --- 5. start-up -----------------------------------------------------------------------
+
+def _wmtsim_exe() -> str:
+    exe = Path(sys.executable).with_name("wmtsim")
+    return str(exe) if exe.exists() else "wmtsim"
+
+
+def _small_scenario() -> Path | None:
+    """The smallest scenario file shipped in ``scenarios/`` (for ``wmtsim run``)."""
+    files = [f for f in (REPO / "scenarios").glob("*.toml") if f.is_file()]
+    return min(files, key=lambda f: f.stat().st_size) if files else None
+
+
+def startup_command(out_dir: Path) -> tuple[list[str], str]:
+    """``wmtsim run SCENARIO`` when both exist, else the same work through the Python API."""
+    exe = _wmtsim_exe()
+    scenario = _small_scenario()
+    if scenario is not None:
+        _, done = run_process([exe, "run", "--help"])
+        if done.returncode == 0:
+            cmd = [exe, "run", str(scenario)]
+            if "--out" in done.stdout:
+                cmd += ["--out", str(out_dir / "run")]
+            return cmd, f"wmtsim run {scenario.relative_to(REPO)}"
+    code = ("import wmtsim; wmtsim.simulate(wmtsim.WorldSpec(), policy='wmt', n=1000)"
+            ".summary()")
+    return [sys.executable, "-c", code], "python -c 'wmtsim.simulate(n=1000).summary()'"
+
+
+def bench_startup(sz: Sizes) -> dict[str, Any]:
+    """Whole-process wall times: cold (fresh numba cache: compiles) and warm (cached)."""
+    tmp = Path(tempfile.mkdtemp(prefix="wmtsim-bench-"))
+    cmd, label = startup_command(tmp)
+    out: dict[str, Any] = {"command": label, "rows": []}
+    env = dict(os.environ)
+
+    def timed(argv: list[str], cache: Path | None) -> float:
+        e = dict(env)
+        if cache is not None:
+            e["NUMBA_CACHE_DIR"] = str(cache)
+        t, done = run_process(argv, env=e)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n"
+                               f"{done.stderr[-2000:]}")
+        return t
+
+    t_import = min(timed([sys.executable, "-c", "import wmtsim"], None)
+                   for _ in range(sz.repeats))
+    out["import_seconds"] = t_import
+    out["rows"].append(_row("python -c 'import wmtsim'", f"{t_import:.2f} s"))
+    if sz.cold_start:
+        cold_dir = tmp / "cache-run"
+        out["cold_seconds"] = timed(cmd, cold_dir)
+        out["warm_seconds"] = min(timed(cmd, cold_dir) for _ in range(sz.repeats))
+        warm_dir = tmp / "cache-warmup"
+        out["warmup_cold_seconds"] = timed([_wmtsim_exe(), "warmup"], warm_dir)
+        out["after_warmup_seconds"] = min(timed(cmd, warm_dir) for _ in range(sz.repeats))
+        out["rows"] += [
+            _row(f"{label}, cold (fresh numba cache)", f"{out['cold_seconds']:.1f} s"),
+            _row(f"{label}, warm (numba cache)", f"{out['warm_seconds']:.2f} s",
+                 f"< {GOAL_WARM_SECONDS:.0f} s", out["warm_seconds"] < GOAL_WARM_SECONDS),
+            _row("wmtsim warmup, cold", f"{out['warmup_cold_seconds']:.1f} s"),
+            _row(f"{label}, after wmtsim warmup", f"{out['after_warmup_seconds']:.2f} s"),
+        ]
+    else:  # --quick: the current cache, never a fresh compile
+        out["cold_seconds"] = None
+        out["warm_seconds"] = min(timed(cmd, None) for _ in range(sz.repeats))
+        out["rows"] += [
+            _row(f"{label}, cold", "skipped (--quick)"),
+            _row(f"{label}, warm (current cache)", f"{out['warm_seconds']:.2f} s",
+                 f"< {GOAL_WARM_SECONDS:.0f} s", out["warm_seconds"] < GOAL_WARM_SECONDS),
+        ]
+    return out
+
+
+# --- 6. memory -------------------------------------------------------------------------
+
+def bench_memory(sz: Sizes) -> dict[str, Any]:
+    n = sz.memory_trajectories
+    _, done = run_process([sys.executable, "-m", "benchmarks.memprobe", str(n)])
+    if done.returncode != 0:
+        raise RuntimeError(f"memprobe failed:\n{done.stderr[-2000:]}")
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    per_k = {k.removesuffix("_bytes"): v * 1000 / n / 2**20
+             for k, v in probe.items() if k.endswith("_bytes")}
+    return {
+        "probe": probe, "mib_per_1000_trajectories": per_k,
+        "rows": [
+            _row(f"engine state (world + forest), per 1,000 trajectories (n={n:,})",
+                 f"{per_k['world'] + per_k['forest']:.2f} MiB"),
+            _row("tracemalloc peak, generate + engine, per 1,000",
+                 f"{per_k['tracemalloc_engine_peak']:.2f} MiB"),
+            _row("tracemalloc peak, simulate() incl. frame, per 1,000",
+                 f"{per_k['tracemalloc_simulate_peak']:.2f} MiB"),
+            _row("peak RSS growth (ru_maxrss), per 1,000",
+                 f"{per_k['rss_delta']:.2f} MiB"),
+        ],
+    }
+
+
+SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
+    "reference": bench_reference,
+    "threads": bench_threads,
+    "growth_nodes": bench_growth_nodes,
+    "growth_trajectories": bench_growth_trajectories,
+    "paper": bench_paper,
+    "startup": bench_startup,
+    "memory": bench_memory,
+}
+
+
+def sizes(quick: bool, **overrides: Any) -> Sizes:
+    return replace(QUICK if quick else FULL, **overrides)
