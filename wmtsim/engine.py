@@ -516,15 +516,17 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
      rel, pers, rider, top, summary) = F
     # What the answer needs: the subtask's evidence, or (final) every top-level result.
+    # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
     needs_met = True
+    has_evidence = True
     if topic_now != NO_TOPIC:
-        has = last_obs >= 0 and evidence[last_obs] and topic[last_obs] == topic_now
+        has_evidence = last_obs >= 0 and evidence[last_obs] and topic[last_obs] == topic_now
         for v in range(n):
             if selected[v] and evidence[v] and topic[v] == topic_now:
-                has = True
-        if not has:
-            has = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
-        needs_met = has
+                has_evidence = True
+        needs_met = has_evidence
+        if not has_evidence:
+            needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
     else:
         for v in range(n):
             if kind[v] != TASK or parent[v] != 0:
@@ -532,16 +534,19 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
             s_w = f_wid[v]
             if not answered[s_w]:
                 needs_met = False
+                has_evidence = False
                 continue
             present = selected[v]
             for x in range(n):
                 if selected[x] and top[x] == s_w and (kind[x] == SUMMARY or evidence[x]):
                     present = True
             if not present:
+                has_evidence = False
                 if _uniform(seed, traj, step, s_w, PURPOSE_GUESS) >= st[ST_P_GUESS]:
                     needs_met = False
-    # Persuasion by poisoned memory in context that concerns this answer.
-    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if needs_met else st[ST_P_PERSUADE]
+    # Persuasion by poisoned memory in context that concerns this answer; the clean
+    # evidence in context resists it (a lucky guess does not).
+    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
     compromised = False
     for v in range(n):
         if selected[v] and poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
