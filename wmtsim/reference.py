@@ -201,7 +201,8 @@ class MemoryTree:
         self._task_or_root(id, "active task")
         self.active = id
 
-    def complete(self, id: str, fold: bool = True, summary_tokens: int = 0) -> str | None:
+    def complete(self, id: str, fold: bool = True, summary_tokens: int = 0, *,
+                 strict: bool = True) -> str | None:
         """Complete task ``id`` (§3); with ``fold`` also fold it.
 
         fold=False: z ← completed. fold=True: z ← folded and the branch is represented by
@@ -211,21 +212,26 @@ class MemoryTree:
         its tokens to ``summary_tokens`` (the branch is summarised anew); its own state is
         left as it is. If ``id`` is on the active path, the active task becomes its parent.
         Returns the summary id, or None when not folding. The root cannot be completed;
-        an obsolete or already folded task cannot be completed.
+        an obsolete or already folded task cannot be completed, unless ``strict`` is
+        False: then execution that returned to a task without reopening it (a policy
+        without reopen leaves it folded; Eq. 7 may have made it obsolete meanwhile)
+        completes it anyway — a fold summarises the branch again (creating or refreshing
+        the summary) and an obsolete task stays obsolete.
         """
         node = self._get(id)
         if node.kind == "root":
             raise ValueError(f"cannot complete the root {id!r}")
         node = self._task(id, "complete")
-        if node.state in ("obsolete", "folded"):
+        if strict and node.state in ("obsolete", "folded"):
             raise ValueError(f"cannot complete task {id!r}: it is {node.state}; "
                              "allowed: active or completed")
         if summary_tokens < 0:
             raise ValueError(f"summary_tokens={summary_tokens!r}; allowed: >= 0")
         on_path = id in self.active_path()
         sid: str | None = None
+        keep = node.state == "obsolete"
         if fold:
-            node.state = "folded"
+            node.state = "obsolete" if keep else "folded"
             if node.summary is None:
                 sid = f"{id}/summary"
                 self._add(Node(sid, "summary", id, u=self.params.u_init_summary,
@@ -238,7 +244,7 @@ class MemoryTree:
                 s.m = 0
                 s.tokens = summary_tokens
         else:
-            node.state = "completed"
+            node.state = "obsolete" if keep else "completed"
         if on_path:
             parent = node.parent
             assert parent is not None  # a task always has a parent
@@ -368,13 +374,17 @@ class MemoryTree:
             node.u = _clip01(node.u * g)
 
     def select(self, selected: Iterable[str],
-               candidates: Iterable[str] | None = None) -> StepReport:
+               candidates: Iterable[str] | None = None, *, feedback: bool = True,
+               suppress: bool = True) -> StepReport:
         """One prompt-construction cycle after the selector (MODEL.md §4 steps 3–6).
 
         ε = ``candidates`` if given, else `candidate_pool`; every selected id must be in
         ε (Eq. 3 requires s ≤ ε). Then Eqs. 3–5 on every node, Eq. 6 for every task
         branch, Eq. 7 on every task off the active path and not already obsolete
         (z ← obsolete when U_b < τ_obs), and ``step`` advances by one.
+
+        Ablations (MODEL.md §7) switch parts off: ``feedback=False`` skips Eqs. 3–5
+        (no retention scores), ``suppress=False`` skips Eq. 7 (no lifecycle control).
         """
         eps_in = self.candidate_pool() if candidates is None else list(candidates)
         sel_in = list(selected)
@@ -385,15 +395,17 @@ class MemoryTree:
         if outside:
             raise ValueError(f"selected node(s) {outside} are not candidates "
                              "(Eq. 3 requires s <= eps)")
-        for i, node in self.nodes.items():  # Eqs. 3-5
-            self._feedback(node, i in eps, i in sel)
+        if feedback:
+            for i, node in self.nodes.items():  # Eqs. 3-5
+                self._feedback(node, i in eps, i in sel)
         priorities = {i: self.branch_priority(i)  # Eq. 6
                       for i, node in self.nodes.items() if node.kind == "task"}
         path = set(self.active_path())
         suppressed = []
         for i, u_b in priorities.items():  # Eq. 7
             node = self.nodes[i]
-            if i not in path and node.state != "obsolete" and u_b < self.params.tau_obs:
+            if (suppress and i not in path and node.state != "obsolete"
+                    and u_b < self.params.tau_obs):
                 node.state = "obsolete"
                 suppressed.append(i)
         self.step += 1
