@@ -23,19 +23,26 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
     except services.Unavailable as e:
         catalog = {}
         not_available("Shipped scenarios", e)
-    source = st.sidebar.radio("Scenario", ["shipped", "upload TOML"], key=f"{key}_source",
-                              horizontal=True, disabled=not catalog)
-    if source == "upload TOML" or not catalog:
+    options = ["shipped", "upload TOML", "file path"] if catalog else ["upload TOML",
+                                                                       "file path"]
+    source = st.sidebar.radio("Scenario", options, key=f"{key}_source", horizontal=True)
+    if source == "upload TOML":
         up = st.sidebar.file_uploader("Scenario file (.toml)", type=["toml"],
                                       key=f"{key}_upload")
         if up is None:
             st.info("Upload a scenario TOML file in the sidebar.")
             return None
         ref = ("", up.getvalue().decode("utf-8"))
+    elif source == "file path":
+        path = st.sidebar.text_input("Scenario file path", key=f"{key}_path",
+                                     placeholder="scenarios/my_study.toml")
+        if not path:
+            st.info("Enter the path of a scenario TOML file in the sidebar.")
+            return None
+        ref = (path, "")
     else:
-        names = list(catalog)
-        name = st.sidebar.selectbox("Shipped scenario", names, key=f"{key}_name",
-                                    help="scenarios/*.toml shipped with wmtsim")
+        name = st.sidebar.selectbox("Shipped scenario", list(catalog), key=f"{key}_name",
+                                    help="the scenarios shipped with wmtsim")
         ref = (str(name), "")
     try:
         info = services.scenario_info(*ref)

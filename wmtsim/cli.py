@@ -285,6 +285,40 @@ def warmup() -> None:
                       highlight=False)
 
 
+@app.command()
+def dashboard(
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+) -> None:
+    """Open the Streamlit dashboard (poisoning dynamics, comparisons, sweeps, traces).
+
+    Needs the [bold]dashboard[/bold] extra and a source checkout (the app lives in the
+    repository's dashboards/ folder).
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim dashboard --port 8502[/cyan]
+    """
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    app_file = root / "dashboards" / "app.py"
+    if not app_file.is_file():
+        raise _fail(f"the dashboard app was not found at {app_file} (dashboards/ ships with "
+                    "the source repository, not the installed package)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
+           str(port), "--server.address", host, "--server.headless", "true",
+           "--browser.gatherUsageStats", "false"]
+    try:
+        raise typer.Exit(subprocess.call(cmd, cwd=root, env=env))
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+
+
 def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
     app()
 

@@ -1,0 +1,66 @@
+"""Compare configurations: metrics with intervals beside the paper's values."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboards import charts, services, widgets
+
+st.title("Compare configurations")
+st.caption("Every configuration runs on the same trajectories (common random numbers). "
+           "Intervals are percentile-bootstrap 95% intervals of the mean "
+           "(`SimResult.summary`).")
+
+ref = widgets.scenario_picker("cmp")
+if ref is None:
+    st.stop()
+info = services.scenario_info(*ref)
+labels = services.policy_labels()
+metrics = services.metric_info()
+
+with st.sidebar:
+    chosen = st.multiselect("Configurations", list(labels),
+                            default=list(info["policies"]) or ["linear", "wmt"],
+                            format_func=lambda p: labels[p], key="cmp_policies")
+    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=100_000,
+                            value=min(info["n"], 1000), step=50, key="cmp_n"))
+    seed = int(st.number_input("Seed", value=info["seed"], step=1, key="cmp_seed"))
+    shown_metrics = st.multiselect("Metrics", list(metrics),
+                                   default=["asr", "prr", "ip", "br", "af", "tsr", "ccr",
+                                            "prompt_tokens"],
+                                   key="cmp_metrics")
+params = widgets.params_editor(info["params"], "cmp")
+if params:
+    st.sidebar.caption("changed: " + ", ".join(f"{k}={v}" for k, v in params))
+
+if not chosen:
+    st.info("Choose at least one configuration in the sidebar.")
+    st.stop()
+
+summary = services.compare(*ref, tuple(chosen), n, seed, params)
+summary = summary.filter(pl.col("metric").is_in(shown_metrics))
+try:
+    paper = services.paper_values(info["paper"])
+    summary = summary.join(paper, on=["policy", "metric"], how="left")
+    if params:
+        st.caption("Parameters differ from the scenario's: the paper's values are shown for "
+                   "reference only.")
+except services.Unavailable as e:
+    widgets.not_available("The paper's values", e)
+
+table = summary.with_columns(
+    configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy")),
+    better=pl.col("metric").replace_strict({k: v[1] for k, v in metrics.items()},
+                                           default=""),
+).select("configuration", "metric", "better", "mean", "low", "high", "n",
+         *(["paper"] if "paper" in summary.columns else []))
+st.subheader(f"{len(chosen)} configurations × {n} trajectories, seed {seed}")
+st.dataframe(table, hide_index=True, key="cmp_table",
+             column_config={c: st.column_config.NumberColumn(format="%.4f")
+                            for c in ("mean", "low", "high", "paper")})
+st.altair_chart(charts.metric_bars(summary, labels), key="cmp_bars")
+with st.expander("metric definitions"):
+    st.dataframe(pl.DataFrame([{"metric": k, "equation": v[0], "better": v[1],
+                                "definition": v[2]} for k, v in metrics.items()]),
+                 hide_index=True)

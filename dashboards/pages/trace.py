@@ -1,0 +1,78 @@
+"""Trace replay: a JSONL trace through the WMT kernels, step by step."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboards import charts, services
+
+st.title("Trace replay")
+st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "
+           "`wmtsim.trace.run`: the scores after each select step, the tree, and every "
+           "`expect` line checked.")
+
+up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],
+                              key="trace_upload")
+if up is None:
+    st.sidebar.caption("No file uploaded: showing the paper's worked example (A.4).")
+    text = services.demo_trace_text()
+    source = "paper A.4 worked example"
+else:
+    text = up.getvalue().decode("utf-8")
+    source = up.name
+
+try:
+    view = services.replay_trace(text)
+except ValueError as e:  # TraceError: "line N: ..."
+    st.error(f"{source}: cannot replay: {e}")
+    st.stop()
+
+failed = view.expectations.filter(pl.col("status") == "FAILED")
+st.subheader(source)
+c1, c2, c3 = st.columns(3)
+c1.metric("select steps", view.steps)
+c2.metric("expect lines", view.expectations.height)
+c3.metric("failed expect lines", failed.height)
+if failed.height:
+    st.error("Failed expect lines: " + ", ".join(
+        f"line {r['line']} ({r['node']} {r['field']}: got {r['got']})"
+        for r in failed.iter_rows(named=True)))
+elif view.expectations.height:
+    st.success(f"All {view.expectations.height} expect lines hold.")
+
+if view.steps == 0:
+    st.info("The trace has no select step: nothing to show.")
+    st.stop()
+
+step = st.slider("Select step", 1, max(view.steps, 2), 1, key="trace_step",
+                 disabled=view.steps < 2)
+at = view.frame.filter(pl.col("step") == step)
+nodes, edges = services.trace_tree(view, step)
+left, right = st.columns(2)
+with left:
+    st.altair_chart(charts.tree_chart(nodes, edges, f"tree after select step {step} "
+                                      f"(line {at['line'][0]})", label="node"),
+                    width="stretch", key="trace_tree")
+with right:
+    steps = view.frame.with_columns(slot=pl.col("node"))
+    st.altair_chart(charts.score_lines(steps, step, "retention scores u per select step"),
+                    width="stretch", key="trace_scores")
+
+st.markdown(f"**Scores after select step {step}**")
+st.dataframe(at.drop("parent"), hide_index=True, key="trace_table",
+             column_config={"u": st.column_config.NumberColumn(format="%.10g"),
+                            "priority": st.column_config.NumberColumn(format="%.6g")})
+
+
+def _highlight(row: dict[str, object]) -> list[str]:
+    bad = row["status"] == "FAILED"
+    return ["background-color: #f8d7da; color: #842029" if bad else ""] * len(row)
+
+
+if view.expectations.height:
+    st.markdown("**expect lines** (failed ones highlighted)")
+    st.dataframe(view.expectations.to_pandas().style.apply(_highlight, axis=1),
+                 hide_index=True, key="trace_expect")
+with st.expander("all replayed rows"):
+    st.dataframe(view.frame, hide_index=True)
