@@ -1,0 +1,767 @@
+"""Sweeps: a scenario, the policies, the parameters to vary and a design (docs/sweeps.md).
+
+A sweep file (TOML) names a base scenario, the policies, the parameters to vary and a
+design. `load_sweep` validates it as strictly as a scenario (unknown keys are errors, the
+message names the file, the key path and what is allowed), `plan` expands it into
+*points* — one (design row, scenario, replicate, policy) each — and `run_sweep` runs the
+points that are missing from an output folder (`wmtsim.sweep_store`), in-process, on a
+local process pool or on a ``dask.distributed`` cluster.
+
+Reproducibility: a point's result is a pure function of its *key*, the hash of what the
+engine sees (the resolved world, parameters and stubs), the policy, the trajectory seed,
+the number of trajectories and the wmtsim version. Every point of a replicate uses the
+same seed, hence the same trajectories (common random numbers), and the counter-based
+generator makes results independent of chunking, worker layout and thread count.
+
+Designs (``[design] kind``):
+
+* ``grid``: the Cartesian product of each parameter's ``values`` (or ``levels`` values
+  spread over ``low``..``high``), in row-major order (the first parameter varies slowest).
+* ``lhs``: ``points`` rows of a Latin hypercube (`scipy.stats.qmc.LatinHypercube`).
+* ``random``: ``points`` independent uniform rows.
+* ``sobol``: a Saltelli design for Sobol indices: a scrambled Sobol sequence
+  (`scipy.stats.qmc.Sobol`) of ``points`` = N rows in 2d dimensions gives the matrices A
+  and B; the sweep runs A, B and the d matrices AB_i (A with column i from B), N·(d + 2)
+  rows in all (columns ``block`` = A | B | AB and ``block_param``).
+
+A unit-interval coordinate u becomes a value by the parameter's rule: ``values`` are
+picked uniformly (u · len), ``low``/``high`` map linearly (log-uniformly with
+``log = true``); ``integer = true`` draws integers in ``[low, high]`` with equal
+probability.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import __version__
+from .metrics import METRICS
+from .params import Params
+from .stubs import Stubs
+from .world import WorldSpec
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+
+METRIC_NAMES = tuple(METRICS)
+DESIGN_KINDS = ("grid", "lhs", "sobol", "random")
+TOP_KEYS = ("name", "description", "scenario", "scenarios", "policies", "parameters",
+            "design")
+DESIGN_KEYS = ("kind", "points", "trajectories", "seed", "replicates", "chunk")
+PARAM_KEYS = ("values", "low", "high", "log", "integer", "levels")
+_NOT_SWEPT = ("name", "description", "n", "seed", "policies", "paper")
+# A chunk aims at about this many simulated trajectories (a few seconds of engine time).
+CHUNK_TRAJECTORIES = 100_000
+
+
+class SweepError(ValueError):
+    """A sweep file or output folder that cannot be used; the message says why."""
+
+
+# --- the sweep file ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One varied parameter: a list of ``values`` or a ``low``..``high`` range."""
+
+    key: str
+    values: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    integer: bool = False
+    levels: int | None = None
+
+    def from_unit(self, u: float) -> Any:
+        """The value at coordinate ``u`` in [0, 1) (see the module docstring)."""
+        if self.values is not None:
+            return self.values[min(int(u * len(self.values)), len(self.values) - 1)]
+        assert self.low is not None and self.high is not None
+        if self.integer:
+            lo, hi = int(self.low), int(self.high)
+            if self.log:
+                x = math.exp(math.log(lo) + u * (math.log(hi + 1) - math.log(lo)))
+            else:
+                x = lo + u * (hi - lo + 1)
+            return min(max(math.floor(x), lo), hi)
+        if self.log:
+            return float(math.exp(math.log(self.low)
+                                  + u * (math.log(self.high) - math.log(self.low))))
+        return float(self.low + u * (self.high - self.low))
+
+    def grid_values(self) -> tuple[Any, ...]:
+        if self.values is not None:
+            return self.values
+        assert self.low is not None and self.high is not None and self.levels is not None
+        space = np.geomspace if self.log else np.linspace
+        xs = space(self.low, self.high, self.levels)
+        if self.integer:
+            return tuple(round(float(x)) for x in xs)
+        return tuple(float(x) for x in xs)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"key": self.key}
+        for name in ("values", "low", "high", "log", "integer", "levels"):
+            v = getattr(self, name)
+            if v is not None and v is not False:
+                d[name] = list(v) if isinstance(v, tuple) else v
+        return d
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep file."""
+
+    name: str
+    description: str
+    path: Path | None
+    scenarios: tuple[Scenario, ...]
+    policies: tuple[str, ...]
+    parameters: tuple[ParameterSpec, ...]
+    kind: str
+    points: int
+    trajectories: int
+    seed: int | None
+    replicates: int
+    chunk: int | None = None
+
+    @property
+    def rows(self) -> int:
+        """Design rows (parameter settings), before scenarios × replicates × policies."""
+        if self.kind == "sobol":
+            return self.points * (len(self.parameters) + 2)
+        return self.points
+
+    def scenario_seed(self, scenario: Scenario) -> int:
+        return scenario.seed if self.seed is None else self.seed
+
+
+def _where(path: Path | str | None) -> str:
+    return str(path) if path is not None else "<sweep>"
+
+
+def _err(path: Path | str | None, key: str, message: str) -> SweepError:
+    return SweepError(f"{_where(path)}: {key}: {message}")
+
+
+def _check_keys(path: Path | str | None, prefix: str, table: dict[str, Any],
+                allowed: Sequence[str]) -> None:
+    for k in table:
+        if k not in allowed:
+            where = f"{prefix}.{k}" if prefix else k
+            raise _err(path, where, f"unknown key; allowed: {', '.join(allowed)}")
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_real(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _flatten_parameters(path: Path | str | None, table: object, prefix: str = ""
+                        ) -> dict[str, dict[str, Any]]:
+    """``[parameters.world.p_success]`` (nested tables) reads as ``"world.p_success"``."""
+    if not isinstance(table, dict):
+        raise _err(path, f"parameters{'.' + prefix if prefix else ''}",
+                   "must be a table of parameters, e.g. [parameters.rho] values = [0.8, 0.9]")
+    out: dict[str, dict[str, Any]] = {}
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if not isinstance(v, dict):
+            raise _err(path, f"parameters.{key}",
+                       f"must be a table with {' | '.join(PARAM_KEYS)}, got {v!r}")
+        if any(p in v for p in PARAM_KEYS) or not v:
+            out[key] = v
+        else:
+            out.update(_flatten_parameters(path, v, key))
+    return out
+
+
+def _parse_parameter(path: Path | str | None, key: str, t: dict[str, Any], kind: str
+                     ) -> ParameterSpec:
+    where = f"parameters.{key}"
+    _check_keys(path, where, t, PARAM_KEYS)
+    if "values" in t:
+        extra = sorted(set(t) - {"values"})
+        if extra:
+            raise _err(path, f"{where}.{extra[0]}", "cannot be combined with values "
+                       "(give either values = [...] or low/high)")
+        vals = t["values"]
+        if not isinstance(vals, list) or not vals:
+            raise _err(path, f"{where}.values", f"must be a non-empty list, got {vals!r}")
+        if len({json.dumps(v, sort_keys=True) for v in vals}) != len(vals):
+            raise _err(path, f"{where}.values", f"has duplicate values: {vals!r}")
+        return ParameterSpec(key, values=tuple(vals))
+    if "low" not in t or "high" not in t:
+        missing = "low" if "low" not in t else "high"
+        raise _err(path, f"{where}.{missing}",
+                   "is required (give values = [...], or both low and high)")
+    low, high = t["low"], t["high"]
+    for name, v in (("low", low), ("high", high)):
+        if not _is_real(v):
+            raise _err(path, f"{where}.{name}", f"must be a finite number, got {v!r}")
+    if not low < high:
+        raise _err(path, f"{where}.high", f"must be greater than low ({low!r}), got {high!r}")
+    log, integer = t.get("log", False), t.get("integer", False)
+    for name, v in (("log", log), ("integer", integer)):
+        if not isinstance(v, bool):
+            raise _err(path, f"{where}.{name}", f"must be true or false, got {v!r}")
+    if log and low <= 0:
+        raise _err(path, f"{where}.low", f"must be > 0 with log = true, got {low!r}")
+    if integer and not (_is_int(low) and _is_int(high)):
+        raise _err(path, f"{where}.low", "low and high must be integers with integer = true")
+    levels = t.get("levels")
+    if kind == "grid":
+        if levels is None:
+            raise _err(path, f"{where}.levels", "is required for a low/high parameter in a "
+                       "grid design (or give values = [...])")
+        if not _is_int(levels) or levels < 2:
+            raise _err(path, f"{where}.levels", f"must be an integer >= 2, got {levels!r}")
+        if integer and levels > int(high) - int(low) + 1:
+            raise _err(path, f"{where}.levels", f"{levels} integer levels do not fit in "
+                       f"[{low}, {high}]")
+    elif levels is not None:
+        raise _err(path, f"{where}.levels", f"only applies to grid designs (kind = {kind!r})")
+    return ParameterSpec(key, low=low, high=high, log=log, integer=integer, levels=levels)
+
+
+def _positive_int(path: Path | str | None, key: str, v: object, lo: int = 1) -> int:
+    if not _is_int(v) or v < lo:  # type: ignore[operator]
+        raise _err(path, key, f"must be an integer >= {lo}, got {v!r}")
+    return int(v)  # type: ignore[call-overload]
+
+
+ScenarioLoader = Callable[[Any], "Scenario"]
+
+
+def _default_loader(ref: Any) -> Scenario:
+    from .scenario import load_scenario
+
+    return load_scenario(ref)
+
+
+def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
+               ) -> Sweep:
+    """Read and validate a sweep file; a `SweepError` names the file and the key."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SweepError(f"{p}: cannot read: {e.strerror or e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{p}: not valid TOML: {e}") from None
+    return sweep_from_dict(data, path=p, loader=loader)
+
+
+def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
+                    loader: ScenarioLoader | None = None) -> Sweep:
+    """Validate a parsed sweep file (``path`` is used in messages and for relative paths)."""
+    load = loader or _default_loader
+    _check_keys(path, "", data, TOP_KEYS)
+    # Scenarios: one, or several for robustness.
+    if ("scenario" in data) == ("scenarios" in data):
+        raise _err(path, "scenario", "give exactly one of scenario = \"name-or-path\" or "
+                   "scenarios = [...]")
+    refs = [data["scenario"]] if "scenario" in data else data["scenarios"]
+    key = "scenario" if "scenario" in data else "scenarios"
+    if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+        raise _err(path, key, "must be a scenario name or a path (relative to the sweep "
+                   "file), or a non-empty list of them")
+    scenarios = []
+    for k, ref in enumerate(refs):
+        where = key if key == "scenario" else f"scenarios[{k}]"
+        target: Any = ref
+        if path is not None and (ref.endswith(".toml") or "/" in ref):
+            target = (path.parent / ref)
+        try:
+            scenarios.append(load(target))
+        except (ValueError, OSError) as e:
+            raise _err(path, where, f"cannot load scenario {ref!r}: {e}") from None
+    names = [s.name for s in scenarios]
+    if len(set(names)) != len(names):
+        raise _err(path, key, f"scenarios must have distinct names, got {names}")
+    # Policies.
+    from .policies import POLICIES
+
+    pols = data.get("policies", list(scenarios[0].policies))
+    if not isinstance(pols, list) or not pols or not all(isinstance(x, str) for x in pols):
+        raise _err(path, "policies", f"must be a non-empty list of policy names; allowed: "
+                   f"{', '.join(POLICIES)}")
+    for k, pol in enumerate(pols):
+        if pol not in POLICIES:
+            raise _err(path, f"policies[{k}]", f"unknown policy {pol!r}; allowed: "
+                       f"{', '.join(POLICIES)}")
+    if len(set(pols)) != len(pols):
+        raise _err(path, "policies", f"has duplicates: {pols}")
+    # Design.
+    design = data.get("design")
+    if not isinstance(design, dict):
+        raise _err(path, "design", "a [design] table is required (kind, points, "
+                   "trajectories, seed)")
+    _check_keys(path, "design", design, DESIGN_KEYS)
+    kind = design.get("kind")
+    if kind not in DESIGN_KINDS:
+        raise _err(path, "design.kind", f"{kind!r} is not a design; allowed: "
+                   f"{' | '.join(DESIGN_KINDS)}")
+    # Parameters.
+    raw = _flatten_parameters(path, data.get("parameters", {}))
+    if not raw:
+        raise _err(path, "parameters", "at least one [parameters.<name>] table is required")
+    params = tuple(_parse_parameter(path, k, v, kind) for k, v in raw.items())
+    for spec in params:
+        if spec.key in _NOT_SWEPT:
+            raise _err(path, f"parameters.{spec.key}", "cannot be swept; use [design] "
+                       "trajectories, seed or replicates, or top-level policies")
+    for spec in params:
+        probe = spec.values[0] if spec.values is not None else spec.from_unit(0.5)
+        try:
+            scenarios[0].with_overrides({spec.key: probe})
+        except ValueError as e:
+            raise _err(path, f"parameters.{spec.key}", str(e)) from None
+    trajectories = design.get("trajectories", scenarios[0].n)
+    trajectories = _positive_int(path, "design.trajectories", trajectories)
+    seed = design.get("seed")
+    if seed is not None:
+        seed = _positive_int(path, "design.seed", seed, 0)
+    replicates = _positive_int(path, "design.replicates", design.get("replicates", 1))
+    chunk = design.get("chunk")
+    if chunk is not None:
+        chunk = _positive_int(path, "design.chunk", chunk)
+    if kind == "grid":
+        n_grid = math.prod(len(s.grid_values()) for s in params)
+        points = design.get("points", n_grid)
+        if points != n_grid:
+            raise _err(path, "design.points", f"a grid of these parameters has {n_grid} "
+                       f"points, not {points!r} (omit points for grids)")
+    else:
+        if "points" not in design:
+            raise _err(path, "design.points", f"is required for kind = {kind!r}")
+        points = _positive_int(path, "design.points", design["points"])
+        if kind == "sobol" and (points < 2 or points & (points - 1)):
+            raise _err(path, "design.points", f"must be a power of 2 >= 2 for sobol designs "
+                       f"(the base sample size N; the sweep runs N·(d+2) rows), got {points}")
+    name = data.get("name", path.stem if path is not None else "sweep")
+    description = data.get("description", "")
+    for label, text in (("name", name), ("description", description)):
+        if not isinstance(text, str):
+            raise _err(path, label, f"must be a string, got {text!r}")
+    sweep = Sweep(name, description, path, tuple(scenarios), tuple(pols), params, kind,
+                  points, trajectories, seed, replicates, chunk)
+    # Every row must make valid parameters (e.g. u_success > u_failure): fail early.
+    for row in design_rows(sweep):
+        for sc in sweep.scenarios:
+            try:
+                sc.with_overrides(row.values)
+            except ValueError as e:
+                raise _err(path, "parameters", f"design row {row.index} "
+                           f"({_fmt_values(row.values)}) is invalid for scenario "
+                           f"{sc.name!r}: {e}. Choose ranges or values whose every "
+                           "combination is valid (e.g. u_success above u_failure's high).",
+                           ) from None
+    return sweep
+
+
+def _fmt_values(values: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+
+# --- designs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DesignRow:
+    """One parameter setting. ``block`` is ``A``, ``B`` or ``AB`` for sobol designs (``""``
+    otherwise), ``base`` the base-sample index and ``block_param`` the AB column's
+    parameter."""
+
+    index: int
+    values: dict[str, Any]
+    block: str = ""
+    base: int = -1
+    block_param: str = ""
+
+
+def unit_matrix(sweep: Sweep) -> np.ndarray:
+    """The design's coordinates in [0, 1)^d (grid designs have none)."""
+    from scipy.stats import qmc
+
+    d = len(sweep.parameters)
+    seed = 0 if sweep.seed is None else sweep.seed
+    rng = np.random.default_rng(seed)
+    if sweep.kind == "lhs":
+        return np.asarray(qmc.LatinHypercube(d=d, rng=rng).random(sweep.points))
+    if sweep.kind == "random":
+        return rng.random((sweep.points, d))
+    if sweep.kind == "sobol":
+        m = round(math.log2(sweep.points))
+        return np.asarray(qmc.Sobol(d=2 * d, scramble=True, rng=rng).random_base2(m))
+    raise ValueError(f"no unit matrix for kind {sweep.kind!r}")
+
+
+def design_rows(sweep: Sweep) -> Iterator[DesignRow]:
+    """The design's rows, in a deterministic order."""
+    specs = sweep.parameters
+    keys = [s.key for s in specs]
+    if sweep.kind == "grid":
+        for i, combo in enumerate(itertools.product(*(s.grid_values() for s in specs))):
+            yield DesignRow(i, dict(zip(keys, combo, strict=True)))
+        return
+    u = unit_matrix(sweep)
+    d = len(specs)
+
+    def values(coords: np.ndarray) -> dict[str, Any]:
+        return {s.key: s.from_unit(float(x)) for s, x in zip(specs, coords, strict=True)}
+
+    if sweep.kind != "sobol":
+        for i in range(u.shape[0]):
+            yield DesignRow(i, values(u[i]))
+        return
+    a, b = u[:, :d], u[:, d:]
+    n = a.shape[0]
+    for j in range(n):
+        yield DesignRow(j, values(a[j]), "A", j)
+    for j in range(n):
+        yield DesignRow(n + j, values(b[j]), "B", j)
+    for i in range(d):
+        for j in range(n):
+            ab = a[j].copy()
+            ab[i] = b[j, i]
+            yield DesignRow((2 + i) * n + j, values(ab), "AB", j, keys[i])
+
+
+# --- points and keys -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulation of a sweep: a design row on a scenario, replicate and policy."""
+
+    key: str
+    row: int
+    scenario: str
+    replicate: int
+    seed: int
+    policy: str
+    world: WorldSpec
+    params: Params
+    stubs: Stubs
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def content_hash(world: WorldSpec, params: Params, stubs: Stubs) -> str:
+    """Hash of what the engine sees (the resolved scenario content)."""
+    text = _canonical({"world": world.to_dict(), "params": params.to_dict(),
+                       "stubs": stubs.to_dict()})
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def point_key(content: str, policy: str, seed: int, n: int,
+              version: str = __version__) -> str:
+    """The key of a point: its content hash, policy, seed, trajectories and version."""
+    text = _canonical({"content": content, "policy": policy, "seed": seed, "n": n,
+                       "version": version})
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@dataclass
+class Plan:
+    """A sweep expanded into points (each key once) and the design table's rows."""
+
+    sweep: Sweep
+    points: list[Point]
+    design: list[dict[str, Any]] = field(repr=False)
+    sweep_id: str = ""
+
+
+def plan(sweep: Sweep) -> Plan:
+    """Expand a sweep into its points, ordered so that points sharing a world are adjacent
+    (a chunk generates each world once) and identical settings share one key."""
+    points: dict[str, Point] = {}
+    design: list[dict[str, Any]] = []
+    for row in design_rows(sweep):
+        for sc in sweep.scenarios:
+            resolved = sc.with_overrides(row.values)
+            content = content_hash(resolved.world, resolved.params, resolved.stubs)
+            for r in range(sweep.replicates):
+                seed = sweep.scenario_seed(sc) + r
+                for pol in sweep.policies:
+                    key = point_key(content, pol, seed, sweep.trajectories)
+                    design.append({"row": row.index, "block": row.block, "base": row.base,
+                                   "block_param": row.block_param, "scenario": sc.name,
+                                   "replicate": r, "seed": seed, "policy": pol, "key": key,
+                                   **{f"{k}": v for k, v in row.values.items()}})
+                    if key not in points:
+                        points[key] = Point(key, row.index, sc.name, r, seed, pol,
+                                            resolved.world, resolved.params, resolved.stubs)
+    ordered = sorted(points.values(), key=lambda p: (
+        p.scenario, p.seed, _world_id(p.world), p.row, p.policy))
+    ident = hashlib.sha256(_canonical({
+        "keys": [d["key"] for d in design],
+        "parameters": [s.key for s in sweep.parameters],
+    }).encode()).hexdigest()[:16]
+    return Plan(sweep, ordered, design, ident)
+
+
+_WORLD_IDS: dict[WorldSpec, str] = {}
+
+
+def _world_id(world: WorldSpec) -> str:
+    if world not in _WORLD_IDS:
+        _WORLD_IDS[world] = hashlib.sha256(_canonical(world.to_dict()).encode()).hexdigest()
+    return _WORLD_IDS[world]
+
+
+# --- running a chunk (on any worker) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs: the points (resolved, no scenario files) and the size."""
+
+    index: int
+    points: tuple[Point, ...]
+    n: int
+    threads: int | None
+
+
+@dataclass
+class ChunkResult:
+    """Per-point aggregates and per-trajectory metrics of one chunk, as plain arrays."""
+
+    index: int
+    keys: list[str]
+    means: np.ndarray  # (points, metrics)
+    sds: np.ndarray
+    counts: np.ndarray
+    trajectories: np.ndarray  # (points, n) int64, the trajectory ids
+    values: np.ndarray  # (points, n, metrics) float64
+    seconds: float
+
+
+def run_task(task: Task) -> ChunkResult:
+    """Simulate a chunk's points; each distinct (world, seed) is generated once."""
+    from .simulate import simulate
+    from .world import World, generate
+
+    t0 = time.perf_counter()
+    k = len(task.points)
+    m = len(METRIC_NAMES)
+    means = np.empty((k, m))
+    sds = np.empty((k, m))
+    counts = np.empty((k, m), dtype=np.int64)
+    values = np.empty((k, task.n, m))
+    trajectories = np.empty((k, task.n), dtype=np.int64)
+    world: World | None = None
+    world_of: tuple[WorldSpec, int] | None = None
+    for i, p in enumerate(task.points):
+        if world_of != (p.world, p.seed):
+            world = generate(p.world, seed=p.seed, n=task.n)
+            world_of = (p.world, p.seed)
+        assert world is not None
+        res = simulate(world, p.policy, params=p.params, stubs=p.stubs, threads=task.threads)
+        frame = res.trajectories
+        trajectories[i] = frame["trajectory"].to_numpy()
+        for j, name in enumerate(METRIC_NAMES):
+            x = frame[name].to_numpy().astype(np.float64)
+            values[i, :, j] = x
+            finite = x[np.isfinite(x)]
+            counts[i, j] = finite.size
+            means[i, j] = finite.mean() if finite.size else np.nan
+            sds[i, j] = finite.std(ddof=1) if finite.size > 1 else np.nan
+    return ChunkResult(task.index, [p.key for p in task.points], means, sds, counts,
+                       trajectories, values, time.perf_counter() - t0)
+
+
+def chunk_size(sweep: Sweep) -> int:
+    if sweep.chunk is not None:
+        return sweep.chunk
+    return max(1, CHUNK_TRAJECTORIES // sweep.trajectories)
+
+
+def make_tasks(points: Sequence[Point], size: int, n: int, threads: int | None,
+               first_index: int = 0) -> Iterator[Task]:
+    for c, start in enumerate(range(0, len(points), size)):
+        yield Task(first_index + c, tuple(points[start:start + size]), n, threads)
+
+
+# --- executors -----------------------------------------------------------------------------
+
+
+def _in_process(tasks: Iterable[Task]) -> Iterator[ChunkResult]:
+    for task in tasks:
+        yield run_task(task)
+
+
+def _process_pool(tasks: Iterable[Task], workers: int) -> Iterator[ChunkResult]:
+    import multiprocessing as mp
+
+    # spawn, not fork: numba's threading layers are not fork-safe once started.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+        yield from _bounded(tasks, ex.submit, 2 * workers)
+
+
+def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],
+             limit: int) -> Iterator[ChunkResult]:
+    """Keep at most ``limit`` chunks in flight so memory does not grow with the sweep."""
+    it = iter(tasks)
+    pending: set[Future[ChunkResult]] = set()
+    for task in itertools.islice(it, limit):
+        pending.add(submit(run_task, task))
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            yield fut.result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.add(submit(run_task, nxt))
+
+
+def _dask(tasks: Iterable[Task], address: str) -> Iterator[ChunkResult]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise SweepError("--scheduler needs dask.distributed: pip install 'wmtsim[cluster]'"
+                         ) from None
+    with Client(address, set_as_default=False) as client:
+        limit = 2 * max(1, sum(client.nthreads().values()))
+        it = iter(tasks)
+        futures = [client.submit(run_task, t, pure=False) for t in itertools.islice(it, limit)]
+        queue = as_completed(futures)
+        for fut in queue:
+            result: ChunkResult = fut.result()
+            fut.release()
+            yield result
+            nxt = next(it, None)
+            if nxt is not None:
+                queue.add(client.submit(run_task, nxt, pure=False))
+
+
+# --- the sweep driver ----------------------------------------------------------------------
+
+
+@dataclass
+class SweepReport:
+    """What a `run_sweep` call did."""
+
+    out: Path
+    sweep_id: str
+    total: int
+    already: int
+    computed: int
+    chunks: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.computed / self.seconds if self.seconds > 0 else float("nan")
+
+
+def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
+              scheduler: str | None = None, resume: bool = False, progress: bool = True,
+              chunk: int | None = None, threads: int | None = None,
+              max_chunks: int | None = None) -> SweepReport:
+    """Run the points of ``sweep`` that ``out`` does not hold yet.
+
+    ``workers`` > 1 uses a local process pool; ``scheduler`` (an address) a
+    ``dask.distributed`` cluster. Results do not depend on either. Re-running into a folder
+    of the same sweep computes only what is missing; ``resume=True`` insists that ``out``
+    already holds this sweep. ``threads`` is numba's thread count in-process (pool and
+    cluster workers always use 1). ``max_chunks`` stops after that many chunks (tests, benchmarks).
+    """
+    from .sweep_store import Store
+
+    t0 = time.perf_counter()
+    pl_ = plan(sweep)
+    store = Store.open(Path(out), pl_, sweep, resume=resume)
+    try:
+        done = store.done_keys()
+        todo = [p for p in pl_.points if p.key not in done]
+        size = chunk or chunk_size(sweep)
+        distributed = scheduler is not None or workers > 1
+        tasks: Iterable[Task] = make_tasks(todo, size, sweep.trajectories,
+                                           1 if distributed else threads,
+                                           store.next_chunk_index())
+        if max_chunks is not None:
+            tasks = itertools.islice(tasks, max_chunks)
+        if scheduler is not None:
+            results = _dask(tasks, scheduler)
+        elif workers > 1:
+            results = _process_pool(tasks, workers)
+        else:
+            results = _in_process(tasks)
+        computed = 0
+        chunks = 0
+        with _progress(progress, len(pl_.points), len(pl_.points) - len(todo)) as advance:
+            for res in results:
+                store.write_chunk(res)
+                computed += len(res.keys)
+                chunks += 1
+                advance(len(res.keys))
+        if computed + len(pl_.points) - len(todo) == len(pl_.points):
+            store.mark_complete()
+    finally:
+        store.close()
+    return SweepReport(Path(out), pl_.sweep_id, len(pl_.points), len(pl_.points) - len(todo),
+                       computed, chunks, time.perf_counter() - t0)
+
+
+class _progress:
+    """A rich progress bar (points done, rate, time left), or nothing."""
+
+    def __init__(self, enabled: bool, total: int, done: int) -> None:
+        self.enabled, self.total, self.done = enabled, total, done
+
+    def __enter__(self) -> Callable[[int], None]:
+        if not self.enabled:
+            return lambda k: None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("points"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+            TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True))
+        self.bar.__enter__()
+        self.task = self.bar.add_task("sweep", total=self.total, completed=self.done,
+                                      rate="")
+        self.t0 = time.perf_counter()
+        self.count = 0
+
+        def advance(k: int) -> None:
+            self.count += k
+            rate = self.count / max(time.perf_counter() - self.t0, 1e-9)
+            self.bar.update(self.task, advance=k, rate=f"{rate:.1f} points/s")
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.__exit__(None, None, None)
