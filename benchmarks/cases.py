@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def thread_counts() -> list[int]:
     """1, 2, 4, ... up to numba's thread count, and that count itself."""
     import numba
 
-    top = int(numba.config.NUMBA_NUM_THREADS)
+    top = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
     counts = [1]
     while counts[-1] * 2 <= top:
         counts.append(counts[-1] * 2)
@@ -164,7 +165,7 @@ def bench_reference(sz: Sizes) -> dict[str, Any]:
         world = _generate(spec, n)
         counts = eng(world, 1)
         steps = _prompt_steps(counts)
-        t_eng, _ = best_time(lambda w=world: eng(w, 1), repeat=sz.repeats, min_time=0.2)
+        t_eng, _ = best_time(partial(eng, world, 1), repeat=sz.repeats, min_time=0.2)
         t0 = time.perf_counter()
         ref_counts, _ = simulate_reference(world, eng.policy, Params(), Stubs())
         t_ref = time.perf_counter() - t0
@@ -207,7 +208,7 @@ def bench_threads(sz: Sizes) -> dict[str, Any]:
     times: dict[int, list[float]] = {t: [] for t in counts}
     for _ in range(sz.repeats):  # interleaved, so drifting load hits every count alike
         for t in counts:
-            times[t].append(best_time(lambda t=t: eng(world, t), repeat=1)[0])
+            times[t].append(best_time(partial(eng, world, t), repeat=1)[0])
     best = {t: min(v) for t, v in times.items()}
     out: dict[str, Any] = {
         "policy": eng.policy, "trajectories": sz.thread_trajectories, "prompt_steps": steps,
@@ -254,7 +255,7 @@ def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
         world = _generate(spec, n)
         counts = eng(world, 1)
         steps = _prompt_steps(counts)
-        t, _ = best_time(lambda w=world: eng(w, 1), repeat=sz.repeats, max_time=10.0)
+        t, _ = best_time(partial(eng, world, 1), repeat=sz.repeats, max_time=10.0)
 
         points.append({"target": target, "trajectories": n, "prompt_steps": steps,
                        "nodes": float(np.asarray(counts)[:, C_NODES].mean()),
@@ -287,8 +288,8 @@ def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
     for n in sz.trajectory_counts:
         world = _generate(WorldSpec(), n)
         steps = _prompt_steps(eng(world))
-        t, _ = best_time(lambda w=world: eng(w), repeat=sz.repeats, min_time=0.1)
-        t_gen, _ = best_time(lambda n=n: _generate(WorldSpec(), n), repeat=sz.repeats)
+        t, _ = best_time(partial(eng, world), repeat=sz.repeats, min_time=0.1)
+        t_gen, _ = best_time(partial(_generate, WorldSpec(), n), repeat=sz.repeats)
         points.append({"trajectories": n, "prompt_steps": steps, "seconds": t,
                        "seconds_per_step": t / steps, "generate_seconds": t_gen})
     ns = [p["trajectories"] for p in points]

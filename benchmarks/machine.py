@@ -53,7 +53,7 @@ def machine_info() -> dict[str, Any]:
         "cpu": cpu_model(),
         "cores_logical": os.cpu_count(),
         "cores_usable": usable_cores(),
-        "numba_threads": int(numba.config.NUMBA_NUM_THREADS),
+        "numba_threads": int(numba.config.NUMBA_NUM_THREADS),  # type: ignore[attr-defined]
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "platform": platform.platform(),
         "python": sys.version.split()[0],

@@ -18,6 +18,7 @@ import json
 import resource
 import sys
 import tracemalloc
+from typing import Any
 
 
 def _maxrss_bytes() -> int:
@@ -25,7 +26,7 @@ def _maxrss_bytes() -> int:
     return int(kb) * (1 if sys.platform == "darwin" else 1024)
 
 
-def probe(n: int, policy: str = "wmt") -> dict[str, float]:
+def probe(n: int, policy: str = "wmt") -> dict[str, Any]:
     import numpy as np
 
     from wmtsim.engine import run
