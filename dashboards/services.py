@@ -227,20 +227,25 @@ def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajector
     The engine's counter-based generator makes a trajectory identical whether it runs
     alone or in a batch, so this is row ``trajectory`` of ``simulate(world, n, seed)``.
     """
-    from wmtsim.metrics import METRICS
     from wmtsim.simulate import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
     res = simulate(world, policy, n=1, seed=seed, params=p, stubs=s, threads=THREADS,
                    record_steps=1, start=trajectory)
+    return _view(res, trajectory)
+
+
+def _view(res: Any, trajectory: int) -> TrajectoryView:
+    """A `TrajectoryView` of the only trajectory of a `SimResult`."""
+    from wmtsim.metrics import METRICS
+
     tree = res.tree(trajectory)
     parents = pl.DataFrame({"slot": [r["slot"] for r in tree],
                             "parent": [r["parent"] for r in tree]},
                            schema={"slot": pl.Int64, "parent": pl.Int64})
     steps = res.steps.join(parents, on="slot", how="left")
     row = res.trajectories.row(0, named=True)
-    metrics = {k: row[k] for k in METRICS}
-    return TrajectoryView(policy, trajectory, steps, metrics, tree)
+    return TrajectoryView(res.policy, trajectory, steps, {k: row[k] for k in METRICS}, tree)
 
 
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
@@ -391,3 +396,141 @@ def trace_tree(view: TraceView, step: int) -> tuple[pl.DataFrame, pl.DataFrame]:
                           for p in at["parent"].to_list()], dtype=pl.Int64),
     )
     return tree_layout(nodes)
+
+
+# ---------------------------------------------------------------------------------------
+# Sweeps
+
+
+def _analysis() -> Any:
+    try:
+        from wmtsim import analysis
+    except ImportError as e:
+        raise Unavailable(f"wmtsim.analysis cannot be imported ({e})") from None
+    return analysis
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """A sweep folder: its manifest, varied parameters and one row per computed point."""
+
+    root: str
+    manifest: dict[str, Any]
+    parameters: tuple[str, ...]
+    metrics: tuple[str, ...]
+    table: pl.DataFrame
+
+
+@st.cache_data(show_spinner="Reading the sweep…", max_entries=16)
+def load_sweep_folder(folder: str, mtime: float = 0.0) -> SweepView:
+    """`wmtsim.sweep_store.load_results` of ``folder`` (``mtime`` invalidates the cache
+    when the sweep grows)."""
+    try:
+        from wmtsim.sweep_store import load_results
+    except ImportError as e:
+        raise Unavailable(f"wmtsim.sweep_store cannot be imported ({e})") from None
+    res = load_results(folder)
+    metrics = tuple(res.manifest.get("metrics") or ())
+    return SweepView(str(res.root), res.manifest, tuple(res.parameters), metrics,
+                     res.table())
+
+
+def sweep_mtime(folder: str) -> float:
+    manifest = Path(folder) / "manifest.json"
+    return manifest.stat().st_mtime if manifest.is_file() else 0.0
+
+
+def find_sweeps(base: str = "results") -> list[str]:
+    """Folders under ``base`` (relative to the repository or absolute) holding a sweep."""
+    root = Path(base) if Path(base).is_absolute() else REPO / base
+    if not root.is_dir():
+        return []
+    return sorted(str(p.parent) for p in root.glob("**/manifest.json"))[:200]
+
+
+def grid_means(table: pl.DataFrame, x: str, y: str, metric: str) -> pl.DataFrame:
+    """Mean of the per-point means of ``metric`` in each ``(x, y)`` cell (averaging over
+    the other parameters, replicates and scenarios of the rows given)."""
+    return (table.group_by(x, y).agg(pl.col(metric).mean(), pl.len().alias("points"))
+            .sort(x, y))
+
+
+def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
+    """The points not dominated on (lower ``cost``, higher ``benefit``).
+
+    Uses `wmtsim.analysis` when it provides a Pareto front, else a direct scan.
+    """
+    try:
+        fn = getattr(_analysis(), "pareto_front", None)
+    except Unavailable:
+        fn = None
+    if fn is not None:
+        try:
+            front = fn(table, x=cost, y=benefit)
+            if isinstance(front, pl.DataFrame):
+                return front
+        except TypeError:
+            pass
+    pts = table.filter(pl.col(cost).is_not_nan() & pl.col(benefit).is_not_nan()).sort(
+        [cost, benefit], descending=[False, True])
+    keep = []
+    best = -float("inf")
+    for k, b in enumerate(pts[benefit].to_list()):
+        if b > best:
+            keep.append(k)
+            best = b
+    return pts[keep]
+
+
+@st.cache_data(show_spinner="Computing sensitivity indices…", max_entries=16)
+def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
+    """Sobol indices of ``metric`` from `wmtsim.analysis` (a sobol design is needed)."""
+    analysis = _analysis()
+    fn = getattr(analysis, "sobol_indices", None) or getattr(analysis, "sensitivity", None)
+    if fn is None:
+        raise Unavailable("wmtsim.analysis has no sobol_indices function")
+    from wmtsim.sweep_store import load_results
+
+    out = fn(load_results(folder), metric)
+    if not isinstance(out, pl.DataFrame):
+        out = pl.DataFrame(out)
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFrame:
+    """The per-trajectory metrics a sweep stored for one point."""
+    from wmtsim.sweep_store import load_results
+
+    return (load_results(folder).trajectories().filter(pl.col("key") == key)
+            .sort("trajectory").collect())
+
+
+def _sweep_point(manifest: dict[str, Any], key: str) -> Any:
+    try:
+        from wmtsim.sweep import load_sweep, plan
+    except ImportError as e:
+        raise Unavailable(f"wmtsim.sweep cannot be imported ({e})") from None
+    path = manifest.get("sweep_file")
+    if not path or not Path(path).is_file():
+        raise Unavailable(f"the sweep file {path!r} is not there any more, so the point "
+                          "cannot be re-simulated")
+    for p in plan(load_sweep(path)).points:
+        if p.key == key:
+            return p
+    raise Unavailable(f"the sweep file {path} no longer defines point {key} "
+                      "(it was edited after the sweep ran)")
+
+
+@st.cache_data(show_spinner="Re-simulating the trajectory…", max_entries=64)
+def sweep_trajectory(folder: str, key: str, trajectory: int, mtime: float = 0.0
+                     ) -> TrajectoryView:
+    """One trajectory of a sweep point, re-run with step recording (same seed and
+    trajectory index, so it is the trajectory the sweep aggregated)."""
+    from wmtsim.simulate import simulate
+
+    view = load_sweep_folder(folder, mtime)
+    p = _sweep_point(view.manifest, key)
+    res = simulate(p.world, p.policy, n=1, seed=p.seed, params=p.params, stubs=p.stubs,
+                   threads=THREADS, record_steps=1, start=trajectory)
+    return _view(res, trajectory)

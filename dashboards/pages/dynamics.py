@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import polars as pl
 import streamlit as st
 
-from dashboards import charts, services, widgets
+from dashboards import services, widgets
 
 st.title("Poisoning dynamics")
 st.caption("One trajectory of the scenario, step by step: the memory tree, the retention "
@@ -45,34 +44,4 @@ for col, p in zip(columns, shown, strict=True):
     view = views[p]
     with col:
         st.subheader(labels[p])
-        m = view.metrics
-        c1, c2, c3, c4 = st.columns(4)
-        c1.metric("BR (trajectory)", f"{m['br']:.4f}")
-        c2.metric("PRR (trajectory)", f"{m['prr']:.4f}")
-        c3.metric("ASR (trajectory)", f"{m['asr']:.4f}")
-        c4.metric("TSR (trajectory)", f"{m['tsr']:.0f}")
-        last = int(view.steps["step"].max() or 0)
-        at = view.steps.filter(pl.col("step") == min(step, last))
-        if step > last:
-            st.caption(f"this configuration has {last + 1} steps; showing the last")
-        else:
-            event = at["event"][0] if at.height else "-"
-            st.caption(f"step {step}: after the `{event}` event, {at.height} memories")
-        nodes, edges = services.tree_layout(at)
-        st.altair_chart(charts.tree_chart(nodes, edges, f"memory tree at step {step}"),
-                        width="stretch")
-        st.altair_chart(charts.score_lines(view.steps, step, "retention scores u"),
-                        width="stretch")
-        st.altair_chart(charts.selection_raster(view.steps, step, "selections per step"),
-                        width="stretch")
-        rates = services.running_rates(view.steps)
-        now = rates.filter(pl.col("step") <= step).tail(1)
-        if now.height:
-            r1, r2 = st.columns(2)
-            prr_now = now["prr"][0]
-            r1.metric("running BR", f"{now['br'][0]:.4f}")
-            r2.metric("running PRR", "–" if prr_now is None else f"{prr_now:.4f}")
-        st.altair_chart(charts.running_chart(rates, step, "running BR / PRR"),
-                        width="stretch")
-        with st.expander("nodes at this step"):
-            st.dataframe(at.drop("trajectory"), hide_index=True)
+        widgets.trajectory_panel(view, step)
