@@ -319,6 +319,78 @@ def dashboard(
         raise typer.Exit(0) from None
 
 
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(
+        help="A sweep file (TOML, see docs/sweeps.md).", show_default=False)],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (chunked Parquet + manifest).",
+        show_default=False)],
+    workers: Annotated[int, typer.Option(
+        "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")] = 1,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="A dask.distributed scheduler address (wmtsim[cluster]).",
+        show_default=False)] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue a sweep in --out (which must exist).")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run a parameter sweep; only points missing from --out are computed.
+
+    Results are keyed by a hash of each point's parameters, seed, scenario content and
+    wmtsim version, so re-running (or --resume) after a crash computes only what is
+    missing, and results do not depend on --workers or --scheduler.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]
+
+      [cyan]wmtsim sweep sweeps/sobol_gaia.toml -o results/sobol --scheduler tcp://host:8786[/cyan]
+    """
+    from .sweep import SweepError, load_sweep, run_sweep
+
+    try:
+        spec = load_sweep(sweep_file)
+        report = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
+                           progress=progress)
+    except SweepError as e:
+        raise _fail(str(e)) from None
+    out_console.print(
+        f"{spec.name}: {report.total} points, {report.already} already done, "
+        f"{report.computed} computed in {report.seconds:.1f} s "
+        f"({report.rate:.1f} points/s) -> {out}", markup=False, highlight=False)
+
+
+@app.command()
+def analyze(
+    sweep_dir: Annotated[Path, typer.Argument(
+        help="A folder written by `wmtsim sweep`.", show_default=False)],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Where to write tables and charts [default: DIR/analysis].",
+        show_default=False)] = None,
+    metric: Annotated[str, typer.Option(help="Metric for Sobol, robustness, heatmap.")
+                      ] = "tsr",
+    charts: Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")] = True,
+) -> None:
+    """Summarise a sweep: bootstrap means, Pareto front, robust settings, Sobol indices.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
+    """
+    from .analysis import analyze as run_analysis
+    from .sweep import SweepError
+
+    try:
+        written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
+    except (SweepError, ValueError) as e:
+        raise _fail(str(e)) from None
+    for name, path in written.items():
+        paths = path if isinstance(path, list) else [path]
+        out_console.print(f"{name}: {', '.join(map(str, paths))}", markup=False,
+                          highlight=False)
+
+
 def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
     app()
 
