@@ -150,10 +150,3 @@ def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
     return (all_pts + front_line).properties(title=f"Pareto front: {y} vs {x}", height=320)
 
 
-def sensitivity_chart(frame: pl.DataFrame, value: str = "S1",
-                      label: str = "parameter") -> alt.Chart:
-    """Sensitivity indices as horizontal bars."""
-    return alt.Chart(frame.to_pandas()).mark_bar().encode(
-        y=alt.Y(f"{label}:N", sort="-x", title=None), x=alt.X(f"{value}:Q"),
-        tooltip=[label, alt.Tooltip(f"{value}:Q", format=".3f")],
-    ).properties(title=f"sensitivity ({value})", height=240)

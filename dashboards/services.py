@@ -456,45 +456,23 @@ def grid_means(table: pl.DataFrame, x: str, y: str, metric: str) -> pl.DataFrame
 
 
 def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
-    """The points not dominated on (lower ``cost``, higher ``benefit``).
-
-    Uses `wmtsim.analysis` when it provides a Pareto front, else a direct scan.
-    """
-    try:
-        fn = getattr(_analysis(), "pareto_front", None)
-    except Unavailable:
-        fn = None
-    if fn is not None:
-        try:
-            front = fn(table, x=cost, y=benefit)
-            if isinstance(front, pl.DataFrame):
-                return front
-        except TypeError:
-            pass
-    pts = table.filter(pl.col(cost).is_not_nan() & pl.col(benefit).is_not_nan()).sort(
-        [cost, benefit], descending=[False, True])
-    keep = []
-    best = -float("inf")
-    for k, b in enumerate(pts[benefit].to_list()):
-        if b > best:
-            keep.append(k)
-            best = b
-    return pts[keep]
+    """The points of ``table`` on the Pareto front of ``benefit`` (maximised) against
+    ``cost`` (minimised): `wmtsim.analysis.pareto_front`."""
+    return _analysis().pareto_front(table, cost=cost, value=benefit)
 
 
 @st.cache_data(show_spinner="Computing sensitivity indices…", max_entries=16)
 def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
-    """Sobol indices of ``metric`` from `wmtsim.analysis` (a sobol design is needed)."""
-    analysis = _analysis()
-    fn = getattr(analysis, "sobol_indices", None) or getattr(analysis, "sensitivity", None)
-    if fn is None:
-        raise Unavailable("wmtsim.analysis has no sobol_indices function")
+    """Sobol indices (S1, ST with intervals) of ``metric`` per policy and parameter:
+    `wmtsim.analysis.sobol_indices` (needs a sobol design)."""
     from wmtsim.sweep_store import load_results
 
-    out = fn(load_results(folder), metric)
-    if not isinstance(out, pl.DataFrame):
-        out = pl.DataFrame(out)
-    return out
+    return _analysis().sobol_indices(load_results(folder), metric)
+
+
+def sensitivity_chart(indices: pl.DataFrame) -> Any:
+    """`wmtsim.analysis.sensitivity_chart` of the indices."""
+    return _analysis().sensitivity_chart(indices)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -62,7 +62,9 @@ else:
     st.info("The sweep varies no parameter.")
 
 st.markdown("#### Pareto front: task success vs prompt tokens")
-if {"tsr", "prompt_tokens"} <= set(table.columns):
+if not {"tsr", "prompt_tokens"} <= set(table.columns):
+    widgets.not_available("The Pareto front", "the sweep has no tsr / prompt_tokens")
+else:
     front = services.pareto(table, "prompt_tokens", "tsr")
     tooltip = ["policy", *params, "tsr", "prompt_tokens", "asr", "br"]
     tooltip = [t for t in tooltip if t in table.columns]
@@ -74,12 +76,12 @@ if {"tsr", "prompt_tokens"} <= set(table.columns):
 st.markdown("#### Sensitivity indices")
 try:
     sens = services.sensitivity(view.root, metric, mtime)
-    value = next((c for c in ("S1", "ST", "s1", "st") if c in sens.columns), None)
-    label = next((c for c in ("parameter", "param", "name") if c in sens.columns), None)
-    if value and label:
-        st.altair_chart(charts.sensitivity_chart(sens, value, label), width="stretch",
-                        key="sweep_sens")
-    st.dataframe(sens, hide_index=True)
+    sens = sens.filter(pl.col("policy") == policy) if sens.height else sens
+    if sens.is_empty():
+        st.info("No complete group of A, B and AB rows yet for this configuration.")
+    else:
+        st.altair_chart(services.sensitivity_chart(sens), key="sweep_sens")
+        st.dataframe(sens, hide_index=True, key="sweep_sens_table")
 except (services.Unavailable, ValueError) as e:
     widgets.not_available("Sensitivity indices", e)
 

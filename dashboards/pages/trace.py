@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import streamlit as st
 
@@ -14,8 +16,16 @@ st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with 
 
 up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],
                               key="trace_upload")
-if up is None:
-    st.sidebar.caption("No file uploaded: showing the paper's worked example (A.4).")
+path = st.sidebar.text_input("…or a trace file path", key="trace_path")
+if up is None and path:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        st.error(f"cannot read {path}: {e.strerror or e}")
+        st.stop()
+    source = path
+elif up is None:
+    st.sidebar.caption("No file given: showing the paper's worked example (A.4).")
     text = services.demo_trace_text()
     source = "paper A.4 worked example"
 else:
