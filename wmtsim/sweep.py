@@ -184,6 +184,9 @@ def _flatten_parameters(path: Path | str | None, table: object, prefix: str = ""
     for k, v in table.items():
         key = f"{prefix}.{k}" if prefix else k
         if not isinstance(v, dict):
+            if prefix:  # a key inside a parameter's table
+                raise _err(path, f"parameters.{key}",
+                           f"unknown key; allowed: {', '.join(PARAM_KEYS)}")
             raise _err(path, f"parameters.{key}",
                        f"must be a table with {' | '.join(PARAM_KEYS)}, got {v!r}")
         if any(p in v for p in PARAM_KEYS) or not v:
