@@ -206,20 +206,32 @@ def bench_threads(sz: Sizes) -> dict[str, Any]:
     steps = _prompt_steps(eng(world))
     counts = thread_counts()
     times: dict[int, list[float]] = {t: [] for t in counts}
+    cpu: dict[int, list[float]] = {t: [] for t in counts}
+    load_before = os.getloadavg()[0]
     for _ in range(sz.repeats):  # interleaved, so drifting load hits every count alike
         for t in counts:
-            times[t].append(best_time(partial(eng, world, t), repeat=1)[0])
+            c0, t0 = time.process_time(), time.perf_counter()
+            eng(world, t)
+            times[t].append(time.perf_counter() - t0)
+            cpu[t].append(time.process_time() - c0)
     best = {t: min(v) for t, v in times.items()}
+    best_cpu = {t: min(v) for t, v in cpu.items()}
     out: dict[str, Any] = {
         "policy": eng.policy, "trajectories": sz.thread_trajectories, "prompt_steps": steps,
-        "cores_usable": usable_cores(),
+        "cores_usable": usable_cores(), "load_average_1min": [load_before,
+                                                              os.getloadavg()[0]],
         "seconds": {str(t): v for t, v in times.items()},
+        "cpu_seconds": {str(t): v for t, v in cpu.items()},
         "speedup": {str(t): best[1] / best[t] for t in counts},
+        # CPU seconds summed over threads: > 1 means the threads do extra work (contention);
+        # ~1 with a poor speedup means the cores were busy with other processes.
+        "work_inflation": {str(t): best_cpu[t] / best_cpu[1] for t in counts},
         "rows": [],
     }
     for t in counts:
         row = _row(f"{t} thread{'s' if t > 1 else ''}, {sz.thread_trajectories:,} "
-                   "trajectories", f"{_rate(steps / best[t])}, {best[1] / best[t]:.2f}x")
+                   "trajectories", f"{_rate(steps / best[t])}, {best[1] / best[t]:.2f}x; "
+                   f"CPU {best_cpu[t] / best_cpu[1]:.2f}x of 1 thread")
         if t == 2:
             row = _row(row[0], row[1], f">= {GOAL_TWO_THREADS}x",
                        best[1] / best[2] >= GOAL_TWO_THREADS)

@@ -2,7 +2,8 @@
 
 Options: ``--quick`` (tiny sizes, no cold compile: a smoke test, written to
 ``benchmarks/results/quick.json``), ``--only NAME`` (repeatable or comma-separated; the
-other sections already in the output file are kept), ``--out PATH``, ``--list``.
+other sections already in the output file are kept), ``--out PATH``, ``--list``,
+``--markdown`` (print the table of an existing results file as Markdown).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="JSON output (default: benchmarks/results/latest.json, "
                          "quick.json with --quick)")
     ap.add_argument("--list", action="store_true", help="list the sections and exit")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the results already in --out as a Markdown table; run nothing")
     args = ap.parse_args(argv)
     names = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
     unknown = [n for n in names if n not in SECTIONS]
@@ -82,6 +85,15 @@ def table(doc: dict[str, Any]) -> Table:
     return t
 
 
+def machine_line(m: dict[str, Any]) -> str:
+    load = ", ".join(f"{x:g}" for x in m.get("load_average_at_start", []))
+    return (f"{m['cpu']}, {m['cores_usable']} usable cores (numba threads: "
+            f"{m['numba_threads']}), {m['platform']}, Python {m['python']}, numba "
+            f"{m['numba']}, numpy {m['numpy']}, wmtsim {m['wmtsim']} at {m['git_commit']}"
+            f"{' (dirty)' if m.get('git_dirty') else ''}; {m['date']}; load average at "
+            f"start {load}")
+
+
 def markdown(doc: dict[str, Any]) -> str:
     """The same table as Markdown (for docs/benchmarks.md)."""
     lines = ["| section | measurement | value | goal | status |", "|---|---|--:|---|---|"]
@@ -99,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, fn in SECTIONS.items():
             console.print(f"{name}: {(fn.__doc__ or '').strip().splitlines()[0]}",
                           markup=False)
+        return 0
+    if args.markdown:
+        saved = json.loads(args.out.read_text())
+        print(machine_line(saved["machine"]) + "\n\n" + markdown(saved))
         return 0
     names = args.only or list(SECTIONS)
     doc: dict[str, Any] = {"machine": machine_info(), "quick": args.quick, "sections": {}}
