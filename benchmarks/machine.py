@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -86,10 +87,18 @@ def best_time(fn: Callable[[], object], repeat: int = 3, min_time: float = 0.0,
     return min(times), times
 
 
-def run_process(cmd: list[str], env: dict[str, str] | None = None,
-                timeout: float = 900.0) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall time of a whole child process (interpreter start-up included)."""
+def run_process(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 900.0
+                ) -> tuple[float, subprocess.CompletedProcess[str], float]:
+    """Wall time and CPU time (user + system) of a whole child process.
+
+    CPU time is the load-insensitive view: on a busy machine wall time also counts the
+    time the child spent waiting for a core.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
-    return time.perf_counter() - t0, done
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, done, cpu
