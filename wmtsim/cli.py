@@ -29,7 +29,11 @@ app = typer.Typer(
         "[bold]Examples[/bold]\n\n"
         "  [cyan]wmtsim demo[/cyan]  replay the paper's worked example (Appendix A.4)\n\n"
         "  [cyan]wmtsim replay trace.jsonl --out steps.parquet[/cyan]  replay a trace\n\n"
-        "  [cyan]wmtsim check trace.jsonl[/cyan]  verify a trace's expect lines"
+        "  [cyan]wmtsim check trace.jsonl[/cyan]  verify a trace's expect lines\n\n"
+        "  [cyan]wmtsim run paper_poisoning --n 500[/cyan]  simulate a scenario\n\n"
+        "  [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]  Table 4 beside "
+        "the paper\n\n"
+        "  [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]  fit knobs"
     ),
     rich_markup_mode="rich",
     no_args_is_help=True,
@@ -389,6 +393,12 @@ def analyze(
         paths = path if isinstance(path, list) else [path]
         out_console.print(f"{name}: {', '.join(map(str, paths))}", markup=False,
                           highlight=False)
+
+
+# Scenario commands (run, compare, calibrate, schema) live in wmtsim.cli_scenarios.
+from .cli_scenarios import register as _register_scenario_commands  # noqa: E402
+
+_register_scenario_commands(app)
 
 
 def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
