@@ -650,7 +650,7 @@ def _dask(tasks: Iterable[Task], address: str) -> Iterator[ChunkResult]:
         limit = 2 * max(1, sum(client.nthreads().values()))
         it = iter(tasks)
         futures = [client.submit(run_task, t, pure=False) for t in itertools.islice(it, limit)]
-        queue = as_completed(futures)
+        queue = as_completed(futures, loop=client.loop)
         for fut in queue:
             result: ChunkResult = fut.result()
             fut.release()

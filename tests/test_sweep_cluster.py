@@ -1,0 +1,81 @@
+"""A sweep on a real dask.distributed cluster, and a sweep killed with SIGKILL and resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from test_sweep_support import write_files
+from wmtsim.sweep import load_sweep, run_sweep
+from wmtsim.sweep_store import load_results
+
+distributed = pytest.importorskip("distributed")
+
+
+def frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    res = load_results(out)
+    return res.points.sort("key"), res.trajectories().collect().sort("key", "trajectory")
+
+
+# Worker processes shutting down at the end of the test may leave resource-tracker or
+# "unclosed" notices that are about dask's teardown, not about our results.
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore:.*[Pp]ort.*:UserWarning")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:distributed")
+def test_dask_cluster_results_match_a_local_run(tmp_path: Path) -> None:
+    sweep = load_sweep(write_files(tmp_path))
+    run_sweep(sweep, tmp_path / "local", progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        report = run_sweep(sweep, tmp_path / "dask", progress=False,
+                           scheduler=cluster.scheduler_address)
+    assert report.computed == 12
+    a, b = frames(tmp_path / "local"), frames(tmp_path / "dask")
+    assert a[0].equals(b[0]) and a[1].equals(b[1])
+
+
+def test_sigkill_then_resume_gives_the_uninterrupted_results(tmp_path: Path) -> None:
+    # One point per chunk, enough trajectories that the run takes a few seconds.
+    path = write_files(tmp_path, n=4000, chunk=1)
+    out = tmp_path / "killed"
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    err = tmp_path / "stderr.txt"
+    with open(err, "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "wmtsim.cli", "sweep", str(path), "--out", str(out),
+             "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    deadline = time.monotonic() + 60
+    chunks = out / "chunks"
+    while time.monotonic() < deadline:
+        if chunks.is_dir() and len(list(chunks.glob("points-*.parquet"))) >= 3:
+            break
+        assert proc.poll() is None, err.read_text()
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    saved = set()
+    for f in chunks.glob("points-*.parquet"):
+        saved.update(pl.read_parquet(f, columns=["key"])["key"])
+    assert 3 <= len(saved) < 12, "the sweep was not killed part-way"
+
+    sweep = load_sweep(path)
+    report = run_sweep(sweep, out, progress=False, resume=True)
+    assert report.already == len(saved) and report.computed == 12 - len(saved)
+    log = [line.split("\t") for line in (out / "computed.log").read_text().splitlines()]
+    sessions = list(dict.fromkeys(s for s, _, _ in log))
+    after = [k for s, _, k in log if s == sessions[-1]]
+    assert not set(after) & saved  # nothing computed twice after the resume
+    assert len(after) == len(set(after)) == 12 - len(saved)
+    assert not list(out.rglob("*.tmp"))
+
+    run_sweep(sweep, tmp_path / "clean", progress=False)
+    a, b = frames(tmp_path / "clean"), frames(out)
+    assert a[0].equals(b[0]) and a[1].equals(b[1])
