@@ -19,6 +19,7 @@ import csv
 import io
 import json
 import tomllib
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -467,7 +468,12 @@ def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     `wmtsim.analysis.sobol_indices` (needs a sobol design)."""
     from wmtsim.sweep_store import load_results
 
-    return _analysis().sobol_indices(load_results(folder), metric)
+    with warnings.catch_warnings():
+        # An index is NaN when the metric does not vary across the design (numpy warns
+        # about the all-NaN slice); the table shows the NaN.
+        warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+        return _analysis().sobol_indices(load_results(folder), metric)
 
 
 def sensitivity_chart(indices: pl.DataFrame) -> Any:

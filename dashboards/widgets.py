@@ -51,7 +51,19 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         st.error(f"cannot load the scenario: {e}")
         return None
     st.sidebar.caption(info["description"])
+    _reset_on_change(key, ref)
     return ref
+
+
+def _reset_on_change(key: str, ref: tuple[str, str]) -> None:
+    """A new scenario brings its own defaults: forget the page's other widget values."""
+    marker = f"{key}__scenario"
+    if st.session_state.get(marker, ref) != ref:
+        own = {f"{key}_{w}" for w in ("source", "upload", "path", "name")}
+        for k in list(st.session_state):
+            if isinstance(k, str) and k.startswith(f"{key}_") and k not in own:
+                del st.session_state[k]
+    st.session_state[marker] = ref
 
 
 def params_editor(defaults: dict[str, Any], key: str) -> tuple[tuple[str, Any], ...]:
