@@ -7,9 +7,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from test_sweep_support import GRID, write_files
 from typer.testing import CliRunner
 
-from test_sweep_support import GRID, write_files
 from wmtsim.cli import app
 from wmtsim.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
 from wmtsim.sweep_store import load_results

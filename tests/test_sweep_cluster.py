@@ -11,8 +11,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from test_sweep_support import write_files
+
 from wmtsim.sweep import load_sweep, run_sweep
 from wmtsim.sweep_store import load_results
 

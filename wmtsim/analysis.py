@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,8 +166,11 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
     b_s1, b_st = estimate(f_a[idx], f_b[idx], np.moveaxis(f_ab[:, idx], 0, 1))
     alpha = (1.0 - confidence) / 2.0
     q = [alpha, 1.0 - alpha]
-    s1_lo, s1_hi = np.nanquantile(b_s1, q, axis=0)
-    st_lo, st_hi = np.nanquantile(b_st, q, axis=0)
+    with warnings.catch_warnings():
+        # A constant output (zero variance) leaves the indices undefined: NaN, no warning.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        s1_lo, s1_hi = np.nanquantile(b_s1, q, axis=0)
+        st_lo, st_hi = np.nanquantile(b_st, q, axis=0)
     return {"S1": s1, "S1_low": s1_lo, "S1_high": s1_hi,
             "ST": st, "ST_low": st_lo, "ST_high": st_hi}
 
