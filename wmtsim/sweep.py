@@ -563,8 +563,15 @@ class ChunkResult:
 
 
 def run_task(task: Task) -> ChunkResult:
-    """Simulate a chunk's points; each distinct (world, seed) is generated once."""
-    from .simulate import simulate
+    """Simulate a chunk's points; each distinct (world, seed) is generated once.
+
+    This is `wmtsim.simulate.simulate` without the provenance frame (which costs as much
+    as the engine on small batches): the same `engine.run` call and the same
+    `metrics_from_counters`, so results are identical to ``simulate(...).trajectories``.
+    """
+    from .engine import run
+    from .metrics import metrics_from_counters
+    from .policies import get_policy
     from .world import World, generate
 
     t0 = time.perf_counter()
@@ -582,11 +589,12 @@ def run_task(task: Task) -> ChunkResult:
             world = generate(p.world, seed=p.seed, n=task.n)
             world_of = (p.world, p.seed)
         assert world is not None
-        res = simulate(world, p.policy, params=p.params, stubs=p.stubs, threads=task.threads)
-        frame = res.trajectories
-        trajectories[i] = frame["trajectory"].to_numpy()
+        raw, _, _ = run(world, get_policy(p.policy).pack(), p.params.pack(), p.stubs.pack(),
+                        0, task.threads)
+        metrics = metrics_from_counters(raw)
+        trajectories[i] = world.trajectories
         for j, name in enumerate(METRIC_NAMES):
-            x = frame[name].to_numpy().astype(np.float64)
+            x = np.asarray(metrics[name], dtype=np.float64)
             values[i, :, j] = x
             finite = x[np.isfinite(x)]
             counts[i, j] = finite.size
