@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 demo: setup
+	$(BIN)/wmtsim compare scenarios/paper_poisoning.toml
 	$(BIN)/wmtsim demo
 
 test: setup

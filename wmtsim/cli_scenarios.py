@@ -303,18 +303,18 @@ def calibrate(
     for k, v in res.fitted.items():
         t.add_row(k, f"{v:g}")
     _cli()._print_table(t)
-    e = Table(title="Per-cell error (simulated − paper); * = fitted", title_justify="left")
-    e.add_column("metric")
+    et = Table(title="Per-cell error (simulated − paper); * = fitted", title_justify="left")
+    et.add_column("metric")
     pols = list(dict.fromkeys(c["policy"] for c in res.cells))
     for p in pols:
-        e.add_column(p, justify="right")
+        et.add_column(p, justify="right")
     for m in dict.fromkeys(c["metric"] for c in res.cells):
         row = [m]
         for p in pols:
             c = next(x for x in res.cells if x["policy"] == p and x["metric"] == m)
             row.append(f"{c['simulated']:.3f} ({c['error']:+.3f}){'*' if c['fitted'] else ''}")
-        e.add_row(*row)
-    _cli()._print_table(e)
+        et.add_row(*row)
+    _cli()._print_table(et)
     _say(f"{res.evaluations} evaluations in {res.seconds:.0f} s; wrote {out_path} and "
          f"{err_path}")
 

@@ -38,6 +38,7 @@ import re
 import tomllib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -467,7 +468,7 @@ def _allowed_text(cls: type, name: str) -> str:
 # --- editing a commented TOML file in place (calibrate keeps the documentation) ------------
 
 
-def update_toml_text(text: str, changes: dict[str, object]) -> str:
+def update_toml_text(text: str, changes: Mapping[str, object]) -> str:
     """Set ``section.key`` values in TOML text, keeping comments and layout.
 
     Existing ``key = value`` lines of the section are rewritten (a trailing comment is
