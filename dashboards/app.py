@@ -16,7 +16,9 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-PAGES = Path(__file__).resolve().parent / "pages"
+# The page scripts live in views/, not pages/: a pages/ folder next to the entry point
+# switches Streamlit to its legacy auto-discovered navigation on deep links (/compare).
+PAGES = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="wmtsim dashboard", layout="wide")
 page = st.navigation([

@@ -107,7 +107,8 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart
     """Mean per configuration with its interval, one panel per metric; paper values as
     black ticks where available."""
     frame = summary.with_columns(
-        config=pl.col("policy").replace_strict(labels, default=pl.col("policy")))
+        config=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
+    ).filter(pl.col("mean").is_not_nan())
     base = alt.Chart(frame.to_pandas())
     bars = base.mark_bar().encode(
         x=alt.X("config:N", title=None, sort=None),
@@ -125,8 +126,9 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart
             x=alt.X("config:N", sort=None), y="paper:Q",
             tooltip=["config", "metric", alt.Tooltip("paper:Q", title="paper")])
         layers = layers + ticks
-    return layers.properties(width=160, height=160).facet(
-        facet=alt.Facet("metric:N", title=None, sort=None), columns=4
+    order = list(dict.fromkeys(frame["metric"].to_list()))
+    return layers.properties(width=170, height=150).facet(
+        facet=alt.Facet("metric:N", title=None, sort=order), columns=3
     ).resolve_scale(y="independent")
 
 

@@ -15,13 +15,10 @@ Parts of the library that may be missing (scenarios, the paper comparison, sweep
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import tomllib
 import warnings
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -147,26 +144,15 @@ def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: 
     return pl.concat(frames) if frames else pl.DataFrame()
 
 
-def _paper_rows() -> list[dict[str, str]]:
-    try:  # the report module, when present, owns the paper's numbers
-        from wmtsim import report
-
-        fn = getattr(report, "paper_tables", None) or getattr(report, "paper_values", None)
-        if fn is not None:
-            frame = fn()
-            if isinstance(frame, pl.DataFrame):
-                return [{k: str(v) for k, v in r.items()} for r in frame.iter_rows(named=True)]
+def _table4() -> dict[str, dict[str, float]]:
+    """Table 4 as policy -> metric -> value: `wmtsim.report.paper_table4` when the
+    library has it, else the values printed in the paper (MODEL.md §6)."""
+    try:
+        from wmtsim.report import paper_table4
     except ImportError:
-        pass
-    candidates = [resources.files("wmtsim") / "data" / "paper_tables.csv",
-                  REPO / "wmtsim" / "data" / "paper_tables.csv"]
-    for c in candidates:
-        if c.is_file():
-            return list(csv.DictReader(io.StringIO(c.read_text(encoding="utf-8"))))
-    # Fallback: Table 4 as printed in the paper (MODEL.md §6).
-    return [{"table": "table4", "config": config, "metric": metric, "value": str(value)}
-            for metric, values in _TABLE4.items()
-            for config, value in zip(TABLE4_CONFIGS, values, strict=True)]
+        return {config: {PAPER_METRICS[m]: values[k] for m, values in _TABLE4.items()}
+                for k, config in enumerate(TABLE4_CONFIGS)}
+    return paper_table4()
 
 
 TABLE4_CONFIGS = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
@@ -191,12 +177,26 @@ def paper_values(paper: str | None) -> pl.DataFrame:
     if paper != "table4":
         raise Unavailable(f"the paper reports these metrics only in Table 4 "
                           f"(this scenario: {paper or 'no paper table'})")
-    rows = [{"policy": r["config"], "metric": PAPER_METRICS[r["metric"]],
-             "paper": float(r["value"])}
-            for r in _paper_rows()
-            if r.get("table") == "table4" and r.get("metric") in PAPER_METRICS]
+    rows = [{"policy": policy, "metric": metric, "paper": float(value)}
+            for policy, values in _table4().items() for metric, value in values.items()]
     if not rows:
         raise Unavailable("no Table 4 rows in the paper's tables")
+    return pl.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False)
+def paper_benign(policies: tuple[str, ...]) -> pl.DataFrame:
+    """Tables 1–3 (benign study) per configuration, averaged over models and benchmarks
+    (`wmtsim.report.paper_table123`): accuracy % and prompt tokens in millions."""
+    try:
+        from wmtsim.report import paper_table123
+    except ImportError as e:
+        raise Unavailable(f"wmtsim.report cannot be imported ({e})") from None
+    table = paper_table123()
+    rows = [{"policy": p, **{k: float(v) for k, v in table[p].items()}}
+            for p in policies if p in table]
+    if not rows:
+        raise Unavailable("the paper's Tables 1–3 have none of these configurations")
     return pl.DataFrame(rows)
 
 

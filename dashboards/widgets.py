@@ -9,6 +9,8 @@ import streamlit as st
 
 from dashboards import charts, services
 
+DEFAULT_SCENARIO = "paper_poisoning"
+
 
 def not_available(what: str, reason: object) -> None:
     st.warning(f"{what} not available: {reason}")
@@ -42,7 +44,10 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
             return None
         ref = (path, "")
     else:
-        name = st.sidebar.selectbox("Shipped scenario", list(catalog), key=f"{key}_name",
+        names = list(catalog)
+        first = names.index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in names else 0
+        name = st.sidebar.selectbox("Shipped scenario", names, index=first,
+                                    key=f"{key}_name",
                                     help="the scenarios shipped with wmtsim")
         ref = (str(name), "")
     try:
@@ -88,11 +93,12 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
     """One trajectory at ``step``: its metrics, tree, score lines, selection raster and
     running BR/PRR."""
     m = view.metrics
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("BR (trajectory)", f"{m['br']:.4f}")
-    c2.metric("PRR (trajectory)", f"{m['prr']:.4f}")
-    c3.metric("ASR (trajectory)", f"{m['asr']:.4f}")
-    c4.metric("TSR (trajectory)", f"{m['tsr']:.0f}")
+    c1, c2 = st.columns(2)
+    c1.metric("BR (trajectory)", f"{m['br']:.4f}", help=_help("br"))
+    c2.metric("PRR (trajectory)", f"{m['prr']:.4f}", help=_help("prr"))
+    c3, c4 = st.columns(2)
+    c3.metric("ASR (trajectory)", f"{m['asr']:.4f}", help=_help("asr"))
+    c4.metric("TSR (trajectory)", f"{m['tsr']:.0f}", help=_help("tsr"))
     last = int(view.steps["step"].max() or 0)
     at = view.steps.filter(pl.col("step") == min(step, last))
     if step > last:
@@ -118,3 +124,8 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
                     width="stretch")
     with st.expander("nodes at this step"):
         st.dataframe(at.drop("trajectory"), hide_index=True)
+
+
+def _help(metric: str) -> str:
+    eq, better, text = services.metric_info()[metric]
+    return f"{eq}: {text} ({better} is better); the library's value for this trajectory"

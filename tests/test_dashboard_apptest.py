@@ -22,7 +22,7 @@ from wmtsim.world import PoisonSpec, WorldSpec
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # the pages import `dashboards.*` (app.py does this too)
     sys.path.insert(0, str(REPO))
-PAGES = REPO / "dashboards" / "pages"
+PAGES = REPO / "dashboards" / "views"
 TIMEOUT = 120  # the first simulation in a process may load numba's cache
 
 N = 50
@@ -98,7 +98,7 @@ def test_app_declares_four_pages_and_renders_the_default() -> None:
     at.run()
     _no_exception(at)
     assert at.title[0].value == "Poisoning dynamics"
-    at.switch_page("pages/trace.py").run()
+    at.switch_page("views/trace.py").run()
     _no_exception(at)
     assert at.title[0].value == "Trace replay"
 

@@ -317,6 +317,9 @@ def dashboard(
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
            str(port), "--server.address", host, "--server.headless", "true",
            "--browser.gatherUsageStats", "false"]
+    if os.name == "posix":  # become the server, so that stopping this process stops it
+        os.chdir(root)
+        os.execve(sys.executable, cmd, env)
     try:
         raise typer.Exit(subprocess.call(cmd, cwd=root, env=env))
     except KeyboardInterrupt:

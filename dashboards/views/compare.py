@@ -47,7 +47,8 @@ try:
         st.caption("Parameters differ from the scenario's: the paper's values are shown for "
                    "reference only.")
 except services.Unavailable as e:
-    widgets.not_available("The paper's values", e)
+    if info["paper"] != "table123":
+        widgets.not_available("The paper's values", e)
 
 table = summary.with_columns(
     configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy")),
@@ -60,6 +61,16 @@ st.dataframe(table, hide_index=True, key="cmp_table",
              column_config={c: st.column_config.NumberColumn(format="%.4f")
                             for c in ("mean", "low", "high", "paper")})
 st.altair_chart(charts.metric_bars(summary, labels), key="cmp_bars")
+if info["paper"] == "table123":
+    st.markdown("**The paper's Tables 1–3** (benign study, real benchmarks; mean over "
+                "models and benchmarks — a different scale from the simulator's step "
+                "accuracy and tokens per task, shown for the ordering of configurations)")
+    try:
+        st.dataframe(services.paper_benign(tuple(chosen)).with_columns(
+            configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
+        ), hide_index=True)
+    except services.Unavailable as e:
+        widgets.not_available("The paper's Tables 1–3", e)
 with st.expander("metric definitions"):
     st.dataframe(pl.DataFrame([{"metric": k, "equation": v[0], "better": v[1],
                                 "definition": v[2]} for k, v in metrics.items()]),

@@ -13,7 +13,8 @@ st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point
            "indices, and any point's trajectories.")
 
 found = services.find_sweeps()
-default = found[0] if found else ""
+# ?folder=DIR in the address opens that sweep (a shareable link).
+default = st.query_params.get("folder") or (found[0] if found else "")
 folder = st.sidebar.text_input("Sweep folder", value=default, key="sweep_folder",
                                help="a folder holding manifest.json; results/ is searched")
 if found:
