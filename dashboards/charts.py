@@ -104,16 +104,17 @@ def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerCha
 
 
 def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart:
-    """Mean per configuration with its interval, one panel per metric; paper values as
-    black ticks where available."""
+    """Mean per configuration with its interval (error bar), one panel per metric; the
+    paper's values as black ticks where available."""
     frame = summary.with_columns(
         config=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
     ).filter(pl.col("mean").is_not_nan())
     base = alt.Chart(frame.to_pandas())
     bars = base.mark_bar().encode(
-        x=alt.X("config:N", title=None, sort=None),
+        x=alt.X("config:N", title=None, sort=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("mean:Q", title="mean"),
-        color=alt.Color("config:N", legend=None),
+        color=alt.Color("config:N", sort=None, title="configuration",
+                        legend=alt.Legend(orient="top", columns=3)),
         tooltip=["config", "metric", alt.Tooltip("mean:Q", format=".4g"),
                  alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g"),
                  "n"])
@@ -132,23 +133,39 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart
     ).resolve_scale(y="independent")
 
 
+def _field(name: str) -> str:
+    """A column name as a Vega-Lite field (sweep parameters are dotted: ``params.rho``)."""
+    return name.replace(".", "\\.")
+
+
+def _tip(name: str) -> alt.Tooltip:
+    return alt.Tooltip(field=_field(name), title=name)
+
+
 def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
     """Mean of ``metric`` over a grid of two parameters."""
     return alt.Chart(frame.to_pandas()).mark_rect().encode(
-        x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"),
-        color=alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="viridis")),
-        tooltip=[x, y, alt.Tooltip(f"{metric}:Q", format=".4g")],
+        x=alt.X(field=_field(x), type="ordinal", title=x),
+        y=alt.Y(field=_field(y), type="ordinal", title=y, sort="descending"),
+        color=alt.Color(field=_field(metric), type="quantitative", title=metric,
+                        scale=alt.Scale(scheme="viridis")),
+        tooltip=[_tip(x), _tip(y), alt.Tooltip(field=_field(metric), title=metric,
+                                               format=".4g"), "points:Q"],
     ).properties(title=f"{metric} over {x} × {y}", height=300)
 
 
 def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
                  tooltip: list[str]) -> alt.LayerChart:
     """Every sweep point (grey) and the Pareto front (line) of ``y`` against ``x``."""
+    tips = [_tip(t) for t in tooltip]
     all_pts = alt.Chart(points.to_pandas()).mark_circle(size=40, color="#bbbbbb").encode(
-        x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q"), tooltip=tooltip)
+        x=alt.X(field=_field(x), type="quantitative", title=x),
+        y=alt.Y(field=_field(y), type="quantitative", title=y), tooltip=tips)
     front_line = alt.Chart(front.sort(x).to_pandas()).mark_line(
-        point=alt.OverlayMarkDef(size=70, filled=True), color="#d62728").encode(
-        x=f"{x}:Q", y=f"{y}:Q", tooltip=tooltip)
+        point=alt.OverlayMarkDef(size=70, filled=True, color="#d62728"),
+        color="#d62728").encode(
+        x=alt.X(field=_field(x), type="quantitative"),
+        y=alt.Y(field=_field(y), type="quantitative"), tooltip=tips)
     return (all_pts + front_line).properties(title=f"Pareto front: {y} vs {x}", height=320)
 
 

@@ -20,8 +20,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# page url path -> the number of charts it shows with its default controls
-PAGES = {"dynamics": 8, "compare": 1, "sweep": 3, "trace": 2}
+# page -> (url path, number of charts it shows with its default controls); the default
+# page lives at the root.
+PAGES = {"dynamics": ("", 8), "compare": ("compare", 1), "sweep": ("sweep", 4),
+         "trace": ("trace", 2)}
 
 if not Path(CHROMIUM).is_file():
     if os.environ.get("CI"):
@@ -96,8 +98,8 @@ def test_every_page_renders_in_chromium(server: str, sweep_folder: str) -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            for name, charts in PAGES.items():
-                url = f"{server}/{name}"
+            for name, (path, charts) in PAGES.items():
+                url = f"{server}/{path}"
                 if name == "sweep":
                     url += f"?folder={sweep_folder}"
                 page.goto(url)
@@ -113,6 +115,8 @@ def test_every_page_renders_in_chromium(server: str, sweep_folder: str) -> None:
                     }""", arg=charts, timeout=90_000)
                 errors = page.locator('[data-testid="stException"]')
                 assert errors.count() == 0, f"{name}: {errors.first.inner_text()}"
+                dialogs = page.locator('[role="dialog"]')  # e.g. "Page not found"
+                assert dialogs.count() == 0, f"{name}: {dialogs.first.inner_text()}"
                 page.wait_for_timeout(500)  # let vega finish its transitions
                 page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
                 assert (SHOTS / f"{name}.png").stat().st_size > 10_000
