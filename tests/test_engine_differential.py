@@ -11,6 +11,8 @@ odd parameter corners.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -148,3 +150,67 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     # Some fold summary absorbed poison (p_leak / p_leak_rider).
     f = engine_run("tight_budget_suppression", "tree_selection_summary").forest
     assert (f.poisoned & (f.kind == 4)).any()
+
+
+def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
+    """A random small world and parameter point (corners included on purpose)."""
+    rng = np.random.default_rng(seed)
+
+    def pick(*options: object) -> Any:
+        return options[int(rng.integers(len(options)))]
+
+    def pair(lo: int, hi: int) -> tuple[int, int]:
+        a = int(rng.integers(lo, hi + 1))
+        return a, int(rng.integers(a, hi + 1))
+
+    poison = tuple(
+        PoisonSpec(pick(*POISON_KINDS), subtask=pick(-1, 0, 3), position=pick(-1, 0, 9),
+                   count=pick(1, 2), p_inject=pick(1.0, 0.5),
+                   apparent_relevance=float(rng.random()),
+                   persuasiveness=float(rng.random()), p_supersede=pick(0.0, 0.5, 1.0),
+                   tokens=pick(0, 30))
+        for _ in range(int(rng.integers(0, 4))))
+    spec = WorldSpec(n_subtasks=pair(1, 3), max_depth=pick(1, 2), p_nested=pick(0.0, 0.5),
+                     n_actions=pair(0, 4), p_success=pick(0.3, 0.8, 1.0),
+                     n_globals=pick(0, 2), p_resume=pick(0.0, 0.7), poison=poison,
+                     tokens_sigma=pick(0.0, 0.8))
+    params = Params(budget=pick(30, 150, 100_000), tau_obs=pick(-1.0, 0.1, 0.4),
+                    event_resets_m=pick(True, False), global_miss_count=pick(0, 1, 2),
+                    M=pick(1, 3), rho=pick(0.6, 0.9, 1.0))
+    stubs = Stubs(top_k=pick(0, 2), selector_noise=pick(0.0, 0.15, 1.0),
+                  p_guess=float(rng.random()), c_sum=pick(0.0, 0.3),
+                  struct_tokens=pick(0, 4), p_leak=float(rng.random()),
+                  w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0))
+    return spec, params, stubs
+
+
+@pytest.mark.parametrize("seed", [101, 202, 303])
+def test_engine_equals_simulator_on_random_points(seed: int) -> None:
+    spec, params, stubs = random_scenario(seed)
+    world = generate(spec, seed=seed, n=10, start=seed)
+    for policy in POLICIES:
+        res = simulate(world, policy, params=params, stubs=stubs)
+        counts, trees = simulate_reference(world, policy, params, stubs)
+        np.testing.assert_array_equal(engine_counters(res), counts, err_msg=policy)
+        assert_same_trees(res.forest, trees, world)
+
+
+def test_simulator_uses_no_engine_code() -> None:
+    """The readable twin shares constants and the draw, never numba or the kernels."""
+    import ast
+
+    import wmtsim.simulator
+
+    source = Path(wmtsim.simulator.__file__).read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+            if node.module == "rng":
+                assert {a.name for a in node.names} <= {
+                    "uniform_py", "PURPOSE_DILUTION", "PURPOSE_GUESS", "PURPOSE_LEAK",
+                    "PURPOSE_PERSUADE", "PURPOSE_SELECTOR_NOISE"}
+    assert imported <= {"__future__", "math", "dataclasses", "numpy", "codes", "metrics",
+                        "params", "policies", "reference", "rng", "stubs", "world"}
