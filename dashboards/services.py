@@ -249,6 +249,11 @@ def _view(res: Any, trajectory: int) -> TrajectoryView:
     return TrajectoryView(res.policy, trajectory, steps, {k: row[k] for k in METRICS}, tree)
 
 
+def n_steps(steps: pl.DataFrame) -> int:
+    """How many steps a per-step frame covers (steps are numbered from 0)."""
+    return 0 if steps.is_empty() else int(steps.select(pl.col("step").max()).item()) + 1
+
+
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
     """Running BR (Eq. 11) and PRR (Eq. 9) after each recorded step.
 

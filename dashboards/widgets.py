@@ -99,7 +99,7 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
     c3, c4 = st.columns(2)
     c3.metric("ASR (trajectory)", f"{m['asr']:.4f}", help=_help("asr"))
     c4.metric("TSR (trajectory)", f"{m['tsr']:.0f}", help=_help("tsr"))
-    last = int(view.steps["step"].max() or 0)
+    last = max(services.n_steps(view.steps) - 1, 0)
     at = view.steps.filter(pl.col("step") == min(step, last))
     if step > last:
         st.caption(f"this configuration has {last + 1} steps; showing the last")
@@ -122,6 +122,9 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
         r2.metric("running PRR", "–" if prr_now is None else f"{prr_now:.4f}")
     st.altair_chart(charts.running_chart(rates, step, "running BR / PRR"),
                     width="stretch")
+    st.caption("Running rates count the recorded selections. A fold summary carries its "
+               "final contamination flag, so after a reopened branch is re-folded they can "
+               "differ slightly from the library's BR / PRR above.")
     with st.expander("nodes at this step"):
         st.dataframe(at.drop("trajectory"), hide_index=True)
 

@@ -63,7 +63,7 @@ def _with_scenario(at: AppTest, path: str) -> AppTest:
 
 
 def _prefix(at: AppTest) -> str:
-    keys = [r.key for r in at.sidebar.radio]
+    keys = [str(r.key) for r in at.sidebar.radio]
     return keys[0].split("_")[0]
 
 
@@ -130,8 +130,6 @@ def test_dynamics_shows_the_library_numbers_and_reacts(scenario_file: str) -> No
     assert [c.value for c in at.caption] != captions
     assert any(c.value.startswith("step 3:") for c in at.caption)
 
-    # Running rates at the last step equal the library's per-trajectory BR (no summary
-    # re-folds in a plain trajectory's linear configuration).
     at.sidebar.checkbox(key="dyn_compare").uncheck().run()
     assert len(at.get("vega_lite_chart")) == 4
 
@@ -296,7 +294,7 @@ def test_trace_replay_demo_and_step_slider() -> None:
     from wmtsim.cli import demo_trace_path
 
     frame = replay(demo_trace_path())
-    assert _metrics(at)["select steps"] == [str(int(frame["step"].max()))]
+    assert _metrics(at)["select steps"] == [str(frame.select(pl.col("step").max()).item())]
     assert any("expect lines hold" in s.value for s in at.success)
     table = _frame(at, "node", "u", "selected")
     lib = frame.filter(pl.col("step") == 1)
@@ -313,7 +311,7 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
     from wmtsim.cli import demo_trace_path
 
     lines = demo_trace_path().read_text(encoding="utf-8").splitlines()
-    bad = []
+    bad: list[int] = []
     for k, line in enumerate(lines):
         ev = json.loads(line) if line.strip() else {}
         if ev.get("op") == "expect" and "u" in ev and len(bad) < 2:
@@ -333,3 +331,17 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
     path.write_text('{"op": "task", "id": "t"}\n', encoding="utf-8")
     at.sidebar.text_input(key="trace_path").set_value(str(path) + "").run()
     _no_exception(at)
+
+
+def test_running_rates_end_at_the_library_values(scenario_file: str) -> None:
+    """The running BR / PRR after the last step are the trajectory's BR and PRR (Linear
+    History never folds, so every poisoned flag is the one the engine counted)."""
+    from dashboards import services
+
+    lib = simulate(WORLD, "linear", n=N, seed=SEED, threads=1).trajectories
+    for k in (0, 4, 9):
+        view = services.trajectory_view(scenario_file, "", "linear", SEED, k)
+        last = services.running_rates(view.steps).tail(1)
+        assert last["br"][0] == pytest.approx(lib["br"][k])
+        assert last["prr"][0] == pytest.approx(lib["prr"][k])
+        assert services.n_steps(view.steps) == lib["n_prompt_steps"][k]

@@ -103,6 +103,6 @@ if traj.height:
     except (services.Unavailable, ValueError, OSError) as e:
         widgets.not_available("This trajectory's steps", e)
     else:
-        n_steps = int(tv.steps["step"].max() or 0) + 1
+        n_steps = services.n_steps(tv.steps)
         step = st.slider("Step", 0, max(n_steps - 1, 1), 0, key="sweep_step")
         widgets.trajectory_panel(tv, step)
