@@ -214,3 +214,32 @@ def test_simulator_uses_no_engine_code() -> None:
                     "PURPOSE_PERSUADE", "PURPOSE_SELECTOR_NOISE"}
     assert imported <= {"__future__", "math", "dataclasses", "numpy", "codes", "metrics",
                         "params", "policies", "reference", "rng", "stubs", "world"}
+
+
+def test_reference_switches_used_by_the_simulator() -> None:
+    """MemoryTree.select(feedback=, suppress=) and complete(strict=) (policy ablations)."""
+    t = MemoryTree(Params(tau_obs=2.0))
+    t.add_task("t1", "root")
+    t.add_action("a1", "t1")
+    t.complete("t1", fold=False)
+    rep = t.select([], feedback=False, suppress=False)
+    assert (t.nodes["a1"].u, t.nodes["a1"].m, t.nodes["t1"].state) == (0.5, 0, "completed")
+    assert rep.suppressed == [] and rep.priorities["t1"] < 2.0
+    t.select([], suppress=False)  # Eqs. 3-5 only
+    assert (t.nodes["a1"].u, t.nodes["a1"].m, t.nodes["t1"].state) == (0.45, 1, "completed")
+    assert t.select([], feedback=False).suppressed == ["t1"]
+    assert t.nodes["a1"].m == 1
+    # Execution returns to a suppressed task without reopening it, then completes it.
+    t.activate("t1")
+    with pytest.raises(ValueError, match="obsolete"):
+        t.complete("t1")
+    sid = t.complete("t1", summary_tokens=3, strict=False)
+    assert sid == "t1/summary" and t.nodes["t1"].state == "obsolete" and t.active == "root"
+    # A folded task completed again without reopen (no-reopen policies): refolded.
+    t.add_task("t2", "root")
+    t.complete("t2", summary_tokens=1)
+    t.nodes["t2/summary"].u = 0.1
+    t.activate("t2")
+    t.complete("t2", summary_tokens=5, strict=False)
+    s = t.nodes["t2/summary"]
+    assert (t.nodes["t2"].state, s.u, s.tokens) == ("folded", 0.8, 5)
