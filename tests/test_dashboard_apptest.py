@@ -345,3 +345,17 @@ def test_running_rates_end_at_the_library_values(scenario_file: str) -> None:
         assert last["br"][0] == pytest.approx(lib["br"][k])
         assert last["prr"][0] == pytest.approx(lib["prr"][k])
         assert services.n_steps(view.steps) == lib["n_prompt_steps"][k]
+
+
+def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from typer.testing import CliRunner
+
+    from wmtsim import cli
+
+    # As if wmtsim were installed from a wheel: no dashboards/ next to the package.
+    monkeypatch.setattr(cli, "__file__", str(tmp_path / "wmtsim" / "cli.py"))
+    result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])
+    assert result.exit_code == 2
+    assert "dashboard app was not found" in result.output
