@@ -57,9 +57,21 @@ table = summary.with_columns(
 ).select("configuration", "metric", "better", "mean", "low", "high", "n",
          *(["paper"] if "paper" in summary.columns else []))
 st.subheader(f"{len(chosen)} configurations × {n} trajectories, seed {seed}")
-st.dataframe(table, hide_index=True, key="cmp_table",
-             column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("mean", "low", "high", "paper")})
+st.caption("mean [95% interval]; the paper's value after the dot where it reports one")
+has_paper = "paper" in table.columns
+cell = pl.format("{} [{}, {}]", *(pl.col(c).round_sig_figs(4).cast(pl.String)
+                                  for c in ("mean", "low", "high")))
+if has_paper:
+    cell = pl.when(pl.col("paper").is_not_null()).then(
+        pl.format("{} · paper {}", cell, pl.col("paper").cast(pl.String))).otherwise(cell)
+wide = (table.with_columns(cell=cell)
+        .pivot(on="configuration", index=["metric", "better"], values="cell",
+               maintain_order=True))
+st.dataframe(wide, hide_index=True)
+with st.expander("the same numbers, one row per configuration and metric"):
+    st.dataframe(table, hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("mean", "low", "high", "paper")})
 st.altair_chart(charts.metric_bars(summary, labels), key="cmp_bars")
 if info["paper"] == "table123":
     st.markdown("**The paper's Tables 1–3** (benign study, real benchmarks; mean over "

@@ -36,7 +36,7 @@ params = widgets.params_editor(info["params"], "dyn")
 shown = [policy_a] + ([policy_b] if compare_b else [])
 views = {p: services.trajectory_view(*ref, p, seed, trajectory, params) for p in shown}
 n_steps = max(services.n_steps(v.steps) for v in views.values())
-step = st.slider("Step", 0, max(n_steps - 1, 1), 0, key="dyn_step",
+step = st.slider("Step", 0, max(n_steps - 1, 1), max(n_steps - 1, 0), key="dyn_step",
                  help="prompt-construction step of the trajectory")
 
 columns = st.columns(len(shown))
