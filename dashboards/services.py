@@ -92,15 +92,16 @@ def scenario_catalog() -> dict[str, str]:
 
 
 def _load(name: str, toml_text: str) -> Any:
-    """The `Scenario` for a shipped ``name`` or, when given, an uploaded TOML text."""
+    """The `Scenario` of a TOML text when given (``name`` is then its file name, for
+    messages), else of a shipped scenario ``name``."""
     mod = _scenario_module()
     if toml_text:
         try:
             data = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
             raise ValueError(f"uploaded file: invalid TOML: {e}") from None
-        data.setdefault("name", "uploaded")
-        return mod.scenario_from_dict(data, source="uploaded scenario")
+        data.setdefault("name", Path(name).stem if name else "uploaded")
+        return mod.scenario_from_dict(data, source=name or "uploaded scenario")
     return mod.load_scenario(name)
 
 

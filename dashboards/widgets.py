@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -42,7 +43,11 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         if not path:
             st.info("Enter the path of a scenario TOML file in the sidebar.")
             return None
-        ref = (path, "")
+        try:  # by content, so that an edited file is simulated anew
+            ref = (path, Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            st.error(f"cannot load the scenario: cannot read {path}: {e}")
+            return None
     else:
         names = list(catalog)
         first = names.index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in names else 0
