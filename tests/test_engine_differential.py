@@ -49,7 +49,7 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
     "nested_resume_topk": (
         WorldSpec(n_subtasks=(2, 4), max_depth=3, p_nested=0.6, n_actions=(1, 4),
                   p_resume=0.6, n_globals=2, poison=ALL_POISON),
-        Params(budget=400), Stubs(top_k=3, p_guess=0.3), 11),
+        Params(budget=400), Stubs(top_k=3, p_guess=0.3, p_misled=0.5), 11),
     # A tight budget, failures and a high τ_obs: selection binds and Eq. 7 suppresses;
     # zero selector noise makes utility ties that the stable order must break alike.
     "tight_budget_suppression": (
@@ -180,7 +180,7 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
     stubs = Stubs(top_k=pick(0, 2), selector_noise=pick(0.0, 0.15, 1.0),
                   p_guess=float(rng.random()), c_sum=pick(0.0, 0.3),
                   struct_tokens=pick(0, 4), p_leak=float(rng.random()),
-                  w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0))
+                  w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0), p_misled=pick(1.0, 0.4))
     return spec, params, stubs
 
 
@@ -211,7 +211,7 @@ def test_simulator_uses_no_engine_code() -> None:
             if node.module == "rng":
                 assert {a.name for a in node.names} <= {
                     "uniform_py", "PURPOSE_DILUTION", "PURPOSE_GUESS", "PURPOSE_LEAK",
-                    "PURPOSE_PERSUADE", "PURPOSE_SELECTOR_NOISE"}
+                    "PURPOSE_MISLED", "PURPOSE_PERSUADE", "PURPOSE_SELECTOR_NOISE"}
     assert imported <= {"__future__", "math", "dataclasses", "numpy", "codes", "metrics",
                         "params", "policies", "reference", "rng", "stubs", "world"}
 

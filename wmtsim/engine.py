@@ -69,7 +69,7 @@ from .params import P_BUDGET, P_EVENT_RESETS_M, P_U_INIT_ACTION, P_U_INIT_GLOBAL
 from .params import P_U_INIT_ROOT, P_U_INIT_SUMMARY, P_U_INIT_TASK
 from .policies import S_FOLD, S_LIFECYCLE, S_REOPEN, S_SCORES, S_SELECTION, S_TREE
 from .policies import SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE
-from .rng import PURPOSE_DILUTION, PURPOSE_GUESS, PURPOSE_LEAK, PURPOSE_PERSUADE
+from .rng import PURPOSE_DILUTION, PURPOSE_GUESS, PURPOSE_LEAK, PURPOSE_MISLED, PURPOSE_PERSUADE
 from .rng import PURPOSE_SELECTOR_NOISE, _uniform
 from .scoring import _event_score, _selection_feedback
 from .stubs import (
@@ -79,6 +79,7 @@ from .stubs import (
     ST_P_GUESS,
     ST_P_LEAK,
     ST_P_LEAK_RIDER,
+    ST_P_MISLED,
     ST_P_PERSUADE,
     ST_P_PERSUADE_VS_EVIDENCE,
     ST_P_USE_MAX,
@@ -556,7 +557,9 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     half = st[ST_DILUTION_TOKENS]
     p_use = st[ST_P_USE_MAX] * half / (half + ctx_tokens)
     used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
-    correct = needs_met and not compromised and used
+    # A compromised step gives a wrong answer with probability p_misled.
+    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st[ST_P_MISLED]
+    correct = needs_met and not misled and used
     out[C_CRITICAL_STEPS] += 1
     if compromised:
         out[C_COMPROMISED_STEPS] += 1

@@ -18,6 +18,7 @@ PURPOSE_LEAK = 3
 PURPOSE_PERSUADE = 4
 PURPOSE_DILUTION = 5
 PURPOSE_GUESS = 6
+PURPOSE_MISLED = 7
 
 # The step used for world-generation draws (world draws are numbered by a counter).
 STEP_WORLD = 0xFFFFFFFF

@@ -53,6 +53,7 @@ from .rng import (
     PURPOSE_DILUTION,
     PURPOSE_GUESS,
     PURPOSE_LEAK,
+    PURPOSE_MISLED,
     PURPOSE_PERSUADE,
     PURPOSE_SELECTOR_NOISE,
     uniform_py,
@@ -429,7 +430,9 @@ class _Trajectory:
         half = float(st.dilution_tokens)
         p_use = float(st.p_use_max) * half / (half + ctx_tokens)
         used = self.draw(0, PURPOSE_DILUTION) < p_use
-        correct = needs_met and not compromised and used
+        # A compromised step gives a wrong answer with probability p_misled.
+        misled = compromised and self.draw(0, PURPOSE_MISLED) < st.p_misled
+        correct = needs_met and not misled and used
         out[C_CRITICAL_STEPS] += 1
         if compromised:
             out[C_COMPROMISED_STEPS] += 1

@@ -32,8 +32,9 @@ class Stubs:
 
     Reasoner: at a critical step, each poisoned memory in context that concerns the
     subtask compromises it with probability persuasiveness · ``p_persuade``
-    (· ``p_persuade_vs_evidence`` instead when the clean evidence is in context). An
-    answer is correct when what it needs is in context (else it is guessed right with
+    (· ``p_persuade_vs_evidence`` instead when the clean evidence is in context); a
+    compromised step gives a wrong answer with probability ``p_misled`` (the poison may
+    sway the reasoning without changing the result). An answer is correct when what it needs is in context (else it is guessed right with
     ``p_guess``), it is not compromised, and a context-dilution draw succeeds:
     P(use) = ``p_use_max`` · T½ / (T½ + T) with T½ = ``dilution_tokens`` and T the memory
     tokens in context. Every prompt costs ``base_tokens`` + the active path + the
@@ -58,6 +59,7 @@ class Stubs:
     selector_read_fraction: float = 0.25
     summariser_base_tokens: int = 50
     struct_tokens: int = 4
+    p_misled: float = 1.0
 
     def __post_init__(self) -> None:
         owner = "Stubs"
@@ -68,7 +70,7 @@ class Stubs:
         check_int(owner, "top_k", self.top_k, 0)
         check_real(owner, "c_sum", self.c_sum, 0.0, 1.0)
         for name in ("p_leak", "p_leak_rider", "p_persuade", "p_persuade_vs_evidence",
-                     "p_guess", "p_use_max"):
+                     "p_guess", "p_use_max", "p_misled"):
             check_real(owner, name, getattr(self, name), 0.0, 1.0)
         check_real(owner, "selector_read_fraction", self.selector_read_fraction, 0.0, 1.0)
         check_real(owner, "dilution_tokens", self.dilution_tokens, 0.0, 1e9, lo_open=True)
@@ -94,4 +96,4 @@ class Stubs:
 (ST_SELECTOR_NOISE, ST_POISON_BOOST, ST_W_U, ST_W_B, ST_TOP_K, ST_C_SUM, ST_P_LEAK,
  ST_P_LEAK_RIDER, ST_P_PERSUADE, ST_P_PERSUADE_VS_EVIDENCE, ST_P_GUESS, ST_P_USE_MAX,
  ST_DILUTION_TOKENS, ST_BASE_TOKENS, ST_SELECTOR_BASE_TOKENS, ST_SELECTOR_READ_FRACTION,
- ST_SUMMARISER_BASE_TOKENS, ST_STRUCT_TOKENS) = range(18)
+ ST_SUMMARISER_BASE_TOKENS, ST_STRUCT_TOKENS, ST_P_MISLED) = range(19)
