@@ -350,7 +350,7 @@ def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
 
 def bench_paper(sz: Sizes) -> dict[str, Any]:
     """Full WMT, all threads: engine time per trajectory-step vs the paper's 0.080 ms."""
-    from wmtsim.simulate import simulate
+    from wmtsim.simulation import simulate
     from wmtsim.world import WorldSpec
 
     _warm()

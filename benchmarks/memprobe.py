@@ -65,7 +65,7 @@ def probe(n: int, policy: str = "wmt") -> dict[str, Any]:
     from wmtsim.engine import run
     from wmtsim.params import Params
     from wmtsim.policies import get_policy
-    from wmtsim.simulate import simulate
+    from wmtsim.simulation import simulate
     from wmtsim.stubs import Stubs
     from wmtsim.world import WorldSpec, generate
 

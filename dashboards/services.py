@@ -6,7 +6,7 @@ seed, parameter overrides as ``((name, value), ...)`` tuples) and is cached with
 and chart components only render what these functions return.
 
 Simulations run with ``threads=1``: Streamlit runs each session's script on its own
-thread, and numba's thread count is set per call by `wmtsim.simulate` (its global
+thread, and numba's thread count is set per call by `wmtsim.simulation.simulate` (its global
 threading layer is never touched here).
 
 Parts of the library that may be missing (scenarios, the paper comparison, sweeps) raise
@@ -131,7 +131,7 @@ def _setup(name: str, toml_text: str, params: ParamItems, stubs: ParamItems
 def run_summary(name: str, toml_text: str, policy: str, n: int, seed: int,
                 params: ParamItems = (), stubs: ParamItems = ()) -> pl.DataFrame:
     """`SimResult.summary()` (policy, metric, mean, low, high, n) of one configuration."""
-    from wmtsim.simulate import simulate
+    from wmtsim.simulation import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
     return simulate(world, policy, n=n, seed=seed, params=p, stubs=s,
@@ -229,7 +229,7 @@ def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajector
     The engine's counter-based generator makes a trajectory identical whether it runs
     alone or in a batch, so this is row ``trajectory`` of ``simulate(world, n, seed)``.
     """
-    from wmtsim.simulate import simulate
+    from wmtsim.simulation import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
     res = simulate(world, policy, n=1, seed=seed, params=p, stubs=s, threads=THREADS,
@@ -517,7 +517,7 @@ def sweep_trajectory(folder: str, key: str, trajectory: int, mtime: float = 0.0
                      ) -> TrajectoryView:
     """One trajectory of a sweep point, re-run with step recording (same seed and
     trajectory index, so it is the trajectory the sweep aggregated)."""
-    from wmtsim.simulate import simulate
+    from wmtsim.simulation import simulate
 
     view = load_sweep_folder(folder, mtime)
     p = _sweep_point(view.manifest, key)

@@ -15,7 +15,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.params import Params
-from wmtsim.simulate import simulate
+from wmtsim.simulation import simulate
 from wmtsim.trace import replay
 from wmtsim.world import PoisonSpec, WorldSpec
 

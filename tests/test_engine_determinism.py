@@ -12,7 +12,7 @@ import pytest
 from wmtsim.forest import Forest
 from wmtsim.metrics import COUNTERS
 from wmtsim.params import Params
-from wmtsim.simulate import SimResult, simulate
+from wmtsim.simulation import SimResult, simulate
 from wmtsim.stubs import Stubs
 from wmtsim.world import PoisonSpec, WorldSpec
 

@@ -23,7 +23,7 @@ from wmtsim.metrics import COUNTERS, C
 from wmtsim.params import Params
 from wmtsim.policies import POLICIES
 from wmtsim.reference import MemoryTree
-from wmtsim.simulate import SimResult, simulate
+from wmtsim.simulation import SimResult, simulate
 from wmtsim.simulator import simulate_reference
 from wmtsim.stubs import Stubs
 from wmtsim.world import (

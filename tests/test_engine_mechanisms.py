@@ -9,7 +9,7 @@ import pytest
 from wmtsim.codes import ACTION, FAILURE, SUCCESS, TASK
 from wmtsim.params import Params
 from wmtsim.policies import POLICIES
-from wmtsim.simulate import SimResult, simulate
+from wmtsim.simulation import SimResult, simulate
 from wmtsim.simulator import simulate_reference
 from wmtsim.stubs import Stubs
 from wmtsim.world import PoisonSpec, WorldSpec, generate

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from wmtsim.codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
-from wmtsim.simulate import simulate
+from wmtsim.simulation import simulate
 from wmtsim.world import (
     OP_ACTION,
     OP_COMPLETE,

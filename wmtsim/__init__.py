@@ -21,9 +21,9 @@ from .stubs import Stubs
 
 _LAZY = {
     "replay": "wmtsim.trace",
-    "simulate": "wmtsim.simulate",
-    "SimResult": "wmtsim.simulate",
-    "paired_difference": "wmtsim.simulate",
+    "simulate": "wmtsim.simulation",
+    "SimResult": "wmtsim.simulation",
+    "paired_difference": "wmtsim.simulation",
     "WorldSpec": "wmtsim.world",
     "PoisonSpec": "wmtsim.world",
     "POLICIES": "wmtsim.policies",

@@ -79,7 +79,7 @@ def parse_knob(text: str) -> Knob:
 def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: int,
                    metrics: Sequence[str] = PAPER_METRICS) -> dict[str, dict[str, float]]:
     """Mean of each metric per policy on common random numbers (one generated world)."""
-    from .simulate import simulate
+    from .simulation import simulate
     from .world import generate
 
     world = generate(scenario.world, seed=seed, n=n)

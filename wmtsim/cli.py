@@ -275,7 +275,7 @@ def warmup() -> None:
     import time
 
     from .policies import POLICIES
-    from .simulate import simulate
+    from .simulation import simulate
     from .trace import run as run_trace
     from .world import PoisonSpec, WorldSpec, generate
 

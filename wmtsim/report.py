@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from .scenario import Scenario
-    from .simulate import SimResult
+    from .simulation import SimResult
 
 # Table 4's metrics, in the paper's row order, mapped to the simulator's metric names.
 PAPER_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
@@ -92,7 +92,7 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
     """Every configuration on the same generated trajectories (common random numbers)."""
     import polars as pl
 
-    from .simulate import simulate
+    from .simulation import simulate
     from .world import generate
 
     policies = tuple(policies or scenario.policies)
@@ -116,7 +116,7 @@ def summarise(results: dict[str, SimResult], n_resamples: int = 1000) -> pl.Data
     import numpy as np
     import polars as pl
 
-    from .simulate import mean_ci
+    from .simulation import mean_ci
 
     rows = []
     for p, r in results.items():
@@ -132,7 +132,7 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
     """Per metric, each configuration minus ``reference`` on the same trajectories."""
     import polars as pl
 
-    from .simulate import paired_difference
+    from .simulation import paired_difference
 
     rows = []
     if reference in results:
