@@ -34,11 +34,13 @@ class Stubs:
     subtask compromises it with probability persuasiveness · ``p_persuade``
     (· ``p_persuade_vs_evidence`` instead when the clean evidence is in context); a
     compromised step gives a wrong answer with probability ``p_misled`` (the poison may
-    sway the reasoning without changing the result). An answer is correct when what it needs is in context (else it is guessed right with
-    ``p_guess``), it is not compromised, and a context-dilution draw succeeds:
-    P(use) = ``p_use_max`` · T½ / (T½ + T) with T½ = ``dilution_tokens`` and T the memory
-    tokens in context. Every prompt costs ``base_tokens`` + the active path + the
-    context; tree-structured contexts add ``struct_tokens`` per serialised memory.
+    sway the reasoning without changing the result). An answer is correct when what it
+    needs is in context (else it is guessed right with ``p_guess``), it is not misled,
+    and a context-dilution draw succeeds: P(use) = ``p_use_max`` · T½ / (T½ + T) with
+    T½ = ``dilution_tokens`` and T the memory tokens in context.
+
+    Every prompt costs ``base_tokens`` + the active path + the context; tree-structured
+    contexts add ``struct_tokens`` per serialised memory.
     """
 
     selector_noise: float = 0.15

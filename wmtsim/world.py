@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .codes import ACTION, FAILURE, GLOBAL, NO_OUTCOME, NO_PARENT, ROOT, SUCCESS, TASK
+from .codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
 from .rng import PURPOSE_WORLD, STEP_WORLD, _uniform
 from .validation import check_int, check_int_range, check_real, fail
 
@@ -331,18 +331,20 @@ def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
 def _count_batch(w, poison, seed, start, n, nb, eb, counts):  # type: ignore[no-untyped-def]
     for i in prange(n):
         a = _empty_row_arrays(nb, eb)
+        traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
         counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(
-            w, poison, seed, np.int64(start) + np.int64(i), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-            a[8], a[9], a[10], a[11], a[12])
+            w, poison, seed, traj, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+            a[10], a[11], a[12])
 
 
 @njit(parallel=True, cache=True)
 def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,  # type: ignore[no-untyped-def]
                 evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
     for i in prange(n):
-        _generate_one(w, poison, seed, np.int64(start) + np.int64(i), parent[i], kind[i], tokens[i], topic[i],
-                      rel[i], evidence[i], poisoned[i], persuasiveness[i], outcome[i],
-                      rider[i], top[i], op[i], arg[i])
+        traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
+        _generate_one(w, poison, seed, traj, parent[i], kind[i], tokens[i], topic[i], rel[i],
+                      evidence[i], poisoned[i], persuasiveness[i], outcome[i], rider[i], top[i],
+                      op[i], arg[i])
 
 
 @njit(cache=True)
@@ -537,7 +539,7 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
 @njit(cache=True)
 def _action_tokens(w, u1, u2):  # type: ignore[no-untyped-def]
     z = _normal(u1, u2)
-    return max(1, int(round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z))))
+    return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
 
 
 @njit(cache=True)
