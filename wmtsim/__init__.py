@@ -16,8 +16,12 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-from .params import Params
-from .stubs import Stubs
+from . import numba_cache
+
+numba_cache.configure()  # before any kernel module imports numba
+
+from .params import Params  # noqa: E402
+from .stubs import Stubs  # noqa: E402
 
 _LAZY = {
     "replay": "wmtsim.trace",
