@@ -496,7 +496,7 @@ def bench_memory(sz: Sizes) -> dict[str, Any]:
                  f"{per_k['tracemalloc_engine_peak']:.2f} MiB"),
             _row("tracemalloc peak, simulate() incl. frame, per 1,000",
                  f"{per_k['tracemalloc_simulate_peak']:.2f} MiB"),
-            _row("peak RSS growth (ru_maxrss), per 1,000",
+            _row("peak RSS growth (VmHWM, reset first), per 1,000",
                  f"{per_k['rss_delta']:.2f} MiB"),
         ],
     }
