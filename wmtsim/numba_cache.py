@@ -78,4 +78,4 @@ def configure() -> None:
     if "numba" in sys.modules:  # imported before wmtsim: numba read its config already
         from numba.core import config
 
-        config.CACHE_DIR = str(path)
+        setattr(config, "CACHE_DIR", str(path))  # noqa: B010 (untyped module)

@@ -8,7 +8,6 @@ pure-Python twin `uniform_py` gives the same bits and is what the readable simul
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, uint64
 
 # Purposes: one per kind of draw, so two draws never share a key by accident.
@@ -31,14 +30,14 @@ _INV_2_53 = 1.0 / 9007199254740992.0
 
 
 @njit(cache=True)
-def _mix(z: uint64) -> uint64:
+def _mix(z):
     z = (z ^ (z >> uint64(30))) * uint64(_C1)
     z = (z ^ (z >> uint64(27))) * uint64(_C2)
     return z ^ (z >> uint64(31))
 
 
 @njit(cache=True)
-def _hash(seed: int, traj: int, step: int, node: int, purpose: int) -> uint64:
+def _hash(seed, traj, step, node, purpose):
     h = _mix(uint64(seed & _MASK) + uint64(_GOLDEN))
     h = _mix(h ^ (uint64(traj & _MASK) + uint64(_GOLDEN)))
     h = _mix(h ^ (uint64(step & _MASK) + uint64(_GOLDEN)))
@@ -68,5 +67,4 @@ def uniform_py(seed: int, traj: int, step: int, node: int, purpose: int) -> floa
 
 def uniform(seed: int, traj: int, step: int, node: int, purpose: int) -> float:
     """Public access to the engine's draw (for tests and users' own stubs)."""
-    return float(_uniform(np.int64(seed), np.int64(traj), np.int64(step), np.int64(node),
-                          np.int64(purpose)))
+    return float(_uniform(int(seed), int(traj), int(step), int(node), int(purpose)))

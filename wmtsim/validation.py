@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 
 def fail(owner: str, name: str, value: object, allowed: str) -> None:
@@ -57,8 +58,8 @@ def check_int_range(owner: str, name: str, value: object, lo: int = 0) -> None:
     text = f"a pair [min, max] of integers with {lo} <= min <= max"
     if not isinstance(value, tuple | list) or len(value) != 2:
         fail(owner, name, value, text)
-    a, b = value  # type: ignore[misc]
-    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in (a, b)):
+    pair: tuple[Any, ...] = tuple(value)  # type: ignore[arg-type]
+    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in pair):
         fail(owner, name, value, text)
-    if not lo <= a <= b:
+    if not lo <= pair[0] <= pair[1]:
         fail(owner, name, value, text)

@@ -305,8 +305,11 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     max_events = int(counts[:, 1].max())
     arrays = _empty_arrays(n, max_nodes, max_events)
     _fill_batch(w, poison, seed, start, n, *arrays)
-    return World(seed, start, spec, *arrays, counts[:, 0].copy(), counts[:, 1].copy(),
-                 counts[:, 2].copy())
+    names = ("parent", "kind", "tokens", "topic", "rel", "evidence", "poisoned",
+             "persuasiveness", "outcome", "rider", "top", "op", "arg")
+    return World(seed=seed, start=start, spec=spec, **dict(zip(names, arrays, strict=True)),
+                 n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
+                 n_injected=counts[:, 2].copy())
 
 
 def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
@@ -328,7 +331,7 @@ def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
 
 
 @njit(parallel=True, cache=True)
-def _count_batch(w, poison, seed, start, n, nb, eb, counts):  # type: ignore[no-untyped-def]
+def _count_batch(w, poison, seed, start, n, nb, eb, counts):
     for i in prange(n):
         a = _empty_row_arrays(nb, eb)
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
@@ -338,7 +341,7 @@ def _count_batch(w, poison, seed, start, n, nb, eb, counts):  # type: ignore[no-
 
 
 @njit(parallel=True, cache=True)
-def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,  # type: ignore[no-untyped-def]
+def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,
                 evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
     for i in prange(n):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
@@ -348,7 +351,7 @@ def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,  # 
 
 
 @njit(cache=True)
-def _empty_row_arrays(nb, eb):  # type: ignore[no-untyped-def]
+def _empty_row_arrays(nb, eb):
     return (np.full(nb, NO_PARENT, np.int32), np.zeros(nb, np.int8), np.zeros(nb, np.int32),
             np.full(nb, NO_TOPIC, np.int32), np.zeros(nb, np.float64),
             np.zeros(nb, np.bool_), np.zeros(nb, np.bool_), np.zeros(nb, np.float64),
@@ -357,30 +360,30 @@ def _empty_row_arrays(nb, eb):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _draw(seed, traj, counter):  # type: ignore[no-untyped-def]
+def _draw(seed, traj, counter):
     """The world's draws: a counter that advances once per draw, in a fixed order."""
     return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
 
 
 @njit(cache=True)
-def _randint(lo, hi, u):  # type: ignore[no-untyped-def]
+def _randint(lo, hi, u):
     """An integer in [lo, hi] from one uniform draw."""
     return lo + min(int(u * (hi - lo + 1)), hi - lo)
 
 
 @njit(cache=True)
-def _normal(u1, u2):  # type: ignore[no-untyped-def]
+def _normal(u1, u2):
     """Box–Muller: a standard normal from two uniforms (world generation only)."""
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
 @njit(cache=True)
-def _clip01(x):  # type: ignore[no-untyped-def]
+def _clip01(x):
     return min(1.0, max(0.0, x))
 
 
 @njit(cache=True)
-def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,  # type: ignore[no-untyped-def]
+def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,
                   poisoned, persuasiveness, outcome, rider, top, op, arg):
     """Write trajectory ``traj``'s world nodes and script; return (nodes, events, injected)."""
     c = 0  # draw counter
@@ -537,13 +540,13 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
 
 
 @njit(cache=True)
-def _action_tokens(w, u1, u2):  # type: ignore[no-untyped-def]
+def _action_tokens(w, u1, u2):
     z = _normal(u1, u2)
     return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
 
 
 @njit(cache=True)
-def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):  # type: ignore[no-untyped-def]
+def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):
     """Common properties of an injected memory (draws counters c-1 and c)."""
     poisoned[v] = True
     persuasiveness[v] = poison[k, PZ_PERSUADE]
@@ -555,7 +558,7 @@ def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiv
 
 
 @njit(cache=True)
-def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec,  # type: ignore[no-untyped-def]
+def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec,
                   inj_top, inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens,
                   topic, rel, evidence, poisoned, persuasiveness, outcome, rider, top, op,
                   arg):
