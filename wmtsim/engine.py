@@ -40,6 +40,7 @@ from .codes import (
     SUMMARY,
     TASK,
 )
+from .baselines import _baseline_eligible, _baseline_step
 from .forest import Forest
 from .lifecycle import _branch_of, _branch_priorities, _candidate_pool, _mark_active_path, _suppress
 from .metrics import (
@@ -67,8 +68,9 @@ from .metrics import (
 )
 from .params import P_BUDGET, P_EVENT_RESETS_M, P_U_INIT_ACTION, P_U_INIT_GLOBAL
 from .params import P_U_INIT_ROOT, P_U_INIT_SUMMARY, P_U_INIT_TASK
+from .policies import S_CLUSTER, S_EVICTION, S_FAMILY, S_THRESHOLD, S_VARIANT
 from .policies import S_FOLD, S_LIFECYCLE, S_REOPEN, S_SCORES, S_SELECTION, S_TREE
-from .policies import SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE
+from .policies import SEL_BASELINE, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE
 from .rng import PURPOSE_DILUTION, PURPOSE_GUESS, PURPOSE_LEAK, PURPOSE_MISLED, PURPOSE_PERSUADE
 from .rng import PURPOSE_SELECTOR_NOISE, _uniform
 from .scoring import _event_score, _selection_feedback
@@ -110,13 +112,20 @@ _SQRT3 = 1.7320508075688772
 
 
 def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray,
-        record: int = 0, threads: int | None = None
+        record: int = 0, threads: int | None = None, bl: np.ndarray | None = None
         ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
     ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
-    eligible and selected for every slot.
+    eligible and selected for every slot. ``bl`` is `wmtsim.baselines.Baselines.pack()`
+    (defaults when None), read by the field's policies only; their final per-slot state
+    comes back in the records as ``baseline_place``, ``baseline_importance``,
+    ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
     """
+    if bl is None:
+        from .baselines import Baselines
+
+        bl = Baselines().pack()
     n = world.n
     capacity = int(world.n_nodes.max()) + int((world.kind == TASK).sum(axis=1).max())
     forest = Forest.allocate(n, capacity, world.parent.shape[1])
@@ -134,6 +143,9 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
         "tokens": np.zeros((r, n_steps)),
     }
     counts = np.zeros((n, N_COUNTERS))
+    B = (np.zeros((n, capacity), dtype=np.int8), np.zeros((n, capacity)),
+         np.zeros((n, capacity), dtype=np.int64), np.zeros((n, capacity), dtype=np.int64),
+         np.zeros((n, capacity)))
     previous = get_num_threads()
     if threads is not None:
         set_num_threads(threads)
@@ -146,16 +158,18 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
             forest.rows(), forest.slot_of, forest.n_slots, forest.active,
             policy_switches, p, st,
             np.array([world.spec.cross_relevance, world.spec.summary_relevance]), rec["u"], rec["m"], rec["state"], rec["eligible"],
-            rec["selected"], rec["n_slots"], rec["event"], rec["tokens"], counts)
+            rec["selected"], rec["n_slots"], rec["event"], rec["tokens"], counts, B, bl)
     finally:
         set_num_threads(previous)
+    for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
+        rec[f"baseline_{name}"] = a
     return counts, forest, rec
 
 
 @njit(parallel=True, cache=True)
 def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk,  # type: ignore[no-untyped-def]
                rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens,
-               counts):
+               counts, B, bl):
     n = n_events.shape[0]
     for i in prange(n):
         w_row = (W[0][i], W[1][i], W[2][i], W[3][i], W[4][i], W[5][i], W[6][i], W[7][i],
@@ -165,9 +179,11 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
                  F[15][i], F[16][i])
         # prange indices may be unsigned: make every index arithmetic signed.
         r = np.int64(i) if i < rec_u.shape[0] else np.int64(-1)
+        b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
         n_slots[i], active[i] = _run_one(
             seed, np.int64(start) + np.int64(i), n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, rec_u,
-            rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens, counts[i])
+            rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens, counts[i],
+            b_row, bl)
 
 
 @njit(cache=True)
@@ -207,7 +223,7 @@ def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):  # type: ignor
 
 @njit(cache=True)
 def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, rec_state,  # type: ignore[no-untyped-def]
-             rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out):
+             rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out, Bs, bl):
     """Play one trajectory's script under the policy; write its counters into ``out``."""
     (w_parent, w_kind, w_tokens, w_topic, w_rel, w_evidence, w_poisoned, w_pers,
      w_outcome, w_rider, w_top, op, arg) = Wr
@@ -220,6 +236,13 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
     on_path = np.zeros(cap, np.bool_)
     priority = np.full(cap, np.nan)
     answered = np.zeros(w_kind.shape[0], np.bool_)  # subtask answered correctly (world id)
+    # The field's policies (wmtsim.baselines): per-trajectory scratch beside ``Bs``.
+    bwin = np.zeros(max(2, int(bl[3])))  # TraceRetain's window of ratings (B_Z_WINDOW)
+    bmisc = np.zeros(4, np.int64)
+    bmisc[3] = -1  # no running summary yet (M_SUMMARY)
+    for v in range(cap):
+        Bs[0][v] = 0
+    X = (slot_of, Bs, bwin, bmisc, bl)
 
     for k in range(out.shape[0]):
         out[k] = 0.0
@@ -251,9 +274,9 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             if p[P_EVENT_RESETS_M] != 0.0:
                 m[v] = 0
             last_obs = v
-            _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False, last_obs,
-                         F, is_global, eligible, selected, on_path, priority, answered, sw,
-                         p, st, wk, out)
+            n = _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False,
+                             last_obs, F, is_global, eligible, selected, on_path, priority,
+                             answered, sw, p, st, wk, out, X)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             step += 1
@@ -263,8 +286,9 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
                 out[C_SUPERSEDED] += 1
         elif o == OP_COMPLETE:
             s = slot_of[a]
-            _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
-                         eligible, selected, on_path, priority, answered, sw, p, st, wk, out)
+            n = _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
+                             eligible, selected, on_path, priority, answered, sw, p, st, wk,
+                             out, X)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             if sw[S_FOLD] != 0:
@@ -282,8 +306,9 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             last_obs = -1
         elif o == OP_FINAL:
             active = 0
-            _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
-                         eligible, selected, on_path, priority, answered, sw, p, st, wk, out)
+            n = _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
+                             eligible, selected, on_path, priority, answered, sw, p, st, wk,
+                             out, X)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             step += 1
@@ -292,7 +317,10 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
     out[C_P_I] = 0.0
     out[C_P_R] = 0.0
     _mark_active_path(parent, active, n, on_path)
-    _candidate_pool(parent, kind, state, on_path, n, eligible)
+    if sw[S_SELECTION] == SEL_BASELINE:
+        _baseline_eligible(n, on_path, Bs[0], eligible)
+    else:
+        _candidate_pool(parent, kind, state, on_path, n, eligible)
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY:
             out[C_P_I] += 1
@@ -335,8 +363,12 @@ def _relevance(v, topic_now, kind, topic, rel, cross):  # type: ignore[no-untype
 @njit(cache=True)
 def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,  # type: ignore[no-untyped-def]
                  is_global, eligible, selected, on_path, priority, answered, sw, p, st,
-                 wk, out):
-    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner."""
+                 wk, out, X):
+    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
+
+    Returns the slot count (a field policy may create a summary). ``X`` carries the
+    field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
+    """
     (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
      rel, pers, rider, top, summary) = F
     mode = sw[S_SELECTION]
@@ -344,13 +376,24 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
 
     # 2. Candidate pool.
     _mark_active_path(parent, active, n, on_path)
-    if mode == SEL_NONE:
+    if mode == SEL_BASELINE:
+        # The one dispatch point of the field's policies: they set ε and s.
+        util = np.empty(n)
+        for v in range(n):
+            util[v] = _query_utility(seed, traj, step, v, topic_now, wk[0], F, st)
+        slot_of, Bs, bwin, bmisc, bl = X
+        n = _baseline_step(seed, traj, step, n, critical, F, slot_of, on_path, util, wk[0],
+                           wk[1], Bs[0], Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, eligible,
+                           selected, sw[S_FAMILY], sw[S_VARIANT], sw[S_EVICTION],
+                           sw[S_THRESHOLD], sw[S_CLUSTER], p, st, bl, out)
+    elif mode == SEL_NONE:
         for v in range(n):
             eligible[v] = False
     else:
         _candidate_pool(parent, kind, state, on_path, n, eligible)
-    for v in range(n):
-        selected[v] = False
+    if mode != SEL_BASELINE:
+        for v in range(n):
+            selected[v] = False
     pool_tokens = 0.0
     n_pool = 0
     for v in range(n):
@@ -414,6 +457,18 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
     if critical:
         _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
                 st, out)
+    return n
+
+
+@njit(cache=True)
+def _query_utility(seed, traj, step, v, topic_now, cross, F, st):  # type: ignore[no-untyped-def]
+    """The field policies' similarity to the current query: the selector stub's unweighted
+    utility (relevance + poison boost + noise), as an embedding retriever would see it."""
+    kind, poisoned, topic, rel = F[2], F[9], F[11], F[12]
+    x = _relevance(v, topic_now, kind, topic, rel, cross)
+    if poisoned[v] and kind[v] != SUMMARY:
+        x += st[ST_POISON_BOOST]
+    return x + st[ST_SELECTOR_NOISE] * _noise(seed, traj, step, v)
 
 
 @njit(cache=True)

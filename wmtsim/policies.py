@@ -24,6 +24,14 @@ a3_no_semantic              yes   yes     branches    yes   yes
 * ``fold``: completed subtasks fold into a summary node (summariser call).
 * ``reopen``: a resumed folded subtask is reopened (its nodes re-enter the pool).
 * ``lifecycle``: suppression (Eq. 7) and supersession mark memories obsolete.
+
+The policies of the field (POLICIES.md) are configurations of the same engine too:
+selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.baselines`
+(readable twin: `wmtsim.baselines_reference`), chosen by ``family`` and its variant
+switches; their knobs are `wmtsim.baselines.Baselines`. See docs/policies.md:
+``traceretain_{z,fixed,lfu,importance,similarity,cluster}``, ``generative_agents``,
+``generative_agents_code``, ``memorybank``, ``memorybank_stochastic``, ``memgpt``,
+``sliding_window``, ``sliding_window_summary``, ``token_buffer``, ``token_buffer_summary``.
 """
 
 from __future__ import annotations
@@ -36,9 +44,18 @@ SEL_NONE = 0
 SEL_EVERYTHING = 1
 SEL_ITEMS = 2
 SEL_BRANCHES = 3
+SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.baselines`
+
+# Families: WMT's own configurations, and the policies of POLICIES.md.
+(FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
+ FAM_TOKEN_BUFFER) = range(7)
+# TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
+EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY = range(4)
+THRESHOLD_Z, THRESHOLD_FIXED = range(2)
 
 # Slots of the packed switch vector.
-(S_TREE, S_SCORES, S_SELECTION, S_FOLD, S_REOPEN, S_LIFECYCLE) = range(6)
+(S_TREE, S_SCORES, S_SELECTION, S_FOLD, S_REOPEN, S_LIFECYCLE, S_FAMILY, S_VARIANT,
+ S_EVICTION, S_THRESHOLD, S_CLUSTER) = range(11)
 
 
 @dataclass(frozen=True)
@@ -51,10 +68,24 @@ class Policy:
     fold: bool
     reopen: bool
     lifecycle: bool
+    family: int = FAM_WMT
+    variant: int = 0  # GA: 1 = public code; MemoryBank: 1 = stochastic; windows: 1 = summary
+    eviction: int = EVICT_LRU
+    threshold: int = THRESHOLD_Z
+    cluster: bool = False
 
     def pack(self) -> np.ndarray:
         return np.array([self.tree, self.scores, self.selection, self.fold, self.reopen,
-                         self.lifecycle], dtype=np.int64)
+                         self.lifecycle, self.family, self.variant, self.eviction,
+                         self.threshold, self.cluster], dtype=np.int64)
+
+
+def _field(name: str, label: str, family: int, variant: int = 0,
+           eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
+           cluster: bool = False) -> Policy:
+    """A policy of the field: no tree, no scores, no fold; `wmtsim.baselines` selects."""
+    return Policy(name, label, False, False, SEL_BASELINE, False, False, False, family,
+                  variant, eviction, threshold, cluster)
 
 
 POLICIES: dict[str, Policy] = {
@@ -76,12 +107,50 @@ POLICIES: dict[str, Policy] = {
                False, False),
         Policy("a3_no_semantic", "A3 No Semantic Retrieval", True, True, SEL_BRANCHES, True,
                True, True),
+        # The field (POLICIES.md; docs/policies.md).
+        _field("traceretain_z", "TraceRetain (z-score, LRU)", FAM_TRACERETAIN),
+        _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", FAM_TRACERETAIN,
+               threshold=THRESHOLD_FIXED),
+        _field("traceretain_lfu", "TraceRetain (z-score, LFU)", FAM_TRACERETAIN,
+               eviction=EVICT_LFU),
+        _field("traceretain_importance", "TraceRetain (z-score, importance-weighted)",
+               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE),
+        _field("traceretain_similarity", "TraceRetain (z-score, similarity replace)",
+               FAM_TRACERETAIN, eviction=EVICT_SIMILARITY),
+        _field("traceretain_cluster", "TraceRetain (z-score, LRU, cluster summaries)",
+               FAM_TRACERETAIN, cluster=True),
+        _field("generative_agents", "Generative Agents (paper)", FAM_GENERATIVE),
+        _field("generative_agents_code", "Generative Agents (public code)", FAM_GENERATIVE,
+               variant=1),
+        _field("memorybank", "MemoryBank (threshold forgetting)", FAM_MEMORYBANK),
+        _field("memorybank_stochastic", "MemoryBank (stochastic, S <= 3)", FAM_MEMORYBANK,
+               variant=1),
+        _field("memgpt", "MemGPT-style FIFO + recursive summary", FAM_MEMGPT),
+        _field("sliding_window", "Sliding window (last k steps)", FAM_WINDOW),
+        _field("sliding_window_summary", "Sliding window + running summary", FAM_WINDOW,
+               variant=1),
+        _field("token_buffer", "Token buffer", FAM_TOKEN_BUFFER),
+        _field("token_buffer_summary", "Token buffer + running summary", FAM_TOKEN_BUFFER,
+               variant=1),
     )
 }
+
+FIELD_POLICIES = tuple(name for name, p in POLICIES.items() if p.family != FAM_WMT)
 
 TABLE4_POLICIES = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
 TABLE123_POLICIES = ("no_memory", "linear", "tree", "tree_selection", "tree_summary",
                      "tree_selection_summary", "wmt")
+
+
+def reference_model() -> type:
+    """The readable twin of `wmtsim.baselines` (`baselines_reference.BaselineMemory`).
+
+    Imported lazily, so that `wmtsim.simulator` reaches it without importing more than
+    the policy module (it imports no numba either).
+    """
+    from .baselines_reference import BaselineMemory
+
+    return BaselineMemory
 
 
 def get_policy(name: str) -> Policy:

@@ -17,6 +17,7 @@ import polars as pl
 from scipy import stats
 
 from . import __version__
+from .baselines import Baselines
 from .codes import KIND_NAMES, STATE_NAMES
 from .engine import run
 from .forest import Forest
@@ -49,6 +50,7 @@ class SimResult:
     steps: pl.DataFrame
     forest: Forest = field(repr=False)
     seconds: float = 0.0
+    baselines: Baselines = field(default_factory=Baselines)
 
     def summary(self, confidence: float = 0.95, n_resamples: int = 2000) -> pl.DataFrame:
         """Each metric's mean with a bootstrap confidence interval (scipy.stats.bootstrap).
@@ -99,17 +101,19 @@ def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float
 
 def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed: int = 0,
              params: Params | None = None, threads: int | None = None,
-             record_steps: int = 0, stubs: Stubs | None = None, start: int = 0
-             ) -> SimResult:
+             record_steps: int = 0, stubs: Stubs | None = None, start: int = 0,
+             baselines: Baselines | None = None) -> SimResult:
     """Run ``n`` trajectories of ``(seed, world)`` under ``policy``.
 
     ``world`` is a `WorldSpec` (trajectories ``start .. start+n-1`` are generated) or an
     already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
-    per-step u, m, state and selections for the first trajectories.
+    per-step u, m, state and selections for the first trajectories. ``baselines`` holds
+    the knobs of the field's policies (`wmtsim.baselines.Baselines`; docs/policies.md).
     """
     params = params or Params()
     stubs = stubs or Stubs()
+    baselines = baselines or Baselines()
     pol = get_policy(policy)
     check_int("simulate", "record_steps", record_steps, 0)
     if threads is not None:
@@ -117,11 +121,12 @@ def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed:
     t0 = time.perf_counter()
     w = world if isinstance(world, World) else generate(world, seed=seed, n=n, start=start)
     counts, forest, rec = run(w, pol.pack(), params.pack(), stubs.pack(), record_steps,
-                              threads)
+                              threads, baselines.pack())
     seconds = time.perf_counter() - t0
     frame = _trajectory_frame(w, pol.name, params, stubs, counts)
     steps = _steps_frame(w, forest, rec)
-    return SimResult(pol.name, w.seed, params, stubs, w.spec, frame, steps, forest, seconds)
+    return SimResult(pol.name, w.seed, params, stubs, w.spec, frame, steps, forest, seconds,
+                     baselines)
 
 
 def _trajectory_frame(w: World, policy: str, params: Params, stubs: Stubs,

@@ -1,0 +1,752 @@
+"""The memory policies of the field (POLICIES.md) as kernels of the one engine.
+
+`wmtsim.engine` plays the same world scripts, stubs, reasoner and accounting for every
+policy; a policy with selection ``baseline`` (`wmtsim.policies.SEL_BASELINE`) hands one
+thing to this module, at one dispatch point of the prompt step: which memories are kept
+(the store, the candidate pool ε) and which are put in the context (s). Its per-slot state
+lives in extra arrays beside the forest:
+
+``bs``     the slot's place: unseen, in the store (queue), dropped by the filter, evicted,
+           in recall storage (MemGPT), archived into a cluster summary, forgotten;
+``bimp``   importance (0–10 stub rating; GA: 1–10);
+``blast``  step of creation or last retrieval (LRU, GA recency, MemoryBank's t reset);
+``bfreq``  retrievals (LFU);
+``bstr``   MemoryBank strength S.
+
+Every rule is documented in docs/policies.md; the readable twin is
+`wmtsim.baselines_reference`, and both agree bit for bit (tests/test_baselines.py).
+Floating-point conventions shared with the twin: powers are products in a loop; the
+MemoryBank threshold compares ``t > S · time_scale · ln(1/θ)`` with the last factor
+precomputed in Python (`Baselines.pack`); ``math.exp`` (stochastic MemoryBank only) is
+the C library's on both sides.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from .codes import ACTION, FAILURE, GLOBAL, SUMMARY, TASK
+from .params import P_U_INIT_SUMMARY
+from .policies import (
+    EVICT_IMPORTANCE,
+    EVICT_LFU,
+    EVICT_SIMILARITY,
+    FAM_GENERATIVE,
+    FAM_MEMGPT,
+    FAM_MEMORYBANK,
+    FAM_TOKEN_BUFFER,
+    FAM_TRACERETAIN,
+    FAM_WINDOW,
+    THRESHOLD_FIXED,
+)
+from .rng import PURPOSE_LEAK, _uniform
+from .stubs import ST_C_SUM, ST_P_LEAK, ST_P_LEAK_RIDER, ST_SUMMARISER_BASE_TOKENS
+from .validation import check_int, check_real, fail
+
+# Draw purposes of the baselines (beside rng.PURPOSE_*; never shared with them).
+PURPOSE_IMPORTANCE = 21
+PURPOSE_FORGET = 22
+
+# Places of a slot (``bs``).
+B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING = range(8)
+B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
+           "popping")
+# Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
+M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
+
+_SQRT3 = 1.7320508075688772
+
+
+@dataclass(frozen=True)
+class Baselines:
+    """Knobs of the field's policies (POLICIES.md), with documented defaults.
+
+    capacity: TraceRetain's long-term store size K (items and cluster summaries).
+    top_k: TraceRetain and MemoryBank retrieval: the k stored items most similar to the
+        current query (the selector stub's relevance + poison boost + noise).
+    importance_noise: s.d. of the importance scorer stub's noise, in rating points.
+    z_window: TraceRetain: sliding window of previous scores for the z-score.
+    z_threshold: TraceRetain: retain when z > z_threshold.
+    raw_threshold: TraceRetain fixed variant (and the z rule's cold start, fewer than two
+        previous scores or zero spread): retain when the raw score >= raw_threshold.
+    dup_threshold: TraceRetain rule filter: drop a trace whose similarity to a stored one
+        exceeds it (near-duplicate; the earliest is kept).
+    min_tokens: TraceRetain rule filter: drop traces shorter than this without evidence.
+    drop_failed: TraceRetain rule filter: treat failed-action reports as low-priority.
+    importance_weight, recency_weight: TraceRetain importance-weighted eviction score
+        importance_weight · importance/10 + recency_weight · recency_decay^(steps idle).
+    recency_decay: per-step recency factor of the importance-weighted eviction.
+    replace_threshold: TraceRetain similarity eviction: a new item replaces the most
+        similar stored one when their similarity >= replace_threshold.
+    cluster_size: TraceRetain clusters: a topic's stored items are summarised into one
+        when this many are stored (originals archived).
+    scorer_base_tokens: prompt tokens of one importance-rating call (plus the item).
+    ga_top_k: Generative Agents retrieval size (30 in the public code).
+    ga_decay: Generative Agents recency 0.995^(hours since last access).
+    hours_per_step: simulated hours per prompt step (GA recency).
+    ga_code_decay: public-code variant: rank-based recency decay^rank.
+    ga_w_recency, ga_w_importance, ga_w_relevance: paper weights (1, 1, 1).
+    gac_w_recency, gac_w_importance, gac_w_relevance: public-code weights (0.5, 2, 3).
+    mb_threshold: MemoryBank: forget when R = exp(-t/S) < mb_threshold.
+    mb_time_scale: MemoryBank: prompt steps per unit of t.
+    mb_s_cap: stochastic MemoryBank: cap on the strength S (public code: 3).
+    window_tokens: MemGPT context window W for the message queue and its summary.
+    evict_fraction: MemGPT: on overflow evict at least this share of the queue's tokens.
+    keep_last: MemGPT: the newest messages never evicted.
+    recall_k: MemGPT: items found by a recall-storage search at a critical step.
+    window_steps: sliding window: keep items created in the last k prompt steps.
+    token_limit: token buffer: pop the oldest items until the buffer (and its running
+        summary) is under this many tokens.
+    """
+
+    capacity: int = 8
+    top_k: int = 5
+    importance_noise: float = 1.5
+    z_window: int = 50
+    z_threshold: float = 0.5
+    raw_threshold: float = 7.0
+    dup_threshold: float = 0.95
+    min_tokens: int = 20
+    drop_failed: bool = False
+    importance_weight: float = 0.7
+    recency_weight: float = 0.3
+    recency_decay: float = 0.99
+    replace_threshold: float = 0.8
+    cluster_size: int = 4
+    scorer_base_tokens: int = 50
+    ga_top_k: int = 30
+    ga_decay: float = 0.995
+    hours_per_step: float = 1.0
+    ga_code_decay: float = 0.99
+    ga_w_recency: float = 1.0
+    ga_w_importance: float = 1.0
+    ga_w_relevance: float = 1.0
+    gac_w_recency: float = 0.5
+    gac_w_importance: float = 2.0
+    gac_w_relevance: float = 3.0
+    mb_threshold: float = 0.5
+    mb_time_scale: float = 10.0
+    mb_s_cap: int = 3
+    window_tokens: int = 1024
+    evict_fraction: float = 0.75
+    keep_last: int = 3
+    recall_k: int = 2
+    window_steps: int = 8
+    token_limit: int = 512
+
+    def __post_init__(self) -> None:
+        owner = "Baselines"
+        check_int(owner, "capacity", self.capacity, 1, 100_000)
+        check_int(owner, "top_k", self.top_k, 1, 100_000)
+        check_real(owner, "importance_noise", self.importance_noise, 0.0, 10.0)
+        check_int(owner, "z_window", self.z_window, 2, 10_000)
+        check_real(owner, "z_threshold", self.z_threshold, -10.0, 10.0)
+        check_real(owner, "raw_threshold", self.raw_threshold, 0.0, 10.0)
+        check_real(owner, "dup_threshold", self.dup_threshold, 0.0, 1.0)
+        check_int(owner, "min_tokens", self.min_tokens, 0)
+        if not isinstance(self.drop_failed, bool):
+            fail(owner, "drop_failed", self.drop_failed, "true | false")
+        for name in ("importance_weight", "recency_weight", "ga_w_recency",
+                     "ga_w_importance", "ga_w_relevance", "gac_w_recency",
+                     "gac_w_importance", "gac_w_relevance"):
+            check_real(owner, name, getattr(self, name), 0.0, 100.0)
+        for name in ("recency_decay", "ga_decay", "ga_code_decay"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0, lo_open=True)
+        check_real(owner, "replace_threshold", self.replace_threshold, 0.0, 1.0)
+        check_int(owner, "cluster_size", self.cluster_size, 2, 10_000)
+        check_int(owner, "scorer_base_tokens", self.scorer_base_tokens, 0)
+        check_int(owner, "ga_top_k", self.ga_top_k, 1, 100_000)
+        check_real(owner, "hours_per_step", self.hours_per_step, 0.0, 1e6, lo_open=True)
+        check_real(owner, "mb_threshold", self.mb_threshold, 0.0, 1.0, lo_open=True,
+                   allowed="(0, 1)")
+        if self.mb_threshold >= 1.0:
+            fail(owner, "mb_threshold", self.mb_threshold, "(0, 1)")
+        check_real(owner, "mb_time_scale", self.mb_time_scale, 0.0, 1e9, lo_open=True)
+        check_int(owner, "mb_s_cap", self.mb_s_cap, 0, 1_000_000)
+        check_int(owner, "window_tokens", self.window_tokens, 1)
+        check_real(owner, "evict_fraction", self.evict_fraction, 0.0, 1.0)
+        check_int(owner, "keep_last", self.keep_last, 0, 10_000)
+        check_int(owner, "recall_k", self.recall_k, 0, 100_000)
+        check_int(owner, "window_steps", self.window_steps, 1, 1_000_000)
+        check_int(owner, "token_limit", self.token_limit, 1)
+
+    # Derived constants, computed once in Python so that engine and twin share the bits.
+    def ga_step_decay(self) -> float:
+        """GA recency factor per prompt step: ga_decay ** hours_per_step."""
+        return float(self.ga_decay) ** float(self.hours_per_step)
+
+    def mb_forget_after(self) -> float:
+        """t·time_scale beyond which R = exp(-t/S) < θ, per unit of S: scale·ln(1/θ)."""
+        return float(self.mb_time_scale) * math.log(1.0 / float(self.mb_threshold))
+
+    def pack(self) -> np.ndarray:
+        values = [float(getattr(self, f.name)) for f in fields(self)]
+        return np.array([*values, self.ga_step_decay(), self.mb_forget_after()],
+                        dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Baselines:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            fail("Baselines", unknown[0], values[unknown[0]],
+                 "one of " + ", ".join(sorted(names)))
+        return cls(**values)
+
+
+(B_CAPACITY, B_TOP_K, B_IMPORTANCE_NOISE, B_Z_WINDOW, B_Z_THRESHOLD, B_RAW_THRESHOLD,
+ B_DUP_THRESHOLD, B_MIN_TOKENS, B_DROP_FAILED, B_IMPORTANCE_WEIGHT, B_RECENCY_WEIGHT,
+ B_RECENCY_DECAY, B_REPLACE_THRESHOLD, B_CLUSTER_SIZE, B_SCORER_BASE_TOKENS, B_GA_TOP_K,
+ B_GA_DECAY, B_HOURS_PER_STEP, B_GA_CODE_DECAY, B_GA_W_RECENCY, B_GA_W_IMPORTANCE,
+ B_GA_W_RELEVANCE, B_GAC_W_RECENCY, B_GAC_W_IMPORTANCE, B_GAC_W_RELEVANCE, B_MB_THRESHOLD,
+ B_MB_TIME_SCALE, B_MB_S_CAP, B_WINDOW_TOKENS, B_EVICT_FRACTION, B_KEEP_LAST, B_RECALL_K,
+ B_WINDOW_STEPS, B_TOKEN_LIMIT, B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(36)
+
+
+# ------------------------------------------------------------------ shared small rules
+
+
+@njit(cache=True)
+def _importance(seed, traj, step, v, rel, ok, ev, noise_sd, lo):  # type: ignore[no-untyped-def]
+    """The importance scorer stub: an integer rating in [lo, 10].
+
+    10 · (0.6·relevance + 0.2·[not a failure] + 0.2·[carries evidence]) + noise, rounded
+    half up. Relevance is what the item looks like (poison: its apparent relevance), so
+    crafted poison is rated high.
+    """
+    s = 0.0
+    for k in range(4):
+        s += _uniform(seed, traj, step, 4 * v + k, PURPOSE_IMPORTANCE)
+    x = 10.0 * (0.6 * rel + 0.2 * ok + 0.2 * ev) + noise_sd * ((s - 2.0) * _SQRT3)
+    r = math.floor(x + 0.5)
+    return min(10.0, max(lo, r))
+
+
+@njit(cache=True)
+def _similarity(a, b, topic, rel, cross):  # type: ignore[no-untyped-def]
+    """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
+    t = 1.0 if topic[a] == topic[b] else cross
+    return t * (1.0 - abs(rel[a] - rel[b]))
+
+
+@njit(cache=True)
+def _power(x, k):  # type: ignore[no-untyped-def]
+    """x^k as k factors (the project's convention; no pow)."""
+    g = 1.0
+    for _ in range(k):
+        g *= x
+    return g
+
+
+@njit(cache=True)
+def _top_by(score, cands, k_cands, k):  # type: ignore[no-untyped-def]
+    """The first ``k`` of ``cands[:k_cands]`` by descending score (ties: slot order)."""
+    neg = np.empty(k_cands)
+    for j in range(k_cands):
+        neg[j] = -score[j]
+    order = np.argsort(neg, kind="mergesort")
+    out = np.empty(min(k, k_cands), np.int64)
+    for j in range(out.shape[0]):
+        out[j] = cands[order[j]]
+    return out
+
+
+@njit(cache=True)
+def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):  # type: ignore[no-untyped-def]
+    """Create slot ``z`` as a summary node (like the engine's fold summary)."""
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    f_wid[z] = -1
+    parent[z] = parent_slot
+    kind[z] = SUMMARY
+    state[z] = 0
+    u[z] = p[P_U_INIT_SUMMARY]
+    m[z] = 0
+    created[z] = step
+    outcome[z] = 0
+    summary[z] = -1
+    tokens[z] = 0
+    poisoned[z] = False
+    evidence[z] = False
+    topic[z] = topic_
+    top[z] = top_
+    rel[z] = rel_
+    pers[z] = 0.0
+    rider[z] = False
+
+
+@njit(cache=True)
+def _absorb(seed, traj, step, v, F, st):  # type: ignore[no-untyped-def]
+    """Does the summariser carry poisoned item ``v`` into its summary? (p_leak draw)."""
+    poisoned, rider = F[9], F[14]
+    if not poisoned[v]:
+        return False
+    p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+    return _uniform(seed, traj, step, v, PURPOSE_LEAK) < p_leak
+
+
+# ------------------------------------------------------------------ the dispatch point
+
+
+@njit(cache=True)
+def _baseline_step(seed, traj, step, n, critical, F, slot_of, on_path, util, cross,  # type: ignore[no-untyped-def]
+                   summary_rel, bs, bimp, blast, bfreq, bstr, bwin, bmisc, eligible,
+                   selected, sw_family, sw_variant, sw_eviction, sw_threshold, sw_cluster,
+                   p, st, bl, out):
+    """One prompt step of a field policy: admit new items, forget/evict, retrieve.
+
+    Sets ``eligible`` (ε: the store, minus the active path) and ``selected`` (s), adds
+    the scorer's and summariser's LLM calls to ``out``, and returns the slot count (a
+    summary may have been created).
+    """
+    kind, tokens = F[2], F[6]
+    n0 = n
+    # 1. Admission of the items created since the last step, in creation order.
+    for v in range(bmisc[M_SEEN], n0):
+        k = kind[v]
+        if k != TASK and k != ACTION and k != GLOBAL:
+            continue
+        if sw_family == FAM_TRACERETAIN:
+            n = _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
+                          blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold, sw_cluster,
+                          p, st, bl, out)
+        else:
+            bs[v] = B_IN
+            blast[v] = step
+            bfreq[v] = 0
+            bstr[v] = 1.0
+            if sw_family == FAM_GENERATIVE:
+                _score_call(seed, traj, step, v, F, bimp, 1.0, bl, out)
+    bmisc[M_SEEN] = n
+
+    # 2. Forgetting and overflow.
+    if sw_family == FAM_MEMORYBANK:
+        _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, sw_variant, bl)
+    elif sw_family == FAM_MEMGPT:
+        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(bl[B_WINDOW_TOKENS]),
+                            bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
+                            summary_rel, p, st, out)
+    elif sw_family == FAM_TOKEN_BUFFER:
+        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(bl[B_TOKEN_LIMIT]),
+                            0.0, 0, sw_variant == 1, B_EVICTED, summary_rel, p, st, out)
+    elif sw_family == FAM_WINDOW:
+        n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl[B_WINDOW_STEPS]),
+                          sw_variant == 1, summary_rel, p, st, out)
+
+    # 3. The pool ε and the retrieval s.
+    for v in range(n):
+        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
+        selected[v] = False
+    if sw_family == FAM_MEMGPT or sw_family == FAM_WINDOW or sw_family == FAM_TOKEN_BUFFER:
+        # The queue (and its running summary) is the context.
+        for v in range(n):
+            selected[v] = eligible[v] and bs[v] == B_IN
+        if sw_family == FAM_MEMGPT and critical and bl[B_RECALL_K] > 0:
+            _recall_search(n, bs, eligible, selected, util, int(bl[B_RECALL_K]))
+    elif sw_family == FAM_GENERATIVE:
+        _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, bl)
+    else:  # TraceRetain, MemoryBank: top-k by similarity to the query
+        cands = np.empty(n, np.int64)
+        score = np.empty(n)
+        c = 0
+        for v in range(n):
+            if eligible[v]:
+                cands[c] = v
+                score[c] = util[v]
+                c += 1
+        for v in _top_by(score, cands, c, int(bl[B_TOP_K])):
+            selected[v] = True
+
+    # 4. Access statistics of what was retrieved (LRU, LFU, recall strengthening).
+    for v in range(n):
+        if selected[v]:
+            bfreq[v] += 1
+            if sw_family == FAM_MEMORYBANK:
+                s = bstr[v] + 1.0
+                if sw_variant == 1 and bl[B_MB_S_CAP] > 0 and s > bl[B_MB_S_CAP]:
+                    s = bl[B_MB_S_CAP]
+                bstr[v] = s
+            blast[v] = step
+    return n
+
+
+@njit(cache=True)
+def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):  # type: ignore[no-untyped-def]
+    """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
+    kind, tokens, outcome, evidence, rel = F[2], F[6], F[8], F[10], F[12]
+    ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
+    ev = 1.0 if evidence[v] else 0.0
+    bimp[v] = _importance(seed, traj, step, v, rel[v], ok, ev,
+                          bl[B_IMPORTANCE_NOISE], lo)
+    out[12] += bl[B_SCORER_BASE_TOKENS] + tokens[v]  # C_PROMPT_TOKENS
+    out[13] += 1  # C_LLM_CALLS
+
+
+# ------------------------------------------------------------------ TraceRetain
+
+
+@njit(cache=True)
+def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,  # type: ignore[no-untyped-def]
+              bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
+    kind, tokens, outcome, evidence, topic, rel = F[2], F[6], F[8], F[10], F[11], F[12]
+    # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
+    #    failed-action reports when they are low-priority.
+    for w in range(v):
+        if bs[w] == B_IN and kind[w] != SUMMARY:
+            if _similarity(v, w, topic, rel, cross) > bl[B_DUP_THRESHOLD]:
+                bs[v] = B_DROPPED
+                return n
+    if tokens[v] < bl[B_MIN_TOKENS] and not evidence[v]:
+        bs[v] = B_DROPPED
+        return n
+    if bl[B_DROP_FAILED] != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
+        bs[v] = B_DROPPED
+        return n
+    # 2. The 0–10 rating (one scorer call).
+    _score_call(seed, traj, step, v, F, bimp, 0.0, bl, out)
+    x = bimp[v]
+    # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
+    cnt = bmisc[M_WIN_COUNT]
+    size = bwin.shape[0]
+    retain = x >= bl[B_RAW_THRESHOLD]
+    if threshold != THRESHOLD_FIXED and cnt >= 2:
+        mean = 0.0
+        for j in range(cnt):
+            mean += bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size]
+        mean = mean / cnt
+        var = 0.0
+        for j in range(cnt):
+            d = bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size] - mean
+            var += d * d
+        sd = math.sqrt(var / cnt)
+        if sd > 0.0:
+            retain = (x - mean) / sd > bl[B_Z_THRESHOLD]
+    bwin[bmisc[M_WIN_HEAD]] = x
+    bmisc[M_WIN_HEAD] = (bmisc[M_WIN_HEAD] + 1) % size
+    bmisc[M_WIN_COUNT] = min(cnt + 1, size)
+    if not retain:
+        bs[v] = B_DROPPED
+        return n
+    # 5. Eviction (similarity: replace the most similar stored item when close enough).
+    victim = -1
+    if eviction == EVICT_SIMILARITY:
+        best = -1.0
+        for w in range(n):
+            if bs[w] == B_IN:
+                s = _similarity(v, w, topic, rel, cross)
+                if s > best:
+                    best = s
+                    victim = w
+        if best < bl[B_REPLACE_THRESHOLD]:
+            victim = -1
+    stored = 0
+    for w in range(n):
+        if bs[w] == B_IN:
+            stored += 1
+    if victim < 0 and stored >= bl[B_CAPACITY]:
+        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl)
+    if victim >= 0:
+        bs[victim] = B_EVICTED
+    bs[v] = B_IN
+    blast[v] = step
+    bfreq[v] = 0
+    # 4. Cluster summaries: a topic with cluster_size stored traces becomes one summary.
+    if cluster != 0 and topic[v] >= 0:
+        members = 0
+        for w in range(n):
+            if bs[w] == B_IN and kind[w] != SUMMARY and topic[w] == topic[v]:
+                members += 1
+        if members >= bl[B_CLUSTER_SIZE]:
+            n = _tr_cluster(seed, traj, step, topic[v], n, F, slot_of, summary_rel, bs,
+                            bimp, blast, bfreq, p, st, out)
+    return n
+
+
+@njit(cache=True)
+def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):  # type: ignore[no-untyped-def]
+    """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
+    importance-weighted (lowest w_imp·imp/10 + w_rec·decay^idle); ties to the lower slot."""
+    best = -1
+    best_key = 0.0
+    best_key2 = 0.0
+    for w in range(n):
+        if bs[w] != B_IN:
+            continue
+        if eviction == EVICT_LFU:
+            key = float(bfreq[w])
+            key2 = float(blast[w])
+        elif eviction == EVICT_IMPORTANCE:
+            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
+                   + bl[B_RECENCY_WEIGHT] * _power(bl[B_RECENCY_DECAY], step - blast[w]))
+            key2 = 0.0
+        else:  # LRU (also the similarity rule's fallback)
+            key = float(blast[w])
+            key2 = 0.0
+        if best < 0 or key < best_key or (key == best_key and key2 < best_key2):
+            best = w
+            best_key = key
+            best_key2 = key2
+    return best
+
+
+@njit(cache=True)
+def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,  # type: ignore[no-untyped-def]
+                p, st, out):
+    """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
+    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
+     rel, pers, rider, top, summary) = F
+    ts = slot_of[t]
+    z = summary[ts]
+    raw = 0.0
+    imp = 0.0
+    if z >= 0 and bs[z] == B_IN:
+        raw += tokens[z]
+        imp = bimp[z]
+    has_ev = False
+    leaked = False
+    leak_pers = 0.0
+    for w in range(n):
+        if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
+            continue
+        raw += tokens[w]
+        imp = max(imp, bimp[w])
+        if evidence[w]:
+            has_ev = True
+        if _absorb(seed, traj, step, w, F, st):
+            leaked = True
+            leak_pers = max(leak_pers, pers[w])
+        bs[w] = B_ARCHIVED
+    if z < 0:
+        z = n
+        n += 1
+        _new_summary(F, z, ts, t, top[ts], summary_rel, step, p)
+        summary[ts] = z
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    evidence[z] = evidence[z] or has_ev
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    bs[z] = B_IN
+    bimp[z] = imp
+    blast[z] = step
+    bfreq[z] = 0
+    out[15] += 1  # C_SUMMARISER_CALLS
+    out[13] += 1  # C_LLM_CALLS
+    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n
+
+
+# ------------------------------------------------------------------ Generative Agents
+
+
+@njit(cache=True)
+def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, bl):  # type: ignore[no-untyped-def]
+    """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
+    the candidates (all equal: 0.5); top ga_top_k. Paper: recency = decay^(hours since last
+    access); public code: candidates ranked by last access, oldest first, decay^(rank+1)."""
+    cands = np.empty(n, np.int64)
+    c = 0
+    for v in range(n):
+        if eligible[v]:
+            cands[c] = v
+            c += 1
+    if c == 0:
+        return
+    rec = np.empty(c)
+    imp = np.empty(c)
+    rel = np.empty(c)
+    if variant == 0:
+        for j in range(c):
+            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[cands[j]])
+        w_rec, w_imp, w_rel = bl[B_GA_W_RECENCY], bl[B_GA_W_IMPORTANCE], bl[B_GA_W_RELEVANCE]
+    else:
+        last = np.empty(c)
+        for j in range(c):
+            last[j] = blast[cands[j]]
+        order = np.argsort(last, kind="mergesort")
+        for r in range(c):
+            rec[order[r]] = _power(bl[B_GA_CODE_DECAY], r + 1)
+        w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
+                               bl[B_GAC_W_RELEVANCE])
+    for j in range(c):
+        imp[j] = bimp[cands[j]]
+        rel[j] = util[cands[j]]
+    _minmax(rec, c)
+    _minmax(imp, c)
+    _minmax(rel, c)
+    score = np.empty(c)
+    for j in range(c):
+        score[j] = w_rec * rec[j] + w_imp * imp[j] + w_rel * rel[j]
+    for v in _top_by(score, cands, c, int(bl[B_GA_TOP_K])):
+        selected[v] = True
+
+
+@njit(cache=True)
+def _minmax(x, c):  # type: ignore[no-untyped-def]
+    """Min-max scale to [0, 1] in place; a constant vector becomes 0.5 (as GA's code)."""
+    lo = x[0]
+    hi = x[0]
+    for j in range(c):
+        lo = min(lo, x[j])
+        hi = max(hi, x[j])
+    span = hi - lo
+    for j in range(c):
+        x[j] = 0.5 if span == 0.0 else (x[j] - lo) / span
+
+
+# ------------------------------------------------------------------ MemoryBank
+
+
+@njit(cache=True)
+def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):  # type: ignore[no-untyped-def]
+    """Forgetting pass: R = exp(−t/S), t = steps since creation or last recall / scale.
+
+    Threshold: forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact comparison).
+    Stochastic: keep with probability R.
+    """
+    for v in range(n):
+        if bs[v] != B_IN or on_path[v]:
+            continue
+        dt = float(step - blast[v])
+        if variant == 0:
+            if dt > bstr[v] * bl[B_MB_FORGET_AFTER]:
+                bs[v] = B_FORGOTTEN
+        else:
+            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / bstr[v])
+            if _uniform(seed, traj, step, v, PURPOSE_FORGET) >= r:
+                bs[v] = B_FORGOTTEN
+
+
+# ------------------------------------------------------------------ queues and windows
+
+
+@njit(cache=True)
+def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,  # type: ignore[no-untyped-def]
+                    summarize, to_state, summary_rel, p, st, out):
+    """Pop the oldest queued items while the queue (+ summary) is over ``limit``.
+
+    Triggered when queue + summary > limit. Items go (oldest first, never the newest
+    ``keep_last``) while fewer than ``frac`` of the queue's tokens are out or the queue +
+    the summary they would make is still over the limit. With ``summarize`` they are
+    merged with the old summary into one (ceil(c_sum · (old + popped tokens)) tokens).
+    """
+    kind, tokens = F[2], F[6]
+    q = 0.0
+    n_q = 0
+    for v in range(n):
+        if bs[v] == B_IN and kind[v] != SUMMARY:
+            q += tokens[v]
+            n_q += 1
+    z = bmisc[M_SUMMARY]
+    s_old = float(tokens[z]) if z >= 0 else 0.0
+    if q + s_old <= limit:
+        return n
+    popped = 0.0
+    n_pop = 0
+    for v in range(n):
+        if bs[v] != B_IN or kind[v] == SUMMARY:
+            continue
+        if n_q - n_pop <= keep_last:
+            break
+        s_new = s_old
+        if summarize and n_pop > 0:
+            s_new = float(math.ceil(st[ST_C_SUM] * (s_old + popped)))
+        elif not summarize:
+            s_new = 0.0
+        if not (popped < frac * q or q - popped + s_new > limit):
+            break
+        bs[v] = B_POPPING
+        popped += tokens[v]
+        n_pop += 1
+    return _finish_pop(seed, traj, step, n, F, bs, bmisc, to_state, summarize, s_old, popped,
+                       summary_rel, p, st, out)
+
+
+@njit(cache=True)
+def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,  # type: ignore[no-untyped-def]
+                  out):
+    """Sliding window: items created more than ``k`` steps ago leave the context."""
+    kind, tokens, created = F[2], F[6], F[7]
+    popped = 0.0
+    for v in range(n):
+        if bs[v] == B_IN and kind[v] != SUMMARY and created[v] <= step - k:
+            bs[v] = B_POPPING
+            popped += tokens[v]
+    z = bmisc[M_SUMMARY]
+    s_old = float(tokens[z]) if z >= 0 else 0.0
+    return _finish_pop(seed, traj, step, n, F, bs, bmisc, B_EVICTED, summarize, s_old, popped,
+                       summary_rel, p, st, out)
+
+
+@njit(cache=True)
+def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,  # type: ignore[no-untyped-def]
+                summary_rel, p, st, out):
+    """Items marked popping at this step go to ``final_state``; with ``summarize`` they
+    and the old summary are merged into one recursive summary node.
+
+    The summary has ceil(c_sum · (old summary + popped tokens)) tokens, keeps no task
+    evidence (a running summary is lossy) and absorbs each popped poisoned item with
+    p_leak (p_leak_rider for summary riders): it is then contaminated.
+    """
+    tokens, poisoned, pers = F[6], F[9], F[13]
+    leaked = False
+    leak_pers = 0.0
+    any_popped = False
+    for v in range(n):
+        if bs[v] != B_POPPING:
+            continue
+        any_popped = True
+        bs[v] = final_state
+        if summarize and _absorb(seed, traj, step, v, F, st):
+            leaked = True
+            leak_pers = max(leak_pers, pers[v])
+    if not (summarize and any_popped):
+        return n
+    z = bmisc[M_SUMMARY]
+    if z < 0:
+        z = n
+        n += 1
+        _new_summary(F, z, 0, -1, -1, summary_rel, step, p)
+        bmisc[M_SUMMARY] = z
+    raw = s_old + popped
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    bs[z] = B_IN
+    out[15] += 1  # C_SUMMARISER_CALLS
+    out[13] += 1  # C_LLM_CALLS
+    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n
+
+
+@njit(cache=True)
+def _recall_search(n, bs, eligible, selected, util, k):  # type: ignore[no-untyped-def]
+    """MemGPT recall search at a critical step: the ``k`` evicted messages most similar
+    to the query come back into the context."""
+    cands = np.empty(n, np.int64)
+    score = np.empty(n)
+    c = 0
+    for v in range(n):
+        if eligible[v] and bs[v] == B_RECALL:
+            cands[c] = v
+            score[c] = util[v]
+            c += 1
+    for v in _top_by(score, cands, c, k):
+        selected[v] = True
+
+
+@njit(cache=True)
+def _baseline_eligible(n, on_path, bs, eligible):  # type: ignore[no-untyped-def]
+    """ε of a field policy: the store (and MemGPT's searchable recall storage)."""
+    for v in range(n):
+        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
