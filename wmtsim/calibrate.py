@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,13 +101,18 @@ def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: in
 
 def objective_value(sim: dict[str, dict[str, float]], target: dict[str, dict[str, float]],
                     fit_on: Sequence[str], metrics: Sequence[str],
-                    order_weight: float = 4.0) -> float:
-    """Weighted squared error on the fitted cells + hinge penalty on the paper's ordering."""
+                    order_weight: float = 4.0,
+                    row_weights: Mapping[str, float] | None = None) -> float:
+    """Weighted squared error on the fitted cells + hinge penalty on the paper's ordering.
+
+    ``row_weights`` multiplies a row's squared errors (default 1 for every row).
+    """
     err = 0.0
     for p in fit_on:
+        w = (row_weights or {}).get(p, 1.0)
         for m in metrics:
             d = (sim[p][m] - target[p][m]) / METRIC_SCALE.get(m, 1.0)
-            err += d * d if math.isfinite(d) else 1.0
+            err += w * d * d if math.isfinite(d) else w
     if "wmt" in sim and "linear" in sim:
         for m in metrics:
             sign = 1.0 if m == "tsr" else -1.0  # +1: higher is better
@@ -126,7 +131,7 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
               fit_on: Sequence[str] | None = None, knobs: Sequence[Knob] | None = None,
               metrics: Sequence[str] = FIT_METRICS, n: int = 200, seed: int | None = None,
               method: str = "differential_evolution", maxiter: int = 30, popsize: int = 8,
-              workers: int = 1,
+              workers: int = 1, row_weights: Mapping[str, float] | None = None,
               progress: Callable[[int, float], None] | None = None) -> CalibrationResult:
     """Fit ``knobs`` so the ``fit_on`` rows of ``target`` are reproduced; see module doc."""
     from scipy import optimize
@@ -140,6 +145,10 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
         if p not in table:
             raise ValueError(f"--fit-on {p!r} is not a row of {target}; allowed: "
                              + ", ".join(policies))
+    for p, w in (row_weights or {}).items():
+        if p not in table or not w >= 0:
+            raise ValueError(f"--weight {p}={w}: expected a row of {target} "
+                             f"({', '.join(policies)}) and a weight >= 0")
     knobs = list(knobs) if knobs else [Knob(*k) for k in DEFAULT_KNOBS]
     for k in knobs:  # validate keys and ranges up front (errors name the key)
         scenario.with_overrides({k.key: k.value(k.low)})
@@ -155,7 +164,7 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
     def f(x: np.ndarray) -> float:
         s = scenario.with_overrides(decode(x))  # type: ignore[arg-type]
         sim = simulate_table(s, policies, n, seed, metrics)
-        val = objective_value(sim, table, fit_on, metrics)
+        val = objective_value(sim, table, fit_on, metrics, row_weights=row_weights)
         history.append(val)
         best[0] = min(best[0], val)
         if progress is not None:

@@ -233,6 +233,10 @@ def calibrate(
     n: Annotated[int, typer.Option("--n", "-n", min=1,
                                    help="Trajectories per evaluation.")] = 200,
     seed: SeedOpt = None,
+    weight: Annotated[list[str] | None, typer.Option(
+        "--weight", help="ROW=W: multiply a row's squared errors by W (repeatable), "
+                         "e.g. --weight wmt=5 to hold Full WMT closest to the paper.",
+        show_default=False)] = None,
     maxiter: Annotated[int, typer.Option("--maxiter", min=1,
                                          help="Optimizer generations.")] = 20,
     method: Annotated[str, typer.Option(
@@ -270,6 +274,13 @@ def calibrate(
         raise _cli()._fail(f"--out {str(out)!r}: expected a .toml file")
     try:
         knobs = [parse_knob(k) for k in knob] if knob else None
+        row_weights = {}
+        for text in weight or []:
+            row_name, _, value = text.partition("=")
+            try:
+                row_weights[row_name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"--weight {text!r}: expected ROW=W, e.g. wmt=5") from None
         with _progress() as bar:
             task = bar.add_task(f"{s.name}: calibrating (best objective –)", total=None)
 
@@ -278,7 +289,7 @@ def calibrate(
                            description=f"{s.name}: calibrating (best objective {best:.4f})")
 
             res = run_calibrate(s, target, fit_on, knobs, n=n, seed=seed, maxiter=maxiter,
-                                method=method, progress=tick)
+                                method=method, row_weights=row_weights, progress=tick)
     except ScenarioError as e:
         raise _cli()._fail(str(e)) from None
     except ValueError as e:
