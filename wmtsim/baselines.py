@@ -297,15 +297,13 @@ def _absorb(seed, traj, step, v, F, st):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _baseline_step(seed, traj, step, n, critical, F, slot_of, on_path, util, cross,  # type: ignore[no-untyped-def]
-                   summary_rel, bs, bimp, blast, bfreq, bstr, bwin, bmisc, eligible,
-                   selected, sw_family, sw_variant, sw_eviction, sw_threshold, sw_cluster,
-                   p, st, bl, out):
-    """One prompt step of a field policy: admit new items, forget/evict, retrieve.
+def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,  # type: ignore[no-untyped-def]
+                   blast, bfreq, bstr, bwin, bmisc, sw_family, sw_variant, sw_eviction,
+                   sw_threshold, sw_cluster, p, st, bl, out):
+    """Steps 1–2 of a field policy's prompt step: admit new items, forget/evict.
 
-    Sets ``eligible`` (ε: the store, minus the active path) and ``selected`` (s), adds
-    the scorer's and summariser's LLM calls to ``out``, and returns the slot count (a
-    summary may have been created).
+    Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
+    (a summary may have been created); `_baseline_retrieve` then fills ε and s.
     """
     kind, tokens = F[2], F[6]
     n0 = n
@@ -341,6 +339,14 @@ def _baseline_step(seed, traj, step, n, critical, F, slot_of, on_path, util, cro
         n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl[B_WINDOW_STEPS]),
                           sw_variant == 1, summary_rel, p, st, out)
 
+    return n
+
+
+@njit(cache=True)
+def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,  # type: ignore[no-untyped-def]
+                       eligible, selected, sw_family, sw_variant, bl):
+    """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
+    query similarity ``util`` of every slot), and the access statistics."""
     # 3. The pool ε and the retrieval s.
     for v in range(n):
         eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
@@ -460,7 +466,7 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
     blast[v] = step
     bfreq[v] = 0
     # 4. Cluster summaries: a topic with cluster_size stored traces becomes one summary.
-    if cluster != 0 and topic[v] >= 0:
+    if cluster != 0 and topic[v] >= 0 and slot_of[topic[v]] >= 0:
         members = 0
         for w in range(n):
             if bs[w] == B_IN and kind[w] != SUMMARY and topic[w] == topic[v]:

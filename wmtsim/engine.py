@@ -40,7 +40,7 @@ from .codes import (
     SUMMARY,
     TASK,
 )
-from .baselines import _baseline_eligible, _baseline_step
+from .baselines import _baseline_eligible, _baseline_retrieve, _baseline_step
 from .forest import Forest
 from .lifecycle import _branch_of, _branch_priorities, _candidate_pool, _mark_active_path, _suppress
 from .metrics import (
@@ -378,14 +378,16 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
     _mark_active_path(parent, active, n, on_path)
     if mode == SEL_BASELINE:
         # The one dispatch point of the field's policies: they set ε and s.
+        slot_of, Bs, bwin, bmisc, bl = X
+        n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
+                           Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
+                           sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
+                           p, st, bl, out)
         util = np.empty(n)
         for v in range(n):
             util[v] = _query_utility(seed, traj, step, v, topic_now, wk[0], F, st)
-        slot_of, Bs, bwin, bmisc, bl = X
-        n = _baseline_step(seed, traj, step, n, critical, F, slot_of, on_path, util, wk[0],
-                           wk[1], Bs[0], Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, eligible,
-                           selected, sw[S_FAMILY], sw[S_VARIANT], sw[S_EVICTION],
-                           sw[S_THRESHOLD], sw[S_CLUSTER], p, st, bl, out)
+        _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2], Bs[3],
+                           Bs[4], eligible, selected, sw[S_FAMILY], sw[S_VARIANT], bl)
     elif mode == SEL_NONE:
         for v in range(n):
             eligible[v] = False

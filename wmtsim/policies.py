@@ -37,6 +37,7 @@ switches; their knobs are `wmtsim.baselines.Baselines`. See docs/policies.md:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -142,15 +143,19 @@ TABLE123_POLICIES = ("no_memory", "linear", "tree", "tree_selection", "tree_summ
                      "tree_selection_summary", "wmt")
 
 
-def reference_model() -> type:
-    """The readable twin of `wmtsim.baselines` (`baselines_reference.BaselineMemory`).
+def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
+    """The readable twin's store for a field policy (`baselines_reference.BaselineMemory`
+    on the simulator's trajectory ``host``), or None for WMT's own configurations.
 
-    Imported lazily, so that `wmtsim.simulator` reaches it without importing more than
-    the policy module (it imports no numba either).
+    Imported lazily, so that `wmtsim.simulator` reaches it through the policy module
+    alone (`wmtsim.baselines_reference` imports no numba kernels either).
     """
+    if policy.selection != SEL_BASELINE:
+        return None
+    from .baselines import Baselines
     from .baselines_reference import BaselineMemory
 
-    return BaselineMemory
+    return BaselineMemory(host, policy, knobs if knobs is not None else Baselines())
 
 
 def get_policy(name: str) -> Policy:

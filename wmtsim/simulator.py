@@ -47,8 +47,17 @@ from .metrics import (
     N_COUNTERS,
 )
 from .params import Params
-from .policies import SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy, get_policy
-from .reference import MemoryTree
+from .policies import (
+    SEL_BASELINE,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+    Policy,
+    get_policy,
+    reference_model,
+)
+from .reference import MemoryTree, Node
 from .rng import (
     PURPOSE_DILUTION,
     PURPOSE_GUESS,
@@ -95,20 +104,27 @@ class Facts:
     top: int
 
 
-def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs
+def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
+                       baselines: object = None, memories: list[object] | None = None
                        ) -> tuple[np.ndarray, list[MemoryTree]]:
     """Play every trajectory of ``world`` under ``policy``, slowly and readably.
 
     Returns the counters ``(n, N_COUNTERS)`` (columns: `wmtsim.metrics.COUNTERS`) and each
-    trajectory's final `MemoryTree`; both must equal the engine's exactly.
+    trajectory's final `MemoryTree`; both must equal the engine's exactly. A policy of the
+    field (selection ``baseline``) keeps its store in a
+    `wmtsim.baselines_reference.BaselineMemory` with knobs ``baselines`` (a
+    `wmtsim.baselines.Baselines`; defaults when None); pass a list as ``memories`` to get
+    each trajectory's.
     """
     pol = get_policy(policy)
     counters = np.zeros((world.n, N_COUNTERS))
     trees = []
     for i in range(world.n):
-        run = _Trajectory(world, i, pol, params, stubs)
+        run = _Trajectory(world, i, pol, params, stubs, baselines)
         counters[i] = run.play()
         trees.append(run.tree)
+        if memories is not None:
+            memories.append(run.memory)
     return counters, trees
 
 
@@ -116,7 +132,7 @@ class _Trajectory:
     """One query's execution: the world's script played against one memory tree."""
 
     def __init__(self, world: World, i: int, pol: Policy, params: Params,
-                 stubs: Stubs) -> None:
+                 stubs: Stubs, baselines: object = None) -> None:
         self.pol = pol
         self.params = params
         self.st = stubs
@@ -149,6 +165,8 @@ class _Trajectory:
         self.out = [0.0] * N_COUNTERS
         self.step = 0
         self.answered: dict[int, bool] = {}  # subtask (world id) -> answered correctly
+        # A policy of the field keeps its own store (wmtsim.baselines_reference).
+        self.memory = reference_model(self, pol, baselines)  # None for WMT's own
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -163,6 +181,12 @@ class _Trajectory:
     def _created(self, id: str, facts: Facts) -> None:
         self.slot[id] = len(self.slot)
         self.facts[id] = facts
+
+    def add_summary(self, id: str, parent: str, topic: int, top: int) -> None:
+        """A summary node made by a field policy (cluster or running summary)."""
+        self.tree._add(Node(id, "summary", parent, u=self.params.u_init_summary,
+                            created=self.step))
+        self._created(id, Facts(-1, topic, self.summary_rel, False, 0.0, False, top))
 
     def draw(self, node: int, purpose: int) -> float:
         return uniform_py(self.seed, self.traj, self.step, node, purpose)
@@ -229,7 +253,10 @@ class _Trajectory:
                 self.step += 1
 
         # IP (Eq. 10): injected poison still eligible once memory management is done.
-        eligible = set(tree.candidate_pool())
+        if self.memory is not None:
+            eligible = self.memory.eligible(set(tree.active_path()))
+        else:
+            eligible = set(tree.candidate_pool())
         out[C_P_I] = 0.0
         out[C_P_R] = 0.0
         for id, node in tree.nodes.items():
@@ -248,8 +275,11 @@ class _Trajectory:
         tree, out, st, pol = self.tree, self.out, self.st, self.pol
         nodes = tree.nodes
 
-        # 2. The candidate pool (nothing at all without memory).
-        pool = [] if pol.selection == SEL_NONE else tree.candidate_pool()
+        # 2. The candidate pool (nothing at all without memory); a field policy's store.
+        if pol.selection == SEL_BASELINE:
+            pool, chosen = self.memory.step(topic_now, critical, set(tree.active_path()))
+        else:
+            pool = [] if pol.selection == SEL_NONE else tree.candidate_pool()
         pool_tokens = 0.0
         for v in pool:
             pool_tokens += nodes[v].tokens
@@ -262,7 +292,9 @@ class _Trajectory:
 
         # 3. Selection.
         prompt = float(st.base_tokens)
-        if pol.selection == SEL_EVERYTHING:
+        if pol.selection == SEL_BASELINE:
+            pass  # chosen by the field policy above
+        elif pol.selection == SEL_EVERYTHING:
             chosen = set(pool)
         elif pol.selection == SEL_ITEMS and pool:
             chosen = self.select_items(pool, topic_now, priority)
