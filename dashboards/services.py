@@ -134,8 +134,8 @@ def run_summary(name: str, toml_text: str, policy: str, n: int, seed: int,
     from wmtsim.simulation import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
-    return simulate(world, policy, n=n, seed=seed, params=p, stubs=s,
-                    threads=THREADS).summary()
+    return simulate(world, policy, n=n, seed=seed, params=p, stubs=s, threads=THREADS,
+                    baselines=_load(name, toml_text).baselines).summary()
 
 
 def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: int,

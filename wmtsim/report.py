@@ -102,7 +102,7 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
     out: dict[str, SimResult] = {}
     for p in policies:
         r = simulate(world, p, params=scenario.params, stubs=scenario.stubs, threads=threads,
-                     record_steps=record_steps)
+                     record_steps=record_steps, baselines=scenario.baselines)
         r.trajectories = r.trajectories.with_columns(
             (pl.col("prompt_tokens") / pl.col("steps")).alias("avg_prompt_tokens"))
         out[p] = r

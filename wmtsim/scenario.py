@@ -46,13 +46,15 @@ from typing import Any
 
 import tomli_w
 
+from .baselines import Baselines
 from .params import Params
 from .policies import POLICIES, TABLE4_POLICIES, TABLE123_POLICIES
 from .stubs import Stubs
 from .world import POISON_KINDS, PoisonSpec, WorldSpec
 
 PAPER_TABLES = ("table4", "table123")
-SECTIONS: dict[str, type] = {"world": WorldSpec, "stubs": Stubs, "params": Params}
+SECTIONS: dict[str, type] = {"world": WorldSpec, "stubs": Stubs, "params": Params,
+                             "baselines": Baselines}
 TOP_LEVEL = ("name", "description", "n", "seed", "policies", "paper")
 SCHEMA_FILE = Path(__file__).with_name("schemas") / "scenario.schema.json"
 SCHEMA_ID = "https://wmtsim.invalid/schemas/scenario.schema.json"
@@ -102,6 +104,7 @@ class Scenario:
     seed: int
     paper: str | None = None
     source: str | None = None
+    baselines: Baselines = Baselines()
 
     def __post_init__(self) -> None:
         src = self.source or "<scenario>"
@@ -125,6 +128,8 @@ class Scenario:
         d["world"] = {k: list(v) if isinstance(v, tuple) else v for k, v in world.items()}
         d["stubs"] = self.stubs.to_dict()
         d["params"] = self.params.to_dict()
+        if self.baselines != Baselines():
+            d["baselines"] = self.baselines.to_dict()
         if poison:
             d["poison"] = poison
         return d
@@ -144,6 +149,7 @@ class Scenario:
             return self
         data = self.to_dict()
         data.setdefault("poison", [])
+        data.setdefault("baselines", {})
         source = self.source or "<overrides>"
         for key, value in overrides.items():
             path = _resolve_override(source, key)
@@ -241,6 +247,7 @@ def scenario_from_dict(data: dict[str, Any], source: str = "<dict>") -> Scenario
     world = _build(source, "world", WorldSpec, {**world_data, "poison": poison})
     stubs = _build(source, "stubs", Stubs, data.get("stubs", {}))
     params = _build(source, "params", Params, data.get("params", {}))
+    baselines = _build(source, "baselines", Baselines, data.get("baselines", {}))
     paper = data.get("paper")
     return Scenario(
         name=data.get("name", "scenario"),
@@ -249,6 +256,7 @@ def scenario_from_dict(data: dict[str, Any], source: str = "<dict>") -> Scenario
         policies=tuple(data.get("policies", default_policies(paper))),
         n=data.get("n", DEFAULT_N), seed=data.get("seed", DEFAULT_SEED),
         paper=paper, source=None if source.startswith("<") else source,
+        baselines=baselines,
     )
 
 
@@ -334,12 +342,13 @@ def _resolve_override(source: str, key: str) -> str:
         return key
     if key in {f.name for f in fields(Params)}:
         return f"params.{key}"
-    owners = [s for s in ("stubs", "world")
+    owners = [s for s in ("stubs", "world", "baselines")
               if key in {f.name for f in fields(SECTIONS[s])} and key != "poison"]
     if len(owners) == 1:
         return f"{owners[0]}.{key}"
     raise ScenarioError(source, key, "unknown key",
-                        "params.<name>, world.<name>, stubs.<name>, poison[i].<name>, "
+                        "params.<name>, world.<name>, stubs.<name>, baselines.<name>, "
+                        "poison[i].<name>, "
                         "a top-level key, or a bare Params field name")
 
 
@@ -442,6 +451,7 @@ def json_schema() -> dict[str, Any]:
             "world": _dataclass_schema(WorldSpec, skip=("poison",)),
             "stubs": _dataclass_schema(Stubs),
             "params": _dataclass_schema(Params),
+            "baselines": _dataclass_schema(Baselines),
             "poison": {"type": "array", "items": {"$ref": "#/$defs/PoisonSpec"}},
         },
         "additionalProperties": False,

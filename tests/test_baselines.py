@@ -1,0 +1,253 @@
+"""The field's memory policies (POLICIES.md, docs/policies.md) in the one engine.
+
+Each policy's numba version (`wmtsim.baselines` via `wmtsim.engine`) equals its readable
+twin (`wmtsim.baselines_reference` via `wmtsim.simulator`) exactly, on small batches and
+with knobs that make every rule bind; then each policy's characteristic behaviour holds
+in a purpose-built world; bad knobs raise ValueError naming the field.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wmtsim.baselines import B_DROPPED, B_EVICTED, B_IN, Baselines
+from wmtsim.metrics import COUNTERS, C
+from wmtsim.params import Params
+from wmtsim.policies import FIELD_POLICIES, POLICIES, SEL_BASELINE
+from wmtsim.scenario import ScenarioError, load_scenario
+from wmtsim.simulation import SimResult, simulate
+from wmtsim.simulator import simulate_reference
+from wmtsim.stubs import Stubs
+from wmtsim.world import POISON_KINDS, PoisonSpec, World, WorldSpec, generate
+
+ALL_POISON = tuple(PoisonSpec(kind, p_supersede=0.5, persuasiveness=0.8)
+                   for kind in POISON_KINDS)
+
+# Small worlds and knobs that make capacities, windows, limits and clusters bind.
+CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
+    "binding": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(1, 6),
+                  n_globals=2, p_resume=0.5, poison=ALL_POISON),
+        Baselines(capacity=4, window_tokens=200, token_limit=150, window_steps=3, top_k=2,
+                  cluster_size=2, ga_top_k=3, mb_time_scale=2.0, drop_failed=True),
+        Stubs(p_leak=0.7), 3),
+    "defaults": (
+        WorldSpec(poison=(PoisonSpec("plausible"), PoisonSpec("failed"))),
+        Baselines(), Stubs(), 4),
+    "corners": (
+        WorldSpec(n_subtasks=(1, 3), n_actions=(0, 3), n_globals=3, p_resume=1.0,
+                  tokens_sigma=1.2, poison=ALL_POISON),
+        Baselines(capacity=1, keep_last=0, recall_k=5, window_steps=1, token_limit=1,
+                  z_window=2, importance_noise=0.0, hours_per_step=3.0, mb_s_cap=1,
+                  dup_threshold=0.5, replace_threshold=0.3),
+        Stubs(selector_noise=0.0, c_sum=1.0), 5),
+}
+
+
+@cache
+def world_of(case: str) -> World:
+    spec, _, _, seed = CASES[case]
+    return generate(spec, seed=seed, n=20, start=7)
+
+
+@cache
+def engine_run(case: str, policy: str) -> SimResult:
+    _, knobs, stubs, _ = CASES[case]
+    return simulate(world_of(case), policy, stubs=stubs, baselines=knobs)
+
+
+def counters(res: SimResult) -> np.ndarray:
+    return res.trajectories.select([f"n_{c}" for c in COUNTERS]).to_numpy()
+
+
+@pytest.mark.parametrize("policy", FIELD_POLICIES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_engine_equals_reference(case: str, policy: str) -> None:
+    _, knobs, stubs, _ = CASES[case]
+    res = engine_run(case, policy)
+    ref, trees = simulate_reference(world_of(case), policy, Params(), stubs, knobs)
+    eng = counters(res)
+    for k, name in enumerate(COUNTERS):
+        np.testing.assert_array_equal(eng[:, k], ref[:, k], err_msg=name)
+    for i, tree in enumerate(trees):  # same nodes (summaries included), same tokens
+        assert int(res.forest.n_slots[i]) == len(tree.nodes)
+        toks = [tree.nodes[v].tokens for v in tree.nodes]
+        assert toks == res.forest.tokens[i, :len(toks)].tolist()
+        pois = [tree.nodes[v].poisoned for v in tree.nodes]
+        assert pois == res.forest.poisoned[i, :len(pois)].tolist()
+
+
+def test_cases_make_the_rules_bind() -> None:
+    def total(policy: str, counter: str, case: str = "binding") -> float:
+        return float(counters(engine_run(case, policy))[:, C[counter]].sum())
+
+    # Summaries were made (clusters, recursive and running summaries).
+    for p in ("traceretain_cluster", "memgpt", "sliding_window_summary",
+              "token_buffer_summary"):
+        assert total(p, "summariser_calls") > 0, p
+    assert total("traceretain_z", "llm_calls") > total("sliding_window", "llm_calls")
+
+
+# ---------------------------------------------------------------- characteristic rules
+
+
+def one_task_world(actions: int, seed: int = 0, tokens: float = 60.0) -> World:
+    return generate(WorldSpec(n_subtasks=(1, 1), n_actions=(actions, actions), p_resume=0.0,
+                              tokens_median=tokens, tokens_sigma=0.0, p_distractor=0.0),
+                    seed=seed, n=4)
+
+
+def test_lru_and_lfu_evict_the_least_recently_and_least_frequently_retrieved() -> None:
+    from wmtsim.baselines import _tr_victim
+
+    bs = np.array([B_IN, B_IN, B_IN, B_DROPPED], np.int8)
+    imp = np.array([9.0, 2.0, 5.0, 0.0])
+    last = np.array([4, 1, 3, 0], np.int64)  # slot 1 retrieved longest ago
+    freq = np.array([1, 5, 0, 0], np.int64)  # slot 2 retrieved least often
+    bl = Baselines().pack()
+    assert _tr_victim(5, 4, bs, imp, last, freq, 0, bl) == 1  # LRU
+    assert _tr_victim(5, 4, bs, imp, last, freq, 1, bl) == 2  # LFU
+    # Importance-weighted: 0.7·imp/10 + 0.3·0.99^idle is lowest for slot 1 (2, idle 4).
+    assert _tr_victim(5, 4, bs, imp, last, freq, 2, bl) == 1
+
+
+def test_bounded_store_never_exceeds_capacity_and_evicts() -> None:
+    w = one_task_world(12)
+    knobs = Baselines(capacity=3, z_threshold=-10.0, min_tokens=0, dup_threshold=1.0)
+    for p in ("traceretain_z", "traceretain_lfu", "traceretain_importance"):
+        res = simulate(w, p, baselines=knobs)
+        from wmtsim.engine import run  # the store's final places
+        from wmtsim.policies import get_policy
+        _, _, rec = run(w, get_policy(p).pack(), Params().pack(), Stubs().pack(), 0, None,
+                        knobs.pack())
+        assert ((rec["baseline_place"] == B_IN).sum(axis=1) <= 3).all(), p
+        assert (rec["baseline_place"] == B_EVICTED).any(), p
+        assert res.trajectories.height == 4
+
+
+def test_z_score_retains_only_above_normal_traces() -> None:
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6), tokens_sigma=0.0),
+                 seed=9, n=20)
+    knobs = Baselines(capacity=1000, min_tokens=0, dup_threshold=1.0, z_threshold=0.5)
+    memories: list[object] = []
+    simulate_reference(w, "traceretain_z", Params(), Stubs(), knobs, memories)
+    kept = dropped = 0
+    for mem in memories:
+        # Replay the rule over the rated traces in order: kept iff z > 0.5 against the
+        # previous ratings (after the cold start of two ratings).
+        scores = [it.importance for it in mem.items.values()]  # type: ignore[attr-defined]
+        places = [it.place for it in mem.items.values()]  # type: ignore[attr-defined]
+        for j in range(2, len(scores)):
+            prev = np.array(scores[max(0, j - 50):j])
+            if prev.std() > 0:
+                z = (scores[j] - prev.mean()) / prev.std()
+                assert (places[j] == "in") == (z > 0.5)
+                kept += places[j] == "in"
+                dropped += places[j] == "dropped"
+    assert kept > 0 and dropped > kept  # only the above-normal part is kept
+
+
+def test_memorybank_strength_grows_on_recall_and_forgetting_follows_the_curve() -> None:
+    w = one_task_world(10)
+    memories: list[object] = []
+    knobs = Baselines(top_k=1, mb_time_scale=1.0, mb_threshold=0.5)
+    simulate_reference(w, "memorybank", Params(), Stubs(), knobs, memories)
+    strengths = [it.strength for m in memories for it in m.items.values()]  # type: ignore[attr-defined]
+    assert max(strengths) > 1.0  # recalled items got S + 1
+    places = {it.place for m in memories for it in m.items.values()}  # type: ignore[attr-defined]
+    assert "forgotten" in places  # t > S·ln 2 without recall
+    # Stochastic variant caps S.
+    memories = []
+    simulate_reference(w, "memorybank_stochastic", Params(), Stubs(),
+                       Baselines(top_k=3, mb_s_cap=3), memories)
+    assert max(it.strength for m in memories for it in m.items.values()) <= 3.0  # type: ignore[attr-defined]
+
+
+def test_memgpt_queue_never_exceeds_its_window() -> None:
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6), tokens_sigma=0.3),
+                 seed=2, n=10)
+    knobs = Baselines(window_tokens=400)
+    res = simulate(w, "memgpt", baselines=knobs, record_steps=10)
+    # The queued messages in context at non-critical steps stay within W (the summary's
+    # size at that step is not recorded: the forest holds its final size).
+    steps = res.steps.filter(res.steps["selected"] & (res.steps["event"] == "action")
+                             & (res.steps["kind"] != "summary"))
+    tokens = res.forest.tokens
+    per_step = {}
+    for row in steps.iter_rows(named=True):
+        key = (row["trajectory"], row["step"])
+        per_step[key] = per_step.get(key, 0) + int(tokens[row["trajectory"], row["slot"]])
+    assert per_step and max(per_step.values()) <= 400
+    assert float(res.trajectories["n_summariser_calls"].sum()) > 0
+
+
+def test_sliding_window_keeps_only_the_last_k_steps_and_token_buffer_its_limit() -> None:
+    w = generate(WorldSpec(n_subtasks=(2, 3), n_actions=(4, 6)), seed=4, n=8)
+    res = simulate(w, "sliding_window", baselines=Baselines(window_steps=2), record_steps=8)
+    created = res.forest.created
+    sel = res.steps.filter(res.steps["selected"])
+    for row in sel.iter_rows(named=True):
+        assert created[row["trajectory"], row["slot"]] > row["step"] - 2
+    res = simulate(w, "token_buffer", baselines=Baselines(token_limit=150), record_steps=8)
+    per_step: dict[tuple[int, int], int] = {}
+    for row in res.steps.filter(res.steps["selected"]).iter_rows(named=True):
+        key = (row["trajectory"], row["step"])
+        per_step[key] = per_step.get(key, 0) + int(res.forest.tokens[row["trajectory"],
+                                                                      row["slot"]])
+    assert per_step and max(per_step.values()) <= 150
+
+
+def test_generative_agents_code_variant_ranks_recency_oldest_first() -> None:
+    from wmtsim.baselines_reference import minmax, power
+
+    assert minmax([2.0, 2.0]) == [0.5, 0.5]
+    assert power(0.99, 3) == 0.99 * 0.99 * 0.99
+    w = one_task_world(6)
+    a = counters(simulate(w, "generative_agents", baselines=Baselines(ga_top_k=2)))
+    b = counters(simulate(w, "generative_agents_code", baselines=Baselines(ga_top_k=2)))
+    assert a.shape == b.shape
+
+
+# ---------------------------------------------------------------- knobs and plumbing
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("capacity", 0), ("top_k", -1), ("z_window", 1), ("z_threshold", float("nan")),
+    ("raw_threshold", 11.0), ("dup_threshold", 1.5), ("recency_decay", 0.0),
+    ("cluster_size", 1), ("mb_threshold", 1.0), ("mb_time_scale", 0.0),
+    ("window_tokens", 0), ("evict_fraction", 2.0), ("token_limit", 0),
+    ("drop_failed", 1), ("hours_per_step", -1.0),
+])
+def test_bad_knobs_name_the_field(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"Baselines.{field}="):
+        Baselines(**{field: value})  # type: ignore[arg-type]
+
+
+def test_scenario_section_and_overrides() -> None:
+    sc = load_scenario("paper_poisoning")
+    swept = sc.with_overrides({"baselines.capacity": 3, "window_steps": 4})
+    assert swept.baselines.capacity == 3 and swept.baselines.window_steps == 4
+    assert swept.to_dict()["baselines"]["capacity"] == 3
+    with pytest.raises(ScenarioError, match=r"baselines\.capacity: 0 is invalid"):
+        sc.with_overrides({"baselines.capacity": 0})
+    with pytest.raises(ScenarioError, match=r"baselines\.bogus: unknown key"):
+        sc.with_overrides({"baselines.bogus": 1})
+
+
+def test_policies_registered_and_reference_is_pure_python() -> None:
+    assert len(FIELD_POLICIES) == 15
+    assert all(POLICIES[p].selection == SEL_BASELINE for p in FIELD_POLICIES)
+    import wmtsim.baselines_reference as ref
+
+    tree = ast.parse(Path(ref.__file__).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "baselines":
+            assert {a.name for a in node.names} <= {"PURPOSE_FORGET", "PURPOSE_IMPORTANCE",
+                                                    "Baselines"}
+        if isinstance(node, ast.Import):
+            assert all("numba" not in a.name for a in node.names)
