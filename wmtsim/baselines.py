@@ -215,7 +215,7 @@ class Baselines:
 
 
 @njit(cache=True)
-def _importance(seed, traj, step, v, rel, ok, ev, noise_sd, lo):  # type: ignore[no-untyped-def]
+def _importance(seed, traj, step, v, rel, ok, ev, noise_sd, lo):
     """The importance scorer stub: an integer rating in [lo, 10].
 
     10 · (0.6·relevance + 0.2·[not a failure] + 0.2·[carries evidence]) + noise, rounded
@@ -231,14 +231,14 @@ def _importance(seed, traj, step, v, rel, ok, ev, noise_sd, lo):  # type: ignore
 
 
 @njit(cache=True)
-def _similarity(a, b, topic, rel, cross):  # type: ignore[no-untyped-def]
+def _similarity(a, b, topic, rel, cross):
     """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
     t = 1.0 if topic[a] == topic[b] else cross
     return t * (1.0 - abs(rel[a] - rel[b]))
 
 
 @njit(cache=True)
-def _power(x, k):  # type: ignore[no-untyped-def]
+def _power(x, k):
     """x^k as k factors (the project's convention; no pow)."""
     g = 1.0
     for _ in range(k):
@@ -247,7 +247,7 @@ def _power(x, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _top_by(score, cands, k_cands, k):  # type: ignore[no-untyped-def]
+def _top_by(score, cands, k_cands, k):
     """The first ``k`` of ``cands[:k_cands]`` by descending score (ties: slot order)."""
     neg = np.empty(k_cands)
     for j in range(k_cands):
@@ -260,7 +260,7 @@ def _top_by(score, cands, k_cands, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):  # type: ignore[no-untyped-def]
+def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):
     """Create slot ``z`` as a summary node (like the engine's fold summary)."""
     (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
      rel, pers, rider, top, summary) = F
@@ -284,7 +284,7 @@ def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):  # type: ignor
 
 
 @njit(cache=True)
-def _absorb(seed, traj, step, v, F, st):  # type: ignore[no-untyped-def]
+def _absorb(seed, traj, step, v, F, st):
     """Does the summariser carry poisoned item ``v`` into its summary? (p_leak draw)."""
     poisoned, rider = F[9], F[14]
     if not poisoned[v]:
@@ -297,7 +297,7 @@ def _absorb(seed, traj, step, v, F, st):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,  # type: ignore[no-untyped-def]
+def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,
                    blast, bfreq, bstr, bwin, bmisc, sw_family, sw_variant, sw_eviction,
                    sw_threshold, sw_cluster, p, st, bl, out):
     """Steps 1–2 of a field policy's prompt step: admit new items, forget/evict.
@@ -305,7 +305,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
     Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
     (a summary may have been created); `_baseline_retrieve` then fills ε and s.
     """
-    kind, tokens = F[2], F[6]
+    kind = F[2]
     n0 = n
     # 1. Admission of the items created since the last step, in creation order.
     for v in range(bmisc[M_SEEN], n0):
@@ -343,7 +343,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
 
 
 @njit(cache=True)
-def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,  # type: ignore[no-untyped-def]
+def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,
                        eligible, selected, sw_family, sw_variant, bl):
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
     query similarity ``util`` of every slot), and the access statistics."""
@@ -385,7 +385,7 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
 
 
 @njit(cache=True)
-def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):  # type: ignore[no-untyped-def]
+def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
     kind, tokens, outcome, evidence, rel = F[2], F[6], F[8], F[10], F[12]
     ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
@@ -400,7 +400,7 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):  # type: ignore[no-u
 
 
 @njit(cache=True)
-def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,  # type: ignore[no-untyped-def]
+def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
     """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
     kind, tokens, outcome, evidence, topic, rel = F[2], F[6], F[8], F[10], F[11], F[12]
@@ -478,7 +478,7 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
 
 
 @njit(cache=True)
-def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):  # type: ignore[no-untyped-def]
+def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):
     """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
     importance-weighted (lowest w_imp·imp/10 + w_rec·decay^idle); ties to the lower slot."""
     best = -1
@@ -505,11 +505,11 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):  # type: ignore[n
 
 
 @njit(cache=True)
-def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,  # type: ignore[no-untyped-def]
+def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
                 p, st, out):
     """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    kind, tokens, poisoned, evidence, topic, pers, top, summary = (
+        F[2], F[6], F[9], F[10], F[11], F[13], F[15], F[16])
     ts = slot_of[t]
     z = summary[ts]
     raw = 0.0
@@ -555,7 +555,7 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
 
 
 @njit(cache=True)
-def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, bl):  # type: ignore[no-untyped-def]
+def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, bl):
     """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
     the candidates (all equal: 0.5); top ga_top_k. Paper: recency = decay^(hours since last
     access); public code: candidates ranked by last access, oldest first, decay^(rank+1)."""
@@ -597,7 +597,7 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, bl
 
 
 @njit(cache=True)
-def _minmax(x, c):  # type: ignore[no-untyped-def]
+def _minmax(x, c):
     """Min-max scale to [0, 1] in place; a constant vector becomes 0.5 (as GA's code)."""
     lo = x[0]
     hi = x[0]
@@ -613,7 +613,7 @@ def _minmax(x, c):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):  # type: ignore[no-untyped-def]
+def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):
     """Forgetting pass: R = exp(−t/S), t = steps since creation or last recall / scale.
 
     Threshold: forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact comparison).
@@ -636,7 +636,7 @@ def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):  # t
 
 
 @njit(cache=True)
-def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,  # type: ignore[no-untyped-def]
+def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
                     summarize, to_state, summary_rel, p, st, out):
     """Pop the oldest queued items while the queue (+ summary) is over ``limit``.
 
@@ -678,7 +678,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,  
 
 
 @njit(cache=True)
-def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,  # type: ignore[no-untyped-def]
+def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
     kind, tokens, created = F[2], F[6], F[7]
@@ -694,7 +694,7 @@ def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, 
 
 
 @njit(cache=True)
-def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,  # type: ignore[no-untyped-def]
+def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,
                 summary_rel, p, st, out):
     """Items marked popping at this step go to ``final_state``; with ``summarize`` they
     and the old summary are merged into one recursive summary node.
@@ -736,7 +736,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
 
 
 @njit(cache=True)
-def _recall_search(n, bs, eligible, selected, util, k):  # type: ignore[no-untyped-def]
+def _recall_search(n, bs, eligible, selected, util, k):
     """MemGPT recall search at a critical step: the ``k`` evicted messages most similar
     to the query come back into the context."""
     cands = np.empty(n, np.int64)
@@ -752,7 +752,7 @@ def _recall_search(n, bs, eligible, selected, util, k):  # type: ignore[no-untyp
 
 
 @njit(cache=True)
-def _baseline_eligible(n, on_path, bs, eligible):  # type: ignore[no-untyped-def]
+def _baseline_eligible(n, on_path, bs, eligible):
     """ε of a field policy: the store (and MemGPT's searchable recall storage)."""
     for v in range(n):
         eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]

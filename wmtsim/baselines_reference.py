@@ -358,7 +358,8 @@ class BaselineMemory:
         s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
         if q + s_old <= limit:
             return
-        popped, out = 0.0, []
+        popped = 0.0
+        out: list[str] = []
         for v in queue:
             if len(queue) - len(out) <= keep_last:
                 break

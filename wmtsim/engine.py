@@ -132,7 +132,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     n_steps = int(((world.op == OP_ACTION) | (world.op == OP_COMPLETE)
                    | (world.op == OP_FINAL)).sum(axis=1).max())
     r = min(record, n)
-    rec = {
+    rec: dict[str, np.ndarray] = {
         "u": np.zeros((r, n_steps, capacity)),
         "m": np.zeros((r, n_steps, capacity), dtype=np.int64),
         "state": np.zeros((r, n_steps, capacity), dtype=np.int8),
@@ -162,7 +162,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     finally:
         set_num_threads(previous)
     for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
-        rec[f"baseline_{name}"] = a
+        rec[f"baseline_{name}"] = np.asarray(a)
     return counts, forest, rec
 
 
@@ -463,7 +463,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
 
 
 @njit(cache=True)
-def _query_utility(seed, traj, step, v, topic_now, cross, F, st):  # type: ignore[no-untyped-def]
+def _query_utility(seed, traj, step, v, topic_now, cross, F, st):
     """The field policies' similarity to the current query: the selector stub's unweighted
     utility (relevance + poison boost + noise), as an embedding retriever would see it."""
     kind, poisoned, topic, rel = F[2], F[9], F[11], F[12]

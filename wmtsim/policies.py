@@ -155,7 +155,7 @@ def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
     from .baselines import Baselines
     from .baselines_reference import BaselineMemory
 
-    return BaselineMemory(host, policy, knobs if knobs is not None else Baselines())
+    return BaselineMemory(host, policy, knobs if isinstance(knobs, Baselines) else Baselines())
 
 
 def get_policy(name: str) -> Policy:

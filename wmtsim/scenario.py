@@ -39,7 +39,7 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,7 @@ class Scenario:
     seed: int
     paper: str | None = None
     source: str | None = None
-    baselines: Baselines = Baselines()
+    baselines: Baselines = field(default_factory=Baselines)
 
     def __post_init__(self) -> None:
         src = self.source or "<scenario>"

@@ -1,0 +1,52 @@
+"""Every policy (WMT's configurations and the field's) on a scenario: each metric's mean
+with a 95% bootstrap interval, and the paired difference against ``wmt`` on the same
+trajectories (common random numbers). Prints a Markdown table (docs/policies.md).
+
+    python scripts/field_table.py paper_poisoning gaia_like --n 300
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wmtsim.policies import POLICIES
+from wmtsim.report import run_policies
+from wmtsim.scenario import load_scenario
+from wmtsim.simulation import METRIC_NAMES, mean_ci, paired_difference
+
+SHOWN = [m for m in METRIC_NAMES if m not in ("steps", "llm_calls")] + ["llm_calls"]
+
+
+def table(name: str, n: int, seed: int | None) -> str:
+    sc = load_scenario(name)
+    res = run_policies(sc, tuple(POLICIES), n=n, seed=seed)
+    ref = res["wmt"]
+    lines = [f"### {name} (n = {n}, seed = {ref.seed}; Δ = policy − wmt, paired)", "",
+             "| policy | " + " | ".join(SHOWN) + " |",
+             "|---|" + "---|" * len(SHOWN)]
+    for p, r in res.items():
+        cells = []
+        for m in SHOWN:
+            x = r.trajectories[m].to_numpy().astype(float)
+            s = mean_ci(x, n_resamples=1000, seed=0)
+            cell = f"{s['mean']:.3g} [{s['low']:.3g}, {s['high']:.3g}]"
+            if p != "wmt":
+                d = paired_difference(r, ref, m, n_resamples=1000)
+                cell += f"<br>Δ {d['mean']:+.3g} [{d['low']:+.3g}, {d['high']:+.3g}]"
+            cells.append(cell)
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenarios", nargs="+")
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=None)
+    a = ap.parse_args()
+    for name in a.scenarios:
+        print(table(name, a.n, a.seed))
+
+
+if __name__ == "__main__":
+    main()
