@@ -184,6 +184,10 @@ def compare(
     strict: Annotated[bool, typer.Option(
         "--strict", help="Exit 1 when a paper claim does not hold.")] = False,
     set_: SetOpt = None,
+    policy: Annotated[list[str] | None, typer.Option(
+        "--policy", "-p", help="Configuration to compare (repeatable; default: the "
+                               "scenario's policies), e.g. memgpt, traceretain_z.",
+        show_default=False)] = None,
 ) -> None:
     """Compare the scenario's configurations on common random numbers, beside the paper.
 
@@ -199,10 +203,15 @@ def compare(
 
       [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
     """
+    from dataclasses import replace
+
     from .report import compare as run_compare
     from .report import comparison_tables, write_comparison
 
+    _check_policies(policy)
     s = _load(scenario, set_)
+    if policy:
+        s = replace(s, policies=tuple(dict.fromkeys(policy)))
     out_dir = out or Path("results") / s.name
     with _progress() as bar:
         task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
