@@ -105,3 +105,19 @@ def test_with_overrides() -> None:
         s.with_overrides({"nope": 1})
     with pytest.raises(ScenarioError, match=r"poison\[9\]"):
         s.with_overrides({"poison[9].kind": "failed"})
+
+
+def test_update_toml_text_sets_keys_of_array_tables() -> None:
+    import tomllib
+
+    from wmtsim.scenario import update_toml_text
+
+    text = ('[world]\np_success = 0.8\n\n[[poison]]\nkind = "failed"  # a comment\n'
+            'position = 1\n\n[[poison]]\nkind = "plausible"\n')
+    out = update_toml_text(text, {"poison[1].position": 3, "poison[0].kind": "global",
+                                  "world.p_success": 0.5})
+    data = tomllib.loads(out)
+    assert data["poison"] == [{"kind": "global", "position": 1},
+                              {"kind": "plausible", "position": 3}]
+    assert data["world"]["p_success"] == 0.5
+    assert "# a comment" in out

@@ -491,12 +491,17 @@ def update_toml_text(text: str, changes: Mapping[str, object]) -> str:
         current = ""
         start = end = None
         done = False
+        tables: dict[str, int] = {}  # [[name]] seen so far: the k-th is section name[k]
         for i, line in enumerate(lines):
             s = line.strip()
             if s.startswith("["):
-                if current == section and start is not None:
+                if current == section and start is not None and end is None:
                     end = i
                 current = s.strip("[]").strip()
+                if s.startswith("[["):
+                    k = tables.get(current, 0)
+                    tables[current] = k + 1
+                    current = f"{current}[{k}]"
                 if current == section:
                     start = i
                 continue
