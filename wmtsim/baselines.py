@@ -31,6 +31,25 @@ import numpy as np
 from numba import njit
 
 from .codes import ACTION, FAILURE, GLOBAL, SUMMARY, TASK
+from .forest import (
+    F_CREATED,
+    F_EVIDENCE,
+    F_KIND,
+    F_M,
+    F_OUTCOME,
+    F_PARENT,
+    F_PERS,
+    F_POISONED,
+    F_REL,
+    F_RIDER,
+    F_STATE,
+    F_SUMMARY,
+    F_TOKENS,
+    F_TOP,
+    F_TOPIC,
+    F_U,
+    F_WID,
+)
 from .params import P_U_INIT_SUMMARY
 from .policies import (
     EVICT_IMPORTANCE,
@@ -262,8 +281,11 @@ def _top_by(score, cands, k_cands, k):
 @njit(cache=True)
 def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):
     """Create slot ``z`` as a summary node (like the engine's fold summary)."""
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
+    u, m, tokens, created = F[F_U], F[F_M], F[F_TOKENS], F[F_CREATED]
+    outcome, poisoned, evidence, topic = F[F_OUTCOME], F[F_POISONED], F[F_EVIDENCE], F[F_TOPIC]
+    rel, pers, rider, top = F[F_REL], F[F_PERS], F[F_RIDER], F[F_TOP]
+    summary = F[F_SUMMARY]
     f_wid[z] = -1
     parent[z] = parent_slot
     kind[z] = SUMMARY
@@ -286,7 +308,7 @@ def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):
 @njit(cache=True)
 def _absorb(seed, traj, step, v, F, st):
     """Does the summariser carry poisoned item ``v`` into its summary? (p_leak draw)."""
-    poisoned, rider = F[9], F[14]
+    poisoned, rider = F[F_POISONED], F[F_RIDER]
     if not poisoned[v]:
         return False
     p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
@@ -305,7 +327,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
     Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
     (a summary may have been created); `_baseline_retrieve` then fills ε and s.
     """
-    kind = F[2]
+    kind = F[F_KIND]
     n0 = n
     # 1. Admission of the items created since the last step, in creation order.
     for v in range(bmisc[M_SEEN], n0):
@@ -387,7 +409,8 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
 @njit(cache=True)
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
-    kind, tokens, outcome, evidence, rel = F[2], F[6], F[8], F[10], F[12]
+    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
+    evidence, rel = F[F_EVIDENCE], F[F_REL]
     ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
     ev = 1.0 if evidence[v] else 0.0
     bimp[v] = _importance(seed, traj, step, v, rel[v], ok, ev,
@@ -403,7 +426,8 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
 def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
     """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
-    kind, tokens, outcome, evidence, topic, rel = F[2], F[6], F[8], F[10], F[11], F[12]
+    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
+    evidence, topic, rel = F[F_EVIDENCE], F[F_TOPIC], F[F_REL]
     # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
     #    failed-action reports when they are low-priority.
     for w in range(v):
@@ -508,8 +532,8 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):
 def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
                 p, st, out):
     """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
-    kind, tokens, poisoned, evidence, topic, pers, top, summary = (
-        F[2], F[6], F[9], F[10], F[11], F[13], F[15], F[16])
+    kind, tokens, poisoned, evidence = F[F_KIND], F[F_TOKENS], F[F_POISONED], F[F_EVIDENCE]
+    topic, pers, top, summary = F[F_TOPIC], F[F_PERS], F[F_TOP], F[F_SUMMARY]
     ts = slot_of[t]
     z = summary[ts]
     raw = 0.0
@@ -645,7 +669,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
     the summary they would make is still over the limit. With ``summarize`` they are
     merged with the old summary into one (ceil(c_sum · (old + popped tokens)) tokens).
     """
-    kind, tokens = F[2], F[6]
+    kind, tokens = F[F_KIND], F[F_TOKENS]
     q = 0.0
     n_q = 0
     for v in range(n):
@@ -681,7 +705,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
 def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
-    kind, tokens, created = F[2], F[6], F[7]
+    kind, tokens, created = F[F_KIND], F[F_TOKENS], F[F_CREATED]
     popped = 0.0
     for v in range(n):
         if bs[v] == B_IN and kind[v] != SUMMARY and created[v] <= step - k:
@@ -703,7 +727,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     evidence (a running summary is lossy) and absorbs each popped poisoned item with
     p_leak (p_leak_rider for summary riders): it is then contaminated.
     """
-    tokens, poisoned, pers = F[6], F[9], F[13]
+    tokens, poisoned, pers = F[F_TOKENS], F[F_POISONED], F[F_PERS]
     leaked = False
     leak_pers = 0.0
     any_popped = False

@@ -26,22 +26,37 @@ import math
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
 
+from .baselines import _baseline_eligible, _baseline_retrieve, _baseline_step
 from .codes import (
-    ACTION,
     ACTIVE,
     COMPLETED,
-    FAILURE,
     FOLDED,
-    GLOBAL,
     NO_PARENT,
     OBSOLETE,
-    ROOT,
     SUCCESS,
     SUMMARY,
     TASK,
 )
-from .baselines import _baseline_eligible, _baseline_retrieve, _baseline_step
-from .forest import Forest
+from .forest import (
+    F_CREATED,
+    F_EVIDENCE,
+    F_KIND,
+    F_M,
+    F_OUTCOME,
+    F_PARENT,
+    F_PERS,
+    F_POISONED,
+    F_REL,
+    F_RIDER,
+    F_STATE,
+    F_SUMMARY,
+    F_TOKENS,
+    F_TOP,
+    F_TOPIC,
+    F_U,
+    F_WID,
+    Forest,
+)
 from .lifecycle import _branch_of, _branch_priorities, _candidate_pool, _mark_active_path, _suppress
 from .metrics import (
     C_CCR_STEPS,
@@ -66,13 +81,42 @@ from .metrics import (
     C_SUPPRESSED,
     N_COUNTERS,
 )
-from .params import P_BUDGET, P_EVENT_RESETS_M, P_U_INIT_ACTION, P_U_INIT_GLOBAL
-from .params import P_U_INIT_ROOT, P_U_INIT_SUMMARY, P_U_INIT_TASK
-from .policies import S_CLUSTER, S_EVICTION, S_FAMILY, S_THRESHOLD, S_VARIANT
-from .policies import S_FOLD, S_LIFECYCLE, S_REOPEN, S_SCORES, S_SELECTION, S_TREE
-from .policies import SEL_BASELINE, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE
-from .rng import PURPOSE_DILUTION, PURPOSE_GUESS, PURPOSE_LEAK, PURPOSE_MISLED, PURPOSE_PERSUADE
-from .rng import PURPOSE_SELECTOR_NOISE, _uniform
+from .params import (
+    P_BUDGET,
+    P_EVENT_RESETS_M,
+    P_U_INIT_ACTION,
+    P_U_INIT_GLOBAL,
+    P_U_INIT_ROOT,
+    P_U_INIT_SUMMARY,
+    P_U_INIT_TASK,
+)
+from .policies import (
+    S_CLUSTER,
+    S_EVICTION,
+    S_FAMILY,
+    S_FOLD,
+    S_LIFECYCLE,
+    S_REOPEN,
+    S_SCORES,
+    S_SELECTION,
+    S_THRESHOLD,
+    S_TREE,
+    S_VARIANT,
+    SEL_BASELINE,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+)
+from .rng import (
+    PURPOSE_DILUTION,
+    PURPOSE_GUESS,
+    PURPOSE_LEAK,
+    PURPOSE_MISLED,
+    PURPOSE_PERSUADE,
+    PURPOSE_SELECTOR_NOISE,
+    _uniform,
+)
 from .scoring import _event_score, _selection_feedback
 from .stubs import (
     ST_BASE_TOKENS,
@@ -104,6 +148,19 @@ from .world import (
     OP_REOPEN,
     OP_SUPERSEDE,
     OP_TASK,
+    WR_ARG,
+    WR_EVIDENCE,
+    WR_KIND,
+    WR_OP,
+    WR_OUTCOME,
+    WR_PARENT,
+    WR_PERS,
+    WR_POISONED,
+    WR_REL,
+    WR_RIDER,
+    WR_TOKENS,
+    WR_TOP,
+    WR_TOPIC,
     World,
 )
 
@@ -157,8 +214,9 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
              world.rider, world.top, world.op, world.arg),
             forest.rows(), forest.slot_of, forest.n_slots, forest.active,
             policy_switches, p, st,
-            np.array([world.spec.cross_relevance, world.spec.summary_relevance]), rec["u"], rec["m"], rec["state"], rec["eligible"],
-            rec["selected"], rec["n_slots"], rec["event"], rec["tokens"], counts, B, bl)
+            np.array([world.spec.cross_relevance, world.spec.summary_relevance]), rec["u"],
+            rec["m"], rec["state"], rec["eligible"], rec["selected"], rec["n_slots"],
+            rec["event"], rec["tokens"], counts, B, bl)
     finally:
         set_num_threads(previous)
     for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
@@ -167,11 +225,12 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
 
 
 @njit(parallel=True, cache=True)
-def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk,  # type: ignore[no-untyped-def]
+def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk,
                rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens,
                counts, B, bl):
     n = n_events.shape[0]
     for i in prange(n):
+        # Row i of every array, in tuple order (the world's, the forest's).
         w_row = (W[0][i], W[1][i], W[2][i], W[3][i], W[4][i], W[5][i], W[6][i], W[7][i],
                  W[8][i], W[9][i], W[10][i], W[11][i], W[12][i])
         f_row = (F[0][i], F[1][i], F[2][i], F[3][i], F[4][i], F[5][i], F[6][i], F[7][i],
@@ -180,17 +239,19 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
         # prange indices may be unsigned: make every index arithmetic signed.
         r = np.int64(i) if i < rec_u.shape[0] else np.int64(-1)
         b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
+        traj = np.int64(start) + np.int64(i)
         n_slots[i], active[i] = _run_one(
-            seed, np.int64(start) + np.int64(i), n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, rec_u,
+            seed, traj, n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, rec_u,
             rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens, counts[i],
             b_row, bl)
 
 
 @njit(cache=True)
-def _add_node(F, v, wid, parent_slot, kind_, u0, step):  # type: ignore[no-untyped-def]
+def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     """Create slot ``v`` (the next one) with its initial score (MODEL.md §2)."""
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
+    u, m, created, outcome = F[F_U], F[F_M], F[F_CREATED], F[F_OUTCOME]
+    summary = F[F_SUMMARY]
     f_wid[v] = wid
     parent[v] = parent_slot
     kind[v] = kind_
@@ -203,13 +264,14 @@ def _add_node(F, v, wid, parent_slot, kind_, u0, step):  # type: ignore[no-untyp
 
 
 @njit(cache=True)
-def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):  # type: ignore[no-untyped-def]
+def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):
     """Create slot ``v`` for world node ``w``, copying its static properties."""
-    (w_parent, w_kind, w_tokens, w_topic, w_rel, w_evidence, w_poisoned, w_pers,
-     w_outcome, w_rider, w_top, _op, _arg) = Wr
+    w_kind, w_tokens, w_topic, w_rel = Wr[WR_KIND], Wr[WR_TOKENS], Wr[WR_TOPIC], Wr[WR_REL]
+    w_evidence, w_poisoned, w_pers = Wr[WR_EVIDENCE], Wr[WR_POISONED], Wr[WR_PERS]
+    w_rider, w_top = Wr[WR_RIDER], Wr[WR_TOP]
     _add_node(F, v, w, parent_slot, w_kind[w], u0, step)
-    (_wid, _parent, _kind, _state, _u, _m, tokens, _created, _outcome, poisoned, evidence,
-     topic, rel, pers, rider, top, _summary) = F
+    tokens, poisoned, evidence, topic = F[F_TOKENS], F[F_POISONED], F[F_EVIDENCE], F[F_TOPIC]
+    rel, pers, rider, top = F[F_REL], F[F_PERS], F[F_RIDER], F[F_TOP]
     tokens[v] = w_tokens[w]
     poisoned[v] = w_poisoned[w]
     evidence[v] = w_evidence[w]
@@ -222,13 +284,13 @@ def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):  # type: ignor
 
 
 @njit(cache=True)
-def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, rec_state,  # type: ignore[no-untyped-def]
+def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, rec_state,
              rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out, Bs, bl):
     """Play one trajectory's script under the policy; write its counters into ``out``."""
-    (w_parent, w_kind, w_tokens, w_topic, w_rel, w_evidence, w_poisoned, w_pers,
-     w_outcome, w_rider, w_top, op, arg) = Wr
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    w_parent, w_kind, w_topic, w_outcome = Wr[WR_PARENT], Wr[WR_KIND], Wr[WR_TOPIC], Wr[WR_OUTCOME]
+    op, arg = Wr[WR_OP], Wr[WR_ARG]
+    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
+    u, m, outcome, poisoned = F[F_U], F[F_M], F[F_OUTCOME], F[F_POISONED]
     cap = kind.shape[0]
     is_global = np.zeros(cap, np.bool_)
     eligible = np.zeros(cap, np.bool_)
@@ -331,12 +393,12 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
 
 
 @njit(cache=True)
-def _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state, rec_elig,  # type: ignore[no-untyped-def]
+def _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state, rec_elig,
             rec_sel, rec_n, rec_event, rec_tokens, out):
     """Keep this step's u, m, state, ε and s for a recorded trajectory."""
     if r < 0:
         return
-    u, m, state = F[4], F[5], F[3]
+    u, m, state = F[F_U], F[F_M], F[F_STATE]
     for v in range(n):
         rec_u[r, step, v] = u[v]
         rec_m[r, step, v] = m[v]
@@ -349,7 +411,7 @@ def _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state, rec_e
 
 
 @njit(cache=True)
-def _relevance(v, topic_now, kind, topic, rel, cross):  # type: ignore[no-untyped-def]
+def _relevance(v, topic_now, kind, topic, rel, cross):
     """A memory's latent relevance to the current subtask (or to the final answer)."""
     if topic_now == NO_TOPIC:
         if kind[v] == TASK or kind[v] == SUMMARY:
@@ -361,7 +423,7 @@ def _relevance(v, topic_now, kind, topic, rel, cross):  # type: ignore[no-untype
 
 
 @njit(cache=True)
-def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,  # type: ignore[no-untyped-def]
+def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                  is_global, eligible, selected, on_path, priority, answered, sw, p, st,
                  wk, out, X):
     """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
@@ -369,8 +431,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
     Returns the slot count (a field policy may create a summary). ``X`` carries the
     field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
     """
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    parent, kind, state, u = F[F_PARENT], F[F_KIND], F[F_STATE], F[F_U]
+    m, tokens, outcome, poisoned = F[F_M], F[F_TOKENS], F[F_OUTCOME], F[F_POISONED]
     mode = sw[S_SELECTION]
     struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
 
@@ -466,7 +528,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F, 
 def _query_utility(seed, traj, step, v, topic_now, cross, F, st):
     """The field policies' similarity to the current query: the selector stub's unweighted
     utility (relevance + poison boost + noise), as an embedding retriever would see it."""
-    kind, poisoned, topic, rel = F[2], F[9], F[11], F[12]
+    kind, poisoned, topic, rel = F[F_KIND], F[F_POISONED], F[F_TOPIC], F[F_REL]
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
         x += st[ST_POISON_BOOST]
@@ -474,7 +536,7 @@ def _query_utility(seed, traj, step, v, topic_now, cross, F, st):
 
 
 @njit(cache=True)
-def _noise(seed, traj, step, v):  # type: ignore[no-untyped-def]
+def _noise(seed, traj, step, v):
     """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language)."""
     s = 0.0
     for k in range(4):
@@ -483,15 +545,15 @@ def _noise(seed, traj, step, v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,  # type: ignore[no-untyped-def]
+def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,
                   weighted, struct, p, st):
     """The selector stub: greedy by utility under the budget B (and the top-k cap).
 
     utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
     to the older memory. An item that does not fit is skipped and the next one tried.
     """
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
+    poisoned, topic, rel = F[F_POISONED], F[F_TOPIC], F[F_REL]
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
     k = 0
@@ -527,15 +589,14 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
 
 
 @njit(cache=True)
-def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):  # type: ignore[no-untyped-def]
+def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
     """A3's selector: whole branches ranked by priority U_b, greedy under the budget B.
 
     A unit is a task branch (the candidates whose nearest task ancestor-or-self is that
     task; a summary belongs to its folded task) or a single global memory, ranked by U_b
     (by u for a global; ties to the older unit). No semantic relevance is used.
     """
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
     unit = np.full(n, -1, np.int64)
     unit_tokens = np.zeros(n)
     unit_score = np.full(n, np.inf)
@@ -568,11 +629,11 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p): 
 
 
 @njit(cache=True)
-def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,  # type: ignore[no-untyped-def]
+def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
             st, out):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    f_wid, parent, kind, poisoned = F[F_WID], F[F_PARENT], F[F_KIND], F[F_POISONED]
+    evidence, topic, pers, top = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS], F[F_TOP]
     # What the answer needs: the subtask's evidence, or (final) every top-level result.
     # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
     needs_met = True
@@ -629,7 +690,7 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
 
 
 @njit(cache=True)
-def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):  # type: ignore[no-untyped-def]
+def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
@@ -637,8 +698,10 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):  # type: ignore[
     poisoned memory that was eligible at this step with probability p_leak (p_leak_rider
     for summary-riding poison). Returns the new slot count.
     """
-    (f_wid, parent, kind, state, u, m, tokens, created, outcome, poisoned, evidence, topic,
-     rel, pers, rider, top, summary) = F
+    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
+    u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
+    evidence, topic, rel, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_REL], F[F_PERS]
+    rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
     raw = 0.0
     has_evidence = False
     leaked = False

@@ -16,6 +16,10 @@ import numpy as np
 
 from .codes import KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES
 
+# Positions of the per-slot arrays in the tuple the kernels take (`Forest.rows`).
+(F_WID, F_PARENT, F_KIND, F_STATE, F_U, F_M, F_TOKENS, F_CREATED, F_OUTCOME, F_POISONED,
+ F_EVIDENCE, F_TOPIC, F_REL, F_PERS, F_RIDER, F_TOP, F_SUMMARY) = range(17)
+
 
 @dataclass
 class Forest:

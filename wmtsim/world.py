@@ -248,6 +248,12 @@ class WorldSpec:
  PZ_P_SUPERSEDE, PZ_TOKENS) = range(9)
 
 
+# Positions of the world-node and script arrays in the tuple the engine takes, in the
+# order of `World`'s fields (and of `_empty_arrays`).
+(WR_PARENT, WR_KIND, WR_TOKENS, WR_TOPIC, WR_REL, WR_EVIDENCE, WR_POISONED, WR_PERS,
+ WR_OUTCOME, WR_RIDER, WR_TOP, WR_OP, WR_ARG) = range(13)
+
+
 @dataclass
 class World:
     """A generated batch: world nodes ``(n, max_nodes)`` and scripts ``(n, max_events)``.
