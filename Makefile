@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/wmtsim compare scenarios/paper_poisoning.toml
+	$(BIN)/wmtsim compare scenarios/paper_poisoning.toml --n 2000
 	$(BIN)/wmtsim demo
 
 test: setup

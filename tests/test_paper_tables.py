@@ -29,17 +29,10 @@ def test_table4_ordering(table4, claim: str) -> None:  # type: ignore[no-untyped
     assert all(c["passed"] for c in cs), cs
 
 
-@pytest.mark.parametrize("metric", ["PRR", "BR"])
+@pytest.mark.parametrize("metric", ["ASR", "PRR", "BR", "TSR"])
 def test_table4_wmt_row_close(table4, metric: str) -> None:  # type: ignore[no-untyped-def]
     (c,) = _claims(table4, f"{metric}: Full WMT within")
     assert c["passed"], c
-
-
-@pytest.mark.parametrize("metric", ["ASR", "TSR"])
-def test_table4_wmt_row_close_asr_tsr(table4, metric: str) -> None:  # type: ignore[no-untyped-def]
-    # Not reached: see docs/calibration.md ("What is not reproduced").
-    (c,) = _claims(table4, f"{metric}: Full WMT within")
-    assert abs(float(c["detail"].split("(")[1].rstrip(")"))) < 0.12, c
 
 
 def test_table123_directions(table123) -> None:  # type: ignore[no-untyped-def]
