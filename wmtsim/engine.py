@@ -57,7 +57,14 @@ from .forest import (
     F_WID,
     Forest,
 )
-from .lifecycle import _branch_of, _branch_priorities, _candidate_pool, _mark_active_path, _suppress
+from .lifecycle import (
+    _branch_of,
+    _branch_priorities_into,
+    _candidate_pool,
+    _candidate_pool_into,
+    _mark_active_path,
+    _suppress,
+)
 from .metrics import (
     C_CCR_STEPS,
     C_CCR_SUM,
@@ -115,7 +122,9 @@ from .rng import (
     PURPOSE_MISLED,
     PURPOSE_PERSUADE,
     PURPOSE_SELECTOR_NOISE,
+    _step_key,
     _uniform,
+    _uniform_at,
 )
 from .scoring import _event_score, _selection_feedback
 from .stubs import (
@@ -305,6 +314,9 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
     for v in range(cap):
         Bs[0][v] = 0
     X = (slot_of, Bs, bwin, bmisc, bl)
+    # Scratch of the lifecycle kernels, reused at every step (no allocation in the loop).
+    S = (np.empty(cap, np.bool_), np.empty(cap, np.bool_), np.empty(cap), np.empty(cap),
+         np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
 
     for k in range(out.shape[0]):
         out[k] = 0.0
@@ -338,7 +350,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             last_obs = v
             n = _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False,
                              last_obs, F, is_global, eligible, selected, on_path, priority,
-                             answered, sw, p, st, wk, out, X)
+                             answered, sw, p, st, wk, out, X, S)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             step += 1
@@ -350,7 +362,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             s = slot_of[a]
             n = _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
-                             out, X)
+                             out, X, S)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             if sw[S_FOLD] != 0:
@@ -370,7 +382,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             active = 0
             n = _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
-                             out, X)
+                             out, X, S)
             _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
                     rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
             step += 1
@@ -425,7 +437,7 @@ def _relevance(v, topic_now, kind, topic, rel, cross):
 @njit(cache=True)
 def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                  is_global, eligible, selected, on_path, priority, answered, sw, p, st,
-                 wk, out, X):
+                 wk, out, X, S):
     """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
 
     Returns the slot count (a field policy may create a summary). ``X`` carries the
@@ -446,15 +458,16 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                            sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
                            p, st, bl, out)
         util = np.empty(n)
+        key = _step_key(seed, traj, step)
         for v in range(n):
-            util[v] = _query_utility(seed, traj, step, v, topic_now, wk[0], F, st)
+            util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
         _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2], Bs[3],
                            Bs[4], eligible, selected, sw[S_FAMILY], sw[S_VARIANT], bl)
     elif mode == SEL_NONE:
         for v in range(n):
             eligible[v] = False
     else:
-        _candidate_pool(parent, kind, state, on_path, n, eligible)
+        _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
     if mode != SEL_BASELINE:
         for v in range(n):
             selected[v] = False
@@ -467,7 +480,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 
     # Fresh branch priorities for the selector (Eq. 6 on the current tree).
     if sw[S_SCORES] != 0:
-        _branch_priorities(parent, kind, state, u, outcome, n, p, priority)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
+                                S[4], S[5], S[6])
 
     # 3. Selection.
     prompt = st[ST_BASE_TOKENS]
@@ -514,7 +528,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
     # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
     if sw[S_SCORES] != 0:
         _selection_feedback(u, m, eligible, selected, is_global, p, n)
-        _branch_priorities(parent, kind, state, u, outcome, n, p, priority)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
+                                S[4], S[5], S[6])
         if sw[S_LIFECYCLE] != 0:
             out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
 
@@ -525,22 +540,27 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 
 
 @njit(cache=True)
-def _query_utility(seed, traj, step, v, topic_now, cross, F, st):
-    """The field policies' similarity to the current query: the selector stub's unweighted
-    utility (relevance + poison boost + noise), as an embedding retriever would see it."""
+def _query_utility(key, v, topic_now, cross, F, st):
+    """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
+    noise (``key``: the step's `_step_key`). The field policies use it as their
+    similarity to the current query, as an embedding retriever would see it."""
     kind, poisoned, topic, rel = F[F_KIND], F[F_POISONED], F[F_TOPIC], F[F_REL]
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
         x += st[ST_POISON_BOOST]
-    return x + st[ST_SELECTOR_NOISE] * _noise(seed, traj, step, v)
+    return x + st[ST_SELECTOR_NOISE] * _noise(key, v)
 
 
 @njit(cache=True)
-def _noise(seed, traj, step, v):
-    """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language)."""
+def _noise(key, v):
+    """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language).
+
+    ``key`` is the step's `_step_key`; the draws are those of
+    ``_uniform(seed, traj, step, 4·v + k, PURPOSE_SELECTOR_NOISE)``, k = 0..3.
+    """
     s = 0.0
     for k in range(4):
-        s += _uniform(seed, traj, step, 4 * v + k, PURPOSE_SELECTOR_NOISE)
+        s += _uniform_at(key, 4 * v + k, PURPOSE_SELECTOR_NOISE)
     return (s - 2.0) * _SQRT3
 
 
@@ -553,17 +573,14 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
     to the older memory. An item that does not fit is skipped and the next one tried.
     """
     parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
-    poisoned, topic, rel = F[F_POISONED], F[F_TOPIC], F[F_REL]
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
+    key = _step_key(seed, traj, step)
     k = 0
     for v in range(n):
         if not eligible[v]:
             continue
-        x = _relevance(v, topic_now, kind, topic, rel, cross)
-        if poisoned[v] and kind[v] != SUMMARY:
-            x += st[ST_POISON_BOOST]
-        x += st[ST_SELECTOR_NOISE] * _noise(seed, traj, step, v)
+        x = _query_utility(key, v, topic_now, cross, F, st)
         if weighted:
             x += st[ST_W_U] * u[v]
             b = _branch_of(parent, kind, v)

@@ -40,15 +40,24 @@ def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
       branch above their own (a summary stays available after its branch is reopened).
     Root nodes and active-path nodes are never candidates: the path is always serialised.
     """
+    _candidate_pool_into(parent, kind, state, on_path, n, eligible,
+                         np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
+
+
+@njit(cache=True)
+def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                         on_path: np.ndarray, n: int, eligible: np.ndarray,
+                         in_folded: np.ndarray, in_obsolete: np.ndarray) -> None:
+    """`_candidate_pool` with caller-owned scratch (the engine reuses it every step)."""
     # in_folded[v]: a strict ancestor of v is folded; in_obsolete[v]: v or an ancestor is.
-    in_folded = np.zeros(n, dtype=np.bool_)
-    in_obsolete = np.zeros(n, dtype=np.bool_)
     for v in range(n):
         a = parent[v]
         if a != NO_PARENT:
             in_folded[v] = in_folded[a] or state[a] == FOLDED
-            in_obsolete[v] = in_obsolete[a]
-        in_obsolete[v] = in_obsolete[v] or state[v] == OBSOLETE
+            in_obsolete[v] = in_obsolete[a] or state[v] == OBSOLETE
+        else:
+            in_folded[v] = False
+            in_obsolete[v] = state[v] == OBSOLETE
     for v in range(n):
         k = kind[v]
         if k == ROOT or on_path[v] or in_obsolete[v]:
@@ -74,11 +83,24 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
     added to the statistics of every task ancestor-or-self in creation order, so Σ u runs
     over V_b root first, as in the reference.
     """
-    u_max = np.full(n, -np.inf)
-    u_sum = np.zeros(n)
-    size = np.zeros(n, dtype=np.int64)
-    n_failed = np.zeros(n, dtype=np.int64)
-    n_obs = np.zeros(n, dtype=np.int64)
+    _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, np.empty(n),
+                            np.empty(n), np.empty(n, dtype=np.int64),
+                            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+
+
+@njit(cache=True)
+def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                            u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
+                            priority: np.ndarray, u_max: np.ndarray, u_sum: np.ndarray,
+                            size: np.ndarray, n_failed: np.ndarray, n_obs: np.ndarray
+                            ) -> None:
+    """`_branch_priorities` with caller-owned scratch (the engine reuses it every step)."""
+    for v in range(n):
+        u_max[v] = -np.inf
+        u_sum[v] = 0.0
+        size[v] = 0
+        n_failed[v] = 0
+        n_obs[v] = 0
     for v in range(n):
         failed = kind[v] == ACTION and outcome[v] == FAILURE
         obs = False  # is any node on the path from v up to the current ancestor obsolete?

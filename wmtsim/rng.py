@@ -37,18 +37,25 @@ def _mix(z):
 
 
 @njit(cache=True)
-def _hash(seed, traj, step, node, purpose):
+def _step_key(seed, traj, step):
+    """The hash of the key's first three parts; many draws of one step share it."""
     h = _mix(uint64(seed & _MASK) + uint64(_GOLDEN))
     h = _mix(h ^ (uint64(traj & _MASK) + uint64(_GOLDEN)))
-    h = _mix(h ^ (uint64(step & _MASK) + uint64(_GOLDEN)))
-    h = _mix(h ^ (uint64(node & _MASK) + uint64(_GOLDEN)))
-    return _mix(h ^ (uint64(purpose & _MASK) + uint64(_GOLDEN)))
+    return _mix(h ^ (uint64(step & _MASK) + uint64(_GOLDEN)))
+
+
+@njit(cache=True)
+def _uniform_at(key, node, purpose):
+    """The draw for (node, purpose) under a `_step_key`: `_uniform` to the bit."""
+    h = _mix(key ^ (uint64(node & _MASK) + uint64(_GOLDEN)))
+    h = _mix(h ^ (uint64(purpose & _MASK) + uint64(_GOLDEN)))
+    return float(h >> uint64(11)) * _INV_2_53
 
 
 @njit(cache=True)
 def _uniform(seed: int, traj: int, step: int, node: int, purpose: int) -> float:
     """A uniform draw in [0, 1) with 53 random bits."""
-    return float(_hash(seed, traj, step, node, purpose) >> uint64(11)) * _INV_2_53
+    return _uniform_at(_step_key(seed, traj, step), node, purpose)
 
 
 def _mix_py(z: int) -> int:
