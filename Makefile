@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,7 @@ demo: setup
 test: setup
 	$(BIN)/ruff check wmtsim tests benchmarks dashboards
 	$(BIN)/mypy
+	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
 	$(BIN)/pytest -n 2 -q
 
 lint: setup
@@ -34,3 +35,6 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
+
+screenshots: setup  # refresh the README's dashboard pictures (needs Debian's chromium)
+	WMTSIM_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/test_dashboard_browser.py

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # the pages import `dashboards.*` (app.py does this too)
     sys.path.insert(0, str(REPO))
 PAGES = REPO / "dashboards" / "views"
-TIMEOUT = 120  # the first simulation in a process may load numba's cache
+TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
 
 N = 50
 SEED = 3
