@@ -258,8 +258,9 @@ def n_steps(steps: pl.DataFrame) -> int:
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
     """Running BR (Eq. 11) and PRR (Eq. 9) after each recorded step.
 
-    Counted from the recorded selections with each slot's ``poisoned`` flag as the engine
-    reports it (for a fold summary: contaminated at the end of the trajectory).
+    Counted from the recorded selections with each slot's ``poisoned`` flag at that step
+    (a fold summary's contamination is recorded per step), so the last row equals the
+    library's BR and PRR.
     """
     per = (steps.group_by("step", maintain_order=True)
            .agg((pl.col("selected") & pl.col("poisoned")).sum().alias("h_p"),

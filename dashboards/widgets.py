@@ -127,9 +127,8 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
         r2.metric("running PRR", "–" if prr_now is None else f"{prr_now:.4f}")
     st.altair_chart(charts.running_chart(rates, step, "running BR / PRR"),
                     width="stretch")
-    st.caption("Running rates count the recorded selections. A fold summary carries its "
-               "final contamination flag, so after a reopened branch is re-folded they can "
-               "differ slightly from the library's BR / PRR above.")
+    st.caption("Running rates count the recorded selections and the poisoned flags at "
+               "each step; the last step equals the library's BR / PRR above.")
     with st.expander("nodes at this step"):
         st.dataframe(at.drop("trajectory"), hide_index=True)
 

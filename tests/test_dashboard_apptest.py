@@ -333,14 +333,15 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
     _no_exception(at)
 
 
-def test_running_rates_end_at_the_library_values(scenario_file: str) -> None:
-    """The running BR / PRR after the last step are the trajectory's BR and PRR (Linear
-    History never folds, so every poisoned flag is the one the engine counted)."""
+@pytest.mark.parametrize("policy", ["linear", "wmt"])
+def test_running_rates_end_at_the_library_values(scenario_file: str, policy: str) -> None:
+    """The running BR / PRR after the last step are the trajectory's BR and PRR (the step
+    records keep each step's poisoned flags, fold summaries included)."""
     from dashboards import services
 
-    lib = simulate(WORLD, "linear", n=N, seed=SEED, threads=1).trajectories
+    lib = simulate(WORLD, policy, n=N, seed=SEED, threads=1).trajectories
     for k in (0, 4, 9):
-        view = services.trajectory_view(scenario_file, "", "linear", SEED, k)
+        view = services.trajectory_view(scenario_file, "", policy, SEED, k)
         last = services.running_rates(view.steps).tail(1)
         assert last["br"][0] == pytest.approx(lib["br"][k])
         assert last["prr"][0] == pytest.approx(lib["prr"][k])

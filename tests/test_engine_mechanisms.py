@@ -197,3 +197,30 @@ def test_selection_respects_budget_and_top_k() -> None:
         cost = sum(int(f.tokens[i, v]) + stubs.struct_tokens for v in row["slot"])
         assert cost <= 120
     assert np.isfinite(res.trajectories["ccr"].to_numpy()).all()
+
+
+@pytest.mark.parametrize("policy", ["wmt", "a3_no_semantic", "tree_summary",
+                                    "traceretain_cluster", "memgpt"])
+def test_step_records_reproduce_the_selection_counters(policy: str) -> None:
+    """Counting poisoned and clean selections from the per-step records gives the engine's
+    H_p and H_c (Eq. 9) exactly, even when a reopened branch is re-folded and its summary's
+    contamination changes (the records keep each step's poisoned flag)."""
+    spec = WorldSpec(n_subtasks=(3, 4), n_actions=(2, 4), p_resume=0.9,
+                     poison=(PoisonSpec("summary", count=2), PoisonSpec("plausible")))
+    n = 40
+    res = simulate(spec, policy, n=n, seed=5, record_steps=n,
+                   stubs=Stubs(p_leak=0.5, p_leak_rider=0.5))
+    per = (res.steps.group_by("trajectory")
+           .agg((pl.col("selected") & pl.col("poisoned")).sum().alias("h_p"),
+                (pl.col("selected") & ~pl.col("poisoned")).sum().alias("h_c"))
+           .sort("trajectory"))
+    t = res.trajectories.sort("trajectory")
+    assert per["h_p"].to_list() == t["n_h_p"].cast(pl.Int64).to_list()
+    assert per["h_c"].to_list() == t["n_h_c"].cast(pl.Int64).to_list()
+
+
+def test_too_many_threads_is_a_clear_error() -> None:
+    from numba import config
+
+    with pytest.raises(ValueError, match=r"simulate\.threads=.*allowed: an integer in \[1, "):
+        simulate(WorldSpec(), "wmt", n=2, threads=int(config.NUMBA_NUM_THREADS) + 1)

@@ -35,20 +35,16 @@ from .forest import (
     F_CREATED,
     F_EVIDENCE,
     F_KIND,
-    F_M,
     F_OUTCOME,
-    F_PARENT,
     F_PERS,
     F_POISONED,
     F_REL,
     F_RIDER,
-    F_STATE,
     F_SUMMARY,
     F_TOKENS,
     F_TOP,
     F_TOPIC,
-    F_U,
-    F_WID,
+    _add_summary,
 )
 from .params import P_U_INIT_SUMMARY
 from .policies import (
@@ -276,33 +272,6 @@ def _top_by(score, cands, k_cands, k):
     for j in range(out.shape[0]):
         out[j] = cands[order[j]]
     return out
-
-
-@njit(cache=True)
-def _new_summary(F, z, parent_slot, topic_, top_, rel_, step, p):
-    """Create slot ``z`` as a summary node (like the engine's fold summary)."""
-    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
-    u, m, tokens, created = F[F_U], F[F_M], F[F_TOKENS], F[F_CREATED]
-    outcome, poisoned, evidence, topic = F[F_OUTCOME], F[F_POISONED], F[F_EVIDENCE], F[F_TOPIC]
-    rel, pers, rider, top = F[F_REL], F[F_PERS], F[F_RIDER], F[F_TOP]
-    summary = F[F_SUMMARY]
-    f_wid[z] = -1
-    parent[z] = parent_slot
-    kind[z] = SUMMARY
-    state[z] = 0
-    u[z] = p[P_U_INIT_SUMMARY]
-    m[z] = 0
-    created[z] = step
-    outcome[z] = 0
-    summary[z] = -1
-    tokens[z] = 0
-    poisoned[z] = False
-    evidence[z] = False
-    topic[z] = topic_
-    top[z] = top_
-    rel[z] = rel_
-    pers[z] = 0.0
-    rider[z] = False
 
 
 @njit(cache=True)
@@ -558,7 +527,7 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     if z < 0:
         z = n
         n += 1
-        _new_summary(F, z, ts, t, top[ts], summary_rel, step, p)
+        _add_summary(F, z, ts, t, top[ts], summary_rel, p[P_U_INIT_SUMMARY], step)
         summary[ts] = z
     tokens[z] = math.ceil(st[ST_C_SUM] * raw)
     evidence[z] = evidence[z] or has_ev
@@ -745,7 +714,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     if z < 0:
         z = n
         n += 1
-        _new_summary(F, z, 0, -1, -1, summary_rel, step, p)
+        _add_summary(F, z, 0, -1, -1, summary_rel, p[P_U_INIT_SUMMARY], step)
         bmisc[M_SUMMARY] = z
     raw = s_old + popped
     tokens[z] = math.ceil(st[ST_C_SUM] * raw)

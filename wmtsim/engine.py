@@ -38,7 +38,6 @@ from .codes import (
     TASK,
 )
 from .forest import (
-    F_CREATED,
     F_EVIDENCE,
     F_KIND,
     F_M,
@@ -56,6 +55,8 @@ from .forest import (
     F_U,
     F_WID,
     Forest,
+    _add_node,
+    _add_summary,
 )
 from .lifecycle import (
     _branch_of,
@@ -173,6 +174,11 @@ from .world import (
     World,
 )
 
+# Per-step records kept for the first trajectories of a batch, in the order the kernels
+# take them.
+_RECORDED = ("u", "m", "state", "eligible", "selected", "poisoned", "n_slots", "event",
+             "tokens")
+
 # sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = 1.7320508075688772
 
@@ -204,6 +210,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
         "state": np.zeros((r, n_steps, capacity), dtype=np.int8),
         "eligible": np.zeros((r, n_steps, capacity), dtype=np.bool_),
         "selected": np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        "poisoned": np.zeros((r, n_steps, capacity), dtype=np.bool_),
         "n_slots": np.zeros((r, n_steps), dtype=np.int64),
         "event": np.zeros((r, n_steps), dtype=np.int64),
         "tokens": np.zeros((r, n_steps)),
@@ -223,9 +230,8 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
              world.rider, world.top, world.op, world.arg),
             forest.rows(), forest.slot_of, forest.n_slots, forest.active,
             policy_switches, p, st,
-            np.array([world.spec.cross_relevance, world.spec.summary_relevance]), rec["u"],
-            rec["m"], rec["state"], rec["eligible"], rec["selected"], rec["n_slots"],
-            rec["event"], rec["tokens"], counts, B, bl)
+            np.array([world.spec.cross_relevance, world.spec.summary_relevance]),
+            tuple(rec[k] for k in _RECORDED), counts, B, bl)
     finally:
         set_num_threads(previous)
     for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
@@ -234,8 +240,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
 
 
 @njit(parallel=True, cache=True)
-def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk,
-               rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens,
+def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
                counts, B, bl):
     n = n_events.shape[0]
     for i in prange(n):
@@ -246,30 +251,12 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
                  F[8][i], F[9][i], F[10][i], F[11][i], F[12][i], F[13][i], F[14][i],
                  F[15][i], F[16][i])
         # prange indices may be unsigned: make every index arithmetic signed.
-        r = np.int64(i) if i < rec_u.shape[0] else np.int64(-1)
+        r = np.int64(i) if i < R[0].shape[0] else np.int64(-1)
         b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
         traj = np.int64(start) + np.int64(i)
         n_slots[i], active[i] = _run_one(
-            seed, traj, n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, rec_u,
-            rec_m, rec_state, rec_elig, rec_sel, rec_n, rec_event, rec_tokens, counts[i],
+            seed, traj, n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, R, counts[i],
             b_row, bl)
-
-
-@njit(cache=True)
-def _add_node(F, v, wid, parent_slot, kind_, u0, step):
-    """Create slot ``v`` (the next one) with its initial score (MODEL.md §2)."""
-    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
-    u, m, created, outcome = F[F_U], F[F_M], F[F_CREATED], F[F_OUTCOME]
-    summary = F[F_SUMMARY]
-    f_wid[v] = wid
-    parent[v] = parent_slot
-    kind[v] = kind_
-    state[v] = ACTIVE
-    u[v] = u0
-    m[v] = 0
-    created[v] = step
-    outcome[v] = 0
-    summary[v] = -1
 
 
 @njit(cache=True)
@@ -293,8 +280,7 @@ def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):
 
 
 @njit(cache=True)
-def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, rec_state,
-             rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out, Bs, bl):
+def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
     """Play one trajectory's script under the policy; write its counters into ``out``."""
     w_parent, w_kind, w_topic, w_outcome = Wr[WR_PARENT], Wr[WR_KIND], Wr[WR_TOPIC], Wr[WR_OUTCOME]
     op, arg = Wr[WR_OP], Wr[WR_ARG]
@@ -351,8 +337,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             n = _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False,
                              last_obs, F, is_global, eligible, selected, on_path, priority,
                              answered, sw, p, st, wk, out, X, S)
-            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
-                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            _record(r, step, n, o, F, eligible, selected, R, out)
             step += 1
         elif o == OP_SUPERSEDE:
             if sw[S_LIFECYCLE] != 0:
@@ -363,8 +348,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             n = _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
-            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
-                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            _record(r, step, n, o, F, eligible, selected, R, out)
             if sw[S_FOLD] != 0:
                 n = _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out)
             elif state[s] != OBSOLETE:
@@ -383,8 +367,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
             n = _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
-            _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state,
-                    rec_elig, rec_sel, rec_n, rec_event, rec_tokens, out)
+            _record(r, step, n, o, F, eligible, selected, R, out)
             step += 1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
@@ -405,18 +388,20 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, rec_u, rec_m, r
 
 
 @njit(cache=True)
-def _record(r, step, n, o, F, eligible, selected, rec_u, rec_m, rec_state, rec_elig,
-            rec_sel, rec_n, rec_event, rec_tokens, out):
-    """Keep this step's u, m, state, ε and s for a recorded trajectory."""
+def _record(r, step, n, o, F, eligible, selected, R, out):
+    """Keep this step's u, m, state, ε, s and poisoned flags for a recorded trajectory
+    (``R``: the arrays of `_RECORDED`, in that order)."""
     if r < 0:
         return
-    u, m, state = F[F_U], F[F_M], F[F_STATE]
+    rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_pois, rec_n, rec_event, rec_tokens = R
+    u, m, state, poisoned = F[F_U], F[F_M], F[F_STATE], F[F_POISONED]
     for v in range(n):
         rec_u[r, step, v] = u[v]
         rec_m[r, step, v] = m[v]
         rec_state[r, step, v] = state[v]
         rec_elig[r, step, v] = eligible[v]
         rec_sel[r, step, v] = selected[v]
+        rec_pois[r, step, v] = poisoned[v]  # a summary's contamination can change
     rec_n[r, step] = n
     rec_event[r, step] = o
     rec_tokens[r, step] = out[C_PROMPT_TOKENS]
@@ -717,7 +702,7 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     """
     f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
     u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
-    evidence, topic, rel, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_REL], F[F_PERS]
+    evidence, topic, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS]
     rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
     raw = 0.0
     has_evidence = False
@@ -741,14 +726,8 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     if z < 0:
         z = n
         n += 1
-        _add_node(F, z, -1, s, SUMMARY, p[P_U_INIT_SUMMARY], step)
+        _add_summary(F, z, s, f_wid[s], top[s], wk[1], p[P_U_INIT_SUMMARY], step)
         summary[s] = z
-        topic[z] = f_wid[s]
-        top[z] = top[s]
-        rel[z] = wk[1]
-        poisoned[z] = False
-        evidence[z] = False
-        pers[z] = 0.0
     else:
         u[z] = p[P_U_INIT_SUMMARY]
         m[z] = 0

@@ -13,8 +13,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
+from numba import njit
 
-from .codes import KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES
+from .codes import ACTIVE, KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES, SUMMARY
 
 # Positions of the per-slot arrays in the tuple the kernels take (`Forest.rows`).
 (F_WID, F_PARENT, F_KIND, F_STATE, F_U, F_M, F_TOKENS, F_CREATED, F_OUTCOME, F_POISONED,
@@ -119,3 +120,36 @@ class Forest:
         for root in children.get(NO_PARENT, []):
             walk(root, 0)
         return "\n".join(lines)
+
+
+@njit(cache=True)
+def _add_node(F, v, wid, parent_slot, kind_, u0, step):
+    """Create slot ``v`` (the next one) with its initial score (MODEL.md §2).
+
+    ``F`` is the tuple of one trajectory's per-slot arrays (`Forest.rows`, row i). The
+    static properties (tokens, topic, ...) are the caller's to set.
+    """
+    F[F_WID][v] = wid
+    F[F_PARENT][v] = parent_slot
+    F[F_KIND][v] = kind_
+    F[F_STATE][v] = ACTIVE
+    F[F_U][v] = u0
+    F[F_M][v] = 0
+    F[F_CREATED][v] = step
+    F[F_OUTCOME][v] = 0
+    F[F_SUMMARY][v] = -1
+
+
+@njit(cache=True)
+def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
+    """Create slot ``z`` as a summary node under ``parent_slot`` (MODEL.md §1: the compact
+    node standing for a folded branch), clean, without evidence and with no tokens yet."""
+    _add_node(F, z, -1, parent_slot, SUMMARY, u0, step)
+    F[F_TOKENS][z] = 0
+    F[F_POISONED][z] = False
+    F[F_EVIDENCE][z] = False
+    F[F_TOPIC][z] = topic
+    F[F_TOP][z] = top
+    F[F_REL][z] = rel
+    F[F_PERS][z] = 0.0
+    F[F_RIDER][z] = False

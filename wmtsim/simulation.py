@@ -117,7 +117,11 @@ def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed:
     pol = get_policy(policy)
     check_int("simulate", "record_steps", record_steps, 0)
     if threads is not None:
-        check_int("simulate", "threads", threads, 1, 1024)
+        from numba import config
+
+        # numba cannot run more threads than it started with (NUMBA_NUM_THREADS).
+        check_int("simulate", "threads", threads, 1,
+                  int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     w = world if isinstance(world, World) else generate(world, seed=seed, n=n, start=start)
     counts, forest, rec = run(w, pol.pack(), params.pack(), stubs.pack(), record_steps,
@@ -161,7 +165,7 @@ def _steps_frame(w: World, forest: Forest, rec: dict[str, np.ndarray]) -> pl.Dat
                 "slot": np.arange(k, dtype=np.int64),
                 "world_id": forest.wid[i, :k].astype(np.int64),
                 "kind": [KIND_NAMES[x] for x in forest.kind[i, :k]],
-                "poisoned": forest.poisoned[i, :k],
+                "poisoned": rec["poisoned"][i, s, :k],
                 "u": rec["u"][i, s, :k],
                 "m": rec["m"][i, s, :k],
                 "state": [STATE_NAMES[x] for x in rec["state"][i, s, :k]],
