@@ -153,6 +153,11 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
     f_a, f_b, f_ab = (np.asarray(a, dtype=np.float64) for a in (f_a, f_b, f_ab))
 
     def estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray) -> tuple[np.ndarray, ...]:
+        # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
+        # expectations do not change, but S1's variance no longer grows with the mean of f,
+        # which matters for rates such as TSR with a small spread around a large mean.
+        mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+        a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
         var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
