@@ -345,3 +345,11 @@ def test_random_traces_exercise_every_op() -> None:
     assert ops == {"query", "task", "action", "outcome", "global", "activate", "complete",
                    "reopen", "supersede", "select", "expect"}
     assert states == {"active", "folded", "obsolete"}
+
+
+def test_a_byte_order_mark_is_not_part_of_line_1(tmp_path: Path) -> None:
+    from wmtsim.trace import check
+
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"op": "query"}\n{"op": "expect", "id": "root", "u": 1.0}\n')
+    assert check(path) is None

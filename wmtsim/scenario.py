@@ -209,7 +209,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     except OSError as e:
         raise ScenarioError(source, "(file)", f"cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))  # tolerate a byte-order mark
     except UnicodeDecodeError as e:
         raise ScenarioError(source, "(file)", f"not UTF-8 text ({e.reason})") from None
     except tomllib.TOMLDecodeError as e:

@@ -281,7 +281,8 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
 
 
 def _lines(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8") as f:
+    # utf-8-sig: a byte-order mark left by a Windows editor is not part of line 1's JSON.
+    with path.open(encoding="utf-8-sig") as f:
         yield from f
 
 
