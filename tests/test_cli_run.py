@@ -60,3 +60,18 @@ def test_unknown_policy_exit_2(tmp_path: Path) -> None:
                               str(tmp_path / "o")])
     assert res.exit_code == 2 and "bogus" in res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_run_refuses_more_threads_than_numba_has(tmp_path: Path) -> None:
+    from numba import config
+    from typer.testing import CliRunner
+
+    from wmtsim.cli import app
+
+    too_many = str(int(config.NUMBA_NUM_THREADS) + 1)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", "paper_poisoning", "--threads", too_many,
+                                      "--out", str(out)])
+    assert result.exit_code == 2
+    assert f"--threads {too_many}: allowed: an integer in [1, " in result.output
+    assert not out.exists()

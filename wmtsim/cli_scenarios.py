@@ -83,6 +83,15 @@ def _check_policies(policies: list[str] | None) -> None:
             raise _cli()._fail(f"--policy {p!r} is unknown; allowed: {', '.join(POLICIES)}")
 
 
+def _check_threads(threads: int | None) -> None:
+    from numba import config
+
+    most = int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba's own limit
+    if threads is not None and not 1 <= threads <= most:
+        raise _cli()._fail(f"--threads {threads}: allowed: an integer in [1, {most}] "
+                           "(this machine's numba threads)")
+
+
 def run(
     scenario: ScenarioArg,
     policy: Annotated[list[str] | None, typer.Option(
@@ -126,6 +135,7 @@ def run(
     )
 
     _check_policies(policy)
+    _check_threads(threads)
     s = _load(scenario, set_)
     policies = tuple(policy or s.policies)
     out_dir = out or Path("results") / s.name / "run"
@@ -209,6 +219,7 @@ def compare(
     from .report import comparison_tables, write_comparison
 
     _check_policies(policy)
+    _check_threads(threads)
     s = _load(scenario, set_)
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
