@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .report import PAPER_METRICS, paper_table4
+from .report import PAPER_METRICS, paper_table4, run_policies
 from .scenario import Scenario
 
 # Cells fitted by default: the paper's Table 4 metrics that the ordering claim covers.
@@ -78,23 +78,15 @@ def parse_knob(text: str) -> Knob:
 
 def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: int,
                    metrics: Sequence[str] = PAPER_METRICS) -> dict[str, dict[str, float]]:
-    """Mean of each metric per policy on common random numbers (one generated world)."""
-    from .simulation import simulate
-    from .world import generate
-
-    world = generate(scenario.world, seed=seed, n=n)
+    """Mean of each metric per policy on common random numbers (`report.run_policies`);
+    a trajectory where a metric is undefined (NaN) is left out of its mean."""
     out: dict[str, dict[str, float]] = {}
-    for p in policies:
-        r = simulate(world, p, params=scenario.params, stubs=scenario.stubs)
-        t = r.trajectories
+    for p, r in run_policies(scenario, policies, n=n, seed=seed).items():
         row = {}
         for m in metrics:
-            if m == "avg_prompt_tokens":
-                row[m] = float((t["prompt_tokens"] / t["steps"]).mean())  # type: ignore[arg-type]
-            else:
-                x = t[m].to_numpy().astype(np.float64)
-                x = x[np.isfinite(x)]
-                row[m] = float(x.mean()) if x.size else math.nan
+            x = r.trajectories[m].to_numpy().astype(np.float64)
+            x = x[np.isfinite(x)]
+            row[m] = float(x.mean()) if x.size else math.nan
         out[p] = row
     return out
 
