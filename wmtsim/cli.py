@@ -33,7 +33,12 @@ app = typer.Typer(
         "  [cyan]wmtsim run paper_poisoning --n 500[/cyan]  simulate a scenario\n\n"
         "  [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]  Table 4 beside "
         "the paper\n\n"
-        "  [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]  fit knobs"
+        "  [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]  fit knobs\n\n"
+        "  [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]  a sweep "
+        "(resumable)\n\n"
+        "  [cyan]wmtsim analyze results/rho_m[/cyan]  intervals, Sobol, Pareto, charts\n\n"
+        "  [cyan]wmtsim dashboard --port 8501[/cyan]  the Streamlit dashboard\n\n"
+        "  [cyan]wmtsim warmup[/cyan]  compile the numba kernels ahead of first use"
     ),
     rich_markup_mode="rich",
     no_args_is_help=True,
