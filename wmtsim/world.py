@@ -564,6 +564,15 @@ def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiv
 
 
 @njit(cache=True)
+def _new_action(v, s, parent, kind, topic, top):
+    """World node ``v`` is an action of subtask ``s`` (about ``s``, under its top level)."""
+    parent[v] = s
+    kind[v] = ACTION
+    topic[v] = s
+    top[v] = top[s]
+
+
+@njit(cache=True)
 def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec,
                   inj_top, inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens,
                   topic, rel, evidence, poisoned, persuasiveness, outcome, rider, top, op,
@@ -582,10 +591,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_
         v = nn
         nn += 1
         c += 6
-        parent[v] = s
-        kind[v] = ACTION
-        topic[v] = s
-        top[v] = top[s]
+        _new_action(v, s, parent, kind, topic, top)
         tokens[v] = _action_tokens(w, _draw(seed, traj, c - 5), _draw(seed, traj, c - 4))
         success = _draw(seed, traj, c - 3) < w[W_P_SUCCESS]
         outcome[v] = SUCCESS if success else FAILURE
@@ -620,10 +626,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_
         v = nn
         nn += 1
         c += 3
-        parent[v] = s
-        kind[v] = ACTION
-        topic[v] = s
-        top[v] = top[s]
+        _new_action(v, s, parent, kind, topic, top)
         _set_poison(v, k, poison, w, seed, traj, c - 1, tokens, rel, poisoned,
                     persuasiveness)
         outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
