@@ -37,7 +37,8 @@ def test_eq2_event_score() -> None:
     assert event_score([False, True], p).tolist() == [0.1, 0.9]
 
 
-def test_eq2_reference_replaces_and_resets_m() -> None:
+def test_eq2_reference_replaces_and_keeps_m_by_default() -> None:
+    """Eq. 3 changes m only on selection feedback: the event sets u and leaves m."""
     t = MemoryTree()
     t.add_action("a", "root")
     assert t.nodes["a"].u == 0.50  # u_init_action
@@ -45,7 +46,9 @@ def test_eq2_reference_replaces_and_resets_m() -> None:
     assert t.nodes["a"].u == approx(0.45)
     assert t.nodes["a"].m == 1
     t.record_outcome("a", success=True)
-    assert (t.nodes["a"].u, t.nodes["a"].m, t.nodes["a"].outcome) == (0.75, 0, "success")
+    assert (t.nodes["a"].u, t.nodes["a"].m, t.nodes["a"].outcome) == (0.75, 1, "success")
+    t.select([])  # missed again: m = 2, u = 0.75 * 0.9^2
+    assert (t.nodes["a"].u, t.nodes["a"].m) == (approx(0.75 * 0.81), 2)
     t.record_outcome("a", success=False)  # revised: replaces, does not blend
     assert (t.nodes["a"].u, t.nodes["a"].outcome) == (0.30, "failure")
 

@@ -147,14 +147,19 @@ def test_global_memory_decays_by_rho_g() -> None:
     assert check(events) is None
 
 
-def test_outcome_revision_resets_m_unless_disabled() -> None:
+def test_outcome_revision_keeps_m_unless_configured() -> None:
+    """Eq. 3 by default: an outcome event leaves m; ``event_resets_m`` resets it."""
     base: list[dict[str, Any]] = [
         {"op": "action", "id": "a", "parent": "root"}, {"op": "select", "selected": []},
         {"op": "outcome", "id": "a", "result": "failure"},
         {"op": "outcome", "id": "a", "result": "success"}]
-    assert check([_q(), *base, {"op": "expect", "id": "a", "u": 0.75, "m": 0}]) is None
-    off = _q(params={"event_resets_m": False})
-    assert check([off, *base, {"op": "expect", "id": "a", "u": 0.75, "m": 1}]) is None
+    assert check([_q(), *base, {"op": "expect", "id": "a", "u": 0.75, "m": 1}]) is None
+    on = _q(params={"event_resets_m": True})
+    assert check([on, *base, {"op": "expect", "id": "a", "u": 0.75, "m": 0}]) is None
+    # The trace an Eq. 3 implementation writes: outcome after a miss, then another miss.
+    follow = [*base, {"op": "select", "selected": []},
+              {"op": "expect", "id": "a", "u": 0.75 * 0.81, "m": 2}]
+    assert check([_q(), *follow]) is None
 
 
 def test_complete_reopen_refold_keeps_one_summary() -> None:

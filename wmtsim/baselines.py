@@ -35,7 +35,9 @@ from .forest import (
     F_CREATED,
     F_EVIDENCE,
     F_KIND,
+    F_LEAK,
     F_OUTCOME,
+    F_PARENT,
     F_PERS,
     F_POISONED,
     F_REL,
@@ -45,6 +47,8 @@ from .forest import (
     F_TOP,
     F_TOPIC,
     _add_summary,
+    _draw_id,
+    _task_depth,
 )
 from .params import P_U_INIT_SUMMARY
 from .policies import (
@@ -230,16 +234,16 @@ class Baselines:
 
 
 @njit(cache=True)
-def _importance(seed, traj, step, v, rel, ok, ev, noise_sd, lo):
+def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
     """The importance scorer stub: an integer rating in [lo, 10].
 
     10 · (0.6·relevance + 0.2·[not a failure] + 0.2·[carries evidence]) + noise, rounded
     half up. Relevance is what the item looks like (poison: its apparent relevance), so
-    crafted poison is rated high.
+    crafted poison is rated high. ``d`` is the item's `_draw_id` (memory identity).
     """
     s = 0.0
     for k in range(4):
-        s += _uniform(seed, traj, step, 4 * v + k, PURPOSE_IMPORTANCE)
+        s += _uniform(seed, traj, step, 4 * d + k, PURPOSE_IMPORTANCE)
     x = 10.0 * (0.6 * rel + 0.2 * ok + 0.2 * ev) + noise_sd * ((s - 2.0) * _SQRT3)
     r = math.floor(x + 0.5)
     return min(10.0, max(lo, r))
@@ -275,13 +279,17 @@ def _top_by(score, cands, k_cands, k):
 
 
 @njit(cache=True)
-def _absorb(seed, traj, step, v, F, st):
-    """Does the summariser carry poisoned item ``v`` into its summary? (p_leak draw)."""
+def _absorb(seed, traj, step, v, F, st, host):
+    """Does the summariser carry poisoned item ``v`` into the summary of task slot
+    ``host``? (p_leak draw; on a leak, ``v``'s `F_LEAK` provenance records it for IP.)"""
     poisoned, rider = F[F_POISONED], F[F_RIDER]
     if not poisoned[v]:
         return False
     p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
-    return _uniform(seed, traj, step, v, PURPOSE_LEAK) < p_leak
+    if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
+        F[F_LEAK][v] |= np.int64(1) << np.int64(_task_depth(F[F_PARENT], host))
+        return True
+    return False
 
 
 # ------------------------------------------------------------------ the dispatch point
@@ -318,7 +326,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
 
     # 2. Forgetting and overflow.
     if sw_family == FAM_MEMORYBANK:
-        _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, sw_variant, bl)
+        _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
     elif sw_family == FAM_MEMGPT:
         n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(bl[B_WINDOW_TOKENS]),
                             bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
@@ -382,7 +390,7 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     evidence, rel = F[F_EVIDENCE], F[F_REL]
     ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
     ev = 1.0 if evidence[v] else 0.0
-    bimp[v] = _importance(seed, traj, step, v, rel[v], ok, ev,
+    bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
                           bl[B_IMPORTANCE_NOISE], lo)
     out[12] += bl[B_SCORER_BASE_TOKENS] + tokens[v]  # C_PROMPT_TOKENS
     out[13] += 1  # C_LLM_CALLS
@@ -520,7 +528,7 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
         imp = max(imp, bimp[w])
         if evidence[w]:
             has_ev = True
-        if _absorb(seed, traj, step, w, F, st):
+        if _absorb(seed, traj, step, w, F, st, ts):
             leaked = True
             leak_pers = max(leak_pers, pers[w])
         bs[w] = B_ARCHIVED
@@ -606,7 +614,7 @@ def _minmax(x, c):
 
 
 @njit(cache=True)
-def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):
+def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
     """Forgetting pass: R = exp(−t/S), t = steps since creation or last recall / scale.
 
     Threshold: forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact comparison).
@@ -621,7 +629,7 @@ def _mb_forget(seed, traj, step, n, on_path, bs, blast, bstr, variant, bl):
                 bs[v] = B_FORGOTTEN
         else:
             r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / bstr[v])
-            if _uniform(seed, traj, step, v, PURPOSE_FORGET) >= r:
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) >= r:
                 bs[v] = B_FORGOTTEN
 
 
@@ -705,7 +713,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
             continue
         any_popped = True
         bs[v] = final_state
-        if summarize and _absorb(seed, traj, step, v, F, st):
+        if summarize and _absorb(seed, traj, step, v, F, st, 0):
             leaked = True
             leak_pers = max(leak_pers, pers[v])
     if not (summarize and any_popped):
@@ -716,6 +724,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
         n += 1
         _add_summary(F, z, 0, -1, -1, summary_rel, p[P_U_INIT_SUMMARY], step)
         bmisc[M_SUMMARY] = z
+        F[F_SUMMARY][0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped
     tokens[z] = math.ceil(st[ST_C_SUM] * raw)
     if leaked:

@@ -103,7 +103,7 @@ class BaselineMemory:
         x = float(self.h.relevance(v, topic_now))
         if node.poisoned and node.kind != "summary":
             x += float(self.h.st.poison_boost)
-        return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.slot[v]))
+        return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.draw_id(v)))
 
     def similarity(self, a: str, b: str) -> float:
         """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
@@ -115,10 +115,10 @@ class BaselineMemory:
         """The importance scorer stub (one LLM call reading the item), an integer in
         [lo, 10]: 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence]) + noise, half up."""
         node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
-        slot = self.h.slot[v]
+        d = self.h.draw_id(v)
         s = 0.0
         for j in range(4):
-            s += self.h.draw(4 * slot + j, PURPOSE_IMPORTANCE)
+            s += self.h.draw(4 * d + j, PURPOSE_IMPORTANCE)
         ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
         ev = 1.0 if f.evidence else 0.0
         x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
@@ -135,7 +135,7 @@ class BaselineMemory:
             return False
         st = self.h.st
         p_leak = st.p_leak_rider if self.h.facts[v].rider else st.p_leak
-        return bool(self.h.draw(self.h.slot[v], PURPOSE_LEAK) < p_leak)
+        return bool(self.h.draw(self.h.draw_id(v), PURPOSE_LEAK) < p_leak)
 
     def summariser_call(self, raw: float) -> None:
         out = self.h.out
@@ -280,12 +280,14 @@ class BaselineMemory:
             raw += h.tree.nodes[sid].tokens
             imp = self.items[sid].importance
         has_ev, leaked, leak_pers = False, False, 0.0
+        absorbed: set[str] = set()
         for w in members:
             raw += h.tree.nodes[w].tokens
             imp = max(imp, self.items[w].importance)
             has_ev = has_ev or h.facts[w].evidence
             if self.absorbs(w):
                 leaked = True
+                absorbed.add(w)
                 leak_pers = max(leak_pers, h.facts[w].persuasiveness)
             self.items[w].place = "archived"
         if sid not in h.tree.nodes:
@@ -293,6 +295,7 @@ class BaselineMemory:
         node, f = h.tree.nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
+        f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True
             f.persuasiveness = max(f.persuasiveness, leak_pers)
@@ -340,7 +343,7 @@ class BaselineMemory:
                     it.place = "forgotten"
             else:
                 r = math.exp(-(dt / k.mb_time_scale) / it.strength)
-                if self.h.draw(self.h.slot[v], PURPOSE_FORGET) >= r:
+                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
                     it.place = "forgotten"
 
     # ---------------------------------------------------------------- queues and windows
@@ -392,10 +395,12 @@ class BaselineMemory:
         them (ceil(c_sum·(old + popped tokens)) tokens, no evidence, poison w.p. p_leak)."""
         h = self.h
         leaked, leak_pers = False, 0.0
+        absorbed: set[str] = set()
         for v in out:
             self.items[v].place = to
             if summarize and self.absorbs(v):
                 leaked = True
+                absorbed.add(v)
                 leak_pers = max(leak_pers, h.facts[v].persuasiveness)
         if not (summarize and out):
             return
@@ -405,6 +410,7 @@ class BaselineMemory:
         node, f = h.tree.nodes[self.summary], h.facts[self.summary]
         raw = s_old + popped
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
+        f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True
             f.persuasiveness = max(f.persuasiveness, leak_pers)

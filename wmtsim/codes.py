@@ -27,3 +27,8 @@ FAILURE = 2
 OUTCOME_NAMES = ("none", "success", "failure")
 
 NO_PARENT = -1
+
+# Draw identity of a summary: ``DRAW_SUMMARY`` + its task's world id (a world memory draws
+# with its world id). Stub draws are keyed by memory identity, never by slot, so a world
+# memory gets the same draws under every policy (common random numbers).
+DRAW_SUMMARY = 1 << 32

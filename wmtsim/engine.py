@@ -28,8 +28,10 @@ from numba import get_num_threads, njit, prange, set_num_threads
 
 from .baselines import _baseline_eligible, _baseline_retrieve, _baseline_step
 from .codes import (
+    ACTION,
     ACTIVE,
     COMPLETED,
+    FAILURE,
     FOLDED,
     NO_PARENT,
     OBSOLETE,
@@ -40,6 +42,7 @@ from .codes import (
 from .forest import (
     F_EVIDENCE,
     F_KIND,
+    F_LEAK,
     F_M,
     F_OUTCOME,
     F_PARENT,
@@ -53,10 +56,13 @@ from .forest import (
     F_TOP,
     F_TOPIC,
     F_U,
+    F_WARNINGS,
     F_WID,
     Forest,
     _add_node,
     _add_summary,
+    _draw_id,
+    _task_depth,
 )
 from .lifecycle import (
     _branch_of,
@@ -73,15 +79,18 @@ from .metrics import (
     C_CONTAMINATED_STEPS,
     C_CORRECT_STEPS,
     C_CRITICAL_STEPS,
+    C_FINAL_CORRECT,
     C_FOLDS,
     C_H_C,
     C_H_P,
+    C_LATENCY_MS,
     C_LLM_CALLS,
     C_NODES,
     C_P_I,
     C_P_R,
     C_PROMPT_STEPS,
     C_PROMPT_TOKENS,
+    C_REVISIONS,
     C_SELECTOR_CALLS,
     C_SUCCESS,
     C_SUMMARISER_CALLS,
@@ -107,6 +116,7 @@ from .policies import (
     S_REOPEN,
     S_SCORES,
     S_SELECTION,
+    S_SUPERSEDE,
     S_THRESHOLD,
     S_TREE,
     S_VARIANT,
@@ -131,7 +141,9 @@ from .scoring import _event_score, _selection_feedback
 from .stubs import (
     ST_BASE_TOKENS,
     ST_C_SUM,
+    ST_CALL_LATENCY_MS,
     ST_DILUTION_TOKENS,
+    ST_OBS_IN_CONTEXT,
     ST_P_GUESS,
     ST_P_LEAK,
     ST_P_LEAK_RIDER,
@@ -145,9 +157,11 @@ from .stubs import (
     ST_SELECTOR_READ_FRACTION,
     ST_STRUCT_TOKENS,
     ST_SUMMARISER_BASE_TOKENS,
+    ST_TOKEN_LATENCY_MS,
     ST_TOP_K,
     ST_W_B,
     ST_W_U,
+    ST_WARNING_TOKENS,
 )
 from .world import (
     NO_TOPIC,
@@ -156,6 +170,7 @@ from .world import (
     OP_FINAL,
     OP_GLOBAL,
     OP_REOPEN,
+    OP_REVISE,
     OP_SUPERSEDE,
     OP_TASK,
     WR_ARG,
@@ -249,7 +264,7 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
                  W[8][i], W[9][i], W[10][i], W[11][i], W[12][i])
         f_row = (F[0][i], F[1][i], F[2][i], F[3][i], F[4][i], F[5][i], F[6][i], F[7][i],
                  F[8][i], F[9][i], F[10][i], F[11][i], F[12][i], F[13][i], F[14][i],
-                 F[15][i], F[16][i])
+                 F[15][i], F[16][i], F[17][i], F[18][i])
         # prange indices may be unsigned: make every index arithmetic signed.
         r = np.int64(i) if i < R[0].shape[0] else np.int64(-1)
         b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
@@ -340,9 +355,20 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
             _record(r, step, n, o, F, eligible, selected, R, out)
             step += 1
         elif o == OP_SUPERSEDE:
-            if sw[S_LIFECYCLE] != 0:
+            # MODEL.md §3 "supersede / invalidate", for policies that act on the event
+            # (`Policy.supersede`; the others keep the memory as it was).
+            if sw[S_SUPERSEDE] != 0:
                 state[slot_of[a]] = OBSOLETE
                 out[C_SUPERSEDED] += 1
+        elif o == OP_REVISE:
+            # A later observation revises an action's outcome: Eq. 2 again, on the
+            # opposite outcome (every policy records it; it is not a prompt step).
+            v = slot_of[a]
+            outcome[v] = FAILURE if outcome[v] == SUCCESS else SUCCESS
+            u[v] = _event_score(outcome[v] == SUCCESS, p)
+            if p[P_EVENT_RESETS_M] != 0.0:
+                m[v] = 0
+            out[C_REVISIONS] += 1
         elif o == OP_COMPLETE:
             s = slot_of[a]
             n = _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
@@ -381,10 +407,41 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY:
             out[C_P_I] += 1
-            if eligible[v] and sw[S_SELECTION] != SEL_NONE:
+            if sw[S_SELECTION] != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
                 out[C_P_R] += 1
     out[C_NODES] = n
+    # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
+    out[C_LATENCY_MS] = (st[ST_CALL_LATENCY_MS] * out[C_LLM_CALLS]
+                         + st[ST_TOKEN_LATENCY_MS] * out[C_PROMPT_TOKENS])
     return n, active
+
+
+@njit(cache=True)
+def _poison_remains(v, F, eligible, slot_of):
+    """IP's P_r (Eq. 10, MODEL.md §5): poisoned memory ``v`` is still eligible at the
+    end, or is carried by an eligible contaminated summary.
+
+    ``F_LEAK`` bit ``d`` of a memory says it leaked into the summary of the task at depth
+    ``d`` above its home (an action's home is its task; a global memory's is the subtask
+    it concerns, or the root); a summary that leaked into an outer summary carries what
+    it absorbed on. Tasks are visited nearest first, so one walk follows every chain.
+    """
+    if eligible[v]:
+        return True
+    parent, summary, leak, topic = F[F_PARENT], F[F_SUMMARY], F[F_LEAK], F[F_TOPIC]
+    carried = leak[v]
+    a = parent[v]
+    if a < 0:  # a global memory
+        a = slot_of[topic[v]] if topic[v] >= 0 and slot_of[topic[v]] >= 0 else 0
+    while a >= 0:
+        d = _task_depth(parent, a)
+        z = summary[a]
+        if z >= 0 and (carried >> d) & 1:
+            if eligible[z]:
+                return True
+            carried |= leak[z]
+        a = parent[a]
+    return False
 
 
 @njit(cache=True)
@@ -505,7 +562,12 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                 sel_raw += tokens[v]
         out[C_CCR_SUM] += sel_raw / pool_tokens
         out[C_CCR_STEPS] += 1
-    prompt += ctx_tokens
+    # The observation just made is fed to the agent with the prompt (SIMULATION.md,
+    # "or was just observed"): charged its tokens unless the selector already put it in.
+    obs_tokens = 0.0
+    if last_obs >= 0 and not selected[last_obs]:
+        obs_tokens = tokens[last_obs]
+    prompt += ctx_tokens + obs_tokens
     out[C_PROMPT_TOKENS] += prompt
     out[C_PROMPT_STEPS] += 1
     out[C_LLM_CALLS] += 1
@@ -519,8 +581,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
 
     if critical:
-        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
-                st, out)
+        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, F,
+                selected, answered, st, out)
     return n
 
 
@@ -533,19 +595,19 @@ def _query_utility(key, v, topic_now, cross, F, st):
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
         x += st[ST_POISON_BOOST]
-    return x + st[ST_SELECTOR_NOISE] * _noise(key, v)
+    return x + st[ST_SELECTOR_NOISE] * _noise(key, _draw_id(F, v))
 
 
 @njit(cache=True)
-def _noise(key, v):
+def _noise(key, d):
     """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language).
 
-    ``key`` is the step's `_step_key`; the draws are those of
-    ``_uniform(seed, traj, step, 4·v + k, PURPOSE_SELECTOR_NOISE)``, k = 0..3.
+    ``key`` is the step's `_step_key`, ``d`` the memory's `_draw_id`; the draws are those
+    of ``_uniform(seed, traj, step, 4·d + k, PURPOSE_SELECTOR_NOISE)``, k = 0..3.
     """
     s = 0.0
     for k in range(4):
-        s += _uniform_at(key, 4 * v + k, PURPOSE_SELECTOR_NOISE)
+        s += _uniform_at(key, 4 * d + k, PURPOSE_SELECTOR_NOISE)
     return (s - 2.0) * _SQRT3
 
 
@@ -592,42 +654,57 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
 
 @njit(cache=True)
 def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
-    """A3's selector: whole branches ranked by priority U_b, greedy under the budget B.
+    """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
 
-    A unit is a task branch (the candidates whose nearest task ancestor-or-self is that
-    task; a summary belongs to its folded task) or a single global memory, ranked by U_b
-    (by u for a global; ties to the older unit). No semantic relevance is used.
+    A unit is a task branch B(v), the subtree rooted at task v (MODEL.md §1), or a single
+    global memory. Units are ranked by U_b (a global by its u; ties to the older unit);
+    taking a unit takes every candidate of its subtree not taken yet, at the tokens of
+    those, if they fit. So a nested branch taken first leaves its enclosing branch the
+    rest. No semantic relevance is used.
     """
     parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
-    unit = np.full(n, -1, np.int64)
-    unit_tokens = np.zeros(n)
     unit_score = np.full(n, np.inf)
     for v in range(n):
         if not eligible[v]:
             continue
-        b = v if is_global[v] else _branch_of(parent, kind, v)
-        if b < 0:
-            b = v
-        unit[v] = b
-        unit_tokens[b] += tokens[v] + struct
-        if is_global[b] or kind[b] != TASK:
-            unit_score[b] = -u[b]
-        else:
-            unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
+        if is_global[v]:
+            unit_score[v] = -u[v]
+            continue
+        # Every task on the way up is a branch that holds v (the root is not a branch).
+        b = v if kind[v] == TASK else parent[v]
+        while b > 0:
+            if kind[b] == TASK and unit_score[b] == np.inf:
+                unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
+            b = parent[b]
     order = np.argsort(unit_score, kind="mergesort")
     budget = p[P_BUDGET]
     used = 0.0
-    take = np.zeros(n, np.bool_)
     for j in range(n):
         b = order[j]
         if unit_score[b] == np.inf:
             break
-        if used + unit_tokens[b] <= budget:
-            take[b] = True
-            used += unit_tokens[b]
-    for v in range(n):
-        if unit[v] >= 0 and take[unit[v]]:
-            selected[v] = True
+        cost = 0.0
+        for v in range(n):
+            if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
+                cost += tokens[v] + struct
+        if cost > 0.0 and used + cost <= budget:
+            used += cost
+            for v in range(n):
+                if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
+                    selected[v] = True
+
+
+@njit(cache=True)
+def _in_unit(parent, is_global, v, b):
+    """Is slot ``v`` in A3's unit ``b`` (v itself, or a descendant of task ``b``)?"""
+    if is_global[b] or is_global[v]:
+        return v == b
+    x = v
+    while x >= 0:
+        if x == b:
+            return True
+        x = parent[x]
+    return False
 
 
 @njit(cache=True)
@@ -636,6 +713,8 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
     f_wid, parent, kind, poisoned = F[F_WID], F[F_PARENT], F[F_KIND], F[F_POISONED]
     evidence, topic, pers, top = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS], F[F_TOP]
+    # The context the reasoner reads: the selected memories and the observation just made.
+    seen_obs = last_obs >= 0 and st[ST_OBS_IN_CONTEXT] != 0.0 and not selected[last_obs]
     # What the answer needs: the subtask's evidence, or (final) every top-level result.
     # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
     needs_met = True
@@ -670,8 +749,10 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
     compromised = False
     for v in range(n):
-        if selected[v] and poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
-            if _uniform(seed, traj, step, v, PURPOSE_PERSUADE) < pers[v] * p_hit:
+        if not (selected[v] or (seen_obs and v == last_obs)):
+            continue
+        if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
                 compromised = True
     # Context dilution: longer contexts lower the chance of using what is there.
     half = st[ST_DILUTION_TOKENS]
@@ -688,7 +769,9 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
-        out[C_SUCCESS] = 1.0 if correct else 0.0
+        # TSR (Eq. 14): the final answer is correct *and* uncompromised (MODEL.md §5).
+        out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
+        out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
 
 
 @njit(cache=True)
@@ -696,18 +779,23 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
-    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, and each
-    poisoned memory that was eligible at this step with probability p_leak (p_leak_rider
-    for summary-riding poison). Returns the new slot count.
+    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
+    warnings (one per failed action, ``warning_tokens`` each), and each poisoned memory
+    that was eligible at this step with probability p_leak (p_leak_rider for
+    summary-riding poison), recorded in the absorbed memory's ``F_LEAK`` provenance.
+    Returns the new slot count.
     """
     f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
     u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
     evidence, topic, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS]
     rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
+    outcome, warnings, leak = F[F_OUTCOME], F[F_WARNINGS], F[F_LEAK]
     raw = 0.0
     has_evidence = False
     leaked = False
     leak_pers = 0.0
+    n_warnings = 0
+    bit = np.int64(1) << np.int64(_task_depth(parent, s))
     in_branch = np.zeros(n, np.bool_)
     for v in range(n):
         in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
@@ -715,13 +803,16 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
             continue
         if kind[v] != SUMMARY:
             raw += tokens[v]
+        if kind[v] == ACTION and outcome[v] == FAILURE:
+            n_warnings += 1
         if evidence[v] and topic[v] == f_wid[s]:
             has_evidence = True
         if poisoned[v] and eligible[v]:
             p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
-            if _uniform(seed, traj, step, v, PURPOSE_LEAK) < p_leak:
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
                 leaked = True
                 leak_pers = max(leak_pers, pers[v])
+                leak[v] |= bit
     z = summary[s]
     if z < 0:
         z = n
@@ -731,7 +822,8 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     else:
         u[z] = p[P_U_INIT_SUMMARY]
         m[z] = 0
-    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    warnings[z] = n_warnings
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw) + n_warnings * int(st[ST_WARNING_TOKENS])
     evidence[z] = evidence[z] or has_evidence
     if leaked:
         poisoned[z] = True

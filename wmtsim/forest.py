@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .codes import ACTIVE, KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES, SUMMARY
+from .codes import ACTIVE, DRAW_SUMMARY, KIND_NAMES, NO_PARENT, OUTCOME_NAMES, STATE_NAMES, SUMMARY
 
 # Positions of the per-slot arrays in the tuple the kernels take (`Forest.rows`).
 (F_WID, F_PARENT, F_KIND, F_STATE, F_U, F_M, F_TOKENS, F_CREATED, F_OUTCOME, F_POISONED,
- F_EVIDENCE, F_TOPIC, F_REL, F_PERS, F_RIDER, F_TOP, F_SUMMARY) = range(17)
+ F_EVIDENCE, F_TOPIC, F_REL, F_PERS, F_RIDER, F_TOP, F_SUMMARY, F_WARNINGS,
+ F_LEAK) = range(19)
 
 
 @dataclass
@@ -30,7 +31,10 @@ class Forest:
     kind, state, u, m: MODEL.md §1; tokens; created: prompt step at creation; outcome;
     poisoned (for a summary: contaminated); evidence; topic: the world subtask a memory is
     about (-1: none); rel: relevance to its topic; persuasiveness; rider; top: top-level
-    subtask; summary: for a task, the slot of its fold summary (-1 until it folds).
+    subtask; summary: for a task, the slot of its fold summary (-1 until it folds);
+    warnings: for a summary, the failure warnings it keeps (failed actions of its branch);
+    leak: bit ``d`` set when the memory leaked into the summary of its ancestor task at
+    depth ``d`` (root 0), the provenance IP (Eq. 10) follows through summaries.
     slot_of: ``(n, world nodes)`` map from world node to slot (-1 before creation).
     """
 
@@ -51,6 +55,8 @@ class Forest:
     rider: np.ndarray
     top: np.ndarray
     summary: np.ndarray
+    warnings: np.ndarray
+    leak: np.ndarray
     slot_of: np.ndarray
     n_slots: np.ndarray
     active: np.ndarray
@@ -66,7 +72,8 @@ class Forest:
             tokens=full(np.int32), created=full(np.int32), outcome=full(np.int8),
             poisoned=full(np.bool_), evidence=full(np.bool_), topic=full(np.int32, -1),
             rel=full(np.float64), persuasiveness=full(np.float64), rider=full(np.bool_),
-            top=full(np.int32, -1), summary=full(np.int32, -1),
+            top=full(np.int32, -1), summary=full(np.int32, -1), warnings=full(np.int32),
+            leak=full(np.int64),
             slot_of=np.full((n, world_nodes), -1, dtype=np.int32),
             n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64),
         )
@@ -98,6 +105,7 @@ class Forest:
                 "poisoned": bool(self.poisoned[i, v]),
                 "evidence": bool(self.evidence[i, v]),
                 "topic": int(self.topic[i, v]),
+                "warnings": int(self.warnings[i, v]),
             })
         return out
 
@@ -138,6 +146,28 @@ def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     F[F_CREATED][v] = step
     F[F_OUTCOME][v] = 0
     F[F_SUMMARY][v] = -1
+    F[F_WARNINGS][v] = 0
+    F[F_LEAK][v] = 0
+
+
+@njit(cache=True)
+def _task_depth(parent, s):
+    """Depth of task slot ``s`` (the root query 0, a top-level subtask 1, ...)."""
+    d = 0
+    while parent[s] >= 0:
+        s = parent[s]
+        d += 1
+    return d
+
+
+@njit(cache=True)
+def _draw_id(F, v):
+    """The identity slot ``v``'s stub draws are keyed by: its world id, or for a summary
+    ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
+    w = F[F_WID][v]
+    if w >= 0:
+        return np.int64(w)
+    return np.int64(DRAW_SUMMARY) + np.int64(F[F_WID][F[F_PARENT][v]])
 
 
 @njit(cache=True)

@@ -58,9 +58,11 @@ class Params:
 
     Two toolkit decisions that MODEL.md leaves implicit are parameters too:
 
-    * ``event_resets_m`` — an outcome event (Eq. 2) also resets the miss count ``m`` to 0,
-      so that Eq. 15 ("r consecutive misses with no selection or event between") holds
-      after an event. Default True.
+    * ``event_resets_m`` — whether an outcome event (Eq. 2) also resets the miss count
+      ``m`` to 0. Default False: Eq. 3 changes ``m`` only on selection feedback (it counts
+      consecutive *missed selections*); Eq. 15's "no selection or event between" limits
+      where the closed form applies, it does not reset the count. True is the other
+      reading (Eq. 15 then counts misses from the event).
     * ``global_miss_count`` — the miss count stored on a global memory after a missed
       selection. MODEL.md: "the miss count is reset before each decay, so their effective
       count is 1". Default 1.
@@ -82,7 +84,7 @@ class Params:
     delta: float = 0.20
     tau_obs: float = 0.10
     budget: int = 1024
-    event_resets_m: bool = True
+    event_resets_m: bool = False
     global_miss_count: int = 1
 
     def __post_init__(self) -> None:

@@ -1,19 +1,19 @@
 """The memory configurations of MODEL.md §7, each a set of switches over one engine.
 
-==========================  ====  ======  ==========  ====  =========
-name                        tree  scores  selection   fold  lifecycle
-==========================  ====  ======  ==========  ====  =========
-no_memory                   –     –       none        –     –
-linear                      –     –       everything  –     –
-tree                        yes   –       everything  –     –
-tree_selection              yes   –       items       –     –
-tree_summary                yes   –       everything  yes   –
-tree_selection_summary      yes   –       items       yes   –
-wmt                         yes   yes     items       yes   yes
-a1_unweighted               yes   –       items       yes   reopen only
-a2_no_controller            yes   yes     items       –     –
-a3_no_semantic              yes   yes     branches    yes   yes
-==========================  ====  ======  ==========  ====  =========
+==========================  ====  ======  ==========  ====  ===========  =========
+name                        tree  scores  selection   fold  lifecycle    supersede
+==========================  ====  ======  ==========  ====  ===========  =========
+no_memory                   –     –       none        –     –            –
+linear                      –     –       everything  –     –            –
+tree                        yes   –       everything  –     –            –
+tree_selection              yes   –       items       –     –            –
+tree_summary                yes   –       everything  yes   –            –
+tree_selection_summary      yes   –       items       yes   –            –
+wmt                         yes   yes     items       yes   yes          yes
+a1_unweighted               yes   –       items       yes   reopen only  –
+a2_no_controller            yes   yes     items       –     –            –
+a3_no_semantic              yes   yes     branches    yes   yes          yes
+==========================  ====  ======  ==========  ====  ===========  =========
 
 * ``tree``: the context is serialised as a tree (``Stubs.struct_tokens`` per node).
 * ``scores``: selection feedback (Eqs. 3–5) and branch priorities (Eq. 6) are maintained
@@ -23,7 +23,14 @@ a3_no_semantic              yes   yes     branches    yes   yes
   ``branches`` (whole branches ranked by priority, A3).
 * ``fold``: completed subtasks fold into a summary node (summariser call).
 * ``reopen``: a resumed folded subtask is reopened (its nodes re-enter the pool).
-* ``lifecycle``: suppression (Eq. 7) and supersession mark memories obsolete.
+* ``lifecycle``: suppression (Eq. 7) marks low-priority branches obsolete.
+* ``supersede``: the policy acts on the world's supersede/invalidate events (MODEL.md §3,
+  "supersede / invalidate": the event marks the memory obsolete). Only Full WMT and A3
+  keep the lifecycle controller that owns this operation: A1 keeps fold/reopen only and A2
+  removes the memory controller (the paper's ablation design, Table 4); the unselective
+  and selection-only configurations of Tables 1–3 have no lifecycle at all. A policy that
+  does not act on the event still sees the clean observation that triggered it, like every
+  other action. No policy of the field acts on it (none has a contradiction rule here).
 
 The policies of the field (POLICIES.md) are configurations of the same engine too:
 selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.baselines`
@@ -56,7 +63,7 @@ THRESHOLD_Z, THRESHOLD_FIXED = range(2)
 
 # Slots of the packed switch vector.
 (S_TREE, S_SCORES, S_SELECTION, S_FOLD, S_REOPEN, S_LIFECYCLE, S_FAMILY, S_VARIANT,
- S_EVICTION, S_THRESHOLD, S_CLUSTER) = range(11)
+ S_EVICTION, S_THRESHOLD, S_CLUSTER, S_SUPERSEDE) = range(12)
 
 
 @dataclass(frozen=True)
@@ -74,11 +81,12 @@ class Policy:
     eviction: int = EVICT_LRU
     threshold: int = THRESHOLD_Z
     cluster: bool = False
+    supersede: bool = False  # acts on the world's supersede/invalidate events
 
     def pack(self) -> np.ndarray:
         return np.array([self.tree, self.scores, self.selection, self.fold, self.reopen,
                          self.lifecycle, self.family, self.variant, self.eviction,
-                         self.threshold, self.cluster], dtype=np.int64)
+                         self.threshold, self.cluster, self.supersede], dtype=np.int64)
 
 
 def _field(name: str, label: str, family: int, variant: int = 0,
@@ -101,13 +109,13 @@ POLICIES: dict[str, Policy] = {
                False),
         Policy("tree_selection_summary", "Tree + Selection + Summary", True, False, SEL_ITEMS,
                True, False, False),
-        Policy("wmt", "Full WMT", True, True, SEL_ITEMS, True, True, True),
+        Policy("wmt", "Full WMT", True, True, SEL_ITEMS, True, True, True, supersede=True),
         Policy("a1_unweighted", "A1 Unweighted Tree", True, False, SEL_ITEMS, True, True,
                False),
         Policy("a2_no_controller", "A2 No Memory Controller", True, True, SEL_ITEMS, False,
                False, False),
         Policy("a3_no_semantic", "A3 No Semantic Retrieval", True, True, SEL_BRANCHES, True,
-               True, True),
+               True, True, supersede=True),
         # The field (POLICIES.md; docs/policies.md).
         _field("traceretain_z", "TraceRetain (z-score, LRU)", FAM_TRACERETAIN),
         _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", FAM_TRACERETAIN,

@@ -182,8 +182,8 @@ class MemoryTree:
     def record_outcome(self, id: str, success: bool) -> None:
         """Eq. 2: ũ = u_success on success, u_failure on failure; it replaces u.
 
-        With ``params.event_resets_m`` (default) the event also resets m to 0, so Eq. 15
-        counts misses from the event.
+        m is left as it is (Eq. 3 changes m only on selection feedback); with
+        ``params.event_resets_m`` the event also resets m to 0.
         """
         node = self._get(id)
         if node.kind != "action":

@@ -7,7 +7,9 @@ SIMULATION.md written out as plain functions. It is slow on purpose: it exists t
 beside the spec and to prove the numba engine (`wmtsim.engine`) right, counter for
 counter and node for node. It imports neither numba nor the engine's kernels; every
 random draw is `wmtsim.rng.uniform_py` with the engine's key
-``(seed, trajectory, step, slot or world id, purpose)``.
+``(seed, trajectory, step, memory identity, purpose)``: a world memory's identity is its
+world id, a summary's is ``DRAW_SUMMARY`` + its task's world id (never a slot, so every
+policy gives a memory the same draws).
 
 Slots. The engine numbers nodes in creation order; here a node's slot is its position in
 ``MemoryTree.nodes`` (insertion order is creation order). World nodes have the id
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codes import SUCCESS
+from .codes import DRAW_SUMMARY, SUCCESS
 from .metrics import (
     C_CCR_STEPS,
     C_CCR_SUM,
@@ -30,15 +32,18 @@ from .metrics import (
     C_CONTAMINATED_STEPS,
     C_CORRECT_STEPS,
     C_CRITICAL_STEPS,
+    C_FINAL_CORRECT,
     C_FOLDS,
     C_H_C,
     C_H_P,
+    C_LATENCY_MS,
     C_LLM_CALLS,
     C_NODES,
     C_P_I,
     C_P_R,
     C_PROMPT_STEPS,
     C_PROMPT_TOKENS,
+    C_REVISIONS,
     C_SELECTOR_CALLS,
     C_SUCCESS,
     C_SUMMARISER_CALLS,
@@ -75,6 +80,7 @@ from .world import (
     OP_FINAL,
     OP_GLOBAL,
     OP_REOPEN,
+    OP_REVISE,
     OP_SUPERSEDE,
     OP_TASK,
     World,
@@ -102,6 +108,8 @@ class Facts:
     persuasiveness: float
     rider: bool
     top: int
+    warnings: int = 0  # a summary: the failure warnings it keeps
+    absorbed: set[str] | None = None  # a summary: the memories that leaked into it
 
 
 def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
@@ -191,6 +199,16 @@ class _Trajectory:
     def draw(self, node: int, purpose: int) -> float:
         return uniform_py(self.seed, self.traj, self.step, node, purpose)
 
+    def draw_id(self, id: str) -> int:
+        """The identity a memory's stub draws are keyed by (never its slot): its world id,
+        or for a summary ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
+        w = self.facts[id].wid
+        if w >= 0:
+            return w
+        parent = self.tree.nodes[id].parent
+        assert parent is not None
+        return DRAW_SUMMARY + self.facts[parent].wid
+
     def branch_of(self, id: str) -> str | None:
         """The task branch a node belongs to: its nearest task ancestor-or-self."""
         v: str | None = id
@@ -226,9 +244,13 @@ class _Trajectory:
                 self.prompt_step(topic, critical=False, last_obs=last_obs)
                 self.step += 1
             elif op == OP_SUPERSEDE:
-                if self.pol.lifecycle:
+                if self.pol.supersede:  # only policies that act on the event
                     tree.supersede(id)
                     out[C_SUPERSEDED] += 1
+            elif op == OP_REVISE:
+                # A later observation revises the outcome: Eq. 2 on the opposite outcome.
+                tree.record_outcome(id, tree.nodes[id].outcome != "success")
+                out[C_REVISIONS] += 1
             elif op == OP_COMPLETE:
                 pool = self.prompt_step(w, critical=True, last_obs=last_obs)
                 tree.step = self.step
@@ -259,13 +281,33 @@ class _Trajectory:
             eligible = set(tree.candidate_pool())
         out[C_P_I] = 0.0
         out[C_P_R] = 0.0
+        # A memory also remains when an eligible summary carries it (it leaked into the
+        # summary, or into a summary that leaked into it, ...).
+        carried: set[str] = set()
+        for sid in eligible:
+            carried |= self.absorbed_closure(sid)
         for id, node in tree.nodes.items():
             if node.poisoned and node.kind != "summary":
                 out[C_P_I] += 1
-                if id in eligible and self.pol.selection != SEL_NONE:
+                if self.pol.selection != SEL_NONE and (id in eligible or id in carried):
                     out[C_P_R] += 1
         out[C_NODES] = len(tree.nodes)
+        # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
+        out[C_LATENCY_MS] = (float(self.st.call_latency_ms) * out[C_LLM_CALLS]
+                             + float(self.st.token_latency_ms) * out[C_PROMPT_TOKENS])
         return out
+
+    def absorbed_closure(self, sid: str) -> set[str]:
+        """Every memory summary ``sid`` carries, directly or through inner summaries."""
+        seen: set[str] = set()
+        todo = [sid]
+        while todo:
+            f = self.facts.get(todo.pop())
+            for x in (f.absorbed or set()) if f is not None else set():
+                if x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        return seen
 
     # ---------------------------------------------------------------- one prompt
 
@@ -331,7 +373,10 @@ class _Trajectory:
                 sel_raw += nodes[v].tokens
             out[C_CCR_SUM] += sel_raw / pool_tokens
             out[C_CCR_STEPS] += 1
-        prompt += ctx_tokens
+        # The observation just made is fed with the prompt, charged unless selected.
+        obs = last_obs if last_obs is not None and last_obs not in chosen else None
+        obs_tokens = float(nodes[obs].tokens) if obs is not None else 0.0
+        prompt += ctx_tokens + obs_tokens
         out[C_PROMPT_TOKENS] += prompt
         out[C_PROMPT_STEPS] += 1
         out[C_LLM_CALLS] += 1
@@ -342,7 +387,7 @@ class _Trajectory:
             out[C_SUPPRESSED] += len(report.suppressed)
 
         if critical:
-            self.reason(topic_now, last_obs, ctx_tokens, chosen)
+            self.reason(topic_now, last_obs, ctx_tokens + obs_tokens, chosen)
         return set(pool)
 
     # ---------------------------------------------------------------- the selector
@@ -356,11 +401,11 @@ class _Trajectory:
             return f.rel * self.cross
         return f.rel if f.topic == topic_now else f.rel * self.cross
 
-    def noise(self, slot: int) -> float:
-        """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled."""
+    def noise(self, d: int) -> float:
+        """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (``d``: `draw_id`)."""
         s = 0.0
         for k in range(4):
-            s += self.draw(4 * slot + k, PURPOSE_SELECTOR_NOISE)
+            s += self.draw(4 * d + k, PURPOSE_SELECTOR_NOISE)
         return (s - 2.0) * _SQRT3
 
     def select_items(self, pool: list[str], topic_now: int, priority: dict[str, float]
@@ -377,7 +422,7 @@ class _Trajectory:
             x = self.relevance(v, topic_now)
             if node.poisoned and node.kind != "summary":
                 x += float(st.poison_boost)
-            x += float(st.selector_noise) * self.noise(self.slot[v])
+            x += float(st.selector_noise) * self.noise(self.draw_id(v))
             if self.pol.scores:
                 x += float(st.w_u) * node.u
                 b = self.branch_of(v)
@@ -397,27 +442,37 @@ class _Trajectory:
         return chosen
 
     def select_branches(self, pool: list[str], priority: dict[str, float]) -> set[str]:
-        """A3: whole branches (or single global memories) by priority, greedy under B.
+        """A3: whole branches B(v) (subtrees rooted at a task) or single global memories,
+        ranked by priority, greedy under B.
 
         A branch is ranked by its U_b, a global memory by its u; ties go to the older
-        unit; no semantic relevance is used.
+        unit. Taking a unit takes every candidate of its subtree not taken yet, if those
+        fit. No semantic relevance is used.
         """
         nodes = self.tree.nodes
-        unit: dict[str, str] = {}
-        unit_tokens: dict[str, float] = {}
+        members: dict[str, list[str]] = {}
         for v in pool:
-            b = v if nodes[v].kind == "global" else (self.branch_of(v) or v)
-            unit[v] = b
-            unit_tokens[b] = unit_tokens.get(b, 0.0) + (nodes[v].tokens + self.struct)
-        roots = sorted(unit_tokens, key=lambda b: self.slot[b])
+            if nodes[v].kind == "global":
+                members.setdefault(v, []).append(v)
+                continue
+            b: str | None = v if nodes[v].kind == "task" else nodes[v].parent
+            while b is not None and nodes[b].kind == "task":
+                members.setdefault(b, []).append(v)
+                b = nodes[b].parent
+        roots = sorted(members, key=lambda b: self.slot[b])
         score = {b: -(priority[b] if nodes[b].kind == "task" else nodes[b].u) for b in roots}
-        taken = set()
+        taken: set[str] = set()
         used = 0.0
         for b in sorted(roots, key=lambda b: score[b]):  # stable: ties to the older unit
-            if used + unit_tokens[b] <= self.budget:
-                taken.add(b)
-                used += unit_tokens[b]
-        return {v for v in pool if unit[v] in taken}
+            rest = [v for v in sorted(members[b], key=lambda v: self.slot[v])
+                    if v not in taken]
+            cost = 0.0
+            for v in rest:
+                cost += nodes[v].tokens + self.struct
+            if rest and used + cost <= self.budget:
+                taken.update(rest)
+                used += cost
+        return taken
 
     # ---------------------------------------------------------------- the reasoner
 
@@ -425,7 +480,11 @@ class _Trajectory:
                chosen: set[str]) -> None:
         """The reasoner at a critical step: a subtask's answer, or the final answer."""
         st, out, nodes, facts = self.st, self.out, self.tree.nodes, self.facts
-        in_context = [v for v in nodes if v in chosen]
+        # The context the reasoner reads: the selected memories and the observation.
+        seen = set(chosen)
+        if last_obs is not None and st.obs_in_context:
+            seen.add(last_obs)
+        in_context = [v for v in nodes if v in seen]
         # What the answer needs: the subtask's evidence, or (final) every top-level result.
         if topic_now != NO_TOPIC:
             evidence = (last_obs is not None and facts[last_obs].evidence
@@ -456,7 +515,8 @@ class _Trajectory:
         compromised = False
         for v in in_context:
             if nodes[v].poisoned and (topic_now == NO_TOPIC or facts[v].topic == topic_now):
-                if self.draw(self.slot[v], PURPOSE_PERSUADE) < facts[v].persuasiveness * p_hit:
+                if self.draw(self.draw_id(v), PURPOSE_PERSUADE) < (
+                        facts[v].persuasiveness * p_hit):
                     compromised = True
         # Context dilution: longer contexts lower the chance of using what is there.
         half = float(st.dilution_tokens)
@@ -473,7 +533,9 @@ class _Trajectory:
         if topic_now != NO_TOPIC:
             self.answered[topic_now] = correct
         else:
-            out[C_SUCCESS] = 1.0 if correct else 0.0
+            # TSR (Eq. 14): the final answer is correct and uncompromised (MODEL.md §5).
+            out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
+            out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
 
     # ---------------------------------------------------------------- the summariser
 
@@ -481,36 +543,42 @@ class _Trajectory:
         """Fold ``task`` on completion (MODEL.md §3) with the summariser.
 
         The summary gets ceil(c_sum · branch tokens) tokens, the branch's own evidence,
-        and each poisoned memory eligible at this step with probability p_leak
-        (p_leak_rider for summary-riding poison).
+        its failure warnings (one per failed action, ``warning_tokens`` each), and each
+        poisoned memory eligible at this step with probability p_leak (p_leak_rider for
+        summary-riding poison), which it then carries (`absorbed_closure`, for IP).
         """
         tree, st, out, facts = self.tree, self.st, self.out, self.facts
         nodes = tree.nodes
         w = facts[task].wid
         raw = 0.0
         has_evidence = False
-        leaked = False
+        leaked: list[str] = []
         leak_pers = 0.0
+        warnings = 0
         for v in tree.branch_nodes(task):  # slot order, root first
             node = nodes[v]
             if node.kind != "summary":
                 raw += node.tokens
+            if node.kind == "action" and node.outcome == "failure":
+                warnings += 1
             if facts[v].evidence and facts[v].topic == w:
                 has_evidence = True
             if node.poisoned and v in eligible:
                 p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
-                if self.draw(self.slot[v], PURPOSE_LEAK) < p_leak:
-                    leaked = True
+                if self.draw(self.draw_id(v), PURPOSE_LEAK) < p_leak:
+                    leaked.append(v)
                     leak_pers = max(leak_pers, facts[v].persuasiveness)
         new = nodes[task].summary is None
-        sid = tree.complete(task, fold=True, summary_tokens=math.ceil(float(st.c_sum) * raw),
-                            strict=False)
+        tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
+        sid = tree.complete(task, fold=True, summary_tokens=tokens, strict=False)
         assert sid is not None
         if new:
             self._created(sid, Facts(-1, w, self.summary_rel, False, 0.0, False,
                                      facts[task].top))
         summary, f = nodes[sid], facts[sid]
         f.evidence = f.evidence or has_evidence
+        f.warnings = warnings
+        f.absorbed = (f.absorbed or set()) | set(leaked)
         if leaked:
             summary.poisoned = True
             f.persuasiveness = max(f.persuasiveness, leak_pers)

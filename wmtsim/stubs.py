@@ -39,8 +39,15 @@ class Stubs:
     and a context-dilution draw succeeds: P(use) = ``p_use_max`` · T½ / (T½ + T) with
     T½ = ``dilution_tokens`` and T the memory tokens in context.
 
-    Every prompt costs ``base_tokens`` + the active path + the context; tree-structured
-    contexts add ``struct_tokens`` per serialised memory.
+    Every prompt costs ``base_tokens`` + the active path + the context + the observation
+    just made (when the selector did not already put it in); tree-structured contexts add
+    ``struct_tokens`` per serialised memory. With ``obs_in_context`` (default, SIMULATION.md:
+    an answer uses what is in context "or was just observed") the reasoner reads that
+    observation like a memory in context: it can carry evidence and, if poisoned, persuade.
+    A fold summary keeps its branch's failure warnings, ``warning_tokens`` each.
+
+    Simulated latency: every LLM call costs ``call_latency_ms`` plus ``token_latency_ms``
+    per prompt token (reported per prompt step as ``latency_ms``).
     """
 
     selector_noise: float = 0.15
@@ -62,6 +69,10 @@ class Stubs:
     summariser_base_tokens: int = 50
     struct_tokens: int = 4
     p_misled: float = 1.0
+    obs_in_context: bool = True
+    warning_tokens: int = 0
+    call_latency_ms: float = 400.0
+    token_latency_ms: float = 0.05
 
     def __post_init__(self) -> None:
         owner = "Stubs"
@@ -77,8 +88,12 @@ class Stubs:
         check_real(owner, "selector_read_fraction", self.selector_read_fraction, 0.0, 1.0)
         check_real(owner, "dilution_tokens", self.dilution_tokens, 0.0, 1e9, lo_open=True)
         for name in ("base_tokens", "selector_base_tokens", "summariser_base_tokens",
-                     "struct_tokens"):
+                     "struct_tokens", "warning_tokens"):
             check_int(owner, name, getattr(self, name), 0)
+        if not isinstance(self.obs_in_context, bool):
+            fail(owner, "obs_in_context", self.obs_in_context, "true or false")
+        check_real(owner, "call_latency_ms", self.call_latency_ms, 0.0, 1e6)
+        check_real(owner, "token_latency_ms", self.token_latency_ms, 0.0, 1e3)
 
     def pack(self) -> np.ndarray:
         return np.array([getattr(self, f.name) for f in fields(self)], dtype=np.float64)
@@ -98,4 +113,5 @@ class Stubs:
 (ST_SELECTOR_NOISE, ST_POISON_BOOST, ST_W_U, ST_W_B, ST_TOP_K, ST_C_SUM, ST_P_LEAK,
  ST_P_LEAK_RIDER, ST_P_PERSUADE, ST_P_PERSUADE_VS_EVIDENCE, ST_P_GUESS, ST_P_USE_MAX,
  ST_DILUTION_TOKENS, ST_BASE_TOKENS, ST_SELECTOR_BASE_TOKENS, ST_SELECTOR_READ_FRACTION,
- ST_SUMMARISER_BASE_TOKENS, ST_STRUCT_TOKENS, ST_P_MISLED) = range(19)
+ ST_SUMMARISER_BASE_TOKENS, ST_STRUCT_TOKENS, ST_P_MISLED, ST_OBS_IN_CONTEXT, ST_WARNING_TOKENS,
+ ST_CALL_LATENCY_MS, ST_TOKEN_LATENCY_MS) = range(23)

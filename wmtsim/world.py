@@ -16,6 +16,7 @@ properties) and a *script* of events the engine plays in order:
 ``OP_ACTION w``       the agent acted: action ``w`` and its outcome are recorded, then
                       the prompt for the next decision is built (one prompt step)
 ``OP_SUPERSEDE w``    a later clean observation supersedes poisoned memory ``w``
+``OP_REVISE w``       a later observation revises action ``w``'s outcome (Eq. 2 again)
 ``OP_COMPLETE w``     critical step: the subtask's answer (one prompt step), then the
                       subtask completes (fold, where the policy folds)
 ``OP_REOPEN w``       execution returns to completed subtask ``w`` (reopen + activate)
@@ -43,7 +44,11 @@ OP_SUPERSEDE = 3
 OP_COMPLETE = 4
 OP_REOPEN = 5
 OP_FINAL = 6
-OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final")
+OP_REVISE = 7
+OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final", "revise")
+
+SUPERSEDE_RULES = ("each", "first")
+SUPERSEDE_EACH, SUPERSEDE_FIRST = range(2)
 
 POISON_KINDS = ("failed", "plausible", "global", "summary")
 POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
@@ -69,9 +74,19 @@ class PoisonSpec:
     apparent_relevance: how relevant it looks to the selector (poison is crafted to look
         relevant), in [0, 1].
     persuasiveness: multiplier in [0, 1] on the reasoner's persuasion probability.
-    p_supersede: probability that a later clean action in the same subtask detects and
-        supersedes it (marks it obsolete, where the policy has lifecycle control).
+    p_supersede: detection probability: a later clean action of the same subtask detects
+        and supersedes it (marks it obsolete, for policies that act on supersede events,
+        `Policy.supersede`) with this probability, at each later clean action or at the
+        first one only (`WorldSpec.supersede_rule`). No later clean action, no detection
+        (unless `WorldSpec.supersede_review` is switched on).
     tokens: its token size; 0 draws it like a regular action's.
+    depth: 1 targets the top-level subtask itself; ``d > 1`` a subtask nested ``d − 1``
+        levels below it: one child, drawn at random, of the first subtask at depth
+        ``d − 1`` (in execution order) that has children. Not injected when the target
+        has no subtask at that depth.
+    on_resume: lands in the resumed visit of its top-level target (SIMULATION.md,
+        ``p_resume``) instead of the first visit; not injected when the target is not
+        resumed. Needs ``depth = 1`` (only top-level subtasks are resumed).
     """
 
     kind: str
@@ -83,6 +98,8 @@ class PoisonSpec:
     persuasiveness: float = 1.0
     p_supersede: float = 0.0
     tokens: int = 0
+    depth: int = 1
+    on_resume: bool = False
 
     def __post_init__(self) -> None:
         owner = "PoisonSpec"
@@ -94,6 +111,16 @@ class PoisonSpec:
         for name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
             check_real(owner, name, getattr(self, name), 0.0, 1.0)
         check_int(owner, "tokens", self.tokens, 0)
+        check_int(owner, "depth", self.depth, 1, 6)
+        if not isinstance(self.on_resume, bool):
+            fail(owner, "on_resume", self.on_resume, "true or false")
+        if self.on_resume and self.depth != 1:
+            fail(owner, "on_resume", self.on_resume,
+                 "false when depth > 1 (only top-level subtasks are resumed)")
+        if self.kind == "global" and (self.depth != 1 or self.on_resume):
+            fail(owner, "depth" if self.depth != 1 else "on_resume",
+                 self.depth if self.depth != 1 else self.on_resume,
+                 "the defaults for a global injection (it is not placed in a subtask)")
 
 
 @dataclass(frozen=True)
@@ -125,6 +152,16 @@ class WorldSpec:
     p_resume: probability that, after a top-level subtask (other than the first)
         completes, the agent returns to an earlier one (reopen).
     resume_actions: actions taken in a resumed subtask.
+    supersede_rule: when a later clean action of the poison's subtask may detect it:
+        ``each`` (every later clean action, each with probability ``p_supersede``) or
+        ``first`` (only the first later clean action). SIMULATION.md: "a later clean
+        action can supersede it".
+    supersede_review: opt-in timing beyond the spec (default off): just before a subtask's
+        answer, each of its injected poisons not yet detected is detected with probability
+        ``p_supersede`` by a review, with or without a later clean action.
+    p_revise: probability that an action's outcome is revised (flipped) by the next action
+        of the same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or
+        revised"). No revision when no action follows.
     poison: the scripted injections.
     """
 
@@ -150,6 +187,9 @@ class WorldSpec:
     global_relevance: float = 0.5
     p_resume: float = 0.1
     resume_actions: tuple[int, int] = (1, 2)
+    supersede_rule: str = "each"
+    supersede_review: bool = False
+    p_revise: float = 0.0
     poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
@@ -166,7 +206,7 @@ class WorldSpec:
         check_int_range(owner, "resume_actions", self.resume_actions, 0)
         for name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
                      "distractor_relevance", "cross_relevance", "task_relevance",
-                     "summary_relevance", "global_relevance", "p_resume"):
+                     "summary_relevance", "global_relevance", "p_resume", "p_revise"):
             check_real(owner, name, getattr(self, name), 0.0, 1.0)
         check_real(owner, "relevance_sd", self.relevance_sd, 0.0, 1.0)
         check_real(owner, "tokens_median", self.tokens_median, 1.0, 1e6)
@@ -174,6 +214,10 @@ class WorldSpec:
         check_int(owner, "task_tokens", self.task_tokens, 0)
         check_int(owner, "query_tokens", self.query_tokens, 0)
         check_int(owner, "n_globals", self.n_globals, 0, 10_000)
+        if self.supersede_rule not in SUPERSEDE_RULES:
+            fail(owner, "supersede_rule", self.supersede_rule, " | ".join(SUPERSEDE_RULES))
+        if not isinstance(self.supersede_review, bool):
+            fail(owner, "supersede_review", self.supersede_review, "true or false")
         poison = tuple(self.poison)
         for k, item in enumerate(poison):
             if not isinstance(item, PoisonSpec):
@@ -216,7 +260,10 @@ class WorldSpec:
                 + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections())
 
     def event_bound(self) -> int:
-        return (self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
+        # Every node once, every action at most once more (a revision), every subtask's
+        # completion, a reopen and re-completion per top-level subtask, one supersession
+        # per injection, the final answer.
+        return (2 * self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
                 + self.max_injections() + 1)
 
     def pack(self) -> tuple[np.ndarray, np.ndarray]:
@@ -229,13 +276,14 @@ class WorldSpec:
             self.cross_relevance, self.task_relevance, self.summary_relevance,
             self.tokens_median, self.tokens_sigma, self.task_tokens, self.query_tokens,
             self.n_globals, self.global_relevance, self.p_resume, self.resume_actions[0],
-            self.resume_actions[1],
+            self.resume_actions[1], SUPERSEDE_RULES.index(self.supersede_rule),
+            self.supersede_review, self.p_revise,
         ], dtype=np.float64)
-        poison = np.zeros((len(self.poison), 9), dtype=np.float64)
+        poison = np.zeros((len(self.poison), 11), dtype=np.float64)
         for k, p in enumerate(self.poison):
             poison[k] = (POISON_KINDS.index(p.kind), p.subtask, p.position, p.count,
                          p.p_inject, p.apparent_relevance, p.persuasiveness,
-                         p.p_supersede, p.tokens)
+                         p.p_supersede, p.tokens, p.depth, p.on_resume)
         return w, poison
 
 
@@ -243,9 +291,12 @@ class WorldSpec:
  W_ACT_MAX, W_P_SUCCESS, W_P_EVIDENCE, W_P_DISTRACTOR, W_RELEVANCE, W_RELEVANCE_SD,
  W_DISTRACTOR_RELEVANCE, W_CROSS_RELEVANCE, W_TASK_RELEVANCE, W_SUMMARY_RELEVANCE,
  W_TOKENS_MEDIAN, W_TOKENS_SIGMA, W_TASK_TOKENS, W_QUERY_TOKENS, W_N_GLOBALS,
- W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX) = range(26)
+ W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX, W_SUPERSEDE_RULE,
+ W_SUPERSEDE_REVIEW, W_P_REVISE) = range(29)
 (PZ_KIND, PZ_SUBTASK, PZ_POSITION, PZ_COUNT, PZ_P_INJECT, PZ_APPARENT, PZ_PERSUADE,
- PZ_P_SUPERSEDE, PZ_TOKENS) = range(9)
+ PZ_P_SUPERSEDE, PZ_TOKENS, PZ_DEPTH, PZ_ON_RESUME) = range(11)
+# Columns of the per-trajectory injection plan (`_generate_one`).
+(IJ_SPEC, IJ_TARGET, IJ_POS, IJ_DEPTH, IJ_RESUME) = range(5)
 
 
 # Positions of the world-node and script arrays in the tuple the engine takes, in the
@@ -412,14 +463,12 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
     ne = 0
     n_injected = 0
 
-    # Injection plan: per copy, (spec row, target top-level subtask, position, supersede).
+    # Injection plan, one row per copy (IJ_* columns): spec row, target subtask (world id;
+    # -1 while a nested target is not drawn yet), position, depth, resumed visit.
     n_inj_max = 0
     for k in range(poison.shape[0]):
         n_inj_max += int(poison[k, PZ_COUNT])
-    inj_spec = np.full(n_inj_max, -1, np.int64)
-    inj_top = np.zeros(n_inj_max, np.int64)
-    inj_pos = np.zeros(n_inj_max, np.int64)
-    inj_sup = np.zeros(n_inj_max, np.bool_)
+    inj = np.full((n_inj_max + 1, 5), -1, np.int64)
     n_inj = 0
     for k in range(poison.shape[0]):
         for _ in range(int(poison[k, PZ_COUNT])):
@@ -431,10 +480,12 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
                 target = _randint(0, n_top - 1, _draw(seed, traj, c - 2))
             else:
                 target = target % n_top
-            inj_spec[n_inj] = k
-            inj_top[n_inj] = 1 + target
-            inj_pos[n_inj] = int(poison[k, PZ_POSITION])  # -1: drawn when placed
-            inj_sup[n_inj] = _draw(seed, traj, c - 1) < poison[k, PZ_P_SUPERSEDE]
+            inj[n_inj, IJ_SPEC] = k
+            depth = int(poison[k, PZ_DEPTH])
+            inj[n_inj, IJ_TARGET] = 1 + target if depth <= 1 else -(2 + target)
+            inj[n_inj, IJ_POS] = int(poison[k, PZ_POSITION])  # -1: drawn when placed
+            inj[n_inj, IJ_DEPTH] = depth
+            inj[n_inj, IJ_RESUME] = 1 if poison[k, PZ_ON_RESUME] != 0 else 0
             n_inj += 1
 
     # Global memories (conversation mode): benign ones, then poisoned ones.
@@ -452,7 +503,7 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
         arg[ne] = g
         ne += 1
     for q in range(n_inj):
-        k = inj_spec[q]
+        k = inj[q, IJ_SPEC]
         if int(poison[k, PZ_KIND]) != POISON_GLOBAL:
             continue
         c += 2
@@ -460,17 +511,23 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
         nn += 1
         kind[g] = GLOBAL
         _set_poison(g, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness)
-        topic[g] = inj_top[q]
+        topic[g] = inj[q, IJ_TARGET]
         n_injected += 1
         op[ne] = OP_GLOBAL
         arg[ne] = g
         ne += 1
 
+    # Injected poison not yet detected, with its detection probability (world id, -1 free;
+    # `_emit_actions` fills and resolves it).
+    pend_v = np.full(n_inj_max + 1, -1, np.int64)
+    pend_p = np.zeros(n_inj_max + 1)
+    pend_tried = np.zeros(n_inj_max + 1, np.bool_)  # the first later clean action has come
+    p_detect = np.zeros(parent.shape[0])  # an injected action's detection probability
+
     # Subtasks depth-first. Stack entries: (world id, depth, phase 0 = start, 1 = finish).
     stack_id = np.zeros(int(w[W_MAX_DEPTH]) * (int(w[W_NEST_MAX]) + 1) + 2, np.int64)
     stack_depth = np.zeros_like(stack_id)
     stack_phase = np.zeros_like(stack_id)
-    pending_sup = np.full(n_inj_max + 1, -1, np.int64)  # poisoned nodes awaiting supersession
     for j in range(n_top):
         sp = 0
         stack_id[0] = 1 + j
@@ -482,13 +539,8 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             s = stack_id[sp]
             d = stack_depth[sp]
             if stack_phase[sp] == 1:
-                # Supersessions still pending when the subtask ends happen before its answer.
-                for q in range(pending_sup.shape[0]):
-                    if pending_sup[q] >= 0 and parent[pending_sup[q]] == s:
-                        op[ne] = OP_SUPERSEDE
-                        arg[ne] = pending_sup[q]
-                        ne += 1
-                        pending_sup[q] = -1
+                if w[W_SUPERSEDE_REVIEW] != 0:
+                    ne, c = _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
                 op[ne] = OP_COMPLETE
                 arg[ne] = s
                 ne += 1
@@ -497,8 +549,8 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             arg[ne] = s
             ne += 1
             nn, ne, c, n_injected = _emit_actions(
-                s, False, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec, inj_top,
-                inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens, topic, rel,
+                s, False, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
                 evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
             # Finish marker first, then children (pushed in reverse so the first runs first).
             stack_id[sp] = s
@@ -520,6 +572,13 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
                 topic[ch] = ch
                 top[ch] = top[s]
                 rel[ch] = w[W_TASK_RELEVANCE]
+            # Nested injections waiting for a subtask at depth d + 1 under this top level.
+            for q in range(n_inj):
+                if (n_children > 0 and inj[q, IJ_TARGET] == -(1 + top[s])
+                        and inj[q, IJ_DEPTH] == d + 1):
+                    c += 1
+                    inj[q, IJ_TARGET] = first + _randint(0, n_children - 1,
+                                                         _draw(seed, traj, c))
             for ch in range(first + n_children - 1, first - 1, -1):
                 stack_id[sp] = ch
                 stack_depth[sp] = d + 1
@@ -533,9 +592,11 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             arg[ne] = back
             ne += 1
             nn, ne, c, n_injected = _emit_actions(
-                back, True, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec, inj_top,
-                inj_pos, inj_sup, 0, pending_sup, parent, kind, tokens, topic, rel,
+                back, True, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
                 evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            if w[W_SUPERSEDE_REVIEW] != 0:
+                ne, c = _review(back, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
             op[ne] = OP_COMPLETE
             arg[ne] = back
             ne += 1
@@ -543,6 +604,22 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
     arg[ne] = 0
     ne += 1
     return nn, ne, n_injected
+
+
+@njit(cache=True)
+def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
+    """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
+    its poisons not yet detected is detected with its probability."""
+    for slot in range(pend_v.shape[0]):
+        q = pend_v[slot]
+        if q >= 0 and parent[q] == s:
+            c += 1
+            if _draw(seed, traj, c) < pend_p[slot]:
+                op[ne] = OP_SUPERSEDE
+                arg[ne] = q
+                ne += 1
+                pend_v[slot] = -1
+    return ne, c
 
 
 @njit(cache=True)
@@ -573,12 +650,12 @@ def _new_action(v, s, parent, kind, topic, top):
 
 
 @njit(cache=True)
-def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_spec,
-                  inj_top, inj_pos, inj_sup, n_inj, pending_sup, parent, kind, tokens,
-                  topic, rel, evidence, poisoned, persuasiveness, outcome, rider, top, op,
-                  arg):
+def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                  pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
+                  evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
     """Create subtask ``s``'s actions (clean ones, evidence, injected poison) and their
-    ACTION / SUPERSEDE events. A resumed subtask gets fresh clean actions only."""
+    ACTION / REVISE / SUPERSEDE events, for its first visit or a resumed one (fresh clean
+    actions, no new evidence, the injections made for the resumed visit)."""
     c += 1
     if resumed:
         n_clean = _randint(int(w[W_RESUME_MIN]), int(w[W_RESUME_MAX]), _draw(seed, traj, c))
@@ -614,14 +691,12 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_
                     evidence[first + a] = True
                     break
                 seen += 1
-    # Injected actions targeting this subtask, spliced in at their positions.
+    # Injected actions targeting this visit of this subtask, spliced in at their positions.
     order = np.arange(first, nn)
-    supersedable = np.zeros(n_inj + 1, np.int64)  # injected nodes a later action detects
-    n_sup = 0
     for q in range(n_inj):
-        k = inj_spec[q]
+        k = inj[q, IJ_SPEC]
         pk = int(poison[k, PZ_KIND])
-        if inj_top[q] != s or pk == POISON_GLOBAL:
+        if inj[q, IJ_TARGET] != s or pk == POISON_GLOBAL or (inj[q, IJ_RESUME] == 1) != resumed:
             continue
         v = nn
         nn += 1
@@ -631,8 +706,9 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_
                     persuasiveness)
         outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
         rider[v] = pk == POISON_SUMMARY
+        p_detect[v] = poison[k, PZ_P_SUPERSEDE]
         n_injected += 1
-        pos = inj_pos[q]
+        pos = inj[q, IJ_POS]
         if pos < 0:
             pos = _randint(0, order.shape[0], _draw(seed, traj, c))
         pos = min(pos, order.shape[0])
@@ -641,27 +717,37 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj_
         new_order[pos] = v
         new_order[pos + 1:] = order[pos:]
         order = new_order
-        if inj_sup[q]:
-            supersedable[n_sup] = v
-            n_sup += 1
+    first_rule = w[W_SUPERSEDE_RULE] == SUPERSEDE_FIRST
+    revise = -1  # the previous action of this visit, when its outcome gets revised
     for v in order:
+        # A later observation revises the previous action's outcome, recorded with it.
+        if revise >= 0:
+            op[ne] = OP_REVISE
+            arg[ne] = revise
+            ne += 1
+        c += 1
+        revise = v if _draw(seed, traj, c) < w[W_P_REVISE] else -1
         op[ne] = OP_ACTION
         arg[ne] = v
         ne += 1
         if poisoned[v]:
-            for q in range(n_sup):
-                if supersedable[q] == v:
-                    for slot in range(pending_sup.shape[0]):
-                        if pending_sup[slot] < 0:
-                            pending_sup[slot] = v
-                            break
+            for slot in range(pend_v.shape[0]):
+                if pend_v[slot] < 0:
+                    pend_v[slot] = v
+                    pend_p[slot] = p_detect[v]
+                    pend_tried[slot] = False
+                    break
         else:
-            # A clean observation supersedes the poison recorded before it in this subtask.
-            for slot in range(pending_sup.shape[0]):
-                q = pending_sup[slot]
-                if q >= 0 and parent[q] == s:
+            # A later clean observation of this subtask may detect the poison before it.
+            for slot in range(pend_v.shape[0]):
+                q = pend_v[slot]
+                if q < 0 or parent[q] != s or (first_rule and pend_tried[slot]):
+                    continue
+                pend_tried[slot] = True
+                c += 1
+                if _draw(seed, traj, c) < pend_p[slot]:
                     op[ne] = OP_SUPERSEDE
                     arg[ne] = q
                     ne += 1
-                    pending_sup[slot] = -1
+                    pend_v[slot] = -1
     return nn, ne, c, n_injected
