@@ -233,7 +233,8 @@ def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajector
 
     world, p, s = _setup(name, toml_text, params, stubs)
     res = simulate(world, policy, n=1, seed=seed, params=p, stubs=s, threads=THREADS,
-                   record_steps=1, start=trajectory)
+                   record_steps=1, start=trajectory,
+                   baselines=_load(name, toml_text).baselines)
     return _view(res, trajectory)
 
 
@@ -523,5 +524,5 @@ def sweep_trajectory(folder: str, key: str, trajectory: int, mtime: float = 0.0
     view = load_sweep_folder(folder, mtime)
     p = _sweep_point(view.manifest, key)
     res = simulate(p.world, p.policy, n=1, seed=p.seed, params=p.params, stubs=p.stubs,
-                   threads=THREADS, record_steps=1, start=trajectory)
+                   threads=THREADS, record_steps=1, start=trajectory, baselines=p.baselines)
     return _view(res, trajectory)

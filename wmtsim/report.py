@@ -74,10 +74,12 @@ def paper_wmt_token_change() -> tuple[float, float]:
 
 # --- running and comparing -----------------------------------------------------------------
 
-SUMMARY_METRICS = ("asr", "prr", "ip", "br", "af", "ccr", "tsr", "accuracy",
-                   "prompt_tokens", "avg_prompt_tokens", "steps", "llm_calls")
+SUMMARY_METRICS = ("asr", "prr", "ip", "br", "af", "ccr", "tsr", "final_correct",
+                   "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps", "llm_calls",
+                   "latency_ms")
 LABELS = {"asr": "ASR ↓", "prr": "PRR ↓", "ip": "IP ↓", "br": "BR ↓", "af": "AF ↓",
-          "ccr": "CCR ↓", "tsr": "TSR ↑", "accuracy": "step accuracy ↑",
+          "ccr": "CCR ↓", "tsr": "TSR ↑", "final_correct": "final answer correct ↑",
+          "latency_ms": "sim. latency ms / step ↓", "accuracy": "step accuracy ↑",
           "prompt_tokens": "prompt tokens / task ↓",
           "avg_prompt_tokens": "avg prompt tokens / step ↓", "steps": "prompt steps",
           "llm_calls": "LLM calls"}
@@ -113,17 +115,15 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
 
 def summarise(results: dict[str, SimResult], n_resamples: int = 1000) -> pl.DataFrame:
     """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
-    import numpy as np
     import polars as pl
 
-    from .simulation import mean_ci
+    from .simulation import metric_ci
 
     rows = []
     for p, r in results.items():
         for m in SUMMARY_METRICS:
-            x = r.trajectories[m].to_numpy().astype(np.float64)
             rows.append({"policy": p, "metric": m,
-                         **mean_ci(x, 0.95, n_resamples, r.seed)})
+                         **metric_ci(r.trajectories, m, 0.95, n_resamples, r.seed)})
     return pl.DataFrame(rows)
 
 
@@ -198,33 +198,76 @@ def _paper_cells(paper: str | None) -> dict[tuple[str, str], float]:
 
 
 def _better(metric: str) -> int:
-    return 1 if metric in ("tsr", "accuracy") else -1
+    return 1 if metric in ("tsr", "accuracy", "final_correct") else -1
+
+
+def _paired_cell(comp: Comparison, policy: str, metric: str) -> dict[str, Any] | None:
+    """``policy − wmt`` on ``metric`` (per-trajectory, paired), if it was computed."""
+    import polars as pl
+
+    rows = comp.paired.filter((pl.col("policy") == policy) & (pl.col("metric") == metric))
+    return rows.row(0, named=True) if rows.height else None
 
 
 def table4_checks(comp: Comparison) -> list[dict[str, Any]]:
     """Table 4's claims: Full WMT best and Linear worst on ASR, PRR, BR, AF, TSR; Full
-    WMT within 0.05 of the paper on ASR, PRR, BR, TSR."""
+    WMT within 0.05 of the paper on ASR, PRR, BR, TSR.
+
+    Values are pooled over trajectories (Σ/Σ, `SimResult.summary`), as the paper's table
+    over its 100 scenarios is. ``significant`` says whether the paired per-trajectory
+    difference between Full WMT and the runner-up (for "best") excludes 0 at 95%.
+    """
     checks = []
     present = [p for p in paper_table4() if p in comp.policies]
     if "wmt" in present and "linear" in present:
         for m in ("asr", "prr", "br", "af", "tsr"):
             b = _better(m)
-            means = {p: comp.cell(p, m)["mean"] for p in present}
-            best = max(present, key=lambda p: b * means[p])
-            worst = min(present, key=lambda p: b * means[p])
+            vals = {p: comp.cell(p, m)["pooled"] for p in present}
+            ranked = sorted(present, key=lambda p: -b * vals[p])
+            best, worst = ranked[0], ranked[-1]
+            rival = ranked[1] if best == "wmt" else best
+            d = _paired_cell(comp, rival, m)
+            sig = d is not None and (d["low"] > 0 or d["high"] < 0)
+            detail = f"best is {best} ({vals[best]:.3f})"
+            if d is not None:
+                detail += (f"; {rival} − wmt = {d['mean']:+.3f} "
+                           f"[{d['low']:+.3f}, {d['high']:+.3f}]")
             checks.append({"claim": f"{m.upper()}: Full WMT best", "passed": best == "wmt",
-                           "detail": f"best is {best} ({means[best]:.3f})"})
+                           "significant": sig, "detail": detail})
             checks.append({"claim": f"{m.upper()}: Linear worst",
-                           "passed": worst == "linear",
-                           "detail": f"worst is {worst} ({means[worst]:.3f})"})
+                           "passed": worst == "linear", "significant": None,
+                           "detail": f"worst is {worst} ({vals[worst]:.3f})"})
     if "wmt" in present:
         for m in ("asr", "prr", "br", "tsr"):
             c = comp.cell("wmt", m)
-            err = c["mean"] - c["paper"]
+            err = c["pooled"] - c["paper"]
             checks.append({"claim": f"{m.upper()}: Full WMT within {WITHIN} of paper",
-                           "passed": abs(err) <= WITHIN,
-                           "detail": f"{c['mean']:.3f} vs {c['paper']:.3f} ({err:+.3f})"})
+                           "passed": abs(err) <= WITHIN, "significant": None,
+                           "detail": f"{c['pooled']:.3f} vs {c['paper']:.3f} ({err:+.3f})"})
     return checks
+
+
+def table4_feasibility(k_min: int = 2, k_max: int = 4) -> list[dict[str, Any]]:
+    """Can the paper's (ASR, TSR) pairs hold together under MODEL.md's definitions?
+
+    TSR (Eq. 14) needs the final answer correct and uncompromised, and the final answer
+    needs every subtask answered, so a successful trajectory has no compromised critical
+    step: TSR ≤ f, the share of trajectories with none. If ASR is the mean of
+    per-trajectory ratios, ASR ≤ 1 − f, so TSR ≤ 1 − ASR. If ASR is pooled (Σ/Σ) over
+    trajectories with ``k_min``..``k_max`` critical steps (the paper: 1–3 subtasks, each
+    answer plus the final answer), the most favourable case puts every compromised step
+    in fully compromised ``k_max``-step trajectories and the clean ones at ``k_min``:
+    TSR ≤ k_max(1 − ASR) / (k_max(1 − ASR) + ASR·k_min).
+    """
+    rows = []
+    for p, row in paper_table4().items():
+        a, t = row["asr"], row["tsr"]
+        mean_bound = 1.0 - a
+        pooled_bound = k_max * (1 - a) / (k_max * (1 - a) + a * k_min)
+        rows.append({"policy": p, "paper_asr": a, "paper_tsr": t,
+                     "bound_mean": mean_bound, "bound_pooled": pooled_bound,
+                     "holds_mean": t <= mean_bound, "holds_pooled": t <= pooled_bound})
+    return rows
 
 
 def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
@@ -268,8 +311,13 @@ def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
     return checks
 
 
-def _ci(cell: dict[str, Any], digits: int = 3) -> str:
-    mean, lo, hi = cell["mean"], cell["low"], cell["high"]
+def _ci(cell: dict[str, Any], digits: int = 3, value: str = "mean") -> str:
+    """``value [low, high]`` of a summary cell; ``value`` is ``mean`` (per-trajectory
+    mean) or ``pooled`` (Σ/Σ over trajectories)."""
+    if value == "pooled":
+        mean, lo, hi = cell["pooled"], cell["pooled_low"], cell["pooled_high"]
+    else:
+        mean, lo, hi = cell["mean"], cell["low"], cell["high"]
     if mean is None or not math.isfinite(mean):
         return "–"
     big = abs(mean) >= 100
@@ -288,8 +336,9 @@ def policy_label(p: str) -> str:
 
 def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
                    metrics: Sequence[str] = SUMMARY_METRICS, title: str = "",
-                   paper: bool = False) -> Table:
-    """Rows = metrics; per configuration its mean [95% CI] (and the paper's value)."""
+                   paper: bool = False, value: str = "mean") -> Table:
+    """Rows = metrics; per configuration its mean (or pooled value) [95% CI] (and the
+    paper's value)."""
     from rich.table import Table
 
     t = Table(title=title or None, title_justify="left")
@@ -303,7 +352,7 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
         row = [LABELS.get(m, m)]
         for p in policies:
             c = cells.get((p, m))
-            row.append(_ci(c) if c else "–")
+            row.append(_ci(c, value=value) if c else "–")
             if paper:
                 v = c.get("paper") if c else None
                 row.append("–" if v is None else f"{v:g}")
@@ -335,8 +384,28 @@ def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
     t.add_column("holds")
     t.add_column("detail")
     for c in checks:
-        t.add_row(c["claim"], "[green]yes[/green]" if c["passed"] else "[red]NO[/red]",
-                  c["detail"])
+        holds = "[green]yes[/green]" if c["passed"] else "[red]NO[/red]"
+        if c.get("significant") is False:
+            holds += " (n.s.)"
+        t.add_row(c["claim"], holds, c["detail"])
+    return t
+
+
+def render_feasibility(rows: list[dict[str, Any]]) -> Table:
+    """`table4_feasibility` as a table: can the paper's TSR hold beside its ASR?"""
+    from rich.table import Table
+
+    t = Table(title="The paper's Table 4 under MODEL.md's definitions: TSR needs every "
+                    "critical step uncompromised, so TSR ≤ bound", title_justify="left")
+    for col in ("configuration", "paper ASR", "paper TSR", "bound (ASR per trajectory)",
+                "bound (ASR pooled, best case)"):
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    for r in rows:
+        def mark(ok: bool, b: float) -> str:
+            return f"{b:.3f}" + ("" if ok else " [red]✗[/red]")
+        t.add_row(policy_label(r["policy"]), f"{r['paper_asr']:.3f}",
+                  f"{r['paper_tsr']:.3f}", mark(r["holds_mean"], r["bound_mean"]),
+                  mark(r["holds_pooled"], r["bound_pooled"]))
     return t
 
 
@@ -346,8 +415,10 @@ def comparison_tables(comp: Comparison) -> list[Table]:
         metrics: Sequence[str] = ("asr", "prr", "ip", "br", "af", "tsr", "ccr",
                                   "avg_prompt_tokens")
         main = render_summary(comp.summary, comp.policies, metrics, paper=True,
+                              value="pooled",
                               title=f"Simulated Table 4 ({comp.scenario.name}, n={comp.n}, "
-                                    f"seed={comp.seed}) beside the paper")
+                                    f"seed={comp.seed}) beside the paper: pooled over "
+                                    "trajectories (Σ/Σ, as the paper's table) [95% CI]")
         title = "Table 4 claims"
     else:
         metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps",
@@ -359,6 +430,8 @@ def comparison_tables(comp: Comparison) -> list[Table]:
     tables = [main, render_paired(comp.paired, metrics)]
     if comp.checks:
         tables.append(render_checks(comp.checks, title))
+    if comp.scenario.paper == "table4":
+        tables.append(render_feasibility(table4_feasibility()))
     return tables
 
 

@@ -21,9 +21,9 @@ from .baselines import Baselines
 from .codes import KIND_NAMES, STATE_NAMES
 from .engine import run
 from .forest import Forest
-from .metrics import COUNTERS, METRICS, metrics_from_counters
+from .metrics import COUNTERS, METRICS, RATIOS, metrics_from_counters
 from .params import Params
-from .policies import get_policy
+from .policies import Policy, get_policy
 from .stubs import Stubs
 from .validation import check_int
 from .world import OP_NAMES, World, WorldSpec, generate
@@ -53,17 +53,18 @@ class SimResult:
     baselines: Baselines = field(default_factory=Baselines)
 
     def summary(self, confidence: float = 0.95, n_resamples: int = 2000) -> pl.DataFrame:
-        """Each metric's mean with a bootstrap confidence interval (scipy.stats.bootstrap).
+        """Each metric's mean with a bootstrap confidence interval (scipy.stats.bootstrap),
+        and its pooled value (`pooled_ci`).
 
-        Trajectories where a metric is undefined (e.g. IP without injections) are left out
-        of that metric; ``n`` says how many remain.
+        ``mean``/``low``/``high``: the mean of per-trajectory values; trajectories where a
+        metric is undefined (e.g. IP without injections) are left out, ``n`` says how many
+        remain. ``pooled``/``pooled_low``/``pooled_high``: a ratio metric pooled over the
+        corpus (Σ numerator / Σ denominator, `wmtsim.metrics.RATIOS`), as a paper's table
+        over its scenario set is computed; for the other metrics the same as the mean.
         """
-        rows = []
-        for name in METRIC_NAMES:
-            x = self.trajectories[name].to_numpy().astype(np.float64)
-            rows.append({"policy": self.policy, "metric": name,
-                         **mean_ci(x, confidence, n_resamples, self.seed)})
-        return pl.DataFrame(rows)
+        return pl.DataFrame([{"policy": self.policy, "metric": name,
+                              **metric_ci(self.trajectories, name, confidence, n_resamples,
+                                          self.seed)} for name in METRIC_NAMES])
 
     def tree(self, i: int) -> list[dict[str, Any]]:
         """Trajectory ``i``'s final memory tree (readable records)."""
@@ -86,6 +87,46 @@ def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
             "high": float(res.confidence_interval.high), "n": int(x.size)}
 
 
+def pooled_ci(num: np.ndarray, den: np.ndarray, confidence: float = 0.95,
+              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Σ num / Σ den over trajectories with a percentile-bootstrap interval (trajectories
+    resampled, numerator and denominator together)."""
+    total = float(den.sum())
+    if total <= 0:
+        return {"pooled": float("nan"), "pooled_low": float("nan"),
+                "pooled_high": float("nan")}
+    value = float(num.sum()) / total
+    if num.size < 2:
+        return {"pooled": value, "pooled_low": value, "pooled_high": value}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, num.size, size=(n_resamples, num.size))
+    sums_den = den[idx].sum(axis=1)
+    ok = sums_den > 0
+    stat = num[idx].sum(axis=1)[ok] / sums_den[ok]
+    alpha = (1.0 - confidence) / 2.0
+    return {"pooled": value, "pooled_low": float(np.quantile(stat, alpha)),
+            "pooled_high": float(np.quantile(stat, 1.0 - alpha))}
+
+
+def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
+              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """A metric of a trajectory frame: its mean of per-trajectory values with interval
+    (`mean_ci`) and its pooled value with interval (`pooled_ci`; the mean for metrics that
+    are not ratios)."""
+    out = mean_ci(frame[metric].to_numpy().astype(np.float64), confidence, n_resamples, seed)
+    if metric in RATIOS and all(f"n_{c}" in frame.columns
+                                for part in RATIOS[metric] for c in part):
+        num_names, den_names = RATIOS[metric]
+        num = sum((frame[f"n_{c}"].to_numpy() for c in num_names), np.zeros(frame.height))
+        den = sum((frame[f"n_{c}"].to_numpy() for c in den_names), np.zeros(frame.height))
+        out.update(pooled_ci(num.astype(np.float64), den.astype(np.float64), confidence,
+                             n_resamples, seed))
+    else:
+        out.update({"pooled": out["mean"], "pooled_low": out["low"],
+                    "pooled_high": out["high"]})
+    return out
+
+
 def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,
                       n_resamples: int = 2000) -> dict[str, float]:
     """Mean of ``a - b`` per trajectory with a paired bootstrap interval.
@@ -97,6 +138,27 @@ def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float
         raise ValueError("paired differences need the same world, seed and trajectories")
     d = a.trajectories[metric].to_numpy() - b.trajectories[metric].to_numpy()
     return mean_ci(d.astype(np.float64), confidence, n_resamples, a.seed)
+
+
+def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
+               baselines: Baselines, threads: int | None = None, record_steps: int = 0
+               ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+    """The one path from the library to the engine: `simulate`, sweeps, `compare`,
+    `calibrate` and the dashboard all run trajectories through here, so everything that
+    changes a result (world, policy, params, stubs and the field's knobs) travels together.
+
+    Returns the raw counters ``(n, N_COUNTERS)``, the final forest and the step records.
+    """
+    pol = policy if isinstance(policy, Policy) else get_policy(policy)
+    check_int("simulate", "record_steps", record_steps, 0)
+    if threads is not None:
+        from numba import config
+
+        # numba cannot run more threads than it started with (NUMBA_NUM_THREADS).
+        check_int("simulate", "threads", threads, 1,
+                  int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    return run(world, pol.pack(), params.pack(), stubs.pack(), record_steps, threads,
+               baselines.pack())
 
 
 def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed: int = 0,
@@ -116,16 +178,9 @@ def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed:
     baselines = baselines or Baselines()
     pol = get_policy(policy)
     check_int("simulate", "record_steps", record_steps, 0)
-    if threads is not None:
-        from numba import config
-
-        # numba cannot run more threads than it started with (NUMBA_NUM_THREADS).
-        check_int("simulate", "threads", threads, 1,
-                  int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     w = world if isinstance(world, World) else generate(world, seed=seed, n=n, start=start)
-    counts, forest, rec = run(w, pol.pack(), params.pack(), stubs.pack(), record_steps,
-                              threads, baselines.pack())
+    counts, forest, rec = run_engine(w, pol, params, stubs, baselines, threads, record_steps)
     seconds = time.perf_counter() - t0
     frame = _trajectory_frame(w, pol.name, params, stubs, counts)
     steps = _steps_frame(w, forest, rec)

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import __version__
+from .baselines import Baselines
 from .metrics import METRICS
 from .params import Params
 from .stubs import Stubs
@@ -466,16 +467,20 @@ class Point:
     world: WorldSpec
     params: Params
     stubs: Stubs
+    baselines: Baselines = field(default_factory=Baselines)
 
 
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
 
 
-def content_hash(world: WorldSpec, params: Params, stubs: Stubs) -> str:
-    """Hash of what the engine sees (the resolved scenario content)."""
+def content_hash(world: WorldSpec, params: Params, stubs: Stubs,
+                 baselines: Baselines | None = None) -> str:
+    """Hash of what the engine sees (the resolved scenario content, the field's knobs
+    included: everything that changes a result is in the key)."""
     text = _canonical({"world": world.to_dict(), "params": params.to_dict(),
-                       "stubs": stubs.to_dict()})
+                       "stubs": stubs.to_dict(),
+                       "baselines": (baselines or Baselines()).to_dict()})
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -505,7 +510,8 @@ def plan(sweep: Sweep) -> Plan:
     for row in design_rows(sweep):
         for sc in sweep.scenarios:
             resolved = sc.with_overrides(row.values)
-            content = content_hash(resolved.world, resolved.params, resolved.stubs)
+            content = content_hash(resolved.world, resolved.params, resolved.stubs,
+                                   resolved.baselines)
             for r in range(sweep.replicates):
                 seed = sweep.scenario_seed(sc) + r
                 for pol in sweep.policies:
@@ -516,7 +522,8 @@ def plan(sweep: Sweep) -> Plan:
                                    **{f"{k}": v for k, v in row.values.items()}})
                     if key not in points:
                         points[key] = Point(key, row.index, sc.name, r, seed, pol,
-                                            resolved.world, resolved.params, resolved.stubs)
+                                            resolved.world, resolved.params, resolved.stubs,
+                                            resolved.baselines)
     ordered = sorted(points.values(), key=lambda p: (
         p.scenario, p.seed, _world_id(p.world), p.row, p.policy))
     ident = hashlib.sha256(_canonical({
@@ -566,12 +573,11 @@ def run_task(task: Task) -> ChunkResult:
     """Simulate a chunk's points; each distinct (world, seed) is generated once.
 
     This is `wmtsim.simulation.simulate` without the provenance frame (which costs as much
-    as the engine on small batches): the same `engine.run` call and the same
+    as the engine on small batches): the same `simulation.run_engine` call and the same
     `metrics_from_counters`, so results are identical to ``simulate(...).trajectories``.
     """
-    from .engine import run
     from .metrics import metrics_from_counters
-    from .policies import get_policy
+    from .simulation import run_engine
     from .world import World, generate
 
     t0 = time.perf_counter()
@@ -589,8 +595,7 @@ def run_task(task: Task) -> ChunkResult:
             world = generate(p.world, seed=p.seed, n=task.n)
             world_of = (p.world, p.seed)
         assert world is not None
-        raw, _, _ = run(world, get_policy(p.policy).pack(), p.params.pack(), p.stubs.pack(),
-                        0, task.threads)
+        raw, _, _ = run_engine(world, p.policy, p.params, p.stubs, p.baselines, task.threads)
         metrics = metrics_from_counters(raw)
         trajectories[i] = world.trajectories
         for j, name in enumerate(METRIC_NAMES):
