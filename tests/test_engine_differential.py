@@ -67,6 +67,19 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                   max_depth=2, p_nested=1.0, poison=ALL_POISON),
         Params(budget=1, event_resets_m=False, global_miss_count=0, M=1, rho=0.5),
         Stubs(c_sum=1.0, struct_tokens=0, selector_read_fraction=0.33), 44),
+    # The rules of issue 11: outcome revisions, detection at the first later clean action
+    # only, the opt-in review, poison injected into nested subtasks and resumed visits,
+    # failure warnings with tokens, the observation not read by the reasoner, m reset by
+    # events (the other reading of Eq. 3).
+    "revisions_nested_resumed": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=3, p_nested=0.8, n_actions=(1, 4),
+                  p_resume=0.7, p_revise=0.4, supersede_rule="first",
+                  supersede_review=True, n_globals=2,
+                  poison=(*ALL_POISON, PoisonSpec("plausible", depth=2, p_supersede=0.6),
+                          PoisonSpec("failed", depth=3, p_supersede=0.6),
+                          PoisonSpec("plausible", on_resume=True, p_supersede=0.6))),
+        Params(budget=300, event_resets_m=True),
+        Stubs(warning_tokens=7, obs_in_context=False, p_leak=0.8), 55),
 }
 
 
@@ -163,24 +176,32 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
         a = int(rng.integers(lo, hi + 1))
         return a, int(rng.integers(a, hi + 1))
 
-    poison = tuple(
-        PoisonSpec(pick(*POISON_KINDS), subtask=pick(-1, 0, 3), position=pick(-1, 0, 9),
-                   count=pick(1, 2), p_inject=pick(1.0, 0.5),
-                   apparent_relevance=float(rng.random()),
-                   persuasiveness=float(rng.random()), p_supersede=pick(0.0, 0.5, 1.0),
-                   tokens=pick(0, 30))
-        for _ in range(int(rng.integers(0, 4))))
+    def injection() -> PoisonSpec:
+        kind = pick(*POISON_KINDS)
+        placed = kind != "global"
+        depth = pick(1, 2) if placed else 1
+        return PoisonSpec(kind, subtask=pick(-1, 0, 3), position=pick(-1, 0, 9),
+                          count=pick(1, 2), p_inject=pick(1.0, 0.5),
+                          apparent_relevance=float(rng.random()),
+                          persuasiveness=float(rng.random()),
+                          p_supersede=pick(0.0, 0.5, 1.0), tokens=pick(0, 30), depth=depth,
+                          on_resume=placed and depth == 1 and bool(pick(False, True)))
+
+    poison = tuple(injection() for _ in range(int(rng.integers(0, 4))))
     spec = WorldSpec(n_subtasks=pair(1, 3), max_depth=pick(1, 2), p_nested=pick(0.0, 0.5),
                      n_actions=pair(0, 4), p_success=pick(0.3, 0.8, 1.0),
                      n_globals=pick(0, 2), p_resume=pick(0.0, 0.7), poison=poison,
-                     tokens_sigma=pick(0.0, 0.8))
+                     tokens_sigma=pick(0.0, 0.8), p_revise=pick(0.0, 0.3),
+                     supersede_rule=pick("each", "first"),
+                     supersede_review=bool(pick(False, True)))
     params = Params(budget=pick(30, 150, 100_000), tau_obs=pick(-1.0, 0.1, 0.4),
                     event_resets_m=pick(True, False), global_miss_count=pick(0, 1, 2),
                     M=pick(1, 3), rho=pick(0.6, 0.9, 1.0))
     stubs = Stubs(top_k=pick(0, 2), selector_noise=pick(0.0, 0.15, 1.0),
                   p_guess=float(rng.random()), c_sum=pick(0.0, 0.3),
                   struct_tokens=pick(0, 4), p_leak=float(rng.random()),
-                  w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0), p_misled=pick(1.0, 0.4))
+                  w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0), p_misled=pick(1.0, 0.4),
+                  obs_in_context=bool(pick(True, False)), warning_tokens=pick(0, 5))
     return spec, params, stubs
 
 

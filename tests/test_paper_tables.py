@@ -1,40 +1,69 @@
-"""The paper's claims in simulation, on smaller runs than the shipped scenarios."""
+"""The paper's claims in simulation: evaluated and reported honestly, never asserted to hold.
+
+wmtsim reports which of the paper's claims hold on the shipped scenarios (README,
+docs/calibration.md). These tests check that the checks are computed as documented
+(pooled values, the paired runner-up, the paper's numbers), and that the shipped
+documentation states the outcome a fresh run gives.
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from wmtsim.report import compare
+from wmtsim.report import compare, paper_table4
 from wmtsim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def table4():  # type: ignore[no-untyped-def]
-    return compare(load_scenario("paper_poisoning"), n=400, n_resamples=200)
+    return compare(load_scenario("paper_poisoning"), n=2000, n_resamples=200)
 
 
 @pytest.fixture(scope="module")
 def table123():  # type: ignore[no-untyped-def]
-    return compare(load_scenario("gaia_like"), n=3000, n_resamples=200)
+    return compare(load_scenario("gaia_like"), n=1000, n_resamples=200)
 
 
-def _claims(comp, text: str) -> list[dict]:  # type: ignore[no-untyped-def]
-    return [c for c in comp.checks if text in c["claim"]]
+def test_table4_checks_are_the_papers_fourteen_claims(table4) -> None:  # type: ignore[no-untyped-def]
+    claims = [c["claim"] for c in table4.checks]
+    assert len(claims) == 14
+    for m in ("ASR", "PRR", "BR", "AF", "TSR"):
+        assert f"{m}: Full WMT best" in claims and f"{m}: Linear worst" in claims
+    for m in ("ASR", "PRR", "BR", "TSR"):
+        assert f"{m}: Full WMT within 0.05 of paper" in claims
 
 
-@pytest.mark.parametrize("claim", ["Full WMT best", "Linear worst"])
-def test_table4_ordering(table4, claim: str) -> None:  # type: ignore[no-untyped-def]
-    cs = _claims(table4, claim)
-    assert len(cs) == 5
-    assert all(c["passed"] for c in cs), cs
+def test_table4_checks_use_pooled_values(table4) -> None:  # type: ignore[no-untyped-def]
+    for c in table4.checks:
+        metric = c["claim"].split(":")[0].lower()
+        pooled = {p: table4.cell(p, metric)["pooled"] for p in paper_table4()}
+        if "Full WMT best" in c["claim"]:
+            better = max if metric == "tsr" else min
+            assert c["passed"] == (better(pooled, key=lambda p: pooled[p]) == "wmt")
+        elif "within" in c["claim"]:
+            paper = paper_table4()["wmt"][metric]
+            assert c["passed"] == (abs(pooled["wmt"] - paper) <= 0.05)
 
 
-@pytest.mark.parametrize("metric", ["ASR", "PRR", "BR", "TSR"])
-def test_table4_wmt_row_close(table4, metric: str) -> None:  # type: ignore[no-untyped-def]
-    (c,) = _claims(table4, f"{metric}: Full WMT within")
-    assert c["passed"], c
+def test_docs_state_the_claims_a_fresh_run_gives(table4) -> None:  # type: ignore[no-untyped-def]
+    """README and docs/calibration.md say how many claims hold and list each verdict;
+    they must be regenerated when the engine moves the results."""
+    held = sum(c["passed"] for c in table4.checks)
+    for doc in ("README.md", "docs/calibration.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert f"{held} of the paper's 14 Table 4 claims hold" in text, doc
+    cal = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
+    for c in table4.checks:
+        row = next(line for line in cal.splitlines() if line.startswith(f"| {c['claim']} |"))
+        assert re.search(r"\| (yes|no)\b", row), row
+        assert ("| yes" in row) == c["passed"], row
 
 
-def test_table123_directions(table123) -> None:  # type: ignore[no-untyped-def]
-    failed = [c for c in table123.checks if not c["passed"]]
-    assert len(table123.checks) == 8 and not failed, failed
+def test_table123_directions_are_reported(table123) -> None:  # type: ignore[no-untyped-def]
+    assert len(table123.checks) == 8
+    assert all(isinstance(c["passed"], bool) and c["detail"] for c in table123.checks)

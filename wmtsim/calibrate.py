@@ -2,9 +2,11 @@
 
 `calibrate` runs the target table's configurations on common random numbers (one seed,
 one set of trajectories, so the objective changes smoothly with the knobs) and minimises
-a weighted squared error between the simulated and the paper's cells, plus a penalty
-when the paper's ordering is violated (Full WMT best, Linear worst), with
-`scipy.optimize.differential_evolution` (or Nelder–Mead). Fitting never edits results:
+a weighted squared error between the simulated and the paper's cells (pooled Σ/Σ over
+trajectories, as the paper's table and `wmtsim compare` compute them), with
+`scipy.optimize.differential_evolution` (or Nelder–Mead). An optional penalty on the
+paper's ordering (``order_weight``, default 0: the ordering is what `compare` tests, so
+by default it is not fitted for). Fitting never edits results:
 it writes a scenario with the fitted values and reports the error of every cell, the
 fitted and the held-out ones.
 """
@@ -78,22 +80,31 @@ def parse_knob(text: str) -> Knob:
 
 def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: int,
                    metrics: Sequence[str] = PAPER_METRICS) -> dict[str, dict[str, float]]:
-    """Mean of each metric per policy on common random numbers (`report.run_policies`);
-    a trajectory where a metric is undefined (NaN) is left out of its mean."""
+    """Each metric per policy on common random numbers (`report.run_policies`): ratio
+    metrics pooled over trajectories (Σ/Σ, `wmtsim.metrics.RATIOS`), the others the mean
+    of their finite per-trajectory values."""
+    from .metrics import RATIOS
+
     out: dict[str, dict[str, float]] = {}
     for p, r in run_policies(scenario, policies, n=n, seed=seed).items():
         row = {}
+        t = r.trajectories
         for m in metrics:
-            x = r.trajectories[m].to_numpy().astype(np.float64)
-            x = x[np.isfinite(x)]
-            row[m] = float(x.mean()) if x.size else math.nan
+            if m in RATIOS:
+                num = sum(float(t[f"n_{c}"].sum()) for c in RATIOS[m][0])
+                den = sum(float(t[f"n_{c}"].sum()) for c in RATIOS[m][1])
+                row[m] = num / den if den > 0 else math.nan
+            else:
+                x = t[m].to_numpy().astype(np.float64)
+                x = x[np.isfinite(x)]
+                row[m] = float(x.mean()) if x.size else math.nan
         out[p] = row
     return out
 
 
 def objective_value(sim: dict[str, dict[str, float]], target: dict[str, dict[str, float]],
                     fit_on: Sequence[str], metrics: Sequence[str],
-                    order_weight: float = 4.0,
+                    order_weight: float = 0.0,
                     row_weights: Mapping[str, float] | None = None) -> float:
     """Weighted squared error on the fitted cells + hinge penalty on the paper's ordering.
 
@@ -124,7 +135,8 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
               metrics: Sequence[str] = FIT_METRICS, n: int = 200, seed: int | None = None,
               method: str = "differential_evolution", maxiter: int = 30, popsize: int = 8,
               workers: int = 1, row_weights: Mapping[str, float] | None = None,
-              progress: Callable[[int, float], None] | None = None) -> CalibrationResult:
+              progress: Callable[[int, float], None] | None = None,
+              order_weight: float = 0.0) -> CalibrationResult:
     """Fit ``knobs`` so the ``fit_on`` rows of ``target`` are reproduced; see module doc."""
     from scipy import optimize
 
@@ -156,7 +168,8 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
     def f(x: np.ndarray) -> float:
         s = scenario.with_overrides(decode(x))  # type: ignore[arg-type]
         sim = simulate_table(s, policies, n, seed, metrics)
-        val = objective_value(sim, table, fit_on, metrics, row_weights=row_weights)
+        val = objective_value(sim, table, fit_on, metrics, order_weight=order_weight,
+                              row_weights=row_weights)
         history.append(val)
         best[0] = min(best[0], val)
         if progress is not None:

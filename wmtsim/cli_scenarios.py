@@ -259,6 +259,11 @@ def calibrate(
         show_default=False)] = None,
     maxiter: Annotated[int, typer.Option("--maxiter", min=1,
                                          help="Optimizer generations.")] = 20,
+    order_weight: Annotated[float, typer.Option(
+        "--order-weight", min=0.0,
+        help="Weight of a penalty when the paper's ordering (Full WMT best, Linear worst) "
+             "breaks. Default 0: fit the cells only; `compare` then tests the ordering.")
+    ] = 0.0,
     method: Annotated[str, typer.Option(
         "--method", help="differential_evolution | nelder-mead")] = "differential_evolution",
     out: Annotated[Path | None, typer.Option(
@@ -269,8 +274,9 @@ def calibrate(
     """Fit the world's free knobs to a paper table with scipy.optimize.
 
     Runs the table's configurations on common random numbers at each evaluation and
-    minimises the squared error of the fitted cells plus a penalty when the paper's
-    ordering breaks. Writes the scenario with the fitted values (comments of the source
+    minimises the squared error of the fitted cells (pooled over trajectories, as
+    `compare` reports them; with --order-weight, plus a penalty when the paper's ordering
+    breaks). Writes the scenario with the fitted values (comments of the source
     file kept) and a per-cell error report, fitted and held-out cells marked.
 
     [bold]Examples[/bold]
@@ -309,7 +315,8 @@ def calibrate(
                            description=f"{s.name}: calibrating (best objective {best:.4f})")
 
             res = run_calibrate(s, target, fit_on, knobs, n=n, seed=seed, maxiter=maxiter,
-                                method=method, row_weights=row_weights, progress=tick)
+                                method=method, row_weights=row_weights, progress=tick,
+                                order_weight=order_weight)
     except ScenarioError as e:
         raise _cli()._fail(str(e)) from None
     except ValueError as e:

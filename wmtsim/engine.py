@@ -684,10 +684,12 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
         if unit_score[b] == np.inf:
             break
         cost = 0.0
+        rest = 0  # candidates of the unit not taken yet
         for v in range(n):
             if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
                 cost += tokens[v] + struct
-        if cost > 0.0 and used + cost <= budget:
+                rest += 1
+        if rest > 0 and used + cost <= budget:
             used += cost
             for v in range(n):
                 if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):

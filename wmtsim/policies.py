@@ -166,7 +166,11 @@ def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
     return BaselineMemory(host, policy, knobs if isinstance(knobs, Baselines) else Baselines())
 
 
-def get_policy(name: str) -> Policy:
+def get_policy(name: str | Policy) -> Policy:
+    """The registered configuration ``name`` (a `Policy` is passed through unchanged, so
+    studies can run configurations built with `dataclasses.replace`)."""
+    if isinstance(name, Policy):
+        return name
     try:
         return POLICIES[name]
     except KeyError:

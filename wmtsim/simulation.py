@@ -161,7 +161,7 @@ def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
                baselines.pack())
 
 
-def simulate(world: WorldSpec | World, policy: str = "wmt", n: int = 1000, seed: int = 0,
+def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 1000, seed: int = 0,
              params: Params | None = None, threads: int | None = None,
              record_steps: int = 0, stubs: Stubs | None = None, start: int = 0,
              baselines: Baselines | None = None) -> SimResult:

@@ -708,6 +708,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
         rider[v] = pk == POISON_SUMMARY
         p_detect[v] = poison[k, PZ_P_SUPERSEDE]
         n_injected += 1
+        inj[q, IJ_TARGET] = -1  # placed: a later resumed visit does not inject it again
         pos = inj[q, IJ_POS]
         if pos < 0:
             pos = _randint(0, order.shape[0], _draw(seed, traj, c))

@@ -1,0 +1,209 @@
+"""Regenerate docs/model_decisions.md: every rule that changes a result, with the effect of
+flipping it on the headline table (paper_poisoning, Table 4's five configurations), all
+runs on the same trajectories (common random numbers).
+
+    python scripts/model_decisions.py            # n = 2000, writes docs/model_decisions.md
+    python scripts/model_decisions.py --n 300 --out /tmp/md.md
+
+Each flip is one override of the shipped scenario (or, for "who acts on supersede
+events", one switch of the configurations); the table gives Full WMT's and A2's pooled
+ASR and TSR under the flip, their change from the default, and how many of Table 4's 14
+claims hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from wmtsim.policies import POLICIES, TABLE4_POLICIES
+from wmtsim.report import _paper_cells, paired_vs, summarise, table4_checks
+from wmtsim.scenario import Scenario, load_scenario
+from wmtsim.simulation import simulate
+from wmtsim.world import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule that changes results: where it comes from, its knob, the flip measured."""
+
+    name: str
+    source: str
+    default: str
+    knob: str
+    flip: str
+    overrides: dict[str, Any]
+    all_supersede: bool = False  # the flip gives every configuration Policy.supersede
+
+
+RULES = (
+    Rule("Supersession needs a later clean action of the same subtask",
+         "SIMULATION.md, injections: \"a later clean action can supersede it\"",
+         "each later clean action detects with `p_supersede`",
+         "`world.supersede_rule` (`each` / `first`)", "`first`: only the first one",
+         {"world.supersede_rule": "first"}),
+    Rule("Review before a subtask's answer (timing beyond the spec)",
+         "toolkit option, off by default and in every shipped scenario",
+         "off", "`world.supersede_review`", "on",
+         {"world.supersede_review": True}),
+    Rule("Who acts on supersede/invalidate events",
+         "MODEL.md §3 (the lifecycle controller's operation); Table 4's ablations: A1 keeps "
+         "fold/reopen only, A2 has no memory controller",
+         "Full WMT and A3 only", "`Policy.supersede`",
+         "every configuration acts on them", {}, all_supersede=True),
+    Rule("The reasoner reads the observation it has just made",
+         "SIMULATION.md, reasoner: evidence \"in context (or was just observed)\"",
+         "on: it can carry evidence and, if poisoned, persuade", "`stubs.obs_in_context`",
+         "off: only selected memories are read", {"stubs.obs_in_context": False}),
+    Rule("An outcome event leaves m unchanged",
+         "MODEL.md Eq. 3 (m counts consecutive missed selections)",
+         "m unchanged", "`params.event_resets_m`", "an event resets m to 0",
+         {"params.event_resets_m": True}),
+    Rule("A compromised step is a wrong answer",
+         "SIMULATION.md, reasoner: correct when \"the step is not compromised\"",
+         "1.0", "`stubs.p_misled`", "0.38 (the old calibration's value)",
+         {"stubs.p_misled": 0.38}),
+    Rule("Outcome revisions (a second Eq. 2 event)",
+         "MODEL.md Eq. 2, \"recorded or revised\"", "0 (none)", "`world.p_revise`",
+         "0.1 of actions revised by the next action", {"world.p_revise": 0.1}),
+    Rule("Failure warnings kept by a fold summary",
+         "SIMULATION.md, summariser", "kept, 0 tokens each", "`stubs.warning_tokens`",
+         "10 tokens each", {"stubs.warning_tokens": 10}),
+    Rule("Detection probability of injected poison",
+         "SIMULATION.md, injections (a world knob, fitted here)", "fitted (0.48 / 0.57)",
+         "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
+)
+
+
+def _override(sc: Scenario, overrides: dict[str, Any]) -> Scenario:
+    """Apply overrides; ``poison[*].key`` sets the key on every injection."""
+    flat: dict[str, Any] = {}
+    for k, v in overrides.items():
+        if k.startswith("poison[*]."):
+            for i in range(len(sc.world.poison)):
+                flat[k.replace("[*]", f"[{i}]")] = v
+        else:
+            flat[k] = v
+    return sc.with_overrides(flat) if flat else sc
+
+
+def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
+    world = generate(sc.world, seed=sc.seed, n=n)
+    results = {}
+    for name in TABLE4_POLICIES:
+        pol = POLICIES[name]
+        if all_supersede:
+            pol = replace(pol, supersede=True)
+        results[name] = simulate(world, pol, params=sc.params, stubs=sc.stubs,
+                                 baselines=sc.baselines)
+    summary = summarise(results, 200)
+    paper = _paper_cells("table4")
+    import polars as pl
+
+    summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
+        lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
+        .alias("paper"))
+    from wmtsim.report import Comparison
+
+    comp = Comparison(sc, n, sc.seed, TABLE4_POLICIES, summary, paired_vs(results, "wmt", 200),
+                      [], 0.0)
+    comp.checks = table4_checks(comp)
+    cell = {(r["policy"], r["metric"]): r["pooled"] for r in summary.iter_rows(named=True)}
+    return {"cell": cell, "holds": sum(c["passed"] for c in comp.checks),
+            "of": len(comp.checks), "tsr_minus_final": None}
+
+
+def render(n: int) -> str:
+    sc = load_scenario("paper_poisoning")
+    base = run(sc, n)
+    lines = [HEADER.format(n=n, seed=sc.seed), ""]
+    lines.append("| rule | source | default | knob | flip | Full WMT ASR | Full WMT TSR | "
+                 "A2 ASR | A2 TSR | claims holding |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        out = []
+        for p in ("wmt", "a2_no_controller"):
+            for m in ("asr", "tsr"):
+                v, b = r["cell"][(p, m)], base["cell"][(p, m)]
+                out.append(f"{v:.3f} ({v - b:+.3f})")
+        return out
+
+    lines.append("| **defaults (the shipped scenario)** | | | | | "
+                 + " | ".join(f"{base['cell'][(p, m)]:.3f}" for p in ("wmt", "a2_no_controller")
+                              for m in ("asr", "tsr"))
+                 + f" | {base['holds']}/{base['of']} |")
+    for rule in RULES:
+        r = run(_override(sc, rule.overrides), n, rule.all_supersede)
+        lines.append(f"| {rule.name} | {rule.source} | {rule.default} | {rule.knob} | "
+                     f"{rule.flip} | " + " | ".join(cells(r)) + f" | {r['holds']}/{r['of']} |")
+    lines += ["", TSR_NOTE.format(
+        wmt_final=base["cell"][("wmt", "final_correct")] if ("wmt", "final_correct")
+        in base["cell"] else float("nan"),
+        wmt_tsr=base["cell"][("wmt", "tsr")]), ""]
+    lines += POLICY_TABLE_HEAD
+    for name, pol in POLICIES.items():
+        lines.append(f"| `{name}` | {pol.label} | {'yes' if pol.supersede else '–'} |")
+    lines += ["", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
+HEADER = """# Model decisions: every rule that changes a result
+
+This page lists the rules of the simulated world, the stubs and the metrics that move
+wmtsim's numbers, where each comes from (a section of `../shared/spec/` or a toolkit
+decision), its default, the knob that changes it, and what flipping it does to the
+headline table: Table 4's five configurations on `paper_poisoning`, n = {n}, seed = {seed},
+every run on the same trajectories (common random numbers). Values are pooled over
+trajectories (Σ/Σ), as `wmtsim compare` reports them beside the paper; in brackets the
+change from the defaults. Regenerate with `python scripts/model_decisions.py`.
+
+## Rules with a knob, flipped one at a time"""
+
+TSR_NOTE = """## Rules without a knob (the spec's definitions)
+
+| rule | source | what wmtsim does |
+|---|---|---|
+| TSR needs the final answer correct **and uncompromised** | MODEL.md §5, SIMULATION.md reasoner | `tsr` = correct ∧ uncompromised; `final_correct` reports correctness alone (Full WMT here: {wmt_final:.3f} correct vs TSR {wmt_tsr:.3f}) |
+| Stub draws keyed by memory identity | SIMULATION.md, "Common random numbers" | every draw is keyed by (seed, trajectory, step, world id, purpose); a summary by `DRAW_SUMMARY` + its task's world id; never by forest slot |
+| IP counts poison carried by an eligible contaminated summary | MODEL.md §5 (Eq. 10), POLICIES.md "summaries launder provenance" | a poisoned memory persists if it is eligible at the end or any eligible summary absorbed it (directly or through inner summaries) |
+| A3 takes whole branches B(v) | MODEL.md §1 and §7 | a unit is the subtree rooted at a task; a nested branch taken first leaves its parent the rest (no effect on `paper_poisoning`, which has no nesting) |
+| The observation is charged its tokens | SIMULATION.md, accounting | the observation just made costs its tokens in every prompt where the selector did not already put it in, for every configuration |
+| Ratio metrics pooled and per trajectory | toolkit decision (reporting) | `SimResult.summary()` gives both; the paper comparison and calibration use the pooled value (the paper's table is over its corpus) |
+| Calibration fits cells, not the ordering | toolkit decision | `wmtsim calibrate --order-weight` defaults to 0; the shipped `paper_poisoning` was fitted with 0 |
+| Simulated latency | SIMULATION.md, accounting | `latency_ms` = (`call_latency_ms` · LLM calls + `token_latency_ms` · prompt tokens) / prompt steps; the paper's latency column is memory-controller time, which `make bench` measures instead |"""
+
+POLICY_TABLE_HEAD = [
+    "## Who acts on supersede / invalidate events", "",
+    "A policy that acts on the event marks the memory obsolete (MODEL.md §3); the others keep "
+    "it as it was (they still see the clean observation that triggered it, like any action). "
+    "Full WMT and A3 keep the lifecycle controller that owns the operation; A1 keeps "
+    "fold/reopen only and A2 removes the memory controller (Table 4's ablations); the "
+    "configurations of Tables 1–3 have no lifecycle; no policy of the field has a "
+    "contradiction rule in wmtsim yet.", "",
+    "| configuration | label | acts on supersede events |", "|---|---|---|"]
+
+FOOTER = """## Earlier toolkit decisions (unchanged)
+
+The README's table "The scoring math and its toolkit decisions" lists the decisions of the
+scoring kernels (a global memory's miss count, ρ^k as a product, the order of Σu in
+Eq. 6, who is eligible for Eq. 7, the summary node of a fold, selector ties, the budget).
+They are unchanged by this page's rules."""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "model_decisions.md")
+    args = ap.parse_args()
+    text = render(args.n)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
