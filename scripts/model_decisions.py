@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from wmtsim.policies import POLICIES, TABLE4_POLICIES
 from wmtsim.report import _paper_cells, paired_vs, summarise, table4_checks
 from wmtsim.scenario import Scenario, load_scenario
@@ -98,11 +100,12 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
         pol = POLICIES[name]
         if all_supersede:
             pol = replace(pol, supersede=True)
-        results[name] = simulate(world, pol, params=sc.params, stubs=sc.stubs,
-                                 baselines=sc.baselines)
+        r = simulate(world, pol, params=sc.params, stubs=sc.stubs, baselines=sc.baselines)
+        r.trajectories = r.trajectories.with_columns(
+            (pl.col("prompt_tokens") / pl.col("steps")).alias("avg_prompt_tokens"))
+        results[name] = r
     summary = summarise(results, 200)
     paper = _paper_cells("table4")
-    import polars as pl
 
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)

@@ -18,6 +18,11 @@ PURPOSE_PERSUADE = 4
 PURPOSE_DILUTION = 5
 PURPOSE_GUESS = 6
 PURPOSE_MISLED = 7
+# World rules drawn by identity, outside the world's sequential counter, so switching a
+# rule (or its rate) leaves every other world draw, hence the trajectories, unchanged.
+PURPOSE_DETECT = 8  # node (poison << 32 | later clean action): does it detect the poison?
+PURPOSE_REVISE = 9  # node = action: is its outcome revised by the next action?
+PURPOSE_REVIEW = 10  # node = poison: does the opt-in review detect it?
 
 # The step used for world-generation draws (world draws are numbered by a counter).
 STEP_WORLD = 0xFFFFFFFF

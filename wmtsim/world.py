@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from .codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
-from .rng import PURPOSE_WORLD, STEP_WORLD, _uniform
+from .rng import PURPOSE_DETECT, PURPOSE_REVIEW, PURPOSE_REVISE, PURPOSE_WORLD, STEP_WORLD, _uniform
 from .validation import check_int, check_int_range, check_real, fail
 
 OP_GLOBAL = 0
@@ -609,12 +609,12 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
 @njit(cache=True)
 def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
     """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
-    its poisons not yet detected is detected with its probability."""
+    its poisons not yet detected is detected with its probability (a draw keyed by the
+    poison, outside the world's counter)."""
     for slot in range(pend_v.shape[0]):
         q = pend_v[slot]
         if q >= 0 and parent[q] == s:
-            c += 1
-            if _draw(seed, traj, c) < pend_p[slot]:
+            if _uniform(seed, traj, STEP_WORLD, q, PURPOSE_REVIEW) < pend_p[slot]:
                 op[ne] = OP_SUPERSEDE
                 arg[ne] = q
                 ne += 1
@@ -726,8 +726,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
             op[ne] = OP_REVISE
             arg[ne] = revise
             ne += 1
-        c += 1
-        revise = v if _draw(seed, traj, c) < w[W_P_REVISE] else -1
+        revise = v if _uniform(seed, traj, STEP_WORLD, v, PURPOSE_REVISE) < w[W_P_REVISE] else -1
         op[ne] = OP_ACTION
         arg[ne] = v
         ne += 1
@@ -745,8 +744,8 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
                 if q < 0 or parent[q] != s or (first_rule and pend_tried[slot]):
                     continue
                 pend_tried[slot] = True
-                c += 1
-                if _draw(seed, traj, c) < pend_p[slot]:
+                key = (np.int64(q) << np.int64(32)) | np.int64(v)
+                if _uniform(seed, traj, STEP_WORLD, key, PURPOSE_DETECT) < pend_p[slot]:
                     op[ne] = OP_SUPERSEDE
                     arg[ne] = q
                     ne += 1

@@ -1,0 +1,152 @@
+"""Regenerate the generated parts of docs/calibration.md and the README's headline table
+from the current engine: `wmtsim compare paper_poisoning --n 2000` and `wmtsim compare
+gaia_like`, rendered as Markdown.
+
+    python scripts/paper_tables_doc.py
+
+The blocks between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` are
+replaced; the prose around them is not (re-read it when the numbers move).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from wmtsim.report import (
+    LABELS,
+    Comparison,
+    compare,
+    paper_table4,
+    policy_label,
+    table4_feasibility,
+)
+from wmtsim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+T4_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
+
+
+def _num(x: float, big: bool = False) -> str:
+    if x is None or not math.isfinite(x):
+        return "–"
+    return f"{x:,.0f}" if big or abs(x) >= 100 else f"{x:.3f}"
+
+
+def _cell(c: dict[str, Any], value: str = "pooled") -> str:
+    lo, hi = (c["pooled_low"], c["pooled_high"]) if value == "pooled" else (c["low"], c["high"])
+    v = c[value]
+    return f"{_num(v)} [{_num(lo)}, {_num(hi)}]"
+
+
+def table4_markdown(comp: Comparison) -> str:
+    pols = comp.policies
+    head = "| metric | " + " | ".join(f"{policy_label(p)} | paper" for p in pols) + " |"
+    lines = [head, "|---|" + "---|---|" * len(pols)]
+    for m in T4_METRICS:
+        row = [LABELS.get(m, m)]
+        for p in pols:
+            c = comp.cell(p, m)
+            row += [_cell(c), "–" if c.get("paper") is None else f"{c['paper']:g}"]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def headline_markdown(comp: Comparison) -> str:
+    """The README's short table: ASR, BR and TSR pooled, paper beside."""
+    lines = ["| configuration | ASR ↓ (paper) | BR ↓ (paper) | TSR ↑ (paper) |",
+             "|---|---|---|---|"]
+    for p in comp.policies:
+        cells = []
+        for m in ("asr", "br", "tsr"):
+            c = comp.cell(p, m)
+            cells.append(f"{_num(c['pooled'])} ({c['paper']:g})")
+        lines.append(f"| {policy_label(p)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def checks_markdown(comp: Comparison) -> str:
+    lines = ["| claim | holds | detail |", "|---|---|---|"]
+    for c in comp.checks:
+        verdict = "yes" if c["passed"] else "no"
+        if c.get("significant") is False:
+            verdict += " (not significant)"
+        lines.append(f"| {c['claim']} | {verdict} | {c['detail']} |")
+    return "\n".join(lines)
+
+
+def errors_markdown(comp: Comparison) -> str:
+    table = paper_table4()
+    pols = comp.policies
+    lines = ["| metric | " + " | ".join(policy_label(p) for p in pols) + " |",
+             "|---|" + "---|" * len(pols)]
+    for m in ("asr", "prr", "br", "af", "tsr", "ip", "ccr", "avg_prompt_tokens"):
+        row = [LABELS.get(m, m) + ("" if m in ("asr", "prr", "br", "af", "tsr")
+                                   else " (not fitted)")]
+        for p in pols:
+            sim = comp.cell(p, m)["pooled"]
+            row.append(f"{sim - table[p][m]:+.3f}" if m in table[p] else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def feasibility_markdown() -> str:
+    lines = ["| configuration | paper ASR | paper TSR | TSR bound, ASR per trajectory | "
+             "TSR bound, ASR pooled (best case) |", "|---|---|---|---|---|"]
+    for r in table4_feasibility():
+        def b(ok: bool, v: float) -> str:
+            return f"{v:.3f}" + ("" if ok else " **violated**")
+        lines.append(f"| {policy_label(r['policy'])} | {r['paper_asr']:.3f} | "
+                     f"{r['paper_tsr']:.3f} | {b(r['holds_mean'], r['bound_mean'])} | "
+                     f"{b(r['holds_pooled'], r['bound_pooled'])} |")
+    return "\n".join(lines)
+
+
+def table123_markdown(comp: Comparison) -> str:
+    metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "ccr")
+    lines = ["| metric | " + " | ".join(policy_label(p) for p in comp.policies) + " |",
+             "|---|" + "---|" * len(comp.policies)]
+    for m in metrics:
+        lines.append(f"| {LABELS.get(m, m)} | "
+                     + " | ".join(_cell(comp.cell(p, m)) for p in comp.policies) + " |")
+    lines += ["", "| direction | holds | detail |", "|---|---|---|"]
+    lines += [f"| {c['claim']} | {'yes' if c['passed'] else 'no'} | {c['detail']} |"
+              for c in comp.checks]
+    return "\n".join(lines)
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- generated:{name} -->\n).*?(\n<!-- /generated:{name} -->)",
+                         re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"block generated:{name} not found")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def main() -> None:
+    t4 = compare(load_scenario("paper_poisoning"), n=2000)
+    held = sum(c["passed"] for c in t4.checks)
+    summary_line = f"{held} of the paper's 14 Table 4 claims hold"
+    t123 = compare(load_scenario("gaia_like"))
+    cal = ROOT / "docs" / "calibration.md"
+    text = cal.read_text(encoding="utf-8")
+    for name, body in (("table4", table4_markdown(t4)), ("checks", checks_markdown(t4)),
+                       ("errors", errors_markdown(t4)),
+                       ("feasibility", feasibility_markdown()),
+                       ("summary", f"**{summary_line}** (n = 2000, seed 0)."),
+                       ("table123", table123_markdown(t123))):
+        text = replace_block(text, name, body)
+    cal.write_text(text, encoding="utf-8")
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    text = replace_block(text, "headline", headline_markdown(t4) + "\n\n"
+                         f"**{summary_line}** (n = 2000, seed 0; pooled over trajectories, "
+                         "as the paper's table).")
+    readme.write_text(text, encoding="utf-8")
+    print(f"wrote {cal} and {readme}: {summary_line}")
+
+
+if __name__ == "__main__":
+    main()
