@@ -61,7 +61,7 @@ SCHEMA_ID = "https://wmtsim.invalid/schemas/scenario.schema.json"
 DEFAULT_N = 1000
 DEFAULT_SEED = 0
 
-_OWNER_MESSAGE = re.compile(r"^(?P<owner>\w+)\.(?P<name>[\w\[\]]+)=(?P<value>.*) is invalid; "
+_OWNER_MESSAGE = re.compile(r"^(?P<owner>\w+)\.(?P<name>[\w\[\].]+)=(?P<value>.*) is invalid; "
                             r"allowed: (?P<allowed>.*)$", re.S)
 _PARAMS_MESSAGE = re.compile(r"^Params\.(?P<name>\w+)=(?P<value>.*) is invalid; "
                              r"allowed: (?P<allowed>.*)$", re.S)
