@@ -302,6 +302,17 @@ def _check_top(source: str, key: str, value: Any) -> None:
     if key in ("name", "description"):
         if not isinstance(value, str):
             raise ScenarioError(source, key, f"{value!r} is invalid", "a string")
+        # A label, never a path (outputs use `outdir.safe_component`), but it is printed
+        # and stored in Parquet and JSON: no control characters, valid Unicode.
+        if key == "name" and (not value or len(value) > 200):
+            raise ScenarioError(source, key, f"{value[:60]!r} is invalid",
+                                "a string of 1 to 200 characters")
+        bad = next((c for c in value if (ord(c) < 32 and c not in "\t\n")
+                    or 0xD800 <= ord(c) <= 0xDFFF or ord(c) == 127), None)
+        if bad is not None or (key == "name" and ("\n" in value or "\t" in value)):
+            raise ScenarioError(source, key, f"{value[:60]!r} is invalid",
+                                "text without control characters"
+                                + (" or line breaks" if key == "name" else ""))
     elif key in ("n", "seed"):
         lo, hi = (1, 10_000_000) if key == "n" else (0, 2**63 - 1)
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
