@@ -30,10 +30,12 @@ OutOpt = Annotated[Path | None, typer.Option(
                         "name>/<command>, the name reduced to letters, digits, . _ -).",
     show_default=False)]
 NOpt = Annotated[int | None, typer.Option(
-    "--n", "-n", min=1, help="Trajectories per configuration (default: the scenario's).",
+    "--n", "-n", min=1, max=10_000_000,
+    help="Trajectories per configuration, 1 to 10,000,000 (default: the scenario's).",
     show_default=False)]
 SeedOpt = Annotated[int | None, typer.Option(
-    "--seed", "-s", min=0, help="Seed (default: the scenario's).", show_default=False)]
+    "--seed", "-s", min=0, max=2**63 - 1, help="Seed, 0 to 2^63 - 1 (default: the "
+                                                "scenario's).", show_default=False)]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override a value, e.g. --set stubs.p_leak=0.5 --set rho=0.8 (TOML "
                   "values).", show_default=False)]
@@ -281,7 +283,7 @@ def calibrate(
         "--knob", help="A free knob key=low:high[:int], e.g. stubs.p_leak=0:1 "
                        "(repeatable; default: the selector, persuasion and leak knobs).",
         show_default=False)] = None,
-    n: Annotated[int, typer.Option("--n", "-n", min=1,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, max=10_000_000,
                                    help="Trajectories per evaluation.")] = 200,
     seed: SeedOpt = None,
     weight: Annotated[list[str] | None, typer.Option(

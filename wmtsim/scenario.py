@@ -334,6 +334,12 @@ def _check_top(source: str, key: str, value: Any) -> None:
                                 "each policy at most once")
 
 
+def canonical_key(key: str, source: str = "<overrides>") -> str:
+    """The one spelling of an override key: ``"rho"`` -> ``"params.rho"``,
+    ``"p_leak"`` -> ``"stubs.p_leak"``; a `ScenarioError` for unknown or ambiguous keys."""
+    return _resolve_override(source, key)
+
+
 def _resolve_override(source: str, key: str) -> str:
     if not isinstance(key, str):
         raise ScenarioError(source, repr(key), "override keys are strings")
@@ -357,6 +363,10 @@ def _resolve_override(source: str, key: str) -> str:
               if key in {f.name for f in fields(SECTIONS[s])} and key != "poison"]
     if len(owners) == 1:
         return f"{owners[0]}.{key}"
+    if len(owners) > 1:
+        raise ScenarioError(source, key, "is ambiguous: it names "
+                            + " and ".join(f"{o}.{key}" for o in owners),
+                            " | ".join(f"{o}.{key}" for o in owners))
     raise ScenarioError(source, key, "unknown key",
                         "params.<name>, world.<name>, stubs.<name>, baselines.<name>, "
                         "poison[i].<name>, "

@@ -154,16 +154,33 @@ class Store:
                     f"{self.plan.sweep_id}. Results are never mixed: choose another --out "
                     "folder (or delete this one).")
         else:
-            others = [p.name for p in self.root.iterdir() if p.name != ".lock"]
+            others = [p.name for p in self.root.iterdir()
+                      if p.name != ".lock" and not self._own_leftover(p)]
             if others:
                 raise SweepError(f"{self.root} is not empty and is not a sweep folder (no "
                                  f"{MANIFEST}; found {', '.join(sorted(others)[:3])}); "
                                  "choose an empty or new --out folder")
+            # The manifest comes first: from here on the folder says which sweep it holds,
+            # so a kill at any later moment leaves a folder that this sweep resumes.
+            self._write_manifest()
         self.chunk_dir.mkdir(exist_ok=True)
         if not (self.root / DESIGN).exists():
             _write_parquet(self.root / DESIGN, self.design)
         self._scan_chunks()
         self._write_manifest()
+
+    def _own_leftover(self, path: Path) -> bool:
+        """What a kill before the first manifest can leave (folders written by wmtsim
+        before the manifest came first): an empty chunks folder, this sweep's design."""
+        if path.name == CHUNKS and path.is_dir():
+            return not any(p for p in path.iterdir() if not p.name.endswith(".tmp"))
+        if path.name == DESIGN:
+            try:
+                keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
+            except Exception:  # unreadable: not ours to overwrite
+                return False
+            return keys == self.design["key"].to_list()
+        return False
 
     def _scan_chunks(self) -> None:
         """Adopt every whole chunk on disk (listed or written just before a kill)."""
@@ -309,6 +326,11 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
         raise SweepError(f"{r}: not a sweep folder (no {MANIFEST})") from None
     except ValueError as e:
         raise SweepError(f"{r}: unreadable {MANIFEST}: {e}") from None
+    if not isinstance(manifest, dict) or "chunks" not in manifest:
+        raise SweepError(f"{r}: {MANIFEST} is not a sweep manifest")
+    if not (r / DESIGN).exists():
+        raise SweepError(f"{r}: the sweep was interrupted before its design was written "
+                         f"(no {DESIGN}); resume it with `wmtsim sweep SWEEP --out {r}`")
     design = pl.read_parquet(r / DESIGN)
     files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
     if files:
