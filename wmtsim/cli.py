@@ -393,7 +393,8 @@ def analyze(
     sweep_dir: Annotated[Path, typer.Argument(
         help="A folder written by `wmtsim sweep`.", show_default=False)],
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Where to write tables and charts [default: DIR/analysis].",
+        "--out", "-o", help="Output folder for tables, charts and manifest.json, replaced "
+                            "as a whole [default: DIR/analysis].",
         show_default=False)] = None,
     metric: Annotated[str, typer.Option(help="Metric for Sobol, robustness, heatmap.")
                       ] = "tsr",
@@ -406,12 +407,22 @@ def analyze(
       [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
     """
     from .analysis import analyze as run_analysis
+    from .analysis import incomplete
     from .sweep import SweepError
 
     try:
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
+        missing = incomplete(sweep_dir)
     except (SweepError, ValueError) as e:
         raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
+                    f"{e.strerror or e}; nothing was written") from None
+    if missing is not None:
+        err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
+                          f"{missing[1]} points computed); these results cover only those "
+                          "points. Resume it with `wmtsim sweep SWEEP --out "
+                          f"{sweep_dir}`.", markup=False, highlight=False)
     for name, path in written.items():
         paths = path if isinstance(path, list) else [path]
         out_console.print(f"{name}: {', '.join(map(str, paths))}", markup=False,

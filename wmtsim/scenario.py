@@ -38,7 +38,7 @@ import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -209,13 +209,33 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     except OSError as e:
         raise ScenarioError(source, "(file)", f"cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # tolerate a byte-order mark
+        text = raw.decode("utf-8-sig")  # tolerate a byte-order mark
     except UnicodeDecodeError as e:
-        raise ScenarioError(source, "(file)", f"not UTF-8 text ({e.reason})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}") from None
+        raise ScenarioError(source, "(file)", f"not UTF-8 text ({e.reason} at byte "
+                                              f"{e.start})", "a UTF-8 TOML file") from None
+    data = parse_toml(text, lambda msg: ScenarioError(source, "(syntax)", msg))
     data.setdefault("name", path.stem)
     return scenario_from_dict(data, source=source)
+
+
+def parse_toml(text: str, error: Callable[[str], Exception]) -> dict[str, Any]:
+    """`tomllib.loads`, every failure raised as ``error(message)``; the message of a key
+    defined twice names the key and its line (tomllib names only the line)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise error("invalid TOML: nested too deeply") from None
+    except tomllib.TOMLDecodeError as e:
+        message = f"invalid TOML: {e}"
+        m = re.search(r"\(at line (\d+)", str(e))
+        if m and "overwrite" in str(e).lower():
+            lines = text.splitlines()
+            number = int(m.group(1))
+            here = lines[number - 1] if 0 < number <= len(lines) else ""
+            key = here.split("=", 1)[0].strip().strip("[]").strip()
+            if key:
+                message = f"invalid TOML: {key!r} is defined twice (line {number})"
+        raise error(message) from None
 
 
 def scenario_from_dict(data: dict[str, Any], source: str = "<dict>") -> Scenario:

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -269,15 +268,19 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
+    from .scenario import parse_toml
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except OSError as e:
         raise SweepError(f"{p}: cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{p}: not valid TOML: {e}") from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SweepError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}); allowed: a "
+                         "UTF-8 TOML sweep file") from None
+    data = parse_toml(text, lambda msg: SweepError(f"{p}: {msg}"))
     return sweep_from_dict(data, path=p, loader=loader)
 
 
@@ -664,8 +667,24 @@ def _process_pool(tasks: Iterable[Task], workers: int) -> Iterator[ChunkResult]:
     import multiprocessing as mp
 
     # spawn, not fork: numba's threading layers are not fork-safe once started.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as ex:
         yield from _bounded(tasks, ex.submit, 2 * workers)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a pool worker: be killed when the sweep process dies (even by SIGKILL), so no
+    worker outlives it computing chunks nobody will write (Linux ``PR_SET_PDEATHSIG``)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the pool's own EOF handling remains
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],

@@ -120,10 +120,17 @@ class Store:
         if resume and not manifest_path.exists():
             raise SweepError(f"{root}: nothing to resume (no {MANIFEST}); run without "
                              "--resume to start the sweep")
+        if "\x00" in str(root):
+            raise SweepError(f"--out {str(root)!r}: contains a NUL byte; allowed: a folder path")
         if root.exists() and not root.is_dir():
             raise SweepError(f"{root}: --out must be a folder, not a file")
-        root.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise SweepError(f"--out {str(root)!r}: cannot create the sweep folder: "
+                             f"{e.strerror or e}; allowed: a folder path in a writable "
+                             "folder") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
