@@ -109,8 +109,10 @@ def check_out_folder(path: Path, option: str = "--out") -> Path:
                "or analyze (it is replaced as a whole)")
     _check_path_text(path, option, allowed)
     absolute = Path(os.path.abspath(path))
-    if absolute == absolute.parent or absolute.name in ("", ".", ".."):
-        raise _fail(option, path, "is a root or relative-root folder", allowed)
+    cwd = Path.cwd()
+    if path.name in ("", ".", "..") or absolute == cwd or absolute in cwd.parents:
+        raise _fail(option, path, "is the working folder, one of its parents or a root",
+                    allowed)
     if absolute.exists() or absolute.is_symlink():
         if not absolute.is_dir():
             raise _fail(option, path, "is a file, not a folder", allowed)

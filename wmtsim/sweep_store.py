@@ -124,6 +124,13 @@ class Store:
             raise SweepError(f"--out {str(root)!r}: contains a NUL byte; allowed: a folder path")
         if root.exists() and not root.is_dir():
             raise SweepError(f"{root}: --out must be a folder, not a file")
+        if root.is_dir() and not manifest_path.exists():  # refuse before touching it
+            foreign = [p.name for p in root.iterdir()
+                       if p.name not in (".lock", CHUNKS, DESIGN) and not p.name.endswith(".tmp")]
+            if foreign:
+                raise SweepError(f"{root} is not empty and is not a sweep folder (no "
+                                 f"{MANIFEST}; found {', '.join(sorted(foreign)[:3])}); "
+                                 "choose an empty or new --out folder")
         try:
             root.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
