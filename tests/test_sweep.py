@@ -52,7 +52,7 @@ def _text(**parts: str) -> str:
     ({"design": '[design]\nkind = "lhs"\n'}, "design.points", "required"),
     ({"design": '[design]\nkind = "sobol"\npoints = 12\n'}, "design.points", "power of 2"),
     ({"design": '[design]\nkind = "grid"\ntrajectories = 0\n'}, "design.trajectories",
-     ">= 1"),
+     "an integer in [1, 10,000,000]"),
     ({"top": 'policies = ["wmt", "best"]'}, "policies[1]", "allowed: no_memory"),
     ({"scenario": '"missing.toml"'}, "scenario", "cannot load"),
     ({"params": "[parameters.seed]\nvalues = [1, 2]\n"}, "parameters.seed", "[design]"),

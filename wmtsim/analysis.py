@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from .metrics import METRICS
+from .sweep import METRIC_NAMES, SweepError
 from .sweep_store import CHUNKS, SweepResults, load_results
 
 if TYPE_CHECKING:
@@ -307,11 +309,44 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             metric: str = "tsr", n_resamples: int = 1000, charts: bool = True
             ) -> dict[str, Path | list[Path]]:
     """Write ``point_means``, ``pareto``, ``robust`` (and ``sobol`` for sobol designs)
-    tables as CSV and Parquet, and the charts, to ``out`` (default ``root/analysis``)."""
+    tables as CSV and Parquet, the charts and a ``manifest.json``, to ``out`` (default
+    ``root/analysis``), as one unit (`wmtsim.outdir.result_folder`): a bad metric or a
+    failure on the way leaves ``out`` as it was. The manifest says whether the sweep was
+    complete (`incomplete` gives the counts to warn about)."""
+    from .outdir import result_folder
+
+    if not Path(root).is_dir():
+        raise SweepError(f"{root}: not a sweep folder (not a folder at all); allowed: a "
+                         "folder written by `wmtsim sweep`")
     results = load_results(root)
+    if metric not in METRIC_NAMES:
+        raise SweepError(f"--metric {metric!r} is unknown; allowed: {', '.join(METRIC_NAMES)}")
     dest = Path(out) if out is not None else Path(root) / "analysis"
-    dest.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path | list[Path]] = {}
+    with result_folder(dest) as work:
+        _analyze_into(results, work, metric, n_resamples, charts, written)
+        manifest = {"command": "analyze", "sweep": str(root),
+                    "sweep_id": results.manifest.get("sweep_id"), "metric": metric,
+                    "points_done": results.manifest.get("n_done"),
+                    "points_total": results.manifest.get("n_points"),
+                    "complete": bool(results.manifest.get("complete")),
+                    "files": sorted(p.name for p in work.iterdir())}
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
+                                            encoding="utf-8")
+    return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
+            for k, v in written.items()}
+
+
+def incomplete(root: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(points done, points in the design) when the sweep in ``root`` is not complete."""
+    manifest = load_results(root).manifest
+    if manifest.get("complete"):
+        return None
+    return int(manifest.get("n_done", 0)), int(manifest.get("n_points", 0))
+
+
+def _analyze_into(results: SweepResults, dest: Path, metric: str, n_resamples: int,
+                  charts: bool, written: dict[str, Path | list[Path]]) -> None:
     metrics = tuple(dict.fromkeys((metric, *DEFAULT_METRICS)))
     means = point_means(results, metrics, n_resamples=n_resamples)
     table = results.design.join(means.select("key", *[c for c in means.columns
@@ -342,4 +377,3 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
         if indices is not None and indices.height:
             written["sensitivity_chart"] = write_chart(sensitivity_chart(indices),
                                                        dest / "sensitivity")
-    return written

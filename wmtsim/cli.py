@@ -19,7 +19,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     import polars as pl
 
-    from .trace import Replay
+    from .trace import Replay, Streamed
 
 app = typer.Typer(
     name="wmtsim",
@@ -82,6 +82,26 @@ def _run_trace(trace: Path) -> Replay:
         raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
 
 
+def _stream_trace(trace: Path, out: Path | None) -> Streamed:
+    """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
+    problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    from .outdir import OutputError, check_out_file
+    from .trace import TraceError, stream
+
+    try:
+        if out is not None:
+            check_out_file(out)
+        return stream(trace, out=out)
+    except (TraceError, OutputError) as e:
+        raise _fail(str(e)) from None
+    except IsADirectoryError:
+        raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
+    except OSError as e:
+        what = "write" if out is not None and e.filename != str(trace) else "read"
+        target = out if what == "write" else trace
+        raise _fail(f"cannot {what} {str(target)!r}: {e.strerror or e}") from None
+
+
 def _write(frame: pl.DataFrame, out: Path) -> Path:
     from .trace import write_frame
 
@@ -103,13 +123,9 @@ def _fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.6g}"
 
 
-def _final_table(result: Replay) -> Table:
-    """The tree after the last select step: one row per node."""
-    import polars as pl
-
-    frame = result.frame
-    last = frame.filter(pl.col("step") == result.steps)
-    table = Table(title=f"after step {result.steps} (line {last['line'][0]})",
+def _final_table(last: pl.DataFrame, steps: int) -> Table:
+    """The tree after the last select step (``last``: its rows): one row per node."""
+    table = Table(title=f"after step {steps} (line {last['line'][0]})",
                   title_justify="left")
     for col in ("node", "kind", "state", "u", "m", "eligible", "selected", "priority",
                 "poisoned"):
@@ -144,19 +160,18 @@ def replay(
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
     _check_out(out)
-    result = _run_trace(trace)
-    nodes = result.frame.filter(result.frame["step"] == result.steps).height
+    result = _stream_trace(trace, out)
+    nodes = result.last.height
     out_console.print(f"{trace}: {result.steps} select steps, {nodes} nodes, "
                       f"{result.expectations} expectations", markup=False, highlight=False)
     if result.steps:
-        _print_table(_final_table(result))
+        _print_table(_final_table(result.last, result.steps))
     if result.divergence is not None:
         out_console.print(f"note: an expectation does not hold: {result.divergence} "
                           "(run `wmtsim check` for an exit status)", markup=False,
                           highlight=False)
     if out is not None:
-        written = _write(result.frame, out)
-        out_console.print(f"wrote {result.frame.height} rows to {written}", markup=False,
+        out_console.print(f"wrote {result.rows} rows to {out}", markup=False,
                           highlight=False)
 
 
@@ -171,7 +186,7 @@ def check(trace: TraceArg) -> None:
 
       [cyan]wmtsim check scenarios/traces/paper_a4.jsonl[/cyan]
     """
-    result = _run_trace(trace)
+    result = _stream_trace(trace, None)
     d = result.divergence
     if d is not None:
         tol = "exact" if d.tol is None else f"{d.tol:g}"
@@ -378,7 +393,8 @@ def analyze(
     sweep_dir: Annotated[Path, typer.Argument(
         help="A folder written by `wmtsim sweep`.", show_default=False)],
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Where to write tables and charts [default: DIR/analysis].",
+        "--out", "-o", help="Output folder for tables, charts and manifest.json, replaced "
+                            "as a whole [default: DIR/analysis].",
         show_default=False)] = None,
     metric: Annotated[str, typer.Option(help="Metric for Sobol, robustness, heatmap.")
                       ] = "tsr",
@@ -391,12 +407,22 @@ def analyze(
       [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
     """
     from .analysis import analyze as run_analysis
+    from .analysis import incomplete
     from .sweep import SweepError
 
     try:
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
+        missing = incomplete(sweep_dir)
     except (SweepError, ValueError) as e:
         raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
+                    f"{e.strerror or e}; nothing was written") from None
+    if missing is not None:
+        err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
+                          f"{missing[1]} points computed); these results cover only those "
+                          "points. Resume it with `wmtsim sweep SWEEP --out "
+                          f"{sweep_dir}`.", markup=False, highlight=False)
     for name, path in written.items():
         paths = path if isinstance(path, list) else [path]
         out_console.print(f"{name}: {', '.join(map(str, paths))}", markup=False,

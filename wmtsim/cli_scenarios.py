@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,13 +26,16 @@ ScenarioArg = Annotated[str, typer.Argument(
          "scenario (paper_poisoning, gaia_like, long_horizon, global_poison).",
     show_default=False)]
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", help="Output directory (default: results/<scenario name>/<command>).",
+    "--out", "-o", help="Output folder, replaced as a whole (default: results/<scenario "
+                        "name>/<command>, the name reduced to letters, digits, . _ -).",
     show_default=False)]
 NOpt = Annotated[int | None, typer.Option(
-    "--n", "-n", min=1, help="Trajectories per configuration (default: the scenario's).",
+    "--n", "-n", min=1, max=10_000_000,
+    help="Trajectories per configuration, 1 to 10,000,000 (default: the scenario's).",
     show_default=False)]
 SeedOpt = Annotated[int | None, typer.Option(
-    "--seed", "-s", min=0, help="Seed (default: the scenario's).", show_default=False)]
+    "--seed", "-s", min=0, max=2**63 - 1, help="Seed, 0 to 2^63 - 1 (default: the "
+                                                "scenario's).", show_default=False)]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override a value, e.g. --set stubs.p_leak=0.5 --set rho=0.8 (TOML "
                   "values).", show_default=False)]
@@ -137,8 +142,8 @@ def run(
     _check_policies(policy)
     _check_threads(threads)
     s = _load(scenario, set_)
-    policies = tuple(policy or s.policies)
-    out_dir = out or Path("results") / s.name / "run"
+    policies = tuple(dict.fromkeys(policy or s.policies))
+    out_dir = _out_folder(out, s.name, "run")
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     with _progress() as bar:
@@ -155,29 +160,56 @@ def run(
         bar.update(task, description=f"{s.name}: bootstrap intervals")
         summary = summarise(results)
     first = next(iter(results.values()))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
-                                              how="diagonal_relaxed"),
-                                    out_dir / "trajectories.parquet"),
-               atomic_write_parquet(summary, out_dir / "summary.parquet")]
-    if record_steps:
-        steps = pl.concat([r.steps.with_columns(pl.lit(p).alias("policy"))
-                           for p, r in results.items()], how="diagonal_relaxed")
-        written.append(atomic_write_parquet(steps, out_dir / "steps.parquet"))
-    manifest = {"command": "run", "scenario": s.to_dict(), "source": s.source,
-                "params": s.params.to_dict(), "stubs": s.stubs.to_dict(),
-                "policies": list(policies), "n": first.trajectories.height,
-                "seed": first.seed, "threads": threads, "record_steps": record_steps,
-                "wmtsim_version": __version__,
-                "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
-                            "per_policy_seconds": timings},
-                "files": [p.name for p in written]}
-    written.append(atomic_write_bytes(out_dir / "manifest.json",
-                                      json.dumps(manifest, indent=2).encode()))
+    with _writing(out_dir) as work:
+        written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
+                                                  how="diagonal_relaxed"),
+                                        work / "trajectories.parquet"),
+                   atomic_write_parquet(summary, work / "summary.parquet")]
+        if record_steps:
+            steps = pl.concat([r.steps.with_columns(pl.lit(p).alias("policy"))
+                               for p, r in results.items()], how="diagonal_relaxed")
+            written.append(atomic_write_parquet(steps, work / "steps.parquet"))
+        manifest = {"command": "run", "scenario": s.to_dict(), "source": s.source,
+                    "params": s.params.to_dict(), "stubs": s.stubs.to_dict(),
+                    "policies": list(policies), "n": first.trajectories.height,
+                    "seed": first.seed, "threads": threads, "record_steps": record_steps,
+                    "wmtsim_version": __version__,
+                    "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
+                                "per_policy_seconds": timings},
+                    "files": [p.name for p in written]}
+        written.append(atomic_write_bytes(work / "manifest.json",
+                                          json.dumps(manifest, indent=2).encode()))
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
                                  f"seed={first.seed} — mean [95% CI]"))
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
+
+
+def _out_folder(out: Path | None, name: str, command: str) -> Path:
+    """``--out``, or ``results/<safe name>/<command>``; checked before any work."""
+    from .outdir import OutputError, check_out_folder, default_folder
+
+    folder = out if out is not None else default_folder(name, command)
+    try:
+        check_out_folder(folder)
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    return folder
+
+
+@contextmanager
+def _writing(folder: Path) -> Iterator[Path]:
+    """`wmtsim.outdir.result_folder`, with write failures (a full disk) as exit 2."""
+    from .outdir import OutputError, result_folder
+
+    try:
+        with result_folder(folder) as work:
+            yield work
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    except OSError as e:
+        raise _cli()._fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
+                           "nothing was written") from None
 
 
 def _say(text: str) -> None:
@@ -223,13 +255,14 @@ def compare(
     s = _load(scenario, set_)
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
-    out_dir = out or Path("results") / s.name
+    out_dir = _out_folder(out, s.name, "compare")
     with _progress() as bar:
         task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
         comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
     for t in comparison_tables(comp):
         _cli()._print_table(t)
-    written = write_comparison(comp, out_dir)
+    with _writing(out_dir) as work:
+        written = write_comparison(comp, work)
     passed = sum(c["passed"] for c in comp.checks)
     if comp.checks:
         _say(f"{passed}/{len(comp.checks)} of the paper's claims hold "
@@ -250,7 +283,7 @@ def calibrate(
         "--knob", help="A free knob key=low:high[:int], e.g. stubs.p_leak=0:1 "
                        "(repeatable; default: the selector, persuasion and leak knobs).",
         show_default=False)] = None,
-    n: Annotated[int, typer.Option("--n", "-n", min=1,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, max=10_000_000,
                                    help="Trajectories per evaluation.")] = 200,
     seed: SeedOpt = None,
     weight: Annotated[list[str] | None, typer.Option(
@@ -289,6 +322,7 @@ def calibrate(
 
     from .calibrate import calibrate as run_calibrate
     from .calibrate import parse_knob
+    from .outdir import OutputError, check_out_file, default_folder
     from .report import atomic_write_bytes
     from .scenario import ScenarioError, update_toml_text
 
@@ -298,6 +332,11 @@ def calibrate(
                            "nelder-mead")
     if out is not None and out.suffix != ".toml":
         raise _cli()._fail(f"--out {str(out)!r}: expected a .toml file")
+    out_path = out or default_folder(s.name, "calibrated.toml")
+    try:
+        check_out_file(out_path)
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
     try:
         knobs = [parse_knob(k) for k in knob] if knob else None
         row_weights = {}
@@ -321,7 +360,6 @@ def calibrate(
         raise _cli()._fail(str(e)) from None
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
-    out_path = out or Path("results") / s.name / "calibrated.toml"
     out_path.parent.mkdir(parents=True, exist_ok=True)
     if s.source and Path(s.source).is_file():
         text = update_toml_text(Path(s.source).read_text("utf-8"), res.fitted)
@@ -380,8 +418,17 @@ def schema(
     if stdout:
         print(text, end="")
         return
+    from .outdir import OutputError, check_out_file
+    from .report import atomic_write_bytes
+
     path = out or SCHEMA_FILE
-    path.write_text(text, encoding="utf-8")
+    try:
+        check_out_file(path)
+        atomic_write_bytes(path, text.encode("utf-8"))
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    except OSError as e:
+        raise _cli()._fail(f"--out {str(path)!r}: cannot write: {e.strerror or e}") from None
     _say(f"wrote {path}")
 
 

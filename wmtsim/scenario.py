@@ -38,7 +38,7 @@ import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -61,7 +61,7 @@ SCHEMA_ID = "https://wmtsim.invalid/schemas/scenario.schema.json"
 DEFAULT_N = 1000
 DEFAULT_SEED = 0
 
-_OWNER_MESSAGE = re.compile(r"^(?P<owner>\w+)\.(?P<name>[\w\[\]]+)=(?P<value>.*) is invalid; "
+_OWNER_MESSAGE = re.compile(r"^(?P<owner>\w+)\.(?P<name>[\w\[\].]+)=(?P<value>.*) is invalid; "
                             r"allowed: (?P<allowed>.*)$", re.S)
 _PARAMS_MESSAGE = re.compile(r"^Params\.(?P<name>\w+)=(?P<value>.*) is invalid; "
                              r"allowed: (?P<allowed>.*)$", re.S)
@@ -209,13 +209,33 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     except OSError as e:
         raise ScenarioError(source, "(file)", f"cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # tolerate a byte-order mark
+        text = raw.decode("utf-8-sig")  # tolerate a byte-order mark
     except UnicodeDecodeError as e:
-        raise ScenarioError(source, "(file)", f"not UTF-8 text ({e.reason})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}") from None
+        raise ScenarioError(source, "(file)", f"not UTF-8 text ({e.reason} at byte "
+                                              f"{e.start})", "a UTF-8 TOML file") from None
+    data = parse_toml(text, lambda msg: ScenarioError(source, "(syntax)", msg))
     data.setdefault("name", path.stem)
     return scenario_from_dict(data, source=source)
+
+
+def parse_toml(text: str, error: Callable[[str], Exception]) -> dict[str, Any]:
+    """`tomllib.loads`, every failure raised as ``error(message)``; the message of a key
+    defined twice names the key and its line (tomllib names only the line)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise error("invalid TOML: nested too deeply") from None
+    except tomllib.TOMLDecodeError as e:
+        message = f"invalid TOML: {e}"
+        m = re.search(r"\(at line (\d+)", str(e))
+        if m and "overwrite" in str(e).lower():
+            lines = text.splitlines()
+            number = int(m.group(1))
+            here = lines[number - 1] if 0 < number <= len(lines) else ""
+            key = here.split("=", 1)[0].strip().strip("[]").strip()
+            if key:
+                message = f"invalid TOML: {key!r} is defined twice (line {number})"
+        raise error(message) from None
 
 
 def scenario_from_dict(data: dict[str, Any], source: str = "<dict>") -> Scenario:
@@ -302,6 +322,17 @@ def _check_top(source: str, key: str, value: Any) -> None:
     if key in ("name", "description"):
         if not isinstance(value, str):
             raise ScenarioError(source, key, f"{value!r} is invalid", "a string")
+        # A label, never a path (outputs use `outdir.safe_component`), but it is printed
+        # and stored in Parquet and JSON: no control characters, valid Unicode.
+        if key == "name" and (not value or len(value) > 200):
+            raise ScenarioError(source, key, f"{value[:60]!r} is invalid",
+                                "a string of 1 to 200 characters")
+        bad = next((c for c in value if (ord(c) < 32 and c not in "\t\n")
+                    or 0xD800 <= ord(c) <= 0xDFFF or ord(c) == 127), None)
+        if bad is not None or (key == "name" and ("\n" in value or "\t" in value)):
+            raise ScenarioError(source, key, f"{value[:60]!r} is invalid",
+                                "text without control characters"
+                                + (" or line breaks" if key == "name" else ""))
     elif key in ("n", "seed"):
         lo, hi = (1, 10_000_000) if key == "n" else (0, 2**63 - 1)
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
@@ -321,6 +352,12 @@ def _check_top(source: str, key: str, value: Any) -> None:
         if len(set(value)) != len(value):
             raise ScenarioError(source, key, f"{list(value)!r} repeats a policy",
                                 "each policy at most once")
+
+
+def canonical_key(key: str, source: str = "<overrides>") -> str:
+    """The one spelling of an override key: ``"rho"`` -> ``"params.rho"``,
+    ``"p_leak"`` -> ``"stubs.p_leak"``; a `ScenarioError` for unknown or ambiguous keys."""
+    return _resolve_override(source, key)
 
 
 def _resolve_override(source: str, key: str) -> str:
@@ -346,6 +383,10 @@ def _resolve_override(source: str, key: str) -> str:
               if key in {f.name for f in fields(SECTIONS[s])} and key != "poison"]
     if len(owners) == 1:
         return f"{owners[0]}.{key}"
+    if len(owners) > 1:
+        raise ScenarioError(source, key, "is ambiguous: it names "
+                            + " and ".join(f"{o}.{key}" for o in owners),
+                            " | ".join(f"{o}.{key}" for o in owners))
     raise ScenarioError(source, key, "unknown key",
                         "params.<name>, world.<name>, stubs.<name>, baselines.<name>, "
                         "poison[i].<name>, "

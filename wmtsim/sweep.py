@@ -38,7 +38,6 @@ import json
 import math
 import os
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -66,6 +65,10 @@ PARAM_KEYS = ("values", "low", "high", "log", "integer", "levels")
 _NOT_SWEPT = ("name", "description", "n", "seed", "policies", "paper")
 # A chunk aims at about this many simulated trajectories (a few seconds of engine time).
 CHUNK_TRAJECTORIES = 100_000
+# Bounds checked when the file is read: a sweep's design and keys are built in memory, and
+# each design row is validated up front; beyond these a typo would run for hours.
+MAX_POINTS = 1_000_000
+MAX_TRAJECTORIES = 10_000_000  # per point, as a scenario's n
 
 
 class SweepError(ValueError):
@@ -235,8 +238,9 @@ def _parse_parameter(path: Path | str | None, key: str, t: dict[str, Any], kind:
         if levels is None:
             raise _err(path, f"{where}.levels", "is required for a low/high parameter in a "
                        "grid design (or give values = [...])")
-        if not _is_int(levels) or levels < 2:
-            raise _err(path, f"{where}.levels", f"must be an integer >= 2, got {levels!r}")
+        if not _is_int(levels) or not 2 <= levels <= MAX_POINTS:
+            raise _err(path, f"{where}.levels", f"must be an integer in [2, {MAX_POINTS:,}], "
+                       f"got {levels!r}")
         if integer and levels > int(high) - int(low) + 1:
             raise _err(path, f"{where}.levels", f"{levels} integer levels do not fit in "
                        f"[{low}, {high}]")
@@ -245,9 +249,11 @@ def _parse_parameter(path: Path | str | None, key: str, t: dict[str, Any], kind:
     return ParameterSpec(key, low=low, high=high, log=log, integer=integer, levels=levels)
 
 
-def _positive_int(path: Path | str | None, key: str, v: object, lo: int = 1) -> int:
-    if not _is_int(v) or v < lo:  # type: ignore[operator]
-        raise _err(path, key, f"must be an integer >= {lo}, got {v!r}")
+def _positive_int(path: Path | str | None, key: str, v: object, lo: int = 1,
+                  hi: int | None = None) -> int:
+    if not _is_int(v) or v < lo or (hi is not None and v > hi):  # type: ignore[operator]
+        allowed = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi:,}]"
+        raise _err(path, key, f"must be {allowed}, got {v!r}")
     return int(v)  # type: ignore[call-overload]
 
 
@@ -263,15 +269,19 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
+    from .scenario import parse_toml
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except OSError as e:
         raise SweepError(f"{p}: cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{p}: not valid TOML: {e}") from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SweepError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}); allowed: a "
+                         "UTF-8 TOML sweep file") from None
+    data = parse_toml(text, lambda msg: SweepError(f"{p}: {msg}"))
     return sweep_from_dict(data, path=p, loader=loader)
 
 
@@ -334,6 +344,21 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         if spec.key in _NOT_SWEPT:
             raise _err(path, f"parameters.{spec.key}", "cannot be swept; use [design] "
                        "trajectories, seed or replicates, or top-level policies")
+    # One knob, one spelling: "rho" and "params.rho" (or "p_leak" and "stubs.p_leak")
+    # would label design rows with values other than the ones simulated.
+    from .scenario import canonical_key
+
+    spelled: dict[str, str] = {}
+    for spec in params:
+        try:
+            canon = canonical_key(spec.key, _where(path))
+        except ValueError as e:
+            raise _err(path, f"parameters.{spec.key}", str(e)) from None
+        if canon in spelled:
+            raise _err(path, f"parameters.{spec.key}",
+                       f"names the same knob as parameters.{spelled[canon]} ({canon}); "
+                       "allowed: each knob once, in one spelling")
+        spelled[canon] = spec.key
     for spec in params:
         probe = spec.values[0] if spec.values is not None else spec.from_unit(0.5)
         try:
@@ -341,11 +366,18 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         except ValueError as e:
             raise _err(path, f"parameters.{spec.key}", str(e)) from None
     trajectories = design.get("trajectories", scenarios[0].n)
-    trajectories = _positive_int(path, "design.trajectories", trajectories)
+    trajectories = _positive_int(path, "design.trajectories", trajectories,
+                                 hi=MAX_TRAJECTORIES)
+    replicates = _positive_int(path, "design.replicates", design.get("replicates", 1),
+                               hi=MAX_POINTS)
     seed = design.get("seed")
-    if seed is not None:
-        seed = _positive_int(path, "design.seed", seed, 0)
-    replicates = _positive_int(path, "design.replicates", design.get("replicates", 1))
+    if seed is not None:  # every replicate's seed (seed + r) must be a valid seed
+        seed = _positive_int(path, "design.seed", seed, 0, hi=2**63 - replicates)
+    for sc in scenarios:
+        if seed is None and sc.seed + replicates - 1 > 2**63 - 1:
+            raise _err(path, "design.replicates", f"scenario {sc.name!r} has seed {sc.seed}: "
+                       f"seeds {sc.seed} + 0..{replicates - 1} exceed 2^63 - 1; give "
+                       "[design] seed")
     chunk = design.get("chunk")
     if chunk is not None:
         chunk = _positive_int(path, "design.chunk", chunk)
@@ -358,10 +390,17 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
     else:
         if "points" not in design:
             raise _err(path, "design.points", f"is required for kind = {kind!r}")
-        points = _positive_int(path, "design.points", design["points"])
+        points = _positive_int(path, "design.points", design["points"], hi=MAX_POINTS)
         if kind == "sobol" and (points < 2 or points & (points - 1)):
             raise _err(path, "design.points", f"must be a power of 2 >= 2 for sobol designs "
                        f"(the base sample size N; the sweep runs N·(d+2) rows), got {points}")
+    n_rows = points * (len(params) + 2) if kind == "sobol" else points
+    n_points = n_rows * len(scenarios) * replicates * len(pols)
+    if n_points > MAX_POINTS:
+        raise _err(path, "design", f"makes {n_points:,} points ({n_rows:,} rows × "
+                   f"{len(scenarios)} scenarios × {replicates} replicates × {len(pols)} "
+                   f"policies); allowed: at most {MAX_POINTS:,} points per sweep (split it "
+                   "into several sweeps)")
     name = data.get("name", path.stem if path is not None else "sweep")
     description = data.get("description", "")
     for label, text in (("name", name), ("description", description)):
@@ -633,8 +672,24 @@ def _process_pool(tasks: Iterable[Task], workers: int) -> Iterator[ChunkResult]:
     import multiprocessing as mp
 
     # spawn, not fork: numba's threading layers are not fork-safe once started.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as ex:
         yield from _bounded(tasks, ex.submit, 2 * workers)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a pool worker: be killed when the sweep process dies (even by SIGKILL), so no
+    worker outlives it computing chunks nobody will write (Linux ``PR_SET_PDEATHSIG``)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the pool's own EOF handling remains
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],

@@ -120,10 +120,24 @@ class Store:
         if resume and not manifest_path.exists():
             raise SweepError(f"{root}: nothing to resume (no {MANIFEST}); run without "
                              "--resume to start the sweep")
+        if "\x00" in str(root):
+            raise SweepError(f"--out {str(root)!r}: contains a NUL byte; allowed: a folder path")
         if root.exists() and not root.is_dir():
             raise SweepError(f"{root}: --out must be a folder, not a file")
-        root.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        if root.is_dir() and not manifest_path.exists():  # refuse before touching it
+            foreign = [p.name for p in root.iterdir()
+                       if p.name not in (".lock", CHUNKS, DESIGN) and not p.name.endswith(".tmp")]
+            if foreign:
+                raise SweepError(f"{root} is not empty and is not a sweep folder (no "
+                                 f"{MANIFEST}; found {', '.join(sorted(foreign)[:3])}); "
+                                 "choose an empty or new --out folder")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise SweepError(f"--out {str(root)!r}: cannot create the sweep folder: "
+                             f"{e.strerror or e}; allowed: a folder path in a writable "
+                             "folder") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -154,16 +168,33 @@ class Store:
                     f"{self.plan.sweep_id}. Results are never mixed: choose another --out "
                     "folder (or delete this one).")
         else:
-            others = [p.name for p in self.root.iterdir() if p.name != ".lock"]
+            others = [p.name for p in self.root.iterdir()
+                      if p.name != ".lock" and not self._own_leftover(p)]
             if others:
                 raise SweepError(f"{self.root} is not empty and is not a sweep folder (no "
                                  f"{MANIFEST}; found {', '.join(sorted(others)[:3])}); "
                                  "choose an empty or new --out folder")
+            # The manifest comes first: from here on the folder says which sweep it holds,
+            # so a kill at any later moment leaves a folder that this sweep resumes.
+            self._write_manifest()
         self.chunk_dir.mkdir(exist_ok=True)
         if not (self.root / DESIGN).exists():
             _write_parquet(self.root / DESIGN, self.design)
         self._scan_chunks()
         self._write_manifest()
+
+    def _own_leftover(self, path: Path) -> bool:
+        """What a kill before the first manifest can leave (folders written by wmtsim
+        before the manifest came first): an empty chunks folder, this sweep's design."""
+        if path.name == CHUNKS and path.is_dir():
+            return not any(p for p in path.iterdir() if not p.name.endswith(".tmp"))
+        if path.name == DESIGN:
+            try:
+                keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
+            except Exception:  # unreadable: not ours to overwrite
+                return False
+            return keys == self.design["key"].to_list()
+        return False
 
     def _scan_chunks(self) -> None:
         """Adopt every whole chunk on disk (listed or written just before a kill)."""
@@ -309,6 +340,11 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
         raise SweepError(f"{r}: not a sweep folder (no {MANIFEST})") from None
     except ValueError as e:
         raise SweepError(f"{r}: unreadable {MANIFEST}: {e}") from None
+    if not isinstance(manifest, dict) or "chunks" not in manifest:
+        raise SweepError(f"{r}: {MANIFEST} is not a sweep manifest")
+    if not (r / DESIGN).exists():
+        raise SweepError(f"{r}: the sweep was interrupted before its design was written "
+                         f"(no {DESIGN}); resume it with `wmtsim sweep SWEEP --out {r}`")
     design = pl.read_parquet(r / DESIGN)
     files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
     if files:

@@ -18,10 +18,12 @@ Heavy imports (numba kernels, polars, jsonschema) happen on first use so that
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -55,11 +57,13 @@ __all__ = [
     "REPLAY_COLUMNS",
     "Divergence",
     "Replay",
+    "Streamed",
     "TraceError",
     "check",
     "read_events",
     "replay",
     "run",
+    "stream",
     "write_frame",
 ]
 
@@ -199,6 +203,8 @@ def _friendly(error: Any, event: Mapping[str, Any]) -> str:
         return f"field {name!r} must be a non-empty string (node ids are non-empty)"
     if v == "minimum":
         return f"field {name!r} must be >= {error.validator_value}, got {error.instance!r}"
+    if v == "maximum":
+        return f"field {name!r} must be <= {error.validator_value}, got {error.instance!r}"
     if v == "enum":
         choices = ", ".join(repr(x) for x in error.validator_value)
         return f"field {name!r} must be one of {choices}, got {error.instance!r}"
@@ -212,7 +218,103 @@ def _friendly(error: Any, event: Mapping[str, Any]) -> str:
 _ERROR_RANK = {"required": 1, "additionalProperties": 2, "type": 3}
 
 
+# --- a fast validator compiled from the same schema --------------------------------------
+#
+# jsonschema costs ~30 µs a line, most of a replay's time. `_fast_checks` compiles the
+# schema's per-op definitions into plain Python checks that *accept* only lines the schema
+# accepts; anything they do not accept goes to jsonschema, which gives the exact verdict
+# and the message. A keyword the compiler does not know stops it (so a schema edit cannot
+# make the two disagree silently); tests compare both on generated lines.
+
+_Check = Any  # Callable[[object], bool]
+
+
+def _resolve(node: Any) -> Any:
+    while isinstance(node, dict) and "$ref" in node:
+        node = _schema()["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _is_int(x: object) -> bool:
+    return type(x) is int
+
+
+def _compile(node: Any) -> _Check:
+    """A predicate for one sub-schema (strict: true only where the schema says valid)."""
+    node = _resolve(node)
+    if node is True:
+        return lambda x: True
+    known = {"type", "minLength", "minimum", "maximum", "enum", "items", "uniqueItems",
+             "description", "default"}
+    unknown = set(node) - known
+    if unknown:
+        raise NotImplementedError(f"fast trace validator: schema keyword(s) {unknown}")
+    checks: list[_Check] = []
+    kind = node.get("type")
+    if kind == "string":
+        checks.append(lambda x: type(x) is str)
+    elif kind == "integer":
+        checks.append(_is_int)  # 1.0 is an integer to the schema: left to jsonschema
+    elif kind == "number":
+        checks.append(lambda x: type(x) in (int, float))
+    elif kind == "boolean":
+        checks.append(lambda x: type(x) is bool)
+    elif kind == "object":
+        checks.append(lambda x: type(x) is dict)
+    elif kind == "array":
+        checks.append(lambda x: type(x) is list)
+    elif kind is not None:
+        raise NotImplementedError(f"fast trace validator: type {kind!r}")
+    if "minLength" in node:
+        n = node["minLength"]
+        checks.append(lambda x: len(x) >= n)
+    if "minimum" in node:
+        lo = node["minimum"]
+        checks.append(lambda x: x >= lo)
+    if "maximum" in node:
+        hi = node["maximum"]
+        checks.append(lambda x: x <= hi)
+    if "enum" in node:
+        allowed = tuple(node["enum"])
+        checks.append(lambda x: type(x) is str and x in allowed)
+    if "items" in node:
+        item = _compile(node["items"])
+        checks.append(lambda x: all(item(y) for y in x))
+    if node.get("uniqueItems"):
+        checks.append(lambda x: all(type(y) is str for y in x) and len(set(x)) == len(x))
+    return lambda x: all(c(x) for c in checks)
+
+
+@cache
+def _fast_checks() -> dict[str, tuple[frozenset[str], dict[str, _Check], list[frozenset[str]]]]:
+    """Per op: required fields, a predicate per allowed field, ``anyOf`` required sets."""
+    out = {}
+    for op in _schema()["properties"]["op"]["enum"]:
+        d = _schema()["$defs"][op]
+        assert d.get("additionalProperties") is False and d.get("type") == "object"
+        any_of = [frozenset(alt["required"]) for alt in d.get("anyOf", [])]
+        out[op] = (frozenset(d["required"]),
+                   {k: _compile(v) for k, v in d["properties"].items()}, any_of)
+    return out
+
+
+def _fast_valid(event: Mapping[str, Any]) -> bool:
+    entry = _fast_checks().get(event.get("op"))  # type: ignore[arg-type]
+    if entry is None:
+        return False
+    required, props, any_of = entry
+    if not required <= event.keys():
+        return False
+    for k, v in event.items():
+        check = props.get(k)
+        if check is None or not check(v):
+            return False
+    return not any_of or any(alt <= event.keys() for alt in any_of)
+
+
 def _validate(event: Mapping[str, Any], line: int) -> None:
+    if _fast_valid(event):
+        return
     errors = list(_validator().iter_errors(event))
     if not errors:
         return
@@ -237,16 +339,45 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e400 parses as inf: it would pass or fail every check
+        raise ValueError(f"the number {text} is out of range (beyond ±1.8e308)")
+    return x
+
+
+def _bad_unicode(obj: Any) -> str | None:
+    """The first string (key or value) of ``obj`` holding a lone surrogate, if any."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return x
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
+
+
 def _parse(text: str, line: int) -> dict[str, Any]:
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicate_keys,
-                         parse_constant=_reject_constant)
+                         parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
         raise TraceError(line, f"malformed JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise TraceError(line, "malformed JSON: nested too deeply") from None
     except ValueError as e:
         raise TraceError(line, f"malformed JSON: {e}") from None
     if not isinstance(obj, dict):
         raise TraceError(line, f"expected a JSON object, got {_json_type(obj)}")
+    if "\\u" in text and (bad := _bad_unicode(obj)) is not None:
+        raise TraceError(line, f"invalid Unicode: {bad!r} holds a lone surrogate escape")
     return obj
 
 
@@ -281,9 +412,20 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
 
 
 def _lines(path: Path) -> Iterator[str]:
-    # utf-8-sig: a byte-order mark left by a Windows editor is not part of line 1's JSON.
-    with path.open(encoding="utf-8-sig") as f:
-        yield from f
+    """The file's lines, decoded one by one so that a bad byte names its line."""
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            if number == 1:
+                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    raise TraceError(1, "the file is UTF-16 text; save the trace as UTF-8")
+                # A byte-order mark left by a Windows editor is not part of the JSON.
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TraceError(number, f"not UTF-8 text (byte {raw[e.start]:#04x} at "
+                                         f"column {e.start + 1}); traces are UTF-8 JSON "
+                                         "Lines") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -353,7 +495,8 @@ class _FlatTree:
 class _Replayer:
     """Applies validated events, in order, to a `_FlatTree`."""
 
-    def __init__(self, params: Params) -> None:
+    def __init__(self, params: Params, on_step: Callable[[_Step], None] | None = None
+                 ) -> None:
         self.params = params
         self.p = params.pack()
         self.tree = _FlatTree()
@@ -362,7 +505,8 @@ class _Replayer:
         self.query_line = 0
         self.expectations = 0
         self.divergence: Divergence | None = None
-        self.frames: list[dict[str, Any]] = []
+        self.on_step = on_step
+        self.last: _Step | None = None
 
     # -- helpers --------------------------------------------------------------------
 
@@ -547,19 +691,10 @@ class _Replayer:
         priority = t.priority[:n].copy()
         _suppress(t.kind, t.state, on_path, t.priority, n, self.p)  # Eq. 7
         self.step += 1
-        self.frames.append({
-            "step": np.full(n, self.step, dtype=np.int64),
-            "line": np.full(n, line, dtype=np.int64),
-            "node": t.ids[:n],
-            "kind": [KIND_NAMES[k] for k in t.kind[:n]],
-            "state": [STATE_NAMES[z] for z in t.state[:n]],
-            "u": t.u[:n].copy(),
-            "m": t.m[:n].copy(),
-            "eligible": eligible[:n].copy(),
-            "selected": selected[:n].copy(),
-            "priority": priority,
-            "poisoned": t.poisoned[:n].copy(),
-        })
+        self.last = _Step(self.step, line, n, t.state[:n].copy(), t.u[:n].copy(),
+                          t.m[:n].copy(), eligible[:n].copy(), selected[:n].copy(), priority)
+        if self.on_step is not None:
+            self.on_step(self.last)
 
     def _op_expect(self, line: int, ev: dict[str, Any]) -> None:
         v = self._node(ev["id"], line)
@@ -579,21 +714,46 @@ class _Replayer:
 
     # -- output ---------------------------------------------------------------------
 
-    def frame(self) -> pl.DataFrame:
+    def frame(self, steps: Sequence[_Step]) -> pl.DataFrame:
+        """The replay frame of ``steps`` (node ids, kinds and poison flags never change
+        once a node exists, so they are read from the tree)."""
         import polars as pl
 
         schema = {name: getattr(pl, dtype) for name, dtype in REPLAY_COLUMNS}
-        if not self.frames:
+        if not steps:
             return pl.DataFrame(schema=schema)
-        cols: dict[str, Any] = {}
-        for name, _ in REPLAY_COLUMNS:
-            parts = [f[name] for f in self.frames]
-            if isinstance(parts[0], list):
-                cols[name] = [x for part in parts for x in part]
-            else:
-                cols[name] = np.concatenate(parts)
-        df = pl.DataFrame(cols, schema=schema)
+        t = self.tree
+        ids = np.array(t.ids, dtype=object)
+        kinds = np.array(KIND_NAMES, dtype=object)[t.kind[: t.n]]
+        states = np.array(STATE_NAMES, dtype=object)
+        sizes = [z.n for z in steps]
+        cols: dict[str, Any] = {
+            "step": np.repeat([z.step for z in steps], sizes),
+            "line": np.repeat([z.line for z in steps], sizes),
+            "node": np.concatenate([ids[: z.n] for z in steps]).tolist(),
+            "kind": np.concatenate([kinds[: z.n] for z in steps]).tolist(),
+            "state": states[np.concatenate([z.state for z in steps])].tolist(),
+            "poisoned": np.concatenate([t.poisoned[: z.n] for z in steps]),
+        }
+        for name in ("u", "m", "eligible", "selected", "priority"):
+            cols[name] = np.concatenate([getattr(z, name) for z in steps])
+        df = pl.DataFrame({name: cols[name] for name, _ in REPLAY_COLUMNS}, schema=schema)
         return df.with_columns(pl.col("priority").fill_nan(None))
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One select step's per-node values (for the replay frame)."""
+
+    step: int
+    line: int
+    n: int
+    state: np.ndarray
+    u: np.ndarray
+    m: np.ndarray
+    eligible: np.ndarray
+    selected: np.ndarray
+    priority: np.ndarray
 
 
 def run(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
@@ -603,11 +763,134 @@ def run(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | st
     ``params`` is the base; a ``params`` object on the query line overrides its fields.
     Raises `TraceError` for a bad trace (the whole trace is read before returning).
     """
-    r = _Replayer(params if params is not None else Params())
+    steps: list[_Step] = []
+    r = _Replayer(params if params is not None else Params(), on_step=steps.append)
     for line, event in read_events(path_or_events):
         r.apply(line, event)
-    return Replay(frame=r.frame(), params=r.params, steps=r.step,
+    return Replay(frame=r.frame(steps), params=r.params, steps=r.step,
                   expectations=r.expectations, divergence=r.divergence)
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What `stream` produced: counts, the expectation result and the last step's rows."""
+
+    last: pl.DataFrame  # the rows of the last select step (empty without one)
+    rows: int  # rows of the whole replay (written to ``out`` when given)
+    params: Params
+    steps: int
+    expectations: int
+    divergence: Divergence | None
+
+
+BATCH_ROWS = 250_000
+"""Rows `stream` gathers before writing a batch to ``out``."""
+
+
+def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
+           params: Params | None = None, out: str | os.PathLike[str] | None = None,
+           batch_rows: int = BATCH_ROWS) -> Streamed:
+    """Replay a trace keeping memory bounded by the tree, not the trace.
+
+    Without ``out`` no frame is kept (what `check` needs); with ``out`` (``.parquet`` or
+    ``.csv``) the frame is written in batches of about ``batch_rows`` rows to a temporary
+    file beside ``out``, which replaces ``out`` only when the whole trace has replayed. A
+    bad trace raises `TraceError` and leaves ``out`` untouched.
+    """
+    writer = _BatchWriter(Path(out), batch_rows) if out is not None else None
+    pending: list[_Step] = []
+    rows = 0
+
+    def keep(step: _Step) -> None:
+        nonlocal rows
+        rows += step.n
+        if writer is not None:
+            pending.append(step)
+            if sum(z.n for z in pending) >= batch_rows:
+                writer.write(r.frame(pending))
+                pending.clear()
+
+    r = _Replayer(params if params is not None else Params(), on_step=keep)
+    try:
+        for line, event in read_events(path_or_events):
+            r.apply(line, event)
+        if writer is not None:
+            writer.write(r.frame(pending))
+            writer.commit()
+    finally:
+        if writer is not None:
+            writer.abort()
+    last = r.frame([r.last] if r.last is not None else [])
+    return Streamed(last=last, rows=rows, params=r.params, steps=r.step,
+                    expectations=r.expectations, divergence=r.divergence)
+
+
+class _BatchWriter:
+    """Appends frames to a temporary Parquet or CSV file; `commit` renames it into place."""
+
+    def __init__(self, path: Path, batch_rows: int) -> None:
+        suffix = path.suffix.lower()
+        if suffix not in OUTPUT_FORMATS:
+            raise ValueError(f"cannot write {str(path)!r}: unsupported extension "
+                             f"{path.suffix or '(none)'!r}; allowed: "
+                             f"{', '.join(OUTPUT_FORMATS)}")
+        self.path, self.csv = path, suffix == ".csv"
+        self.file: Any = None  # opened on the first write: a bad trace creates nothing
+        self.created: list[Path] = []  # folders made for ``path``, removed on abort
+        self.parquet: Any = None
+        self.header = True
+        self.done = False
+
+    def _open(self) -> None:
+        missing = [p for p in self.path.parents if not p.exists()]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.created = missing
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                   dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self.file = os.fdopen(fd, "wb")
+
+    def write(self, frame: pl.DataFrame) -> None:
+        if self.file is None:
+            self._open()
+        if self.csv:
+            frame.write_csv(self.file, include_header=self.header)
+            self.header = False
+            return
+        import pyarrow.parquet as pq
+
+        table = frame.to_arrow()
+        if self.parquet is None:
+            self.parquet = pq.ParquetWriter(self.file, table.schema)
+        self.parquet.write_table(table)
+
+    def commit(self) -> None:
+        if self.file is None:
+            self._open()
+        if self.parquet is not None:
+            self.parquet.close()
+        elif not self.csv:  # no rows at all: an empty file with the schema
+            import polars as pl
+
+            pl.DataFrame(schema={n: getattr(pl, d) for n, d in REPLAY_COLUMNS}
+                         ).write_parquet(self.file)
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+        os.replace(self.tmp, self.path)
+        self.done = True
+
+    def abort(self) -> None:
+        if self.done or self.file is None:
+            return
+        if self.parquet is not None:
+            with contextlib.suppress(Exception):
+                self.parquet.close()
+        self.file.close()
+        self.tmp.unlink(missing_ok=True)
+        for folder in self.created:  # innermost first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def replay(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
@@ -628,8 +911,10 @@ def replay(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] |
 
 def check(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
           params: Params | None = None) -> Divergence | None:
-    """Replay a trace and return the first ``expect`` that does not hold, or None."""
-    return run(path_or_events, params).divergence
+    """Replay a trace and return the first ``expect`` that does not hold, or None.
+
+    Streams (`stream`): memory is bounded by the tree, however long the trace."""
+    return stream(path_or_events, params).divergence
 
 
 def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:

@@ -3,6 +3,11 @@
 Numbers may arrive as Python or numpy scalars (sweeps build them with numpy); `as_real`
 and `as_int` accept both and return plain Python numbers, refusing bools, NaN and
 infinities.
+
+Integers without a stated upper bound are still bounded by `MAX_INT` (2^53): every knob
+is packed into a float64 vector for the kernels, and 2^53 is the largest range in which
+a float64 holds every integer exactly (a larger integer would be silently rounded, and
+one beyond 1.8e308 cannot be converted at all).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 from typing import Any
+
+MAX_INT = 2**53  # the implicit upper bound of every integer knob (exact in a float64)
 
 
 def fail(owner: str, name: str, value: object, allowed: str) -> None:
@@ -32,12 +39,13 @@ def as_real(owner: str, name: str, value: object, lo: float = -math.inf,
 
 
 def as_int(owner: str, name: str, value: object, lo: int = 0, hi: int | None = None) -> int:
-    """An integer (not a bool, not a float) in [lo, hi], as a Python int."""
-    text = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
+    """An integer (not a bool, not a float) in [lo, hi] (hi defaults to `MAX_INT`)."""
+    hi = MAX_INT if hi is None else hi
+    text = f"an integer in [{lo}, {hi}]" if hi != MAX_INT else f"an integer in [{lo}, 2^53]"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         fail(owner, name, value, text)
     v = int(value)  # type: ignore[call-overload]
-    if v < lo or (hi is not None and v > hi):
+    if v < lo or v > hi:
         fail(owner, name, value, text)
     return v
 
@@ -53,13 +61,14 @@ def check_int(owner: str, name: str, value: object, lo: int = 0, hi: int | None 
     as_int(owner, name, value, lo, hi)
 
 
-def check_int_range(owner: str, name: str, value: object, lo: int = 0) -> None:
-    """A pair (min, max) of integers with lo <= min <= max."""
-    text = f"a pair [min, max] of integers with {lo} <= min <= max"
+def check_int_range(owner: str, name: str, value: object, lo: int = 0,
+                    hi: int = MAX_INT) -> None:
+    """A pair (min, max) of integers with lo <= min <= max <= hi."""
+    text = f"a pair [min, max] of integers with {lo} <= min <= max <= {hi:,}"
     if not isinstance(value, tuple | list) or len(value) != 2:
         fail(owner, name, value, text)
     pair: tuple[Any, ...] = tuple(value)  # type: ignore[arg-type]
     if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in pair):
         fail(owner, name, value, text)
-    if not lo <= pair[0] <= pair[1]:
+    if not lo <= pair[0] <= pair[1] <= hi:
         fail(owner, name, value, text)

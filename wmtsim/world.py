@@ -55,6 +55,18 @@ POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
 
 NO_TOPIC = -1  # a global memory about nothing in particular; the root's topic
 
+# Bounds checked when a spec is built, so that no count or size can overflow. Token sizes
+# live in int32 arrays (world nodes and forest slots); a fold or running summary holds at
+# most ceil(c_sum · its branch's tokens) <= the trajectory's total + 1 per summary, so
+# keeping every trajectory's total under 2^30 (and its memories under MAX_NODES) keeps
+# every stored size below 2^31 - 1 with room to spare. Sums over prompts are float64.
+MAX_TOKENS = 2**30
+MAX_NODES = 100_000
+# The largest |z| the generator's Box-Muller normal can reach: its uniforms have 53 bits,
+# so 1 - u >= 2^-53 and |z| <= sqrt(2 · 53 · ln 2) = 8.572. An action's token size is at
+# most tokens_median · e^(Z_MAX · tokens_sigma), however unlikely that draw.
+Z_MAX = math.sqrt(2 * 53 * math.log(2))
+
 
 @dataclass(frozen=True)
 class PoisonSpec:
@@ -105,12 +117,12 @@ class PoisonSpec:
         owner = "PoisonSpec"
         if self.kind not in POISON_KINDS:
             fail(owner, "kind", self.kind, " | ".join(POISON_KINDS))
-        check_int(owner, "subtask", self.subtask, -1)
-        check_int(owner, "position", self.position, -1)
+        check_int(owner, "subtask", self.subtask, -1, MAX_NODES)
+        check_int(owner, "position", self.position, -1, MAX_NODES)
         check_int(owner, "count", self.count, 0, 1000)
         for name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
             check_real(owner, name, getattr(self, name), 0.0, 1.0)
-        check_int(owner, "tokens", self.tokens, 0)
+        check_int(owner, "tokens", self.tokens, 0, MAX_TOKENS)
         check_int(owner, "depth", self.depth, 1, 6)
         if not isinstance(self.on_resume, bool):
             fail(owner, "on_resume", self.on_resume, "true or false")
@@ -199,11 +211,11 @@ class WorldSpec:
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
-        check_int_range(owner, "n_subtasks", self.n_subtasks, 1)
+        check_int_range(owner, "n_subtasks", self.n_subtasks, 1, MAX_NODES)
         check_int(owner, "max_depth", self.max_depth, 1, 6)
-        check_int_range(owner, "nested_subtasks", self.nested_subtasks, 1)
-        check_int_range(owner, "n_actions", self.n_actions, 0)
-        check_int_range(owner, "resume_actions", self.resume_actions, 0)
+        check_int_range(owner, "nested_subtasks", self.nested_subtasks, 1, MAX_NODES)
+        check_int_range(owner, "n_actions", self.n_actions, 0, MAX_NODES)
+        check_int_range(owner, "resume_actions", self.resume_actions, 0, MAX_NODES)
         for name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
                      "distractor_relevance", "cross_relevance", "task_relevance",
                      "summary_relevance", "global_relevance", "p_resume", "p_revise"):
@@ -211,8 +223,8 @@ class WorldSpec:
         check_real(owner, "relevance_sd", self.relevance_sd, 0.0, 1.0)
         check_real(owner, "tokens_median", self.tokens_median, 1.0, 1e6)
         check_real(owner, "tokens_sigma", self.tokens_sigma, 0.0, 5.0)
-        check_int(owner, "task_tokens", self.task_tokens, 0)
-        check_int(owner, "query_tokens", self.query_tokens, 0)
+        check_int(owner, "task_tokens", self.task_tokens, 0, MAX_TOKENS)
+        check_int(owner, "query_tokens", self.query_tokens, 0, MAX_TOKENS)
         check_int(owner, "n_globals", self.n_globals, 0, 10_000)
         if self.supersede_rule not in SUPERSEDE_RULES:
             fail(owner, "supersede_rule", self.supersede_rule, " | ".join(SUPERSEDE_RULES))
@@ -223,9 +235,47 @@ class WorldSpec:
             if not isinstance(item, PoisonSpec):
                 fail(owner, f"poison[{k}]", item, "a PoisonSpec")
         object.__setattr__(self, "poison", poison)
-        if self.max_subtasks() > 100_000:
+        if self.max_subtasks() > MAX_NODES:
             fail(owner, "nested_subtasks", self.nested_subtasks,
-                 "a nesting that keeps subtasks per trajectory under 100,000")
+                 f"a nesting that keeps subtasks per trajectory under {MAX_NODES:,}")
+        self._check_totals()
+
+    def _check_totals(self) -> None:
+        """Memories and tokens per trajectory within `MAX_NODES` and `MAX_TOKENS`."""
+        owner = "WorldSpec"
+        nodes = self.node_bound()
+        if nodes > MAX_NODES:
+            key = "n_actions" if self.n_actions[1] * self.max_subtasks() * 2 >= nodes \
+                else "n_globals" if self.n_globals * 2 >= nodes else "n_subtasks"
+            fail(owner, key, getattr(self, key),
+                 f"values that keep memories per trajectory under {MAX_NODES:,} (this "
+                 f"world can make {nodes:,}: n_subtasks, nesting, n_actions, "
+                 "resume_actions, n_globals and poison counts multiply)")
+        sources = {"tokens_sigma" if self.tokens_sigma > 0 else "tokens_median":
+                   self.max_action_tokens(),
+                   "task_tokens": float(self.task_tokens),
+                   "query_tokens": float(self.query_tokens)}
+        for k, p in enumerate(self.poison):
+            sources[f"poison[{k}].tokens"] = float(p.tokens)
+        key = max(sources, key=lambda k: sources[k])
+        if nodes * sources[key] <= MAX_TOKENS:
+            return
+        allowed = (f"values that keep a trajectory's memory tokens under 2^30 ({nodes:,} "
+                   f"memories × the largest size {sources[key]:.3g} = "
+                   f"{nodes * sources[key]:.3g})")
+        if key == "tokens_sigma":
+            room = MAX_TOKENS / nodes / self.tokens_median
+            most = math.log(room) / Z_MAX if room > 1 else 0.0
+            allowed += (f"; the largest action size is tokens_median·e^({Z_MAX:.3f}·"
+                        f"tokens_sigma), so with tokens_median={self.tokens_median:g} "
+                        f"tokens_sigma <= {most:.3g}")
+        if key.startswith("poison["):
+            fail(owner, key, self.poison[int(key[7:key.index("]")])].tokens, allowed)
+        fail(owner, key, getattr(self, key), allowed)
+
+    def max_action_tokens(self) -> float:
+        """The largest token size an action can draw (`Z_MAX`), as a float."""
+        return max(1.0, self.tokens_median * math.exp(Z_MAX * self.tokens_sigma))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

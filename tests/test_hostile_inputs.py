@@ -1,0 +1,359 @@
+"""Hostile inputs, table-driven (issue 16, point 7): scenarios, traces, sweeps, CLI options
+and output paths. Every case must exit 2, print a message naming the file, line or key
+(and the bad value or what is allowed), and leave the folder exactly as it was.
+
+The CLI runs in-process (typer's CliRunner) inside an empty working folder, so a case that
+wrongly simulated and wrote ``results/`` or a half-written ``--out`` is caught.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from wmtsim.cli import app
+from wmtsim.sweep import load_sweep, run_sweep
+
+
+@dataclass(frozen=True)
+class Case:
+    """argv (``{d}`` is the working folder), files to create first, text the error has."""
+
+    argv: tuple[str, ...]
+    expect: tuple[str, ...]
+    files: dict[str, bytes | str] = field(default_factory=dict)
+
+
+def scen(body: str, *expect: str) -> Case:
+    return Case(("run", "{d}/s.toml"), ("s.toml", *expect), {"s.toml": body})
+
+
+def trace(body: bytes | str, *expect: str) -> Case:
+    return Case(("check", "{d}/t.jsonl"), expect, {"t.jsonl": body})
+
+
+SWEEP = ('scenario = "paper_poisoning"\npolicies = ["wmt"]\n'
+         '[parameters.rho]\nvalues = [0.8, 0.9]\n[design]\nkind = "grid"\ntrajectories = 5\n')
+
+
+def sweep(body: str, *expect: str) -> Case:
+    return Case(("sweep", "{d}/w.toml", "--out", "{d}/out", "--no-progress"),
+                ("w.toml", *expect), {"w.toml": body})
+
+
+Q = '{"op": "query", "id": "q"}\n'
+T = '{"op": "task", "id": "t", "parent": "q"}\n{"op": "activate", "id": "t"}\n'
+A = '{"op": "action", "id": "a", "parent": "t"}\n'
+
+CASES: dict[str, Case] = {
+    # --- scenarios: top level ----------------------------------------------------------
+    "n-zero": scen("n = 0\n", "n:", "0 is invalid", "[1, 10000000]"),
+    "n-huge": scen("n = 10000001\n", "n:", "[1, 10000000]"),
+    "n-float": scen("n = 1.5\n", "n:", "1.5"),
+    "seed-negative": scen("seed = -1\n", "seed:", "-1"),
+    "seed-2^63": scen("seed = 9223372036854775808\n", "seed:", "9223372036854775807"),
+    "name-empty": scen('name = ""\n', "name:", "1 to 200"),
+    "name-nul": scen('name = "a\\u0000b"\n', "name:", "control characters"),
+    "name-newline": scen('name = "a\\nb"\n', "name:", "line breaks"),
+    "name-long": scen(f'name = "{"x" * 201}"\n', "name:", "1 to 200"),
+    "name-number": scen("name = 5\n", "name:", "a string"),
+    "policies-empty": scen("policies = []\n", "policies:", "non-empty"),
+    "policies-unknown": scen('policies = ["bogus"]\n', "policies[0]", "'bogus'", "wmt"),
+    "policies-repeated": scen('policies = ["wmt", "wmt"]\n', "policies:", "at most once"),
+    "paper-unknown": scen('paper = "table9"\n', "paper:", "table4"),
+    "top-unknown-key": scen("bogus = 1\n", "bogus:", "unknown key", "allowed"),
+    # --- scenarios: [world] --------------------------------------------------------------
+    "p_success-high": scen("[world]\np_success = 1.5\n", "world.p_success", "[0, 1]"),
+    "p_success-nan": scen("[world]\np_success = nan\n", "world.p_success", "NaN"),
+    "p_success-inf": scen("[world]\np_success = inf\n", "world.p_success", "inf"),
+    "p_success-string": scen('[world]\np_success = "high"\n', "world.p_success", "'high'"),
+    "n_actions-reversed": scen("[world]\nn_actions = [3, 1]\n", "world.n_actions",
+                               "min <= max"),
+    "n_actions-float": scen("[world]\nn_actions = [1e8, 1e8]\n", "world.n_actions",
+                            "integers"),
+    "n_actions-huge": scen("[world]\nn_actions = [200000, 200000]\n", "world.n_actions",
+                           "100,000"),
+    "n_actions-one": scen("[world]\nn_actions = [3]\n", "world.n_actions", "pair"),
+    "n_actions-memories": scen("[world]\nn_subtasks = [400, 400]\nn_actions = [400, 400]\n",
+                               "world.n_actions", "memories per trajectory"),
+    "tokens-overflow": scen("[world]\ntokens_median = 1e6\ntokens_sigma = 5.0\n",
+                            "world.tokens_sigma", "2^30", "tokens_sigma <="),
+    "tokens_median-1e6": scen("[world]\ntokens_median = 1e6\n", "world.tokens_sigma",
+                              "2^30", "tokens_median=1e+06"),
+    "task_tokens-3e9": scen("[world]\ntask_tokens = 3000000000\n", "world.task_tokens",
+                            "1073741824"),
+    "query_tokens-wrap": scen("[world]\nquery_tokens = 4294967336\n", "world.query_tokens",
+                              "4294967336"),
+    "tokens_sigma-negative": scen("[world]\ntokens_sigma = -1.0\n", "world.tokens_sigma",
+                                  "[0, 5]"),
+    "max_depth-7": scen("[world]\nmax_depth = 7\n", "world.max_depth", "[1, 6]"),
+    "nesting-explodes": scen("[world]\nmax_depth = 6\np_nested = 1.0\n"
+                             "nested_subtasks = [20, 20]\n", "world.nested_subtasks",
+                             "100,000"),
+    "n_globals-10001": scen("[world]\nn_globals = 10001\n", "world.n_globals", "10000"),
+    "world-unknown-key": scen("[world]\nbogus = 1\n", "world.bogus", "unknown key"),
+    "world-poison": scen("[world]\npoison = []\n", "world.poison", "[[poison]]"),
+    "world-not-table": scen("world = 3\n", "world", "a [world] table"),
+    # --- scenarios: [params], [stubs], [baselines], [[poison]] ---------------------------
+    "rho-zero": scen("[params]\nrho = 0\n", "params.rho", "(0, 1]"),
+    "rho-high": scen("[params]\nrho = 1.5\n", "params.rho", "(0, 1]"),
+    "M-zero": scen("[params]\nM = 0\n", "params.M", "[1, 2^53]"),
+    "M-float": scen("[params]\nM = 2.5\n", "params.M", "2.5"),
+    "budget-zero": scen("[params]\nbudget = 0\n", "params.budget", "[1, 2^53]"),
+    "budget-2^53+1": scen("[params]\nbudget = 9007199254740993\n", "params.budget", "2^53"),
+    "u_success-below-failure": scen("[params]\nu_success = 0.2\n", "params.u_success",
+                                    "greater than"),
+    "alpha-negative": scen("[params]\nalpha = -1\n", "params.alpha", "[0, inf)"),
+    "tau_obs-inf": scen("[params]\ntau_obs = inf\n", "params.tau_obs", "finite"),
+    "event_resets_m-int": scen("[params]\nevent_resets_m = 1\n", "params.event_resets_m",
+                               "true or false"),
+    "params-unknown-key": scen("[params]\nbogus = 1\n", "params.bogus", "unknown key"),
+    "top_k-negative": scen("[stubs]\ntop_k = -1\n", "stubs.top_k", "-1"),
+    "c_sum-2": scen("[stubs]\nc_sum = 2\n", "stubs.c_sum", "[0, 1]"),
+    "dilution-zero": scen("[stubs]\ndilution_tokens = 0\n", "stubs.dilution_tokens", "(0,"),
+    "base_tokens-1e20": scen("[stubs]\nbase_tokens = 1e20\n", "stubs.base_tokens", "1e+20"),
+    "base_tokens-10^20": scen("[stubs]\nbase_tokens = 100000000000000000000\n",
+                              "stubs.base_tokens", "2^53"),
+    "stubs-unknown-key": scen("[stubs]\nbogus = 1\n", "stubs.bogus", "unknown key"),
+    "baselines-capacity": scen("[baselines]\ncapacity = 0\n", "baselines.capacity",
+                               "[1, 100000]"),
+    "baselines-unknown-key": scen("[baselines]\nbogus = 1\n", "baselines.bogus",
+                                  "unknown key"),
+    "poison-kind": scen('[[poison]]\nkind = "bogus"\n', "poison[0].kind", "plausible"),
+    "poison-no-kind": scen("[[poison]]\ncount = 1\n", "poison[0].kind", "required"),
+    "poison-count": scen('[[poison]]\nkind = "failed"\ncount = 1001\n', "poison[0].count",
+                         "[0, 1000]"),
+    "poison-tokens": scen('[[poison]]\nkind = "failed"\ntokens = 2000000000\n',
+                          "poison[0].tokens", "1073741824"),
+    "poison-p_inject": scen('[[poison]]\nkind = "failed"\np_inject = -0.1\n',
+                            "poison[0].p_inject", "[0, 1]"),
+    "poison-unknown-key": scen('[[poison]]\nkind = "failed"\nbogus = 1\n',
+                               "poison[0].bogus", "unknown key"),
+    "poison-not-array": scen("poison = 3\n", "poison", "[[poison]]"),
+    # --- scenarios: the file itself ------------------------------------------------------
+    "toml-duplicate-key": scen("n = 5\nn = 6\n", "'n' is defined twice", "line 2"),
+    "toml-syntax": scen("n = \n", "invalid TOML", "line 1"),
+    "toml-deep": scen("a = " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+    "toml-binary": Case(("run", "{d}/s.toml"), ("s.toml", "not UTF-8"),
+                        {"s.toml": b"\x00\xff\xfe\x80binary"}),
+    "toml-utf16": Case(("run", "{d}/s.toml"), ("s.toml", "not UTF-8"),
+                       {"s.toml": "n = 5\n".encode("utf-16")}),
+    "scenario-folder": Case(("run", "{d}/sub"), ("sub", "not a regular file"),
+                            {"sub/x": ""}),
+    "scenario-missing": Case(("run", "{d}/none.toml"), ("none.toml", "no such file")),
+    # --- CLI options -----------------------------------------------------------------------
+    "opt-n-zero": Case(("run", "paper_poisoning", "--n", "0"), ("--n",)),
+    "opt-n-10^12": Case(("run", "paper_poisoning", "--n", str(10**12)), ("--n",)),
+    "opt-seed-negative": Case(("run", "paper_poisoning", "--seed", "-1"), ("--seed",)),
+    "opt-seed-2^63": Case(("run", "paper_poisoning", "--seed", str(2**63)), ("--seed",)),
+    "opt-policy": Case(("run", "paper_poisoning", "--policy", "bogus"),
+                       ("--policy", "'bogus'", "allowed")),
+    "opt-threads-zero": Case(("run", "paper_poisoning", "--threads", "0"), ("--threads",)),
+    "opt-threads-huge": Case(("run", "paper_poisoning", "--threads", "100000"),
+                             ("--threads", "allowed")),
+    "opt-record-steps": Case(("run", "paper_poisoning", "--record-steps", "-1"),
+                             ("--record-steps",)),
+    "set-rho": Case(("run", "paper_poisoning", "--set", "rho=2"), ("params.rho", "(0, 1]")),
+    "set-unknown": Case(("run", "paper_poisoning", "--set", "bogus=1"),
+                        ("bogus", "unknown key")),
+    "set-ambiguous": Case(("run", "paper_poisoning", "--set", "top_k=3"),
+                          ("top_k", "stubs.top_k", "baselines.top_k")),
+    "set-no-equals": Case(("run", "paper_poisoning", "--set", "rho"), ("key=value",)),
+    "set-name-nul": Case(("run", "paper_poisoning", "--set", 'name="a\\u0000b"'),
+                         ("name", "control characters")),
+    "set-no-poison": Case(("run", "paper_poisoning", "--set", "poison[99].count=1"),
+                          ("poison[99]",)),
+    "set-section": Case(("run", "paper_poisoning", "--set", "nowhere.rho=1"),
+                        ("nowhere.rho", "unknown section")),
+    "compare-policy": Case(("compare", "paper_poisoning", "--policy", "bogus"),
+                           ("--policy", "'bogus'")),
+    "compare-n": Case(("compare", "paper_poisoning", "--n", "0"), ("--n",)),
+    "calibrate-method": Case(("calibrate", "paper_poisoning", "--method", "bogus"),
+                             ("--method", "'bogus'")),
+    "calibrate-out-ext": Case(("calibrate", "paper_poisoning", "--out", "{d}/x.txt"),
+                              ("--out", ".toml")),
+    "schema-unknown": Case(("schema", "bogus"), ("'bogus'", "scenario")),
+    "analyze-missing": Case(("analyze", "{d}/none"), ("none", "not a sweep folder")),
+    "analyze-file": Case(("analyze", "{d}/f.txt"), ("f.txt", "not a sweep folder"),
+                         {"f.txt": "x"}),
+    "analyze-not-sweep": Case(("analyze", "{d}/plain"), ("plain", "manifest.json"),
+                              {"plain/x.txt": "x"}),
+    "analyze-metric": Case(("analyze", "{sweep}", "--out", "{d}/an", "--metric", "bogus"),
+                           ("--metric", "'bogus'", "tsr")),
+    # --- output paths ----------------------------------------------------------------------
+    "run-out-file": Case(("run", "paper_poisoning", "--out", "{d}/f"),
+                         ("--out", "f'", "is a file"), {"f": "keep"}),
+    "run-out-under-file": Case(("run", "paper_poisoning", "--out", "{d}/f/sub"),
+                               ("--out", "is a file"), {"f": "keep"}),
+    # NUL cannot reach a real command line (argv is C strings); in-process, click refuses.
+    "run-out-nul": Case(("run", "paper_poisoning", "--out", "{d}/a\x00b"), ("Usage",)),
+    "run-out-long": Case(("run", "paper_poisoning", "--out", "{d}/" + "x" * 300),
+                         ("--out", "300 bytes")),
+    "run-out-foreign": Case(("run", "paper_poisoning", "--out", "{d}/mine"),
+                            ("--out", "not a wmtsim result folder"), {"mine/thesis.tex": "x"}),
+    "run-out-dot": Case(("run", "paper_poisoning", "--out", "."), ("--out", "root")),
+    "run-out-dotdot": Case(("run", "paper_poisoning", "--out", "{d}/.."), ("--out",)),
+    "compare-out-file": Case(("compare", "paper_poisoning", "--out", "{d}/f"),
+                             ("--out", "is a file"), {"f": "keep"}),
+    "compare-out-foreign": Case(("compare", "paper_poisoning", "--out", "{d}/mine"),
+                                ("--out", "not a wmtsim result"), {"mine/a.csv": "1"}),
+    "replay-out-ext": Case(("replay", "{trace}", "--out", "{d}/x.txt"), ("--out", ".txt")),
+    "replay-out-folder": Case(("replay", "{trace}", "--out", "{d}/x.parquet"),
+                              ("--out", "is a folder"), {"x.parquet/keep": "x"}),
+    "replay-out-under-file": Case(("replay", "{trace}", "--out", "{d}/f/x.parquet"),
+                                  ("--out", "is a file"), {"f": "keep"}),
+    "replay-out-nul": Case(("replay", "{trace}", "--out", "{d}/a\x00.csv"), ("Usage",)),
+    "sweep-out-file": Case(("sweep", "{d}/w.toml", "--out", "{d}/f", "--no-progress"),
+                           ("f", "not a file"), {"w.toml": SWEEP, "f": "keep"}),
+    "sweep-out-under-file": Case(("sweep", "{d}/w.toml", "--out", "{d}/f/sub",
+                                  "--no-progress"), ("--out", "cannot create"),
+                                 {"w.toml": SWEEP, "f": "keep"}),
+    "sweep-out-foreign": Case(("sweep", "{d}/w.toml", "--out", "{d}/mine", "--no-progress"),
+                              ("mine", "not a sweep folder"),
+                              {"w.toml": SWEEP, "mine/thesis.tex": "x"}),
+    "sweep-out-nul": Case(("sweep", "{d}/w.toml", "--out", "{d}/a\x00b", "--no-progress"),
+                          ("Usage",), {"w.toml": SWEEP}),
+    "sweep-resume-nothing": Case(("sweep", "{d}/w.toml", "--out", "{d}/new", "--resume",
+                                  "--no-progress"), ("nothing to resume",), {"w.toml": SWEEP}),
+    "analyze-out-file": Case(("analyze", "{sweep}", "--out", "{d}/f"), ("--out", "is a file"),
+                             {"f": "keep"}),
+    "analyze-out-foreign": Case(("analyze", "{sweep}", "--out", "{d}/mine"),
+                                ("--out", "not a wmtsim result"), {"mine/x": "x"}),
+    "calibrate-out-under-file": Case(("calibrate", "paper_poisoning", "--out",
+                                      "{d}/f/x.toml"), ("--out", "is a file"), {"f": "keep"}),
+    "schema-out-folder": Case(("schema", "scenario", "--out", "{d}/sub"),
+                              ("--out", "is a folder"), {"sub/x": "x"}),
+    # --- traces ------------------------------------------------------------------------------
+    "trace-bad-utf8": trace(Q.encode() + b'{"op": "global", "id": "g"}\n'
+                            b'{"op": "global", "id": "\xff"}\n', "line 3", "not UTF-8"),
+    "trace-utf16": trace(Q.encode("utf-16"), "line 1", "UTF-16"),
+    "trace-binary": trace(b"\x00\x01\x02\x03\xfe\xfa\n", "line 1"),
+    "trace-surrogate": trace(Q + '{"op": "global", "id": "\\ud800"}\n', "line 2",
+                             "surrogate"),
+    "trace-deep": trace('{"op": "query", "params": ' + "[" * 50000 + "]" * 50000 + "}\n",
+                        "line 1", "nested too deeply"),
+    "trace-tokens-1e20": trace(Q + '{"op": "global", "id": "g", "tokens": 1e20}\n',
+                               "line 2", "tokens", "1073741824"),
+    "trace-tokens-2^31": trace(Q + '{"op": "global", "id": "g", "tokens": 2147483648}\n',
+                               "line 2", "tokens"),
+    "trace-tol-1e400": trace(Q + '{"op": "expect", "id": "q", "u": 5, "tol": 1e400}\n',
+                             "line 2", "1e400", "out of range"),
+    "trace-nan": trace(Q + '{"op": "expect", "id": "q", "u": NaN}\n', "line 2", "NaN"),
+    "trace-first-not-query": trace(A, "line 1", "first line must be a query"),
+    "trace-unknown-op": trace(Q + '{"op": "bogus"}\n', "line 2", "unknown op 'bogus'"),
+    "trace-unknown-field": trace(Q + '{"op": "global", "id": "g", "x": 1}\n', "line 2",
+                                 "unknown field 'x'"),
+    "trace-duplicate-id": trace(Q + T + '{"op": "task", "id": "t", "parent": "q"}\n',
+                                "line 4", "duplicate id 't'"),
+    "trace-parent-action": trace(Q + T + A + '{"op": "action", "id": "b", "parent": "a"}\n',
+                                 "line 5", "not a task"),
+    "trace-outcome-task": trace(Q + T + '{"op": "outcome", "id": "t", "result": "success"}\n',
+                                "line 4", "outcomes belong to actions"),
+    "trace-not-candidate": trace(Q + T + '{"op": "select", "selected": ["t"]}\n', "line 4",
+                                 "not in the candidate pool"),
+    "trace-empty": trace("\n\n", "empty"),
+    "trace-duplicate-key": trace('{"op": "query", "op": "query"}\n', "line 1",
+                                 "more than once"),
+    "trace-negative-tokens": trace(Q + '{"op": "global", "id": "g", "tokens": -1}\n',
+                                   "line 2", ">= 0"),
+    "trace-folder": Case(("check", "{d}/tr"), ("tr", "folder"), {"tr/x": ""}),
+    "trace-missing": Case(("check", "{d}/none.jsonl"), ("none.jsonl",)),
+    "replay-bad-trace": Case(("replay", "{d}/t.jsonl", "--out", "{d}/o/r.parquet"),
+                             ("line 2",), {"t.jsonl": Q + '{"op": "bogus"}\n'}),
+    # --- sweeps ------------------------------------------------------------------------------
+    "sweep-binary": Case(("sweep", "{d}/w.toml", "--out", "{d}/out"), ("w.toml", "UTF-8"),
+                         {"w.toml": b"\xff\xfe\x00\x01"}),
+    "sweep-duplicate-key": sweep(SWEEP + "trajectories = 6\n", "defined twice"),
+    "sweep-two-spellings": sweep(SWEEP + "[parameters.params.rho]\nvalues = [0.5]\n",
+                                 "params.rho", "parameters.rho"),
+    "sweep-bare-and-section": sweep(SWEEP + "[parameters.p_leak]\nvalues = [0.1]\n"
+                                    "[parameters.stubs.p_leak]\nvalues = [0.2]\n",
+                                    "stubs.p_leak", "parameters.p_leak"),
+    "sweep-ambiguous": sweep(SWEEP + "[parameters.top_k]\nvalues = [1, 2]\n",
+                             "parameters.top_k", "baselines.top_k"),
+    "sweep-unknown-param": sweep(SWEEP + "[parameters.rhoo]\nvalues = [1]\n",
+                                 "parameters.rhoo", "unknown key"),
+    "sweep-levels-huge": sweep(SWEEP + "[parameters.tau_obs]\nlow = 0.0\nhigh = 1.0\n"
+                               "levels = 10000000000\n", "levels", "1,000,000"),
+    "sweep-points-huge": sweep(SWEEP.replace("grid", "random") + "points = 2000000\n",
+                               "design.points", "1,000,000"),
+    "sweep-grid-huge": sweep(SWEEP + "[parameters.tau_obs]\nlow = 0.0\nhigh = 1.0\n"
+                             "levels = 600000\n", "design", "1,200,000 points"),
+    "sweep-trajectories-zero": sweep(SWEEP.replace("trajectories = 5", "trajectories = 0"),
+                                     "design.trajectories"),
+    "sweep-trajectories-huge": sweep(SWEEP.replace("trajectories = 5",
+                                                   "trajectories = 1000000000000"),
+                                     "design.trajectories", "10,000,000"),
+    "sweep-seed-negative": sweep(SWEEP + "seed = -1\n", "design.seed"),
+    "sweep-seed-overflow": sweep(SWEEP + "seed = 9223372036854775807\nreplicates = 2\n",
+                                 "design.seed"),
+    "sweep-unknown-top": sweep("bogus = 1\n" + SWEEP, "bogus", "unknown key"),
+    "sweep-kind": sweep(SWEEP.replace('"grid"', '"bogus"'), "design.kind", "grid"),
+    "sweep-not-swept": sweep(SWEEP + "[parameters.n]\nvalues = [5]\n", "parameters.n",
+                             "cannot be swept"),
+    "sweep-invalid-row": sweep(SWEEP.replace("[0.8, 0.9]", "[0.8, 1.9]"), "parameters",
+                               "rho"),
+    "sweep-deep": sweep("a = " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+    "sweep-scenario-missing": sweep(SWEEP.replace('"paper_poisoning"', '"none.toml"'),
+                                    "scenario", "none.toml"),
+    "sweep-missing-file": Case(("sweep", "{d}/none.toml", "--out", "{d}/out"),
+                               ("none.toml", "cannot read")),
+}
+
+VALID_TRACE = Q + T + A + '{"op": "select", "selected": ["a"]}\n'
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("sweep")
+    (root / "w.toml").write_text(SWEEP)
+    run_sweep(load_sweep(root / "w.toml"), root / "out", progress=False)
+    return root / "out"
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """Every path under ``root`` with its size and modification time."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(folder) / name
+            st = p.lstat()
+            out[str(p.relative_to(root))] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_at_least_100_cases() -> None:
+    assert len(CASES) >= 100
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
+        name: str, tmp_path: Path, sweep_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = CASES[name]
+    work = tmp_path / "work"
+    work.mkdir()
+    for rel, content in case.files.items():
+        path = work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    (tmp_path / "valid.jsonl").write_text(VALID_TRACE)
+    monkeypatch.chdir(work)
+    before, sweep_before = _snapshot(tmp_path), _snapshot(sweep_dir)
+    argv = [a.replace("{d}", str(work)).replace("{sweep}", str(sweep_dir))
+            .replace("{trace}", str(tmp_path / "valid.jsonl")) for a in case.argv]
+    result = CliRunner().invoke(app, argv)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"traceback: {result.exception!r}")
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.stderr.split())  # rich may wrap long messages
+    for part in case.expect:
+        assert part in text, f"{part!r} not in: {result.stderr}"
+    assert _snapshot(tmp_path) == before, "something was written"
+    assert _snapshot(sweep_dir) == sweep_before

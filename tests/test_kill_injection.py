@@ -1,0 +1,99 @@
+"""SIGKILL at every rename (issue 16, points 3 and 4; method in docs/faults.md).
+
+`tests/kill_at_rename.py` runs a command in a fresh process and kills it with SIGKILL at
+its K-th rename, before or after it takes effect. ``wmtsim run --out`` must leave the old
+complete result, the new complete result, or no folder — never a mix of two runs; a sweep
+killed anywhere, even before its first manifest, must resume to the same results as an
+uninterrupted sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from wmtsim.cli import app
+from wmtsim.sweep import load_sweep, run_sweep
+from wmtsim.sweep_store import load_results
+
+KILLER = Path(__file__).with_name("kill_at_rename.py")
+RUN = ["run", "paper_poisoning", "-p", "wmt", "-p", "linear"]
+
+
+def _killed(k: int, when: str, argv: list[str], cwd: Path) -> int:
+    res = subprocess.run([sys.executable, str(KILLER), str(k), when, *argv], cwd=cwd,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode in (0, -signal.SIGKILL), res.stderr[-2000:]
+    return res.returncode
+
+
+def _which_run(folder: Path) -> tuple[int, int] | None:
+    """(n, seed) of the complete run in ``folder``, None if absent; fails on a mix."""
+    if not folder.exists():
+        return None
+    manifest = json.loads((folder / "manifest.json").read_text())
+    n, seed = manifest["n"], manifest["seed"]
+    traj = pl.read_parquet(folder / "trajectories.parquet")
+    summary = pl.read_parquet(folder / "summary.parquet")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*manifest["files"], "manifest.json"])
+    assert traj.height == n * 2 and set(traj["seed"].unique()) == {seed}
+    assert set(summary["policy"].unique()) == {"wmt", "linear"}
+    return n, seed
+
+
+def test_run_killed_at_each_rename_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    assert CliRunner().invoke(app, [*RUN, "--n", "30", "--seed", "0", "--out", str(old)]
+                              ).exit_code == 0
+    seen = []
+    # "after K" covers the state between rename K and K+1; "before 1" the very start.
+    for k, when in [(1, "before"), (1, "after"), (2, "after"), (3, "after"), (4, "after"),
+                    (5, "after")]:
+        case = tmp_path / f"{k}-{when}"
+        case.mkdir()
+        shutil.copytree(old, case / "out")
+        code = _killed(k, when, [*RUN, "--n", "20", "--seed", "7", "--out", "out"], case)
+        state = _which_run(case / "out")
+        assert state in ((30, 0), (20, 7)), (k, when, state)
+        leftovers = [p.name for p in case.iterdir() if p.name != "out"]
+        if code == 0:
+            assert state == (20, 7) and not leftovers
+        seen.append(state)
+    assert (30, 0) in seen and (20, 7) in seen  # the kills hit both sides of the swap
+
+
+SWEEP = """scenario = "paper_poisoning"
+policies = ["wmt", "linear"]
+[parameters.rho]
+values = [0.7, 0.9]
+[design]
+kind = "grid"
+trajectories = 8
+chunk = 1
+"""
+
+
+@pytest.mark.parametrize(("k", "when"), [(1, "before"), (1, "after"), (2, "after"),
+                                         (3, "after"), (5, "after")])
+def test_sweep_killed_anywhere_resumes_to_the_same_results(tmp_path: Path, k: int,
+                                                           when: str) -> None:
+    (tmp_path / "w.toml").write_text(SWEEP)
+    spec = load_sweep(tmp_path / "w.toml")
+    run_sweep(spec, tmp_path / "reference", progress=False)
+    _killed(k, when, ["sweep", "w.toml", "--out", "out", "--no-progress"], tmp_path)
+    run_sweep(spec, tmp_path / "out", progress=False)  # resumes; refuses nothing
+    want = load_results(tmp_path / "reference")
+    got = load_results(tmp_path / "out")
+    assert got.manifest["complete"]
+    cols = [c for c in want.points.columns if c != "seconds"]
+    assert got.points.select(cols).sort("key").equals(want.points.select(cols).sort("key"))
+    assert got.design.equals(want.design)
