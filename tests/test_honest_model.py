@@ -20,7 +20,7 @@ from wmtsim.baselines import Baselines
 from wmtsim.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
 from wmtsim.engine import _select_branches
 from wmtsim.forest import Forest
-from wmtsim.metrics import C, RATIOS
+from wmtsim.metrics import RATIOS, C
 from wmtsim.params import Params
 from wmtsim.policies import POLICIES
 from wmtsim.report import table4_feasibility

@@ -65,11 +65,15 @@ ENDS: dict[tuple[type, str], tuple[tuple[Any, str], tuple[Any, str], tuple[Any, 
     (Params, "global_miss_count"): ((0, OK), (MAX_INT, OK), (-1, MAX_INT + 1)),
     (Params, "u_success"): ((0.0, ORDER), (1.0, OK), (-1e-9, 1.001)),
     (Params, "u_failure"): ((0.0, OK), (1.0, ORDER), (-1e-9, 1.001)),
+    (PoisonSpec, "depth"): ((1, OK), (6, OK), (0, 7)),
+    (Stubs, "warning_tokens"): ((0, OK), (1000, OK), (-1, 1001)),
+    (Stubs, "call_latency_ms"): ((0.0, OK), (1e6, OK), (-1e-9, 1.001e6)),
+    (Stubs, "token_latency_ms"): ((0.0, OK), (1e3, OK), (-1e-9, 1001.0)),
 }
 UNIT = ((0.0, OK), (1.0, OK), (-1e-9, 1.001))
 for _name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
               "relevance_sd", "distractor_relevance", "cross_relevance", "task_relevance",
-              "summary_relevance", "global_relevance", "p_resume"):
+              "summary_relevance", "global_relevance", "p_resume", "p_revise"):
     ENDS[(WorldSpec, _name)] = UNIT
 for _name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
     ENDS[(PoisonSpec, _name)] = UNIT

@@ -88,8 +88,11 @@ class Stubs:
         check_real(owner, "selector_read_fraction", self.selector_read_fraction, 0.0, 1.0)
         check_real(owner, "dilution_tokens", self.dilution_tokens, 0.0, 1e9, lo_open=True)
         for name in ("base_tokens", "selector_base_tokens", "summariser_base_tokens",
-                     "struct_tokens", "warning_tokens"):
+                     "struct_tokens"):
             check_int(owner, name, getattr(self, name), 0)
+        # A summary keeps one warning per failed action: bounded so its int32 token size
+        # cannot overflow (memories per trajectory × 1,000 stays under 2^31 − 2^30).
+        check_int(owner, "warning_tokens", self.warning_tokens, 0, 1000)
         if not isinstance(self.obs_in_context, bool):
             fail(owner, "obs_in_context", self.obs_in_context, "true or false")
         check_real(owner, "call_latency_ms", self.call_latency_ms, 0.0, 1e6)
