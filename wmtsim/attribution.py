@@ -93,14 +93,15 @@ SWITCH_LABELS = {
 }
 
 
-def switch_names() -> tuple[str, ...]:
-    """The mechanism switches: every `Policy` field except `NOT_SWITCHES`, in order."""
-    return tuple(f.name for f in fields(Policy) if f.name not in NOT_SWITCHES)
+def switch_names(policy_class: type = Policy) -> tuple[str, ...]:
+    """The mechanism switches: every field of ``policy_class`` (a `Policy` dataclass)
+    except `NOT_SWITCHES`, in field order."""
+    return tuple(f.name for f in fields(policy_class) if f.name not in NOT_SWITCHES)
 
 
 def differing_switches(p: Policy, q: Policy) -> tuple[str, ...]:
     """The switches in which ``p`` and ``q`` differ (the players), in field order."""
-    return tuple(s for s in switch_names() if getattr(p, s) != getattr(q, s))
+    return tuple(s for s in switch_names(type(p)) if getattr(p, s) != getattr(q, s))
 
 
 def mechanism_label(switch: str, p: Policy, q: Policy) -> str:
@@ -302,6 +303,8 @@ class Attribution:
     coalitions: one row per coalition evaluated: mask, the switches it sets to Q's
         values, the configuration it ran, the switches the dependency rule moved, and
         each metric's mean over all trajectories with a finite value.
+    common: metric -> the trajectory ids of its common set (finite under every
+        coalition), over which every mean of ``table`` is taken.
     """
 
     scenario: str
@@ -315,6 +318,7 @@ class Attribution:
     coalitions: pl.DataFrame
     runs: int
     seconds: float
+    common: dict[str, np.ndarray]
 
 
 def _as_policy(policy: str | Policy) -> Policy:
@@ -380,12 +384,14 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
     runs = {mask: runner(configs[mask][0]) for mask in masks}
 
     rows: list[dict[str, Any]] = []
+    common_ids: dict[str, np.ndarray] = {}
     rng = np.random.default_rng([seed, 2])
     alpha = 1.0 - confidence
     for metric in metrics:
         stack = np.stack([runs[mask][metric] for mask in masks])  # (coalitions, n)
         common = np.all(np.isfinite(stack), axis=0)
         x = stack[:, common]
+        common_ids[metric] = np.asarray(w.trajectories)[common]
         index = {mask: i for i, mask in enumerate(masks)}
         if exact:
             phi_t = shapley_exact(x)  # (k, n_common)
@@ -416,7 +422,7 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
         **{m: _finite_mean(runs[mask][m]) for m in metrics}} for mask in masks])
     return Attribution(scenario.name, p.name, q.name, players,
                        "exact" if exact else "sampled", w.n, seed, pl.DataFrame(rows),
-                       coalitions, runner.runs, time.perf_counter() - t0)
+                       coalitions, runner.runs, time.perf_counter() - t0, common_ids)
 
 
 def _finite_mean(x: np.ndarray) -> float:
