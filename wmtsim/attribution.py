@@ -397,7 +397,11 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
             phi_t = shapley_exact(x)  # (k, n_common)
             perm_se = np.full(k, np.nan)
         else:
-            phi_t, per_order = shapley_sampled(lambda mask: x[index[mask]], k, orders)
+            def value(mask: int, x: np.ndarray = x, index: dict[int, int] = index
+                      ) -> np.ndarray:
+                return x[index[mask]]
+
+            phi_t, per_order = shapley_sampled(value, k, orders)
             r = per_order.shape[0]
             per_order_means = per_order.mean(axis=2)  # (R, k)
             perm_se = (per_order_means.std(axis=0, ddof=1) / math.sqrt(r) if r > 1

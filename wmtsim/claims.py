@@ -261,9 +261,10 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
             rows.append({"claim": claim.label, "metric": claim.metric,
                          "subject": claim.subject, "sense": claim.sense, **knob,
                          **evaluate(claim, values, resampler)})
-    schema = {"claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
-              "row": pl.Int64, **{p: design.schema[p] for p in params},
-              "status": pl.Utf8, "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64}
+    schema: dict[str, Any] = {
+        "claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
+        "row": pl.Int64, **{p: design.schema[p] for p in params},
+        "status": pl.Utf8, "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64}
     return pl.DataFrame(rows, schema=schema)
 
 
