@@ -497,14 +497,18 @@ def waterfall_chart(table: pl.DataFrame, title: str = "") -> alt.FacetChart:
 
     frame = waterfall_frame(table)
     order = list(dict.fromkeys(frame.sort("step")["bar"].to_list()))
-    x = alt.X("bar:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30, labelLimit=220))
+    x = alt.X("bar:N", sort=order, title=None,
+              axis=alt.Axis(labelAngle=-40, labelLimit=220, labelOverlap=False))
+    palette = dict(zip(("configuration", "improves", "worsens", "no effect", "raises",
+                        "lowers"),
+                       ("#4c78a8", "#54a24b", "#e45756", "#bab0ac", "#f58518", "#72b7b2"),
+                       strict=True))
+    kinds = [k for k in palette if k in set(frame["kind"].to_list())]
     bars = alt.Chart().mark_bar().encode(
         x=x, y=alt.Y("start:Q", title=None), y2="end:Q",
-        color=alt.Color("kind:N", scale=alt.Scale(
-            domain=["configuration", "improves", "worsens", "no effect", "raises",
-                    "lowers"],
-            range=["#4c78a8", "#54a24b", "#e45756", "#bab0ac", "#f58518", "#72b7b2"]),
-            title=None),
+        color=alt.Color("kind:N", scale=alt.Scale(domain=kinds,
+                                                  range=[palette[k] for k in kinds]),
+                        title=None),
         tooltip=["bar", alt.Tooltip("value:Q", format=".4g"),
                  alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g")])
     rules = alt.Chart().mark_rule(color="black").encode(x=x, y="low:Q", y2="high:Q")

@@ -337,11 +337,25 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
     return written
 
 
-def load_claims(folder: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """A claims-map folder written by `write_claims`: its claims.json and table."""
-    root = Path(folder)
+_TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
+                  "closest", "n")
+
+
+def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
+    """The knob columns of a claims table (everything but the fixed columns)."""
+    return tuple(c for c in table.columns if c not in _TABLE_COLUMNS)
+
+
+def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFrame]:
+    """A claims map written by `write_claims` (its folder: claims.json and the table) or
+    a claims table alone (a .parquet file, as studies/results/ holds them)."""
+    root = Path(path)
+    if root.is_file() and root.suffix == ".parquet":
+        table = pl.read_parquet(root)
+        return {"scenario": None, "parameters": list(knob_columns(table))}, table
     try:
         meta = json.loads((root / "claims.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{root}: not a claims-map folder (no claims.json)") from None
+        raise ValueError(f"{root}: not a claims map (no claims.json, and not a "
+                         ".parquet claims table)") from None
     return meta, pl.read_parquet(root / CLAIMS_FILE)
