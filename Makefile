@@ -33,7 +33,7 @@ lint: setup
 bench: setup
 	$(BIN)/python -m benchmarks.run
 
-study: setup  # regenerate the "why" study: studies/results/, docs/figures/, docs/findings.md
+study: setup  # regenerate the "why" study: studies/tables/, docs/figures/, docs/findings.md
 	$(BIN)/python -m studies.run
 
 clean:

@@ -567,7 +567,7 @@ def waterfall_chart(table: pl.DataFrame) -> Any:
     return chart(table)
 
 
-def find_claims(bases: tuple[str, ...] = ("results", "studies/results")) -> list[str]:
+def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[str]:
     """Claims maps under ``bases`` (relative to the repository): folders written by
     ``wmtsim claims`` and the shipped study's claims tables (claims_*.parquet)."""
     found: list[str] = []

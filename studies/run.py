@@ -6,7 +6,7 @@
    (studies/claims_detection.toml) and selector noise × poison boost
    (studies/claims_noise.toml), on the sweep machinery.
 
-Writes every table to studies/results/ (Parquet), every figure to docs/figures/ (PNG,
+Writes every table to studies/tables/ (Parquet), every figure to docs/figures/ (PNG,
 and HTML beside the tables), and rewrites the generated blocks of docs/findings.md
 (between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->``), so the numbers
 in the findings are always the ones the current engine gives. Options: ``--n``,
@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "studies" / "results"
+RESULTS = REPO / "studies" / "tables"
 FIGURES = REPO / "docs" / "figures"
 FINDINGS = REPO / "docs" / "findings.md"
 
