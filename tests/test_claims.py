@@ -153,3 +153,15 @@ def test_claims_command(tmp_path: Path) -> None:
         bad = runner.invoke(app, [*argv, "-o", str(tmp_path / "bad"), "--no-progress"])
         assert bad.exit_code == 2, (argv, bad.output)
     assert not (tmp_path / "bad").exists()
+
+
+def test_poison_wildcard_override_sets_every_injection() -> None:
+    sc = load_scenario("paper_poisoning")
+    out = sc.with_overrides({"poison[*].p_supersede": 0.2, "poison[*].persuasiveness": 0.5})
+    assert len(out.world.poison) == len(sc.world.poison) >= 2
+    assert all(p.p_supersede == 0.2 and p.persuasiveness == 0.5 for p in out.world.poison)
+    assert [p.kind for p in out.world.poison] == [p.kind for p in sc.world.poison]
+    with pytest.raises(ValueError, match="unknown key"):
+        sc.with_overrides({"poison[*].bogus": 1.0})
+    with pytest.raises(ValueError, match="no poison"):
+        load_scenario("gaia_like").with_overrides({"poison[*].p_supersede": 0.2})
