@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean screenshots
+.PHONY: setup demo test lint bench clean screenshots study
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,17 +21,20 @@ demo: setup
 	$(BIN)/wmtsim demo
 
 test: setup
-	$(BIN)/ruff check wmtsim tests benchmarks dashboards
+	$(BIN)/ruff check wmtsim tests benchmarks dashboards studies
 	$(BIN)/mypy
 	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
 	$(BIN)/pytest -n 2 -q
 
 lint: setup
-	$(BIN)/ruff check wmtsim tests benchmarks dashboards
+	$(BIN)/ruff check wmtsim tests benchmarks dashboards studies
 	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python -m benchmarks.run
+
+study: setup  # regenerate the "why" study: studies/tables/, docs/figures/, docs/findings.md
+	$(BIN)/python -m studies.run
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

@@ -31,6 +31,7 @@ GOAL_TWO_THREADS = 1.7
 GOAL_NS_PER_STEP = 1000.0
 GOAL_NODE_SLOPE = 1.1
 GOAL_WARM_SECONDS = 3.0
+GOAL_ATTRIBUTION_SECONDS = 60.0  # the shipped attributions, n = 2000, 2 cores
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,15 @@ class Sizes:
     node_steps: int = 100_000  # trajectory-steps per node-count point
     trajectory_counts: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
     memory_trajectories: int = 10_000
+    attribution_trajectories: int = 2_000  # the shipped study's attributions (issue 13)
     cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
 
 
 FULL = Sizes()
 QUICK = Sizes(ref_trajectories=4, ref_large_trajectories=1, thread_trajectories=400,
               repeats=1, node_targets=(16, 64), node_steps=2_000,
-              trajectory_counts=(100, 400), memory_trajectories=500, cold_start=False)
+              trajectory_counts=(100, 400), memory_trajectories=500,
+              attribution_trajectories=100, cold_start=False)
 
 
 def _row(measurement: str, value: str, goal: str = "", met: bool | None = None
@@ -507,6 +510,35 @@ def bench_memory(sz: Sizes) -> dict[str, Any]:
     }
 
 
+def bench_attribution(sz: Sizes) -> dict[str, Any]:
+    """The shipped attributions of studies/run.py (Full WMT vs Linear and vs A2 on
+    paper_poisoning and gaia_like), all threads: wall time of each, world generation,
+    every coalition and the paired bootstrap included."""
+    from studies.run import ATTRIBUTIONS
+    from wmtsim.attribution import attribute
+    from wmtsim.scenario import load_scenario
+
+    _warm()
+    n = sz.attribution_trajectories
+    runs = []
+    for scenario, p, q, metrics in ATTRIBUTIONS:
+        sc = load_scenario(scenario)
+        t0 = time.perf_counter()
+        att = attribute(sc, p, q, metrics=metrics, n=n, seed=0)
+        runs.append({"scenario": scenario, "from": p, "to": q, "switches": len(att.players),
+                     "coalitions": att.coalitions.height, "configurations": att.runs,
+                     "seconds": time.perf_counter() - t0})
+    total = sum(r["seconds"] for r in runs)
+    rows = [_row(f"attribute {r['scenario']} {r['from']} → {r['to']} ({r['coalitions']} "
+                 f"coalitions, {r['configurations']} runs, n={n:,})", f"{r['seconds']:.2f} s")
+            for r in runs]
+    rows.append(_row(f"the shipped attributions together (n={n:,}, {_threads_now()} threads)",
+                     f"{total:.2f} s", f"< {GOAL_ATTRIBUTION_SECONDS:.0f} s at n=2,000",
+                     total < GOAL_ATTRIBUTION_SECONDS if n >= 2000 else None))
+    return {"trajectories": n, "threads": _threads_now(), "runs": runs,
+            "total_seconds": total, "rows": rows}
+
+
 SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "reference": bench_reference,
     "threads": bench_threads,
@@ -515,6 +547,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "paper": bench_paper,
     "startup": bench_startup,
     "memory": bench_memory,
+    "attribution": bench_attribution,
 }
 
 

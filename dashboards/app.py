@@ -27,5 +27,6 @@ page = st.navigation([
     st.Page(PAGES / "compare.py", title="Compare configurations", url_path="compare"),
     st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),
+    st.Page(PAGES / "why.py", title="Why (attribution, claims)", url_path="why"),
 ])
 page.run()

@@ -25,7 +25,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 # page -> (url path, number of charts it shows with its default controls); the default
 # page lives at the root.
 PAGES = {"dynamics": ("", 8), "compare": ("compare", 1), "sweep": ("sweep", 4),
-         "trace": ("trace", 2)}
+         "trace": ("trace", 2), "why": ("why", 2)}
 
 if not Path(CHROMIUM).is_file():
     if os.environ.get("CI"):

@@ -37,6 +37,10 @@ app = typer.Typer(
         "  [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]  a sweep "
         "(resumable)\n\n"
         "  [cyan]wmtsim analyze results/rho_m[/cyan]  intervals, Sobol, Pareto, charts\n\n"
+        "  [cyan]wmtsim attribute paper_poisoning --from linear --to wmt[/cyan]  which "
+        "mechanism buys the difference\n\n"
+        "  [cyan]wmtsim claims paper_poisoning --vary 'poison[*].p_supersede=0:1' --vary "
+        "stubs.poison_boost=-0.2:0.3[/cyan]  where the claims hold\n\n"
         "  [cyan]wmtsim dashboard --port 8501[/cyan]  the Streamlit dashboard\n\n"
         "  [cyan]wmtsim warmup[/cyan]  compile the numba kernels ahead of first use"
     ),
@@ -433,6 +437,11 @@ def analyze(
 from .cli_scenarios import register as _register_scenario_commands  # noqa: E402
 
 _register_scenario_commands(app)
+
+# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.cli_why.
+from .cli_why import register as _register_why_commands  # noqa: E402
+
+_register_why_commands(app)
 
 
 def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`

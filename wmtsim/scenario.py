@@ -142,8 +142,9 @@ class Scenario:
         """A copy with some values changed, validated like a file.
 
         Keys: ``"params.rho"``, ``"world.p_success"``, ``"stubs.p_leak"``,
-        ``"poison[0].p_inject"``, a top-level key (``"n"``, ``"seed"``, ...), or a bare
-        field name (``"rho"``) that names a `Params` field or exactly one other field.
+        ``"poison[0].p_inject"``, ``"poison[*].p_supersede"`` (every poison injection), a
+        top-level key (``"n"``, ``"seed"``, ...), or a bare field name (``"rho"``) that
+        names a `Params` field or exactly one other field.
         """
         if not overrides:
             return self
@@ -153,6 +154,13 @@ class Scenario:
         source = self.source or "<overrides>"
         for key, value in overrides.items():
             path = _resolve_override(source, key)
+            if path.startswith("poison[*]."):
+                if not data["poison"]:
+                    raise ScenarioError(source, path, "there is no poison to set",
+                                        "none (no [[poison]] tables)")
+                for entry in data["poison"]:
+                    entry[path.split(".", 1)[1]] = value
+                continue
             m = re.fullmatch(r"poison\[(\d+)\]\.(\w+)", path)
             if m:
                 k = int(m.group(1))
@@ -363,7 +371,7 @@ def canonical_key(key: str, source: str = "<overrides>") -> str:
 def _resolve_override(source: str, key: str) -> str:
     if not isinstance(key, str):
         raise ScenarioError(source, repr(key), "override keys are strings")
-    if re.fullmatch(r"poison\[\d+\]\.\w+", key):
+    if re.fullmatch(r"poison\[(\d+|\*)\]\.\w+", key):
         return key
     if key in TOP_LEVEL:
         return key

@@ -1,0 +1,94 @@
+"""Why: which mechanism carries a difference (attribution), and where each claim holds."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboards import services, widgets
+
+st.title("Why does a configuration win?")
+st.caption("Attribution: the difference between two configurations split into one "
+           "contribution per mechanism switch (Shapley values over every subset of the "
+           "switches, all on the same trajectories; 95% paired bootstrap intervals). "
+           "The contributions sum exactly to the difference of the means.")
+
+ref = widgets.scenario_picker("why")
+if ref is None:
+    st.stop()
+info = services.scenario_info(*ref)
+configs = services.wmt_configurations()
+names = list(configs)
+metrics = list(services.metric_info())
+default_metrics = ["asr", "prr", "br", "tsr", "prompt_tokens"] if info["paper"] == "table4" \
+    else ["tsr", "accuracy", "prompt_tokens"]
+
+with st.sidebar:
+    p = st.selectbox("From (P)", names, index=names.index("linear"),
+                     format_func=lambda k: configs[k], key="why_from")
+    q = st.selectbox("To (Q)", names, index=names.index("wmt"),
+                     format_func=lambda k: configs[k], key="why_to")
+    chosen = st.multiselect("Metrics", metrics, default=default_metrics, key="why_metrics")
+    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=20_000,
+                            value=min(info["n"], 300), step=100, key="why_n"))
+    seed = int(st.number_input("Seed", value=info["seed"], step=1, key="why_seed"))
+
+st.subheader(f"{configs[p]} → {configs[q]} on {info['name']}")
+if not chosen:
+    st.info("Choose at least one metric in the sidebar.")
+else:
+    try:
+        view = services.attribution(*ref, p, q, tuple(chosen), n, seed)
+    except ValueError as e:
+        st.info(f"Nothing to attribute: {e}")
+    else:
+        t = view.table
+        st.caption(f"{t['method'][0]} Shapley values over {t['switch'].n_unique()} "
+                   f"switches: {view.coalitions.height} coalitions, {view.runs} distinct "
+                   f"configurations run in {view.seconds:.1f} s, n = {t['n'].max()} "
+                   "trajectories (per metric: those where it is defined under every "
+                   "coalition).")
+        st.altair_chart(services.waterfall_chart(t), key="why_waterfall")
+        st.dataframe(t.select("metric", "mechanism", "contribution", "low", "high", "n",
+                              "from_mean", "to_mean"), hide_index=True,
+                     column_config={c: st.column_config.NumberColumn(format="%.4g")
+                                    for c in ("contribution", "low", "high", "from_mean",
+                                              "to_mean")}, key="why_table")
+        moved = view.coalitions.filter(pl.col("moved_by_rule") != "")
+        with st.expander(f"coalitions ({moved.height} mapped by the dependency rule)"):
+            st.caption("A dependent switch follows its prerequisite: reopen needs fold, "
+                       "A3's branch selection needs scores (wmtsim.attribution).")
+            st.dataframe(view.coalitions, hide_index=True, key="why_coalitions")
+
+st.divider()
+st.header("Where does each claim hold?")
+st.caption("Table 4's claims tested in every cell of a grid over two knobs (`wmtsim "
+           "claims`, or the shipped study of `make study`): holds = significantly, fails "
+           "= another configuration is significantly better, else undecided. The number "
+           "in a cell is the margin against the closest competitor.")
+found = services.find_claims()
+default = st.query_params.get("claims") or (found[0] if found else "")
+path = st.text_input("Claims map (a `wmtsim claims` folder or a claims .parquet)",
+                     value=default, key="why_claims")
+if found:
+    st.caption("found: " + ", ".join(found[:10]))
+if not path:
+    st.info("Run `wmtsim claims ...` or `make study`, then enter its output here.")
+    st.stop()
+try:
+    knobs, table = services.claims_view(path, services.claims_mtime(path))
+except (ValueError, OSError) as e:
+    widgets.not_available("This claims map", e)
+    st.stop()
+if len(knobs) != 2 or table.is_empty():
+    widgets.not_available("The heatmaps", f"the map varies {len(knobs)} knobs "
+                          f"and has {table.height} rows (two knobs needed)")
+    st.stop()
+claims = table["claim"].unique(maintain_order=True).to_list()
+shown = st.multiselect("Claims", claims, default=claims, key="why_claim_pick")
+rows = table.filter(pl.col("claim").is_in(shown))
+if rows.is_empty():
+    st.info("Choose at least one claim.")
+    st.stop()
+st.altair_chart(services.claims_chart(rows, *knobs), key="why_claims_map")
+st.dataframe(services.claims_summary(rows), hide_index=True, key="why_claims_summary")
