@@ -76,7 +76,7 @@ RULES = (
          "SIMULATION.md, summariser", "kept, 0 tokens each", "`stubs.warning_tokens`",
          "10 tokens each", {"stubs.warning_tokens": 10}),
     Rule("Detection probability of injected poison",
-         "SIMULATION.md, injections (a world knob, fitted here)", "fitted (0.48 / 0.57)",
+         "SIMULATION.md, injections (a world knob, fitted here)", "fitted (0.67 / 0.52)",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
 )
 
@@ -178,7 +178,7 @@ TSR_NOTE = """## Rules without a knob (the spec's definitions)
 | The observation is charged its tokens | SIMULATION.md, accounting | the observation just made costs its tokens in every prompt where the selector did not already put it in, for every configuration |
 | Ratio metrics pooled and per trajectory | toolkit decision (reporting) | `SimResult.summary()` gives both; the paper comparison and calibration use the pooled value (the paper's table is over its corpus) |
 | Calibration fits cells, not the ordering | toolkit decision | `wmtsim calibrate --order-weight` defaults to 0; the shipped `paper_poisoning` was fitted with 0 |
-| Simulated latency | SIMULATION.md, accounting | `latency_ms` = (`call_latency_ms` · LLM calls + `token_latency_ms` · prompt tokens) / prompt steps; the paper's latency column is memory-controller time, which `make bench` measures instead |"""
+| Simulated latency | SIMULATION.md, accounting | `latency_ms` = (`call_latency_ms` · LLM calls + `token_latency_ms` · prompt tokens) / prompt steps; the paper's latency column is memory-controller time, which `make bench` measures instead |"""  # noqa: E501 (Markdown table rows)
 
 POLICY_TABLE_HEAD = [
     "## Who acts on supersede / invalidate events", "",

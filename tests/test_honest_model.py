@@ -173,7 +173,7 @@ def test_a_memory_gets_the_same_draws_under_every_policy(monkeypatch: pytest.Mon
     # at the same step under both policies has the same key in both.
     ids_plain = {(t, s, d) for t, s, d in plain}
     assert world_keys & ids_plain
-    for traj, step, d in world_keys & ids_plain:
+    for _traj, _step, d in world_keys & ids_plain:
         assert d < world.parent.shape[1]  # a world id, not a slot beyond the world
     # Summaries draw with DRAW_SUMMARY + their task's world id.
     assert any(k[2] >= DRAW_SUMMARY for k in log["wmt"])
@@ -311,8 +311,8 @@ def test_injections_reach_nested_and_resumed_subtasks() -> None:
         ev = _events(w, i)
         poisoned = [v for v in range(int(w.n_nodes[i])) if w.poisoned[i, v]]
         assert len(poisoned) == 2
-        nested_v = [v for v in poisoned if w.outcome[i, v] == 1][0]
-        resumed_v = [v for v in poisoned if v != nested_v][0]
+        nested_v = next(v for v in poisoned if w.outcome[i, v] == 1)
+        resumed_v = next(v for v in poisoned if v != nested_v)
         s = w.parent[i, nested_v]
         assert w.parent[i, s] == 1  # a child of top-level subtask 0 (world id 1)
         k = ev.index((OP_ACTION, resumed_v))

@@ -44,10 +44,9 @@ nothing. P and Q themselves must be meaningful. Today's dependencies:
   runs the two values identically; the rule just names the configuration);
 * ``selection = branches`` (A3) needs ``scores``: it ranks whole branches by the priority
   U_b (Eq. 6), which only the retention scores maintain;
-* ``lifecycle`` needs ``scores`` once supersession has its own switch (``supersede``):
-  suppression (Eq. 7) compares branch priorities. While ``lifecycle`` also carries
-  supersession, which needs no score, it has no prerequisite (the engine then skips
-  Eq. 7 without scores and still supersedes).
+* ``lifecycle`` (suppression, Eq. 7) needs ``scores``: it compares branch priorities.
+  Supersession is its own switch (``supersede``) and needs nothing: any tree can mark a
+  memory obsolete.
 
 `Attribution.coalitions` lists every coalition, the configuration it ran and whether
 the rule remapped it, so no coalition is dropped silently.
@@ -88,7 +87,7 @@ SWITCH_LABELS = {
     "selection": "selection",
     "fold": "fold / summary",
     "reopen": "reopen",
-    "lifecycle": "suppression + supersession",
+    "lifecycle": "suppression",
     "supersede": "supersession",
 }
 
@@ -267,8 +266,8 @@ class CoalitionRunner:
     """Runs configurations on one generated world, each distinct configuration once.
 
     This is `wmtsim.simulation.simulate` without its provenance frame (the same
-    `engine.run` call and `metrics_from_counters`, as `wmtsim.sweep.run_task`), so the
-    values are those of ``simulate(world, ...).trajectories``.
+    `simulation.run_engine` call and `metrics_from_counters`, as `wmtsim.sweep.run_task`),
+    so the values are those of ``simulate(world, ...).trajectories``.
     """
 
     def __init__(self, world: World, scenario: Scenario, threads: int | None = None) -> None:
@@ -277,13 +276,13 @@ class CoalitionRunner:
         self.runs = 0
 
     def __call__(self, policy: Policy) -> dict[str, np.ndarray]:
-        from .engine import run
+        from .simulation import run_engine
 
         key = policy.pack().tobytes()
         if key not in self._cache:
             sc = self.scenario
-            counts, _, _ = run(self.world, policy.pack(), sc.params.pack(), sc.stubs.pack(),
-                               0, self.threads, sc.baselines.pack())
+            counts, _, _ = run_engine(self.world, policy, sc.params, sc.stubs, sc.baselines,
+                                      self.threads)
             self._cache[key] = _metric_values(counts)
             self.runs += 1
         return self._cache[key]
