@@ -67,6 +67,38 @@ def headline_markdown(comp: Comparison) -> str:
     return "\n".join(lines)
 
 
+def verdicts_markdown(comp: Comparison) -> str:
+    """Per Table 4 metric: does Full WMT win, tie or lose against each other
+    configuration (paired per-trajectory difference, 95% interval)?"""
+    import polars as pl
+
+    out = []
+    for m in ("asr", "prr", "br", "af", "tsr"):
+        higher = m == "tsr"
+        wins, ties, losses = [], [], []
+        for p in comp.policies:
+            if p == "wmt":
+                continue
+            d = comp.paired.filter((pl.col("policy") == p) & (pl.col("metric") == m)).row(
+                0, named=True)
+            text = f"{policy_label(p)} {d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+            better_other = d["low"] > 0 if higher else d["high"] < 0
+            worse_other = d["high"] < 0 if higher else d["low"] > 0
+            (losses if better_other else wins if worse_other else ties).append(text)
+        parts = []
+        if wins:
+            parts.append("wins against " + "; ".join(wins))
+        if ties:
+            parts.append("**ties** with " + "; ".join(ties))
+        if losses:
+            parts.append("**loses** to " + "; ".join(losses))
+        out.append(f"* **{m.upper()}**: Full WMT " + ", ".join(parts) + ".")
+    out.append("")
+    out.append("(other − Full WMT, paired over the same trajectories, per-trajectory "
+               "means with 95% intervals.)")
+    return "\n".join(out)
+
+
 def checks_markdown(comp: Comparison) -> str:
     lines = ["| claim | holds | detail |", "|---|---|---|"]
     for c in comp.checks:
@@ -118,11 +150,11 @@ def table123_markdown(comp: Comparison) -> str:
 
 
 def replace_block(text: str, name: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- generated:{name} -->\n).*?(\n<!-- /generated:{name} -->)",
+    pattern = re.compile(rf"(<!-- generated:{name} -->\n)(?:.*?\n)?(<!-- /generated:{name} -->)",
                          re.S)
     if not pattern.search(text):
         raise SystemExit(f"block generated:{name} not found")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+    return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
 
 
 def main() -> None:
@@ -143,7 +175,7 @@ def main() -> None:
     text = readme.read_text(encoding="utf-8")
     text = replace_block(text, "headline", headline_markdown(t4) + "\n\n"
                          f"**{summary_line}** (n = 2000, seed 0; pooled over trajectories, "
-                         "as the paper's table).")
+                         "as the paper's table).\n\n" + verdicts_markdown(t4))
     readme.write_text(text, encoding="utf-8")
     print(f"wrote {cal} and {readme}: {summary_line}")
 
