@@ -255,6 +255,43 @@ def n_steps(steps: pl.DataFrame) -> int:
     return 0 if steps.is_empty() else int(steps.select(pl.col("step").max()).item()) + 1
 
 
+DETAIL_LIMIT = 40
+"""Above this many memories a trajectory is drawn as a summary: score bands instead of a
+line per memory, a window of steps in the selection raster, a tree without labels."""
+WINDOW = 30
+"""Steps in the selection raster's window of a large trajectory."""
+MEMORY_KINDS = ("action", "global", "summary")
+
+
+def memory_count(steps: pl.DataFrame) -> int:
+    """How many action, global and summary memories a per-step frame holds."""
+    return steps.filter(pl.col("kind").is_in(MEMORY_KINDS))["slot"].n_unique()
+
+
+def score_bands(steps: pl.DataFrame) -> pl.DataFrame:
+    """Per step and memory class (poisoned / clean): the mean, lowest and highest
+    retention score u of the memories at that step, and how many there are."""
+    return (steps.filter(pl.col("kind").is_in(MEMORY_KINDS))
+            .with_columns(memory=pl.when(pl.col("poisoned")).then(pl.lit("poisoned"))
+                          .otherwise(pl.lit("clean")))
+            .group_by("step", "memory")
+            .agg(mean=pl.col("u").mean(), low=pl.col("u").min(), high=pl.col("u").max(),
+                 memories=pl.len())
+            .sort("step", "memory"))
+
+
+def step_window(steps: pl.DataFrame, step: int, width: int = WINDOW
+                ) -> tuple[pl.DataFrame, int, int]:
+    """The rows of the ``width`` steps ending at ``step`` (or starting at 0), for the
+    memories in the candidate pool at some step of the window; and the window's first
+    and last step."""
+    last = min(max(step, width - 1), n_steps(steps) - 1)
+    first = max(last - width + 1, 0)
+    rows = steps.filter(pl.col("step").is_between(first, last))
+    pool = rows.filter(pl.col("eligible"))["slot"].unique()
+    return rows.filter(pl.col("slot").is_in(pool.implode())), first, last
+
+
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
     """Running BR (Eq. 11) and PRR (Eq. 9) after each recorded step.
 
