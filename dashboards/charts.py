@@ -6,6 +6,8 @@ clean memory.
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
@@ -172,14 +174,32 @@ def _tip(name: str) -> alt.Tooltip:
 
 
 def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
-    """Mean of ``metric`` over a grid of two parameters."""
+    """Mean of ``metric`` over a grid of two parameters: ordinal levels, or continuous
+    axes when the frame has bin bounds (``x_low``, ``x_high``, ... of
+    `services.grid_means`)."""
+    tooltip = [alt.Tooltip(field=_field(metric), title=metric, format=".3g"), "points:Q"]
+    color = alt.Color(field=_field(metric), type="quantitative", title=metric,
+                      scale=alt.Scale(scheme="viridis"))
+    if f"{x}_low" in frame.columns:
+        enc: dict[str, Any] = {
+            "x": alt.X(field=_field(f"{x}_low"), type="quantitative", title=x,
+                       scale=alt.Scale(zero=False, nice=False)),
+            "x2": alt.X2(field=_field(f"{x}_high")),
+            "y": alt.Y(field=_field(f"{y}_low"), type="quantitative", title=y,
+                       scale=alt.Scale(zero=False, nice=False)),
+            "y2": alt.Y2(field=_field(f"{y}_high")),
+        }
+        tooltip = [alt.Tooltip(field=_field(f"{x}_low"), title=f"{x} from", format=".3g"),
+                   alt.Tooltip(field=_field(f"{x}_high"), title=f"{x} to", format=".3g"),
+                   alt.Tooltip(field=_field(f"{y}_low"), title=f"{y} from", format=".3g"),
+                   alt.Tooltip(field=_field(f"{y}_high"), title=f"{y} to", format=".3g"),
+                   *tooltip]
+    else:
+        enc = {"x": alt.X(field=_field(x), type="ordinal", title=x),
+               "y": alt.Y(field=_field(y), type="ordinal", title=y, sort="descending")}
+        tooltip = [_tip(x), _tip(y), *tooltip]
     return alt.Chart(frame.to_pandas()).mark_rect().encode(
-        x=alt.X(field=_field(x), type="ordinal", title=x),
-        y=alt.Y(field=_field(y), type="ordinal", title=y, sort="descending"),
-        color=alt.Color(field=_field(metric), type="quantitative", title=metric,
-                        scale=alt.Scale(scheme="viridis")),
-        tooltip=[_tip(x), _tip(y), alt.Tooltip(field=_field(metric), title=metric,
-                                               format=".4g"), "points:Q"],
+        **enc, color=color, tooltip=tooltip,
     ).properties(title=f"{metric} over {x} × {y}", height=300)
 
 
@@ -188,8 +208,10 @@ def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
     """Every sweep point (grey) and the Pareto front (line) of ``y`` against ``x``."""
     tips = [_tip(t) for t in tooltip]
     all_pts = alt.Chart(points.to_pandas()).mark_circle(size=40, color="#bbbbbb").encode(
-        x=alt.X(field=_field(x), type="quantitative", title=x),
-        y=alt.Y(field=_field(y), type="quantitative", title=y), tooltip=tips)
+        x=alt.X(field=_field(x), type="quantitative", title=x,
+                scale=alt.Scale(zero=False)),  # zoomed to the points
+        y=alt.Y(field=_field(y), type="quantitative", title=y,
+                scale=alt.Scale(zero=False)), tooltip=tips)
     front_line = alt.Chart(front.sort(x).to_pandas()).mark_line(
         point=alt.OverlayMarkDef(size=70, filled=True, color="#d62728"),
         color="#d62728").encode(
