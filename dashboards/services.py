@@ -281,16 +281,32 @@ def score_bands(steps: pl.DataFrame) -> pl.DataFrame:
             .sort("step", "memory"))
 
 
-def step_window(steps: pl.DataFrame, step: int, width: int = WINDOW
-                ) -> tuple[pl.DataFrame, int, int]:
-    """The rows of the ``width`` steps ending at ``step`` (or starting at 0), for the
-    memories in the candidate pool at some step of the window; and the window's first
-    and last step."""
+WINDOW_MEMORIES = 60
+"""At most this many memories (the newest in the pool) in a step window."""
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """Rows of a window of steps, for some of the memories in the candidate pool."""
+
+    rows: pl.DataFrame
+    first: int
+    last: int
+    shown: int  # memories in ``rows``
+    in_pool: int  # memories in the candidate pool at some step of the window
+
+
+def step_window(steps: pl.DataFrame, step: int, width: int = WINDOW,
+                most: int = WINDOW_MEMORIES) -> StepWindow:
+    """The ``width`` steps ending at ``step`` (or starting at 0), for the ``most`` newest
+    memories (highest slots) in the candidate pool at some step of the window."""
     last = min(max(step, width - 1), n_steps(steps) - 1)
     first = max(last - width + 1, 0)
     rows = steps.filter(pl.col("step").is_between(first, last))
-    pool = rows.filter(pl.col("eligible"))["slot"].unique()
-    return rows.filter(pl.col("slot").is_in(pool.implode())), first, last
+    pool = rows.filter(pl.col("eligible"))["slot"].unique().sort()
+    keep = pool.tail(most)
+    return StepWindow(rows.filter(pl.col("slot").is_in(keep.implode())), first, last,
+                      keep.len(), pool.len())
 
 
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:

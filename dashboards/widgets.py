@@ -150,18 +150,22 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
     nodes, edges = services.tree_layout(at)
     tree_title = f"memory tree at step {min(step, last)}"
     if large:
-        tree_title += f" ({plural(at.height, 'node')}; scroll to zoom, drag to pan)"
+        tree_title += f" ({plural(at.height, 'node')})"
     st.altair_chart(charts.tree_chart(nodes, edges, tree_title, labels=not large),
                     width="stretch")
     if large:
+        st.caption("A large trajectory: the tree without labels (scroll on it to zoom, "
+                   "drag to pan), the scores as a band per class, the selections of a "
+                   "window of steps.")
         st.altair_chart(charts.score_bands(services.score_bands(view.steps), step,
                                            "retention score u: mean and range per class"),
                         width="stretch")
-        window, first, stop = services.step_window(view.steps, step)
-        shown = window["slot"].n_unique()
+        w = services.step_window(view.steps, step)
+        pool = plural(w.in_pool, "memory", "memories")
         st.altair_chart(charts.selection_raster(
-            window, step, f"selections, steps {first}–{stop} "
-                          f"({plural(shown, 'memory', 'memories')} in the pool)"),
+            w.rows, step, f"selections, steps {w.first}–{w.last} ("
+                          + (f"{pool} in the pool" if w.shown == w.in_pool
+                             else f"the newest {w.shown} of {pool} in the pool") + ")"),
             width="stretch")
     else:
         st.altair_chart(charts.score_lines(view.steps, step, "retention scores u"),
