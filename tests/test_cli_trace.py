@@ -118,7 +118,8 @@ def test_replay_trace_without_select(tmp_path: Path) -> None:
 def test_demo_prints_decay_and_writes_parquet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                               ) -> None:
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["demo"])
+    # Wide enough for the whole table (pytest-xdist workers set COLUMNS=80).
+    result = runner.invoke(app, ["demo"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     out = tmp_path / "results" / "demo" / "paper_a4_replay.parquet"
     assert out.is_file()
