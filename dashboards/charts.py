@@ -6,6 +6,8 @@ clean memory.
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
@@ -24,32 +26,42 @@ def _poison_label(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
-               label: str = "slot") -> alt.Chart | alt.LayerChart:
-    """A tree drawing: nodes at ``(x, depth)``; colour = poisoned, shape = state,
-    size = retention score ``u``, hollow when outside the candidate pool."""
+               label: str = "slot", labels: bool = True) -> alt.LayerChart:
+    """A tree drawing: nodes at ``(x, depth)``, edges from each parent to its children;
+    colour = poisoned, shape = state, size = retention score ``u``, outline = selected,
+    missed or outside the pool. ``labels`` writes each node's u above it (small trees)."""
     nodes = _poison_label(nodes).with_columns(
         pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
         .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
         .otherwise(pl.lit("outside the pool")))
-    y = alt.Y("depth:Q", scale=alt.Scale(reverse=True), axis=None)
-    x = alt.X("x:Q", axis=None)
+    depth = alt.Scale(reverse=True, domainMin=-0.3)  # room above the root for its label
     lines = alt.Chart(edges.to_pandas()).mark_rule(color="#999999").encode(
-        x=x, y=y, x2="x2:Q", y2="y2:Q")
-    tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".4f"), "m", "poisoned",
+        x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", scale=depth, axis=None),
+        x2="x2:Q", y2="y2:Q")
+    tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".3f"), "m", "poisoned",
                "pool"]
+    sizes = [30, 400] if labels else [8, 80]
+    legend = {"orient": "bottom", "direction": "vertical"}  # side by side, below
     points = alt.Chart(nodes.to_pandas()).mark_point(filled=True, opacity=0.9).encode(
-        x=x, y=y,
-        color=alt.Color("memory:N", scale=POISON_SCALE, title="memory"),
-        shape=alt.Shape("state:N", scale=STATE_SHAPES, title="state"),
-        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=[30, 400]),
-                      title="score u"),
-        stroke=alt.Stroke("pool:N", scale=SELECTION_SCALE, title="this step"),
-        strokeWidth=alt.value(2),
+        x=alt.X("x:Q", axis=None), y=alt.Y("depth:Q", scale=depth, axis=None),
+        color=alt.Color("memory:N", scale=POISON_SCALE, title="memory",
+                        legend=alt.Legend(**legend)),
+        shape=alt.Shape("state:N", scale=STATE_SHAPES, title="state",
+                        legend=alt.Legend(**legend)),
+        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=sizes), title="score u",
+                      legend=alt.Legend(**legend, values=[0.25, 0.5, 1.0], format=".2")),
+        stroke=alt.Stroke("pool:N", scale=SELECTION_SCALE, title="this step",
+                          legend=alt.Legend(**legend)),
+        strokeWidth=alt.value(2 if labels else 1),
         tooltip=tooltip,
     )
-    text = alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
-        x=x, y=y, text=alt.Text("u:Q", format=".2f"))
-    return (lines + points + text).properties(title=title, height=260)
+    layers = lines + points
+    if labels:
+        layers += alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
+            x="x:Q", y="depth:Q", text=alt.Text("u:Q", format=".2f"))
+    # The height holds the legends too (Streamlit fits a stretched chart to its box).
+    chart = layers.properties(title=title, height=440)
+    return chart if labels else chart.interactive()  # a large tree: zoom and pan
 
 
 def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
@@ -67,6 +79,25 @@ def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x="step:Q")
     return (lines + rule).properties(title=title, height=220)
+
+
+def score_bands(bands: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
+    """Mean retention score u of the poisoned and the clean memories over the steps, with
+    the band from the lowest to the highest (a trajectory too large for one line each)."""
+    base = alt.Chart(bands.to_pandas())
+    x = alt.X("step:Q", title="step")
+    color = alt.Color("memory:N", scale=POISON_SCALE)
+    band = base.mark_area(opacity=0.2).encode(
+        x=x, y=alt.Y("low:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
+        y2="high:Q", color=color)
+    mean = base.mark_line().encode(
+        x=x, y="mean:Q", color=color,
+        tooltip=["step", "memory", alt.Tooltip("mean:Q", format=".3f"),
+                 alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"),
+                 "memories"])
+    rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
+        color="black", strokeDash=[4, 3]).encode(x="step:Q")
+    return (band + mean + rule).properties(title=title, height=220)
 
 
 def selection_raster(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
@@ -94,7 +125,7 @@ def selection_raster(steps: pl.DataFrame, current: int, title: str) -> alt.Layer
 def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
     """Running BR and PRR over the steps."""
     long = rates.unpivot(index="step", on=["br", "prr"], variable_name="metric")
-    lines = alt.Chart(long.to_pandas()).mark_line(point=True).encode(
+    lines = alt.Chart(long.to_pandas()).mark_line(point=rates.height <= 100).encode(
         x=alt.X("step:Q"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("metric:N", title="running"),
         tooltip=["step", "metric", alt.Tooltip("value:Q", format=".3f")])
@@ -143,14 +174,32 @@ def _tip(name: str) -> alt.Tooltip:
 
 
 def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
-    """Mean of ``metric`` over a grid of two parameters."""
+    """Mean of ``metric`` over a grid of two parameters: ordinal levels, or continuous
+    axes when the frame has bin bounds (``x_low``, ``x_high``, ... of
+    `services.grid_means`)."""
+    tooltip = [alt.Tooltip(field=_field(metric), title=metric, format=".3g"), "points:Q"]
+    color = alt.Color(field=_field(metric), type="quantitative", title=metric,
+                      scale=alt.Scale(scheme="viridis"))
+    if f"{x}_low" in frame.columns:
+        enc: dict[str, Any] = {
+            "x": alt.X(field=_field(f"{x}_low"), type="quantitative", title=x,
+                       scale=alt.Scale(zero=False, nice=False)),
+            "x2": alt.X2(field=_field(f"{x}_high")),
+            "y": alt.Y(field=_field(f"{y}_low"), type="quantitative", title=y,
+                       scale=alt.Scale(zero=False, nice=False)),
+            "y2": alt.Y2(field=_field(f"{y}_high")),
+        }
+        tooltip = [alt.Tooltip(field=_field(f"{x}_low"), title=f"{x} from", format=".3g"),
+                   alt.Tooltip(field=_field(f"{x}_high"), title=f"{x} to", format=".3g"),
+                   alt.Tooltip(field=_field(f"{y}_low"), title=f"{y} from", format=".3g"),
+                   alt.Tooltip(field=_field(f"{y}_high"), title=f"{y} to", format=".3g"),
+                   *tooltip]
+    else:
+        enc = {"x": alt.X(field=_field(x), type="ordinal", title=x),
+               "y": alt.Y(field=_field(y), type="ordinal", title=y, sort="descending")}
+        tooltip = [_tip(x), _tip(y), *tooltip]
     return alt.Chart(frame.to_pandas()).mark_rect().encode(
-        x=alt.X(field=_field(x), type="ordinal", title=x),
-        y=alt.Y(field=_field(y), type="ordinal", title=y, sort="descending"),
-        color=alt.Color(field=_field(metric), type="quantitative", title=metric,
-                        scale=alt.Scale(scheme="viridis")),
-        tooltip=[_tip(x), _tip(y), alt.Tooltip(field=_field(metric), title=metric,
-                                               format=".4g"), "points:Q"],
+        **enc, color=color, tooltip=tooltip,
     ).properties(title=f"{metric} over {x} × {y}", height=300)
 
 
@@ -159,8 +208,10 @@ def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
     """Every sweep point (grey) and the Pareto front (line) of ``y`` against ``x``."""
     tips = [_tip(t) for t in tooltip]
     all_pts = alt.Chart(points.to_pandas()).mark_circle(size=40, color="#bbbbbb").encode(
-        x=alt.X(field=_field(x), type="quantitative", title=x),
-        y=alt.Y(field=_field(y), type="quantitative", title=y), tooltip=tips)
+        x=alt.X(field=_field(x), type="quantitative", title=x,
+                scale=alt.Scale(zero=False)),  # zoomed to the points
+        y=alt.Y(field=_field(y), type="quantitative", title=y,
+                scale=alt.Scale(zero=False)), tooltip=tips)
     front_line = alt.Chart(front.sort(x).to_pandas()).mark_line(
         point=alt.OverlayMarkDef(size=70, filled=True, color="#d62728"),
         color="#d62728").encode(

@@ -16,6 +16,7 @@ Parts of the library that may be missing (scenarios, the paper comparison, sweep
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 import warnings
 from dataclasses import dataclass
@@ -256,6 +257,59 @@ def n_steps(steps: pl.DataFrame) -> int:
     return 0 if steps.is_empty() else int(steps.select(pl.col("step").max()).item()) + 1
 
 
+DETAIL_LIMIT = 40
+"""Above this many memories a trajectory is drawn as a summary: score bands instead of a
+line per memory, a window of steps in the selection raster, a tree without labels."""
+WINDOW = 30
+"""Steps in the selection raster's window of a large trajectory."""
+MEMORY_KINDS = ("action", "global", "summary")
+
+
+def memory_count(steps: pl.DataFrame) -> int:
+    """How many action, global and summary memories a per-step frame holds."""
+    return steps.filter(pl.col("kind").is_in(MEMORY_KINDS))["slot"].n_unique()
+
+
+def score_bands(steps: pl.DataFrame) -> pl.DataFrame:
+    """Per step and memory class (poisoned / clean): the mean, lowest and highest
+    retention score u of the memories at that step, and how many there are."""
+    return (steps.filter(pl.col("kind").is_in(MEMORY_KINDS))
+            .with_columns(memory=pl.when(pl.col("poisoned")).then(pl.lit("poisoned"))
+                          .otherwise(pl.lit("clean")))
+            .group_by("step", "memory")
+            .agg(mean=pl.col("u").mean(), low=pl.col("u").min(), high=pl.col("u").max(),
+                 memories=pl.len())
+            .sort("step", "memory"))
+
+
+WINDOW_MEMORIES = 60
+"""At most this many memories (the newest in the pool) in a step window."""
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """Rows of a window of steps, for some of the memories in the candidate pool."""
+
+    rows: pl.DataFrame
+    first: int
+    last: int
+    shown: int  # memories in ``rows``
+    in_pool: int  # memories in the candidate pool at some step of the window
+
+
+def step_window(steps: pl.DataFrame, step: int, width: int = WINDOW,
+                most: int = WINDOW_MEMORIES) -> StepWindow:
+    """The ``width`` steps ending at ``step`` (or starting at 0), for the ``most`` newest
+    memories (highest slots) in the candidate pool at some step of the window."""
+    last = min(max(step, width - 1), n_steps(steps) - 1)
+    first = max(last - width + 1, 0)
+    rows = steps.filter(pl.col("step").is_between(first, last))
+    pool = rows.filter(pl.col("eligible"))["slot"].unique().sort()
+    keep = pool.tail(most)
+    return StepWindow(rows.filter(pl.col("slot").is_in(keep.implode())), first, last,
+                      keep.len(), pool.len())
+
+
 def running_rates(steps: pl.DataFrame) -> pl.DataFrame:
     """Running BR (Eq. 11) and PRR (Eq. 9) after each recorded step.
 
@@ -352,7 +406,9 @@ def replay_trace(text: str) -> TraceView:
     for _, ev in read_events(lines):
         if ev.get("op") in ("task", "action"):
             parents[ev["id"]] = ev["parent"]
-        elif ev.get("op") in ("query", "global"):
+        elif ev.get("op") == "query":
+            parents[ev.get("id", "root")] = None  # the trace format's default root id
+        elif ev.get("op") == "global":
             parents[ev["id"]] = None
     nodes = result.frame["node"].unique(maintain_order=True).to_list()
     for node in nodes:  # fold summaries: "<task>/summary" under the task
@@ -449,19 +505,76 @@ def sweep_mtime(folder: str) -> float:
     return manifest.stat().st_mtime if manifest.is_file() else 0.0
 
 
-def find_sweeps(base: str = "results") -> list[str]:
-    """Folders under ``base`` (relative to the repository or absolute) holding a sweep."""
+RESULTS_ENV = "WMTSIM_RESULTS"
+"""Where the sweep explorer looks for sweeps (default: the repository's results/)."""
+
+
+def find_sweeps(base: str | None = None) -> list[str]:
+    """Sweep output folders under ``base`` (default ``$WMTSIM_RESULTS`` or results/;
+    relative to the repository or absolute), newest first: folders whose manifest.json
+    was written by `wmtsim sweep` (run and compare folders have one too, not a sweep's)."""
+    base = base or os.environ.get(RESULTS_ENV) or "results"
     root = Path(base) if Path(base).is_absolute() else REPO / base
     if not root.is_dir():
         return []
-    return sorted(str(p.parent) for p in root.glob("**/manifest.json"))[:200]
+    found = []
+    for manifest in root.glob("**/manifest.json"):
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "sweep_id" in data and "design" in data:
+            found.append((manifest.stat().st_mtime, str(manifest.parent)))
+    return [folder for _, folder in sorted(found, reverse=True)][:200]
 
 
-def grid_means(table: pl.DataFrame, x: str, y: str, metric: str) -> pl.DataFrame:
+def short_path(folder: str) -> str:
+    """A folder relative to the repository when it is inside it."""
+    path = Path(folder)
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else folder
+
+
+HEATMAP_BINS = (8, 8)
+"""Bins per axis of a heatmap over two continuous parameters."""
+
+
+def is_continuous(view: SweepView, parameter: str) -> bool:
+    """Whether a sweep parameter takes values from a range (lhs, sobol or random design)
+    rather than from a list of levels (grid)."""
+    return view.manifest["design"]["kind"] != "grid" and \
+        view.table.schema[parameter].is_numeric()
+
+
+def grid_means(table: pl.DataFrame, x: str, y: str, metric: str,
+               bins: tuple[int, int] | None = None) -> pl.DataFrame:
     """Mean of the per-point means of ``metric`` in each ``(x, y)`` cell (averaging over
-    the other parameters, replicates and scenarios of the rows given)."""
-    return (table.group_by(x, y).agg(pl.col(metric).mean(), pl.len().alias("points"))
-            .sort(x, y))
+    the other parameters, replicates and scenarios of the rows given), with the number of
+    points per cell.
+
+    ``bins``: cut a continuous ``x`` and ``y`` into that many equal-width bins; each cell
+    then has its bounds ``x_low``, ``x_high``, ``y_low``, ``y_high`` (``x`` and ``y`` are
+    the bin centres).
+    """
+    if bins is None:
+        return (table.group_by(x, y).agg(pl.col(metric).mean(), pl.len().alias("points"))
+                .sort(x, y))
+    edges = {}
+    binned = table
+    for name, k in ((x, bins[0]), (y, bins[1])):
+        lo, hi = float(table[name].min()), float(table[name].max())  # type: ignore[arg-type]
+        width = (hi - lo) / k if hi > lo else 1.0
+        edges[name] = (lo, width)
+        index = ((pl.col(name) - lo) / width).floor().clip(0, k - 1)
+        binned = binned.with_columns(index.alias(f"{name}__bin"))
+    cells = binned.group_by(f"{x}__bin", f"{y}__bin").agg(
+        pl.col(metric).mean(), pl.len().alias("points"))
+    out = []
+    for name in (x, y):
+        lo, width = edges[name]
+        b = pl.col(f"{name}__bin")
+        out += [(lo + b * width).alias(f"{name}_low"), (lo + (b + 1) * width).alias(
+            f"{name}_high"), (lo + (b + 0.5) * width).alias(name)]
+    return cells.select(*out, metric, "points").sort(x, y)
 
 
 def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:

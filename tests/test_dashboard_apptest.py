@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
+from wmtsim.formatting import interval, num, plural
 from wmtsim.params import Params
 from wmtsim.simulation import simulate
 from wmtsim.trace import replay
@@ -119,9 +120,9 @@ def test_dynamics_shows_the_library_numbers_and_reacts(scenario_file: str) -> No
         _no_exception(at)
         shown = _metrics(at)
         # first column: the scenario's last policy (wmt); second: its first (linear)
-        assert shown["BR (trajectory)"] == [f"{ref['br'][k]:.4f}", f"{lin['br'][k]:.4f}"]
-        assert shown["PRR (trajectory)"] == [f"{ref['prr'][k]:.4f}", f"{lin['prr'][k]:.4f}"]
-        assert shown["ASR (trajectory)"][0] == f"{ref['asr'][k]:.4f}"
+        assert shown["BR (trajectory)"] == [num(ref["br"][k]), num(lin["br"][k])]
+        assert shown["PRR (trajectory)"] == [num(ref["prr"][k]), num(lin["prr"][k])]
+        assert shown["ASR (trajectory)"][0] == num(ref["asr"][k])
 
     # The step slider moves the view: the caption names the step.
     captions = [c.value for c in at.caption]
@@ -145,7 +146,7 @@ def test_dynamics_params_change_the_trajectory(scenario_file: str) -> None:
     after = _metrics(at)["PRR (trajectory)"]
     lib = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1,
                    params=Params(budget=128)).trajectories
-    assert after == [f"{lib['prr'][1]:.4f}"]
+    assert after == [num(lib["prr"][1])]
     assert [c.proto.spec for c in at.get("vega_lite_chart")] != before  # scores decay faster
 
 
@@ -232,10 +233,14 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory, scenario_file: str) -> dict
     return out
 
 
+def _sweep_page(folder: str) -> AppTest:
+    at = _page("sweep")
+    at.query_params["folder"] = folder  # a shareable link opens that sweep
+    return at.run()
+
+
 def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
-    at = _page("sweep").run()
-    _no_exception(at)
-    at.sidebar.text_input(key="sweep_folder").set_value(sweeps["grid"]).run()
+    at = _sweep_page(sweeps["grid"])
     _no_exception(at)
     assert at.get("vega_lite_chart")  # heatmap, Pareto front, drill-down charts
     assert any("Sensitivity indices not available" in w.value for w in at.warning)
@@ -252,7 +257,7 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     at.selectbox(key="sweep_trajectory").set_value(5).run()
     _no_exception(at)
     row = stored.filter(pl.col("trajectory") == 5)
-    assert _metrics(at)["BR (trajectory)"] == [f"{row['br'][0]:.4f}"]
+    assert _metrics(at)["BR (trajectory)"] == [num(row["br"][0])]
 
     # Controls: another metric and another point change what is shown.
     spec_before = [c.proto.spec for c in at.get("vega_lite_chart")]
@@ -266,8 +271,7 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
 
 def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
                                                  tmp_path: Path) -> None:
-    at = _page("sweep").run()
-    at.sidebar.text_input(key="sweep_folder").set_value(sweeps["sobol"]).run()
+    at = _sweep_page(sweeps["sobol"])
     _no_exception(at)
     from wmtsim.analysis import sobol_indices
     from wmtsim.sweep_store import load_results
@@ -276,12 +280,14 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
         warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
         lib = sobol_indices(load_results(sweeps["sobol"]), "tsr")
     shown = _frame(at, "S1", "parameter")
-    assert shown["S1"].to_list() == pytest.approx(lib["S1"].to_list(), nan_ok=True)
+    assert shown["S1"].to_list() == [interval(r["S1"], r["S1_low"], r["S1_high"])
+                                     for r in lib.iter_rows(named=True)]
+    assert "NaN" not in " ".join(shown["S1"].to_list() + shown["ST"].to_list())
     assert at.get("vega_lite_chart")
 
-    at.sidebar.text_input(key="sweep_folder").set_value(str(tmp_path)).run()
-    _no_exception(at)
-    assert any("not available" in w.value for w in at.warning)
+    missing = _sweep_page(str(tmp_path))  # a link to a folder that holds no sweep
+    _no_exception(missing)
+    assert any("not available" in w.value for w in missing.warning)
 
 
 # ---------------------------------------------------------------------------------------
@@ -360,3 +366,171 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
     result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])
     assert result.exit_code == 2
     assert "dashboard app was not found" in result.output
+
+
+# ---------------------------------------------------------------------------------------
+# Switching the scenario (or sweep, or trace): every label, title and count follows it
+
+
+OTHER_SEED = 5
+OTHER_N = 40
+OTHER = f"""
+name = "dash_other"
+description = "one injection, two other configurations"
+n = {OTHER_N}
+seed = {OTHER_SEED}
+policies = ["a1_unweighted", "a3_no_semantic"]
+
+[[poison]]
+kind = "failed"
+"""
+OTHER_WORLD = WorldSpec(poison=(PoisonSpec("failed"),))
+
+
+@pytest.fixture(scope="module")
+def other_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("other") / "dash_other.toml"
+    path.write_text(OTHER, encoding="utf-8")
+    return str(path)
+
+
+def _charts(at: AppTest) -> list[tuple[dict[str, object], dict[str, pl.DataFrame]]]:
+    """Every chart's Vega-Lite spec and its datasets, as drawn."""
+    import pyarrow as pa
+
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        data = {d.name: pl.from_arrow(pa.ipc.open_stream(d.data.data).read_all())
+                for d in chart.proto.datasets}
+        out.append((json.loads(chart.proto.spec), data))
+    return out  # type: ignore[return-value]
+
+
+def _title(spec: dict[str, object]) -> str:
+    title = spec.get("title", "")
+    return str(title.get("text", "") if isinstance(title, dict) else title)
+
+
+def test_dynamics_follows_a_scenario_switch(scenario_file: str, other_file: str) -> None:
+    at = _with_scenario(_page("dynamics"), scenario_file)
+    at.sidebar.selectbox(key="dyn_policy_a").set_value("a2_no_controller").run()
+    at.sidebar.number_input(key="dyn_trajectory").set_value(4).run()
+    at.slider(key="dyn_step").set_value(2).run()
+    at.sidebar.text_input(key="dyn_path").set_value(other_file).run()
+    _no_exception(at)
+    at.sidebar.number_input(key="dyn_trajectory").set_value(1).run()  # one more rerun
+    _no_exception(at)
+
+    # The controls show the new scenario's defaults, not the old choices.
+    assert at.sidebar.selectbox(key="dyn_policy_a").value == "a3_no_semantic"
+    assert at.sidebar.selectbox(key="dyn_policy_b").value == "a1_unweighted"
+    assert at.sidebar.number_input(key="dyn_seed").value == OTHER_SEED
+    labels = {"a3_no_semantic": "A3 No Semantic Retrieval", "a1_unweighted":
+              "A1 Unweighted Tree"}
+    assert [h.value for h in at.subheader] == list(labels.values())
+    # What the panels show is the library's trajectory 1 of those configurations.
+    for column, policy in enumerate(labels):
+        res = simulate(OTHER_WORLD, policy, n=2, seed=OTHER_SEED, threads=1, record_steps=2)
+        lib = res.trajectories
+        assert _metrics(at)["BR (trajectory)"][column] == num(lib["br"][1])
+        assert _metrics(at)["PRR (trajectory)"][column] == num(lib["prr"][1])
+    steps = res.steps.filter(pl.col("trajectory") == 1)
+    last = int(steps["step"].max())  # type: ignore[arg-type]
+    assert at.slider(key="dyn_step").value == last  # opens on the last step again
+    # The tree's title names the step, and it draws as many nodes as the caption counts.
+    nodes = steps.filter(pl.col("step") == last).height
+    trees = [(spec, data) for spec, data in _charts(at)
+             if _title(spec).startswith("memory tree")]
+    assert len(trees) == 2
+    assert _title(trees[1][0]) == f"memory tree at step {last}"
+    assert max(d.height for d in trees[1][1].values()) == nodes
+    assert f"step {last}: after the `final` event, {plural(nodes, 'memory', 'memories')}" \
+        in [c.value for c in at.caption]
+
+
+def test_compare_follows_a_scenario_switch(scenario_file: str, other_file: str) -> None:
+    at = _with_scenario(_page("compare"), scenario_file)
+    at.sidebar.multiselect(key="cmp_policies").set_value(["wmt", "a2_no_controller",
+                                                          "linear"]).run()
+    at.sidebar.number_input(key="cmp_n").set_value(30).run()
+    at.sidebar.text_input(key="cmp_path").set_value(other_file).run()
+    _no_exception(at)
+
+    assert at.sidebar.multiselect(key="cmp_policies").value == ["a1_unweighted",
+                                                                "a3_no_semantic"]
+    assert at.sidebar.number_input(key="cmp_n").value == OTHER_N
+    assert at.sidebar.number_input(key="cmp_seed").value == OTHER_SEED
+    assert at.subheader[0].value == (f"2 configurations × {OTHER_N} trajectories, "
+                                     f"seed {OTHER_SEED}")
+    table = _table(at)
+    assert table["configuration"].unique(maintain_order=True).to_list() == [
+        "A1 Unweighted Tree", "A3 No Semantic Retrieval"]
+    summary = simulate(OTHER_WORLD, "a3_no_semantic", n=OTHER_N, seed=OTHER_SEED,
+                       threads=1).summary()
+    row = table.filter((pl.col("configuration") == "A3 No Semantic Retrieval")
+                       & (pl.col("metric") == "br"))
+    lib = summary.filter(pl.col("metric") == "br")
+    assert row["mean"][0] == pytest.approx(lib["mean"][0])
+    assert set(row["n"]) == {OTHER_N}
+    # The wide table: one column per configuration, cells in the precision policy.
+    wide = at.table[0].value
+    assert list(wide.columns) == ["better", "A1 Unweighted Tree", "A3 No Semantic Retrieval"]
+    assert wide.loc["br", "A3 No Semantic Retrieval"] == interval(
+        lib["mean"][0], lib["low"][0], lib["high"][0])
+    # The chart plots the same configurations.
+    (_spec, data), = _charts(at)
+    plotted = set().union(*(set(d["config"]) for d in data.values() if "config" in d.columns))
+    assert plotted == {"A1 Unweighted Tree", "A3 No Semantic Retrieval"}
+
+
+def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
+        sweeps: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import os
+
+    from dashboards import services
+
+    # Only sweep folders are offered: a compare folder's manifest is not a sweep's.
+    root = Path(sweeps["grid"]).parent
+    (root / "compare_out").mkdir(exist_ok=True)
+    (root / "compare_out" / "manifest.json").write_text('{"command": "compare"}')
+    os.utime(Path(sweeps["sobol"]) / "manifest.json")  # the newest
+    monkeypatch.setenv(services.RESULTS_ENV, str(root))
+    at = _page("sweep").run()
+    _no_exception(at)
+    assert at.sidebar.selectbox(key="sweep_folder").options == [sweeps["sobol"],
+                                                                sweeps["grid"]]
+    assert at.subheader[0].value == "sobol: sobol design, 32 of 32 points computed"
+    # Continuous parameters: the heatmap's axes are quantitative with bin bounds.
+    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
+    assert heat["encoding"]["x"]["type"] == "quantitative"  # type: ignore[index]
+    assert "x2" in heat["encoding"]  # type: ignore[operator]
+    at.sidebar.selectbox(key="sweep_metric").set_value("asr").run()
+
+    at.sidebar.selectbox(key="sweep_folder").set_value(sweeps["grid"]).run()
+    _no_exception(at)
+    assert at.subheader[0].value == "grid: grid design, 12 of 12 points computed"
+    assert at.sidebar.selectbox(key="sweep_metric").value == "tsr"  # the default again
+    assert at.sidebar.selectbox(key="sweep_policy").value == "linear"
+    titles = [_title(spec) for spec, _ in _charts(at)]
+    assert "tsr over params.rho × params.M" in titles
+    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
+    assert heat["encoding"]["x"]["type"] == "ordinal"  # type: ignore[index]
+    front = services.pareto(services.load_sweep_folder(sweeps["grid"]).table,
+                            "prompt_tokens", "tsr")
+    assert f"{plural(front.height, 'point')} on the front" in [e.label for e in at.expander]
+
+
+def test_trace_replay_follows_a_trace_switch(tmp_path: Path) -> None:
+    at = _page("trace").run()
+    at.slider(key="trace_step").set_value(6).run()
+    trace = tmp_path / "short.jsonl"
+    trace.write_text('{"op": "query"}\n{"op": "action", "id": "a", "parent": "root"}\n'
+                     '{"op": "select", "selected": []}\n{"op": "select", "selected": []}\n',
+                     encoding="utf-8")
+    at.sidebar.text_input(key="trace_path").set_value(str(trace)).run()
+    _no_exception(at)
+    assert at.slider(key="trace_step").value == 1
+    assert at.subheader[0].value == str(trace)
+    assert _metrics(at)["select steps"] == ["2"]
+    titles = [_title(spec) for spec, _ in _charts(at)]
+    assert titles[0] == "tree after select step 1 (line 3)"

@@ -149,12 +149,12 @@ def test_cli_exits_2_and_writes_nothing(tmp_path: Path, lines: list[str], messag
     out_dir = tmp_path / "out"
     result = CliRunner().invoke(app, ["replay", str(trace), "--out", str(out_dir / "r.parquet")])
     assert result.exit_code == 2, result.output
-    assert f"error: {message}" in result.stderr
+    assert f"error: {trace}: {message}" in result.stderr  # the error names the file
     assert not out_dir.exists()  # nothing written, not even the directory
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
     check = CliRunner().invoke(app, ["check", str(trace)])
     assert check.exit_code == 2
-    assert f"error: {message}" in check.stderr
+    assert f"error: {trace}: {message}" in check.stderr
 
 
 def test_error_lines_count_blank_lines_in_files(tmp_path: Path) -> None:

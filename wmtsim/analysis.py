@@ -286,10 +286,12 @@ def sensitivity_chart(indices: pl.DataFrame) -> alt.FacetChart:
         for kind in ("S1", "ST")]).group_by("policy", "parameter", "index").mean()
     data = long.to_pandas()
     bars = alt.Chart().mark_bar().encode(
-        x=alt.X("parameter:N"), xOffset="index:N", y=alt.Y("value:Q", title="index"),
-        color="index:N")
+        x=alt.X("parameter:N"), xOffset="index:N",
+        y=alt.Y("value:Q", title="Sobol index (S1 first order, ST total)"),
+        color=alt.Color("index:N", title="index"))
     errs = alt.Chart().mark_errorbar().encode(
-        x="parameter:N", xOffset="index:N", y="low:Q", y2="high:Q")
+        x="parameter:N", xOffset="index:N",
+        y=alt.Y("low:Q", title="Sobol index (S1 first order, ST total)"), y2="high:Q")
     return alt.layer(bars, errs, data=data).properties(width=320, height=200).facet(
         row="policy:N").properties(title="Sobol indices (bootstrap intervals)")
 

@@ -16,6 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from .formatting import interval, num, plural
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -81,9 +83,9 @@ def _run_trace(trace: Path) -> Replay:
     try:
         return run(trace)
     except TraceError as e:
-        raise _fail(str(e)) from None
+        raise _fail(f"{trace}: {e}") from None
     except OSError as e:
-        raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
+        raise _fail(f"{trace}: cannot read: {e.strerror or e}") from None
 
 
 def _stream_trace(trace: Path, out: Path | None) -> Streamed:
@@ -115,12 +117,58 @@ def _write(frame: pl.DataFrame, out: Path) -> Path:
         raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
 
 
-def _print_table(table: Table) -> None:
-    """Print a table at its natural width, even when stdout is a pipe (80 columns)."""
+def _terminal_width() -> int | None:
+    """The terminal's width (``COLUMNS`` when set), or None when stdout is not a terminal
+    (a pipe or a file gets whole tables)."""
+    import os
+    import shutil
+    import sys
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _widths(table: Table) -> tuple[int, int]:
+    """The narrowest width ``table`` wraps to without breaking a word, and its width
+    without wrapping."""
     from rich.measure import Measurement
 
-    natural = Measurement.get(out_console, out_console.options.update_width(240), table).maximum
-    Console(width=min(max(out_console.width, natural), 240)).print(table)
+    m = Measurement.get(out_console, out_console.options.update_width(1000), table)
+    return m.minimum, m.maximum
+
+
+def _fit(table: Table, width: int) -> tuple[Table, list[str]]:
+    """``table`` without the trailing columns that do not fit in ``width`` even wrapped
+    (the first two columns always stay), and the names of the columns left out."""
+    import copy
+
+    fitted = copy.deepcopy(table)
+    dropped: list[str] = []
+    while len(fitted.columns) > 2 and _widths(fitted)[0] > width:
+        dropped.insert(0, str(fitted.columns.pop().header).replace("\n", " "))
+    return fitted, dropped
+
+
+def _print_table(table: Table, full: str | None = None) -> None:
+    """Print a table that fits the terminal: whole when it fits (or stdout is not a
+    terminal), else with its cells wrapped, and without its last columns if even that is
+    too wide, with a note naming them and ``full``, where the whole table is."""
+    natural = _widths(table)[1]
+    width = _terminal_width()
+    if width is None or natural <= width:
+        Console(width=min(natural, 1000)).print(table)
+        return
+    fitted, dropped = _fit(table, width)
+    Console(width=width).print(fitted)
+    if dropped:
+        where = f"; the full table is in {full}" if full else "; widen the terminal to see them"
+        out_console.print(f"({plural(len(dropped), 'column')} left out to fit {width} "
+                          f"characters: {', '.join(dropped)}{where})", markup=False,
+                          highlight=False)
 
 
 def _fmt(x: float | None) -> str:
@@ -166,10 +214,12 @@ def replay(
     _check_out(out)
     result = _stream_trace(trace, out)
     nodes = result.last.height
-    out_console.print(f"{trace}: {result.steps} select steps, {nodes} nodes, "
-                      f"{result.expectations} expectations", markup=False, highlight=False)
+    out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
+                      f"{plural(nodes, 'node')}, {plural(result.expectations, 'expectation')}",
+                      markup=False, highlight=False)
     if result.steps:
-        _print_table(_final_table(result.last, result.steps))
+        _print_table(_final_table(result.last, result.steps),
+                     full=None if out is None else str(out))
     if result.divergence is not None:
         out_console.print(f"note: an expectation does not hold: {result.divergence} "
                           "(run `wmtsim check` for an exit status)", markup=False,
@@ -194,13 +244,13 @@ def check(trace: TraceArg) -> None:
     d = result.divergence
     if d is not None:
         tol = "exact" if d.tol is None else f"{d.tol:g}"
-        out_console.print(f"FAIL: {d}", markup=False, highlight=False)
         out_console.print(
-            f"  line {d.line}, node {d.node!r}, field {d.field}: expected {d.expected!r}, "
-            f"got {d.got!r}, tolerance {tol}", markup=False, highlight=False)
+            f"FAIL: {trace}: line {d.line}, node {d.node!r}, field {d.field}: expected "
+            f"{d.expected!r}, got {d.got!r}, tolerance {tol}", markup=False, highlight=False)
         raise typer.Exit(1)
-    out_console.print(f"OK: {result.expectations} expectations hold", markup=False,
-                      highlight=False)
+    holds = "holds" if result.expectations == 1 else "hold"
+    out_console.print(f"OK: {plural(result.expectations, 'expectation')} {holds}",
+                      markup=False, highlight=False)
 
 
 def demo_trace_path() -> Path:
@@ -272,12 +322,13 @@ def demo(
     trace = demo_trace_path()
     result = _run_trace(trace)
     out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
-    _print_table(_decay_table(result.frame))
+    _print_table(_decay_table(result.frame), full=f"{out} (every step and node)")
     if result.divergence is None:
         out_console.print(f"OK: {result.expectations} hand-derived expectations hold",
                           markup=False, highlight=False)
     else:
-        out_console.print(f"FAIL: {result.divergence}", markup=False, highlight=False)
+        out_console.print(f"FAIL: {trace}: {result.divergence}", markup=False,
+                          highlight=False)
     written = _write(result.frame, out)
     out_console.print(f"replay ({result.frame.height} rows) written to {written}",
                       markup=False, highlight=False)
@@ -313,6 +364,15 @@ def warmup() -> None:
                       highlight=False)
 
 
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules holds None for it
+        return False
+
+
 @app.command()
 def dashboard(
     port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
@@ -336,6 +396,9 @@ def dashboard(
     if not app_file.is_file():
         raise _fail(f"the dashboard app was not found at {app_file} (dashboards/ ships with "
                     "the source repository, not the installed package)")
+    if not _installed("streamlit"):
+        raise _fail("the dashboard needs the 'dashboard' extra (Streamlit), which is not "
+                    "installed: pip install 'wmtsim[dashboard]'")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
@@ -418,7 +481,8 @@ def analyze(
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
         missing = incomplete(sweep_dir)
     except (SweepError, ValueError) as e:
-        raise _fail(str(e)) from None
+        text = str(e)
+        raise _fail(text if str(sweep_dir) in text else f"{sweep_dir}: {text}") from None
     except OSError as e:
         raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
                     f"{e.strerror or e}; nothing was written") from None
@@ -427,10 +491,73 @@ def analyze(
                           f"{missing[1]} points computed); these results cover only those "
                           "points. Resume it with `wmtsim sweep SWEEP --out "
                           f"{sweep_dir}`.", markup=False, highlight=False)
-    for name, path in written.items():
-        paths = path if isinstance(path, list) else [path]
-        out_console.print(f"{name}: {', '.join(map(str, paths))}", markup=False,
-                          highlight=False)
+    for line in _analysis_summary(sweep_dir, written, metric):
+        out_console.print(line, markup=False, highlight=False)
+    tables = [n for n, p in written.items() if not isinstance(p, list)]
+    chart_files = [n for n, p in written.items() if isinstance(p, list)]
+    folder = next(iter(written.values()))
+    folder = (folder[0] if isinstance(folder, list) else folder).parent
+    out_console.print(f"wrote {plural(len(tables), 'table')} (.csv, .parquet: "
+                      f"{', '.join(tables)})" + (f" and {plural(len(chart_files), 'chart')} "
+                      f"(.html, .png: {', '.join(chart_files)})" if chart_files else "")
+                      + f" to {folder}/", markup=False, highlight=False)
+
+
+def _setting(row: dict[str, object], parameters: list[str]) -> str:
+    """A sweep setting as ``policy, p=v, ...``."""
+    values = [f"{p}={v:.3g}" if isinstance(v := row[p], float) else f"{p}={v}"
+              for p in parameters]
+    return ", ".join([str(row["policy"]), *values])
+
+
+def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], metric: str
+                      ) -> list[str]:
+    """What `wmtsim analyze` found: the design, the Pareto front, the most robust setting
+    and the most influential parameter, read back from the tables it wrote."""
+    import polars as pl
+
+    from .sweep_store import load_results
+
+    def table(name: str) -> pl.DataFrame | None:
+        path = written.get(name)
+        return None if not isinstance(path, Path) else pl.read_parquet(
+            path.with_suffix(".parquet"))
+
+    res = load_results(sweep_dir)
+    params = list(res.parameters)
+    means = table("point_means")
+    n = 0 if means is None else means.height
+    policies = [] if means is None or not n else means["policy"].unique(
+        maintain_order=True).to_list()
+    lines = [f"{sweep_dir}: {res.kind} design over {plural(len(params), 'parameter')} "
+             f"({', '.join(params) or 'none'}); {plural(n, 'point')} computed, "
+             f"{plural(len(policies), 'configuration')} ({', '.join(policies)})"]
+    front = table("pareto")
+    if front is not None and front.height:
+        best = front.sort("tsr", descending=True).row(0, named=True)
+        lines.append(f"  Pareto front (tsr up, prompt tokens down): "
+                     f"{plural(front.height, 'point')}; highest tsr "
+                     f"{interval(best['tsr'], best['tsr_low'], best['tsr_high'])} at "
+                     f"{num(best['prompt_tokens'])} prompt tokens ({_setting(best, params)})")
+    robust = table("robust")
+    if robust is not None and robust.height:
+        top = robust.row(0, named=True)
+        lines.append(f"  most robust setting (best worst case of {metric} over "
+                     f"{plural(int(top['cases']), 'case')}): {_setting(top, params)}: worst "
+                     f"{num(top['worst'])}, mean {num(top['mean'])}")
+    sobol = table("sobol")
+    if sobol is not None and sobol.height:
+        ranked = (sobol.group_by("policy", "parameter", maintain_order=True)
+                  .agg(pl.col("ST", "ST_low", "ST_high").mean())
+                  .sort("ST", descending=True, nulls_last=True))
+        for policy in policies:
+            rows = ranked.filter(pl.col("policy") == policy)
+            if rows.height:
+                r = rows.row(0, named=True)
+                lines.append(f"  Sobol ({metric}, {policy}): largest total index "
+                             f"{r['parameter']} ST = "
+                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}")
+    return lines
 
 
 # Scenario commands (run, compare, calibrate, schema) live in wmtsim.cli_scenarios.

@@ -181,7 +181,8 @@ def run(
                                           json.dumps(manifest, indent=2).encode()))
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
-                                 f"seed={first.seed} — mean [95% CI]"))
+                                 f"seed={first.seed} — mean [95% CI]"),
+        full=str(out_dir / "summary.parquet"))
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
 
 
@@ -260,7 +261,7 @@ def compare(
         task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
         comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
     for t in comparison_tables(comp):
-        _cli()._print_table(t)
+        _cli()._print_table(t, full=str(out_dir / "report.txt"))
     with _writing(out_dir) as work:
         written = write_comparison(comp, work)
     passed = sum(c["passed"] for c in comp.checks)
@@ -390,7 +391,7 @@ def calibrate(
             c = next(x for x in res.cells if x["policy"] == p and x["metric"] == m)
             row.append(f"{c['simulated']:.3f} ({c['error']:+.3f}){'*' if c['fitted'] else ''}")
         et.add_row(*row)
-    _cli()._print_table(et)
+    _cli()._print_table(et, full=str(err_path))
     _say(f"{res.evaluations} evaluations in {res.seconds:.0f} s; wrote {out_path} and "
          f"{err_path}")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -311,18 +310,14 @@ def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
     return checks
 
 
-def _ci(cell: dict[str, Any], digits: int = 3, value: str = "mean") -> str:
-    """``value [low, high]`` of a summary cell; ``value`` is ``mean`` (per-trajectory
-    mean) or ``pooled`` (Σ/Σ over trajectories)."""
+def _ci(cell: dict[str, Any], sign: bool = False, value: str = "mean") -> str:
+    """``value [low, high]`` of a summary cell (`wmtsim.formatting.interval`); ``value`` is
+    ``mean`` (per-trajectory mean) or ``pooled`` (Σ/Σ over trajectories)."""
+    from .formatting import interval
+
     if value == "pooled":
-        mean, lo, hi = cell["pooled"], cell["pooled_low"], cell["pooled_high"]
-    else:
-        mean, lo, hi = cell["mean"], cell["low"], cell["high"]
-    if mean is None or not math.isfinite(mean):
-        return "–"
-    big = abs(mean) >= 100
-    f = (lambda x: f"{x:,.0f}") if big else (lambda x: f"{x:.{digits}f}")
-    return f"{f(mean)} [{f(lo)}, {f(hi)}]"
+        return interval(cell["pooled"], cell["pooled_low"], cell["pooled_high"], sign=sign)
+    return interval(cell["mean"], cell["low"], cell["high"], sign=sign)
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -355,7 +350,7 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
             row.append(_ci(c, value=value) if c else "–")
             if paper:
                 v = c.get("paper") if c else None
-                row.append("–" if v is None else f"{v:g}")
+                row.append("–" if v is None else f"{v:g}")  # as the paper prints it
         t.add_row(*row)
     return t
 
@@ -371,7 +366,8 @@ def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS
         t.add_column(policy_label(p), justify="right")
     cells = {(r["policy"], r["metric"]): r for r in paired.iter_rows(named=True)}
     for m in metrics:
-        t.add_row(LABELS.get(m, m), *[_ci(cells[(p, m)]) if (p, m) in cells else "–"
+        t.add_row(LABELS.get(m, m), *[_ci(cells[(p, m)], sign=True) if (p, m) in cells
+                                      else "–"
                                       for p in policies])
     return t
 

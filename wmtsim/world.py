@@ -794,7 +794,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
                 if q < 0 or parent[q] != s or (first_rule and pend_tried[slot]):
                     continue
                 pend_tried[slot] = True
-                key = (np.int64(q) << np.int64(32)) | np.int64(v)
+                key = q * 4294967296 + v  # (poison << 32) | clean action; ids < 2^31
                 if _uniform(seed, traj, STEP_WORLD, key, PURPOSE_DETECT) < pend_p[slot]:
                     op[ne] = OP_SUPERSEDE
                     arg[ne] = q

@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards import charts, services, widgets
+from wmtsim.formatting import interval, plural
 
 st.title("Compare configurations")
 st.caption("Every configuration runs on the same trajectories (common random numbers). "
@@ -19,17 +20,19 @@ info = services.scenario_info(*ref)
 labels = services.policy_labels()
 metrics = services.metric_info()
 
+widgets.derive_state("cmp", ref, {
+    "cmp_policies": list(info["policies"]) or ["linear", "wmt"],
+    "cmp_n": min(info["n"], 1000), "cmp_seed": info["seed"],
+    "cmp_metrics": ["asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"],
+    **widgets.param_defaults(info["params"], "cmp")}, keep=widgets.picker_keys("cmp"))
+
 with st.sidebar:
-    chosen = st.multiselect("Configurations", list(labels),
-                            default=list(info["policies"]) or ["linear", "wmt"],
-                            format_func=lambda p: labels[p], key="cmp_policies")
-    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=100_000,
-                            value=min(info["n"], 1000), step=50, key="cmp_n"))
-    seed = int(st.number_input("Seed", value=info["seed"], step=1, key="cmp_seed"))
-    shown_metrics = st.multiselect("Metrics", list(metrics),
-                                   default=["asr", "prr", "ip", "br", "af", "tsr", "ccr",
-                                            "prompt_tokens"],
-                                   key="cmp_metrics")
+    chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
+                            key="cmp_policies")
+    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=100_000, step=50,
+                            key="cmp_n"))
+    seed = int(st.number_input("Seed", step=1, key="cmp_seed"))
+    shown_metrics = st.multiselect("Metrics", list(metrics), key="cmp_metrics")
 params = widgets.params_editor(info["params"], "cmp")
 if params:
     st.sidebar.caption("changed: " + ", ".join(f"{k}={v}" for k, v in params))
@@ -56,18 +59,22 @@ table = summary.with_columns(
                                            default=""),
 ).select("configuration", "metric", "better", "mean", "low", "high", "n",
          *(["paper"] if "paper" in summary.columns else []))
-st.subheader(f"{len(chosen)} configurations × {n} trajectories, seed {seed}")
-st.caption("mean [95% interval]; the paper's value after the dot where it reports one")
+shown_policies = table["configuration"].unique(maintain_order=True).to_list()
+runs = sorted(set(summary["n"].to_list()))
+st.subheader(f"{plural(len(shown_policies), 'configuration')} × "
+             f"{plural(runs[0] if len(runs) == 1 else n, 'trajectory', 'trajectories')}, "
+             f"seed {seed}")
 has_paper = "paper" in table.columns
-cell = pl.format("{} [{}, {}]", *(pl.col(c).round_sig_figs(4).cast(pl.String)
-                                  for c in ("mean", "low", "high")))
-if has_paper:
-    cell = pl.when(pl.col("paper").is_not_null()).then(
-        pl.format("{} · paper {}", cell, pl.col("paper").cast(pl.String))).otherwise(cell)
-wide = (table.with_columns(cell=cell)
+st.caption("mean [95% interval], three significant digits; "
+           + ("the paper's value (as printed) after the dot where it reports one"
+              if has_paper else "– where a value is undefined"))
+cells = [interval(r["mean"], r["low"], r["high"])
+         + (f" · paper {r['paper']:g}" if has_paper and r["paper"] is not None else "")
+         for r in table.iter_rows(named=True)]
+wide = (table.with_columns(cell=pl.Series(cells, dtype=pl.String))
         .pivot(on="configuration", index=["metric", "better"], values="cell",
                maintain_order=True))
-st.dataframe(wide, hide_index=True)
+st.table(wide.to_pandas().set_index("metric"))
 with st.expander("the same numbers, one row per configuration and metric"):
     st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%.4f")

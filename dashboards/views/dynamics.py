@@ -20,23 +20,28 @@ policies = list(labels)
 first = info["policies"][-1] if info["policies"] else "wmt"
 second = info["policies"][0] if info["policies"] else "linear"
 
+widgets.derive_state("dyn", ref, {
+    "dyn_policy_a": first, "dyn_compare": True, "dyn_policy_b": second,
+    "dyn_seed": info["seed"], "dyn_trajectory": 0,
+    **widgets.param_defaults(info["params"], "dyn")}, keep=widgets.picker_keys("dyn"))
+
 with st.sidebar:
-    policy_a = st.selectbox("Configuration", policies, index=policies.index(first),
-                            format_func=lambda p: labels[p], key="dyn_policy_a")
-    compare_b = st.checkbox("Second configuration side by side", value=True,
-                            key="dyn_compare")
+    policy_a = st.selectbox("Configuration", policies, format_func=lambda p: labels[p],
+                            key="dyn_policy_a")
+    compare_b = st.checkbox("Second configuration side by side", key="dyn_compare")
     policy_b = st.selectbox("Second configuration", policies,
-                            index=policies.index(second), format_func=lambda p: labels[p],
-                            key="dyn_policy_b", disabled=not compare_b)
-    seed = int(st.number_input("Seed", value=info["seed"], step=1, key="dyn_seed"))
-    trajectory = int(st.number_input("Trajectory", min_value=0, value=0, step=1,
+                            format_func=lambda p: labels[p], key="dyn_policy_b",
+                            disabled=not compare_b)
+    seed = int(st.number_input("Seed", step=1, key="dyn_seed"))
+    trajectory = int(st.number_input("Trajectory", min_value=0, step=1,
                                      key="dyn_trajectory"))
 params = widgets.params_editor(info["params"], "dyn")
 
 shown = [policy_a] + ([policy_b] if compare_b else [])
 views = {p: services.trajectory_view(*ref, p, seed, trajectory, params) for p in shown}
 n_steps = max(services.n_steps(v.steps) for v in views.values())
-step = st.slider("Step", 0, max(n_steps - 1, 1), max(n_steps - 1, 0), key="dyn_step",
+widgets.clamp_state("dyn_step", n_steps - 1, 0, max(n_steps - 1, 0))
+step = st.slider("Step", 0, max(n_steps - 1, 1), key="dyn_step",
                  help="prompt-construction step of the trajectory")
 
 columns = st.columns(len(shown))

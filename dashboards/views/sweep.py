@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards import charts, services, widgets
+from wmtsim.formatting import interval, plural
 
 st.title("Sweep explorer")
 st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point means "
@@ -13,15 +14,16 @@ st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point
            "indices, and any point's trajectories.")
 
 found = services.find_sweeps()
-# ?folder=DIR in the address opens that sweep (a shareable link).
-default = st.query_params.get("folder") or (found[0] if found else "")
-folder = st.sidebar.text_input("Sweep folder", value=default, key="sweep_folder",
-                               help="a folder holding manifest.json; results/ is searched")
-if found:
-    st.sidebar.caption("found: " + ", ".join(found[:10]))
-if not folder:
-    st.info("Enter a sweep output folder in the sidebar.")
+# ?folder=DIR in the address opens that sweep (a shareable link), listed first.
+linked = st.query_params.get("folder")
+options = list(dict.fromkeys([*([linked] if linked else []), *found]))
+if not options:
+    st.info("No sweep folder found under results/. Run one, e.g. "
+            "`wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m`, then reload.")
     st.stop()
+folder = st.sidebar.selectbox("Sweep folder", options, key="sweep_folder",
+                              format_func=services.short_path,
+                              help="the sweeps under results/, newest first")
 try:
     view = services.load_sweep_folder(folder, services.sweep_mtime(folder))
 except (services.Unavailable, ValueError, OSError) as e:
@@ -31,7 +33,7 @@ mtime = services.sweep_mtime(folder)
 table = view.table
 m = view.manifest
 st.subheader(f"{m.get('name', '?')}: {m['design']['kind']} design, "
-             f"{table.height} of {m.get('n_points', '?')} points computed")
+             f"{table.height} of {plural(m.get('n_points', 0), 'point')} computed")
 if table.is_empty():
     st.info("No point of this sweep has been computed yet.")
     st.stop()
@@ -39,22 +41,29 @@ if table.is_empty():
 metrics = [x for x in view.metrics if x in table.columns]
 params = list(view.parameters)
 policies = table["policy"].unique(maintain_order=True).to_list()
+widgets.derive_state("sweep", folder, {
+    "sweep_policy": policies[0], "sweep_metric": "tsr" if "tsr" in metrics else metrics[0],
+    **({"sweep_x": params[0], "sweep_y": params[1]} if len(params) >= 2 else {}),
+}, keep={"sweep_folder"})
 with st.sidebar:
     policy = st.selectbox("Configuration", policies, key="sweep_policy")
-    metric = st.selectbox("Metric", metrics,
-                          index=metrics.index("tsr") if "tsr" in metrics else 0,
-                          key="sweep_metric")
+    metric = st.selectbox("Metric", metrics, key="sweep_metric")
 rows = table.filter(pl.col("policy") == policy)
 
 st.markdown("#### Heatmap")
 if len(params) >= 2:
     c1, c2 = st.columns(2)
-    x = c1.selectbox("x parameter", params, index=0, key="sweep_x")
-    y = c2.selectbox("y parameter", params, index=1, key="sweep_y")
+    x = c1.selectbox("x parameter", params, key="sweep_x")
+    y = c2.selectbox("y parameter", params, key="sweep_y")
     if x == y:
         st.info("Choose two different parameters.")
     else:
-        cells = services.grid_means(rows, x, y, metric)
+        continuous = services.is_continuous(view, x) and services.is_continuous(view, y)
+        cells = services.grid_means(rows, x, y, metric,
+                                    bins=services.HEATMAP_BINS if continuous else None)
+        if continuous:
+            st.caption(f"{x} and {y} are drawn from ranges: each cell is the mean over "
+                       "the points in its bin (hover for the bounds and the count).")
         st.altair_chart(charts.heatmap(cells, x, y, metric), width="stretch",
                         key="sweep_heatmap")
 elif len(params) == 1:
@@ -71,7 +80,7 @@ else:
     tooltip = [t for t in tooltip if t in table.columns]
     st.altair_chart(charts.pareto_chart(table, front, "prompt_tokens", "tsr", tooltip),
                     width="stretch", key="sweep_pareto")
-    with st.expander(f"{front.height} points on the front"):
+    with st.expander(f"{plural(front.height, 'point')} on the front"):
         st.dataframe(front.select(tooltip), hide_index=True)
 
 st.markdown("#### Sensitivity indices")
@@ -82,15 +91,21 @@ try:
         st.info("No complete group of A, B and AB rows yet for this configuration.")
     else:
         st.altair_chart(services.sensitivity_chart(sens), key="sweep_sens")
-        st.dataframe(sens, hide_index=True, key="sweep_sens_table")
+        st.caption("index [95% bootstrap interval]; – where the metric does not vary "
+                   "across the design")
+        st.dataframe(sens.select(
+            "parameter",
+            *[pl.Series(k, [interval(r[k], r[f"{k}_low"], r[f"{k}_high"])
+                            for r in sens.iter_rows(named=True)], dtype=pl.String)
+              for k in ("S1", "ST")], "scenario", "replicate", "n_base"),
+            hide_index=True, key="sweep_sens_table")
 except (services.Unavailable, ValueError) as e:
     widgets.not_available("Sensitivity indices", e)
 
 st.markdown("#### Drill down")
-points = rows.with_columns(
-    label=pl.concat_str([pl.lit(f"{p}=") + pl.col(p).cast(pl.String) for p in params]
-                        or [pl.col("key")], separator=", "))
-labels = dict(zip(points["key"].to_list(), points["label"].to_list(), strict=True))
+labels = {r["key"]: ", ".join(f"{p}={r[p]:.3g}" if isinstance(r[p], float)
+                              else f"{p}={r[p]}" for p in params) or r["key"]
+          for r in rows.iter_rows(named=True)}
 key = st.selectbox("Point", list(labels), format_func=lambda k: labels[k],
                    key="sweep_point")
 traj = services.point_trajectories(view.root, key, mtime)
@@ -104,5 +119,6 @@ if traj.height:
         widgets.not_available("This trajectory's steps", e)
     else:
         n_steps = services.n_steps(tv.steps)
-        step = st.slider("Step", 0, max(n_steps - 1, 1), 0, key="sweep_step")
+        widgets.clamp_state("sweep_step", 0, 0, max(n_steps - 1, 0))
+        step = st.slider("Step", 0, max(n_steps - 1, 1), key="sweep_step")
         widgets.trajectory_panel(tv, step)

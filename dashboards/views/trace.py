@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from dashboards import charts, services
+from dashboards import charts, services, widgets
 
 st.title("Trace replay")
 st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "
@@ -55,7 +55,8 @@ if view.steps == 0:
     st.info("The trace has no select step: nothing to show.")
     st.stop()
 
-step = st.slider("Select step", 1, max(view.steps, 2), 1, key="trace_step",
+widgets.derive_state("trace", text, {"trace_step": 1}, keep={"trace_upload", "trace_path"})
+step = st.slider("Select step", 1, max(view.steps, 2), key="trace_step",
                  disabled=view.steps < 2)
 at = view.frame.filter(pl.col("step") == step)
 nodes, edges = services.trace_tree(view, step)
