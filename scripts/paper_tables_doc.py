@@ -62,7 +62,7 @@ def headline_markdown(comp: Comparison) -> str:
         cells = []
         for m in ("asr", "br", "tsr"):
             c = comp.cell(p, m)
-            cells.append(f"{_num(c['pooled'])} ({c['paper']:g})")
+            cells.append(f"{_num(c['pooled'])} ({c['paper']:.3f})")
         lines.append(f"| {policy_label(p)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

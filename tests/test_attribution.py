@@ -134,8 +134,8 @@ def test_players_of_the_shipped_comparisons() -> None:
     lin, wmt, a2, a3 = (POLICIES[p] for p in ("linear", "wmt", "a2_no_controller",
                                               "a3_no_semantic"))
     assert differing_switches(lin, wmt) == ("tree", "scores", "selection", "fold", "reopen",
-                                            "lifecycle")
-    assert differing_switches(a2, wmt) == ("fold", "reopen", "lifecycle")
+                                            "lifecycle", "supersede")
+    assert differing_switches(a2, wmt) == ("fold", "reopen", "lifecycle", "supersede")
     assert differing_switches(a3, wmt) == ("selection",)
 
 
@@ -162,11 +162,13 @@ def test_a_dependent_switch_waits_for_its_prerequisite() -> None:
 
 
 def test_a_dependent_switch_follows_its_prerequisite_off() -> None:
-    # From A3 to Linear: turning scores off turns A3's branch selection off with it.
+    # From A3 to Linear: turning scores off turns A3's branch selection and suppression
+    # (both read the branch priority) off with it.
     lin, a3 = POLICIES["linear"], POLICIES["a3_no_semantic"]
     players = differing_switches(a3, lin)
     config, moved = coalition_policy(a3, lin, players, 1 << players.index("scores"))
-    assert moved == ("selection",) and config.selection == SEL_EVERYTHING
+    assert moved == ("selection", "lifecycle") and config.selection == SEL_EVERYTHING
+    assert not config.lifecycle
     assert not config.scores and is_meaningful(config)
 
 
@@ -231,7 +233,7 @@ def test_efficiency_against_simulate(poisoning: Scenario, lin_to_wmt: Attributio
 def test_shape_intervals_and_null_player(lin_to_wmt: Attribution) -> None:
     t = lin_to_wmt.table
     assert {"metric", "mechanism", "contribution", "low", "high"} <= set(t.columns)
-    assert t.height == 6 * 6
+    assert t.height == 6 * 7  # 6 metrics × 7 switches
     assert (t["low"] <= t["contribution"] + 1e-12).all()
     assert (t["contribution"] <= t["high"] + 1e-12).all()
     # paper_poisoning never resumes a subtask: reopen is a null player, exactly.
@@ -240,9 +242,9 @@ def test_shape_intervals_and_null_player(lin_to_wmt: Attribution) -> None:
     # The tree switch only adds structure tokens: no effect on what is selected.
     assert t.filter((pl.col("switch") == "tree") & (pl.col("metric") == "prr"))[
         "contribution"][0] == 0.0
-    # 64 coalitions, fewer distinct configurations (the rule maps some onto others).
-    assert lin_to_wmt.coalitions.height == 64
-    assert lin_to_wmt.runs < 64
+    # 128 coalitions, fewer distinct configurations (the rule maps some onto others).
+    assert lin_to_wmt.coalitions.height == 128
+    assert lin_to_wmt.runs < 128
 
 
 def test_sampled_orders_on_the_engine(poisoning: Scenario) -> None:
@@ -304,7 +306,7 @@ def test_attribute_command(tmp_path: Path) -> None:
                               "--to", "wmt", "--metric", "asr", "--metric", "tsr",
                               "--n", "40", "--out", str(tmp_path), "--no-charts"])
     assert res.exit_code == 0, res.output
-    assert "suppression + supersession" in res.output
+    assert "supersession" in res.output and "suppression" in res.output
     assert (tmp_path / "attribution.parquet").is_file()
     bad = runner.invoke(app, ["attribute", "paper_poisoning", "--from", "wmt", "--to",
                               "bogus"])

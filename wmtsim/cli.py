@@ -98,7 +98,9 @@ def _stream_trace(trace: Path, out: Path | None) -> Streamed:
         if out is not None:
             check_out_file(out)
         return stream(trace, out=out)
-    except (TraceError, OutputError) as e:
+    except TraceError as e:
+        raise _fail(f"{trace}: {e}") from None  # the error names the file
+    except OutputError as e:
         raise _fail(str(e)) from None
     except IsADirectoryError:
         raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
