@@ -354,9 +354,13 @@ def warmup() -> None:
     from .policies import POLICIES
     from .simulation import simulate
     from .trace import run as run_trace
+    from .warm import GROUPS, ensure_compiled
     from .world import PoisonSpec, WorldSpec, generate
 
     t0 = time.perf_counter()
+    ensure_compiled(tuple(GROUPS), say=lambda text: err_console.print(
+        text, markup=False, highlight=False))
+    # Then every configuration once (they share the groups' kernels).
     world = generate(WorldSpec(n_globals=1, poison=(PoisonSpec("plausible"),)), n=4)
     for name in POLICIES:
         simulate(world, policy=name, record_steps=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -70,6 +70,24 @@ def _load(spec: str, sets: list[str] | None = None) -> Scenario:
         return s
     except ScenarioError as e:
         raise _cli()._fail(str(e)) from None
+
+
+def paper_table4_policies() -> tuple[str, ...]:
+    from .policies import TABLE4_POLICIES
+
+    return TABLE4_POLICIES
+
+
+def _compile_first(policies: Sequence[str]) -> None:
+    """On a fresh numba cache, compile the kernel groups these policies need first,
+    saying so on stderr (`wmtsim.warm`): a silent compile looks like a hang."""
+    from .warm import ensure_compiled, groups_for
+
+    ensure_compiled(groups_for(policies), say=_note)
+
+
+def _note(text: str) -> None:
+    _cli().err_console.print(text, markup=False, highlight=False)
 
 
 def _progress() -> Progress:
@@ -144,6 +162,7 @@ def run(
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
     out_dir = _out_folder(out, s.name, "run")
+    _compile_first(policies)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     with _progress() as bar:
@@ -257,6 +276,7 @@ def compare(
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     out_dir = _out_folder(out, s.name, "compare")
+    _compile_first(s.policies)
     with _progress() as bar:
         task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
         comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
@@ -347,6 +367,7 @@ def calibrate(
                 row_weights[row_name.strip()] = float(value)
             except ValueError:
                 raise ValueError(f"--weight {text!r}: expected ROW=W, e.g. wmt=5") from None
+        _compile_first(paper_table4_policies())
         with _progress() as bar:
             task = bar.add_task(f"{s.name}: calibrating (best objective –)", total=None)
 

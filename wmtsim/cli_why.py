@@ -61,6 +61,10 @@ def attribute(
 
     _check_threads(threads)
     s = _load(scenario, set_)
+    from .cli_scenarios import _compile_first
+    from .policies import POLICIES
+
+    _compile_first((from_, to) if from_ in POLICIES and to in POLICIES else ())
     try:
         att = run_attribute(s, from_, to, metrics=tuple(metric or DEFAULT_METRICS), n=n,
                             seed=seed, threads=threads, permutations=permutations)

@@ -22,6 +22,7 @@ summariser folds it (policies that fold).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
@@ -209,7 +210,12 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
     """
-    if bl is None:
+    if policy_switches[S_SELECTION] != SEL_BASELINE:
+        # WMT's own configurations pass no field knobs: numba prunes every branch into the
+        # field's kernels (``X is None``), so a run of WMT's configurations never compiles
+        # them (cold start, issue 14).
+        bl = None
+    elif bl is None:
         from .baselines import Baselines
 
         bl = Baselines().pack()
@@ -308,39 +314,52 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
     on_path = np.zeros(cap, np.bool_)
     priority = np.full(cap, np.nan)
     answered = np.zeros(w_kind.shape[0], np.bool_)  # subtask answered correctly (world id)
-    # The field's policies (wmtsim.baselines): per-trajectory scratch beside ``Bs``.
-    bwin = np.zeros(max(2, int(bl[3])))  # TraceRetain's window of ratings (B_Z_WINDOW)
-    bmisc = np.zeros(4, np.int64)
-    bmisc[3] = -1  # no running summary yet (M_SUMMARY)
-    for v in range(cap):
-        Bs[0][v] = 0
-    X = (slot_of, Bs, bwin, bmisc, bl)
+    # The field's policies (wmtsim.baselines): per-trajectory scratch beside ``Bs``; None
+    # for WMT's configurations (``bl is None``: the field's branches are compiled out).
+    if bl is None:
+        X = None
+    else:
+        bwin = np.zeros(max(2, int(bl[3])))  # TraceRetain's window of ratings (B_Z_WINDOW)
+        bmisc = np.zeros(4, np.int64)
+        bmisc[3] = -1  # no running summary yet (M_SUMMARY)
+        for v in range(cap):
+            Bs[0][v] = 0
+        X = (slot_of, Bs, bwin, bmisc, bl)
     # Scratch of the lifecycle kernels, reused at every step (no allocation in the loop).
     S = (np.empty(cap, np.bool_), np.empty(cap, np.bool_), np.empty(cap), np.empty(cap),
          np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
 
     for k in range(out.shape[0]):
         out[k] = 0.0
-    _add_world_node(F, slot_of, Wr, 0, 0, NO_PARENT, p[P_U_INIT_ROOT], 0)
-    n = 1
-    active = 0
-    step = 0
-    last_obs = -1  # the action observed just before this prompt (it is in the prompt)
+    # Typed (not literal) values, so that each kernel below compiles once: numba would
+    # otherwise specialise a callee for every literal argument (0, -1, True, False).
+    # (``Any``: for mypy, which checks these bodies as plain Python.)
+    zero: Any = np.int64(0)
+    no_topic: Any = np.int64(NO_TOPIC)
+    yes, no = np.bool_(True), np.bool_(False)
+    _add_world_node(F, slot_of, Wr, zero, zero, np.int64(NO_PARENT), p[P_U_INIT_ROOT], zero)
+    n: Any = np.int64(1)
+    active: Any = np.int64(0)
+    step: Any = np.int64(0)
+    last_obs: Any = np.int64(-1)  # the action observed just before this prompt
     for e in range(n_ev):
         o = op[e]
         a = arg[e]
         if o == OP_GLOBAL:
-            _add_world_node(F, slot_of, Wr, n, a, NO_PARENT, p[P_U_INIT_GLOBAL], step)
+            _add_world_node(F, slot_of, Wr, n, np.int64(a), np.int64(NO_PARENT),
+                            p[P_U_INIT_GLOBAL], step)
             is_global[n] = True
             n += 1
         elif o == OP_TASK:
-            _add_world_node(F, slot_of, Wr, n, a, slot_of[w_parent[a]], p[P_U_INIT_TASK],
+            _add_world_node(F, slot_of, Wr, n, np.int64(a), np.int64(slot_of[w_parent[a]]),
+                            p[P_U_INIT_TASK],
                             step)
             active = n
             n += 1
         elif o == OP_ACTION:
             v = n
-            _add_world_node(F, slot_of, Wr, v, a, slot_of[w_parent[a]], p[P_U_INIT_ACTION],
+            _add_world_node(F, slot_of, Wr, v, np.int64(a), np.int64(slot_of[w_parent[a]]),
+                            p[P_U_INIT_ACTION],
                             step)
             n += 1
             # Eq. 2: the outcome event sets the score.
@@ -349,7 +368,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
             if p[P_EVENT_RESETS_M] != 0.0:
                 m[v] = 0
             last_obs = v
-            n = _prompt_step(seed, traj, step, n, active, w_topic[f_wid[active]], False,
+            n = _prompt_step(seed, traj, step, n, active, np.int64(w_topic[f_wid[active]]), no,
                              last_obs, F, is_global, eligible, selected, on_path, priority,
                              answered, sw, p, st, wk, out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
@@ -371,7 +390,8 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
             out[C_REVISIONS] += 1
         elif o == OP_COMPLETE:
             s = slot_of[a]
-            n = _prompt_step(seed, traj, step, n, active, a, True, last_obs, F, is_global,
+            n = _prompt_step(seed, traj, step, n, active, np.int64(a), yes, last_obs, F,
+                             is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
@@ -390,7 +410,8 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
             last_obs = -1
         elif o == OP_FINAL:
             active = 0
-            n = _prompt_step(seed, traj, step, n, active, NO_TOPIC, True, -1, F, is_global,
+            n = _prompt_step(seed, traj, step, n, active, no_topic, yes, np.int64(-1), F,
+                             is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
@@ -400,9 +421,12 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
     out[C_P_I] = 0.0
     out[C_P_R] = 0.0
     _mark_active_path(parent, active, n, on_path)
-    if sw[S_SELECTION] == SEL_BASELINE:
-        _baseline_eligible(n, on_path, Bs[0], eligible)
-    else:
+    field = False
+    if bl is not None:  # compiled out for WMT's configurations
+        if sw[S_SELECTION] == SEL_BASELINE:
+            field = True
+            _baseline_eligible(n, on_path, Bs[0], eligible)
+    if not field:
         _candidate_pool(parent, kind, state, on_path, n, eligible)
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY:
@@ -492,25 +516,29 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 
     # 2. Candidate pool.
     _mark_active_path(parent, active, n, on_path)
-    if mode == SEL_BASELINE:
-        # The one dispatch point of the field's policies: they set ε and s.
-        slot_of, Bs, bwin, bmisc, bl = X
-        n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
-                           Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
-                           sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
-                           p, st, bl, out)
-        util = np.empty(n)
-        key = _step_key(seed, traj, step)
-        for v in range(n):
-            util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
-        _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2], Bs[3],
-                           Bs[4], eligible, selected, sw[S_FAMILY], sw[S_VARIANT], bl)
-    elif mode == SEL_NONE:
-        for v in range(n):
-            eligible[v] = False
-    else:
-        _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
-    if mode != SEL_BASELINE:
+    field = False
+    if X is not None:  # compiled out for WMT's configurations (X is None)
+        if mode == SEL_BASELINE:
+            # The one dispatch point of the field's policies: they set ε and s.
+            field = True
+            slot_of, Bs, bwin, bmisc, bl = X
+            n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
+                               Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
+                               sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
+                               p, st, bl, out)
+            util = np.empty(n)
+            key = _step_key(seed, traj, step)
+            for v in range(n):
+                util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
+            _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
+                               Bs[3], Bs[4], eligible, selected, sw[S_FAMILY],
+                               sw[S_VARIANT], bl)
+    if not field:
+        if mode == SEL_NONE:
+            for v in range(n):
+                eligible[v] = False
+        else:
+            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
         for v in range(n):
             selected[v] = False
     pool_tokens = 0.0
