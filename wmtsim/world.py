@@ -513,8 +513,10 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
     ne = 0
     n_injected = 0
 
-    # Injection plan, one row per copy (IJ_* columns): spec row, target subtask (world id;
-    # -1 while a nested target is not drawn yet), position, depth, resumed visit.
+    # Injection plan, one row per copy (IJ_* columns): spec row, target subtask (a world
+    # id; -(2 + top-level index) while a nested target is not drawn yet; -1 once placed),
+    # position, depth, resumed visit. Four world draws per copy (the fourth, once the
+    # detection draw, is kept unused so the numbering of later draws stays put).
     n_inj_max = 0
     for k in range(poison.shape[0]):
         n_inj_max += int(poison[k, PZ_COUNT])
