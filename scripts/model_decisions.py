@@ -186,8 +186,13 @@ POLICY_TABLE_HEAD = [
     "it as it was (they still see the clean observation that triggered it, like any action). "
     "Full WMT and A3 keep the lifecycle controller that owns the operation; A1 keeps "
     "fold/reopen only and A2 removes the memory controller (Table 4's ablations); the "
-    "configurations of Tables 1–3 have no lifecycle; no policy of the field has a "
-    "contradiction rule in wmtsim yet.", "",
+    "configurations of Tables 1–3 have no lifecycle. Of the field, only the policies whose "
+    "design has a contradiction rule act on it, by deleting the memory from their store: "
+    "`mem0` (its DELETE of a contradicted memory, mem0/configs/prompts.py "
+    "DEFAULT_UPDATE_MEMORY_PROMPT) and `traceretain_conflict` (the TraceRetain article's "
+    "conflict-resolution step, §5.3, newer observation wins); the other TraceRetain "
+    "variants follow the article's default, conflicting memories kept side by side "
+    "(docs/policies.md).", "",
     "| configuration | label | acts on supersede events |", "|---|---|---|"]
 
 FOOTER = """## Earlier toolkit decisions (unchanged)

@@ -115,7 +115,10 @@ def test_only_policies_with_supersede_act_on_the_event() -> None:
         res = simulate(world, name, params=sc.params, stubs=sc.stubs)
         acted = res.trajectories["n_superseded"].sum()
         assert (acted > 0) == pol.supersede, name
-    assert {n for n, p in POLICIES.items() if p.supersede} == {"wmt", "a3_no_semantic"}
+    # WMT's lifecycle configurations, and the field's two contradiction rules (issue 12):
+    # mem0's DELETE and TraceRetain's conflict resolution.
+    assert {n for n, p in POLICIES.items() if p.supersede} == {
+        "wmt", "a3_no_semantic", "mem0", "traceretain_conflict"}
 
 
 def test_policies_table_in_docs_has_the_supersede_column() -> None:
@@ -228,7 +231,7 @@ def test_sweep_over_a_field_knob_stores_distinct_points(tmp_path) -> None:  # ty
 
     path = tmp_path / "ga.toml"
     path.write_text('name = "ga_k"\nscenario = "gaia_like"\npolicies = '
-                    '["generative_agents"]\n[parameters."baselines.ga_top_k"]\n'
+                    '["generative_agents_code"]\n[parameters."baselines.ga_top_k"]\n'
                     'values = [1, 30]\n[design]\nkind = "grid"\ntrajectories = 200\n'
                     'seed = 0\n', encoding="utf-8")
     run_sweep(load_sweep(path), tmp_path / "out", progress=False)

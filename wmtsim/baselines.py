@@ -50,31 +50,36 @@ from .forest import (
     _draw_id,
     _task_depth,
 )
-from .params import P_U_INIT_SUMMARY
+from .params import P_BUDGET, P_U_INIT_SUMMARY
 from .policies import (
     EVICT_IMPORTANCE,
+    EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
     EVICT_SIMILARITY,
     FAM_GENERATIVE,
+    FAM_MEM0,
     FAM_MEMGPT,
     FAM_MEMORYBANK,
     FAM_TOKEN_BUFFER,
     FAM_TRACERETAIN,
     FAM_WINDOW,
+    MB_CODE,
     THRESHOLD_FIXED,
 )
 from .rng import PURPOSE_LEAK, _uniform
-from .stubs import ST_C_SUM, ST_P_LEAK, ST_P_LEAK_RIDER, ST_SUMMARISER_BASE_TOKENS
+from .stubs import ST_C_SUM, ST_P_LEAK, ST_P_LEAK_RIDER, ST_SUMMARISER_BASE_TOKENS, ST_TOP_K
 from .validation import check_int, check_real, fail
 
 # Draw purposes of the baselines (beside rng.PURPOSE_*; never shared with them).
 PURPOSE_IMPORTANCE = 21
 PURPOSE_FORGET = 22
+PURPOSE_MEM0 = 23  # mem0's ADD / UPDATE / DELETE / NONE decision, keyed by the new fact
 
 # Places of a slot (``bs``).
-B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING = range(8)
+(B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING,
+ B_DELETED, B_OVERWRITTEN) = range(10)
 B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-           "popping")
+           "popping", "deleted", "overwritten")
 # Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
 M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
 
@@ -86,8 +91,10 @@ class Baselines:
     """Knobs of the field's policies (POLICIES.md), with documented defaults.
 
     capacity: TraceRetain's long-term store size K (items and cluster summaries).
-    top_k: TraceRetain and MemoryBank retrieval: the k stored items most similar to the
-        current query (the selector stub's relevance + poison boost + noise).
+    top_k: item cap of TraceRetain, MemoryBank (paper, stochastic), Generative Agents
+        (paper) and mem0 retrieval; 0 (default) = the shared cap, `Stubs.top_k`, the very
+        cap WMT's selector has (none of these designs fixes its own). Every retrieval is
+        also greedy under the scenario's token budget B (`Params.budget`).
     importance_noise: s.d. of the importance scorer stub's noise, in rating points.
     z_window: TraceRetain: sliding window of previous scores for the z-score.
     z_threshold: TraceRetain: retain when z > z_threshold.
@@ -95,11 +102,19 @@ class Baselines:
         previous scores or zero spread): retain when the raw score >= raw_threshold.
     dup_threshold: TraceRetain rule filter: drop a trace whose similarity to a stored one
         exceeds it (near-duplicate; the earliest is kept).
+    dup_content: TraceRetain near-duplicate test on content (article: embedding cosine
+        > 0.95, i.e. near-identical text): two traces can only be duplicates when they
+        are of the same kind, outcome and evidence (the key fact); false = the topic-level
+        similarity alone (the rule before issue 12, which dropped unique evidence).
     min_tokens: TraceRetain rule filter: drop traces shorter than this without evidence.
     drop_failed: TraceRetain rule filter: treat failed-action reports as low-priority.
-    importance_weight, recency_weight: TraceRetain importance-weighted eviction score
-        importance_weight · importance/10 + recency_weight · recency_decay^(steps idle).
-    recency_decay: per-step recency factor of the importance-weighted eviction.
+    importance_weight, frequency_weight: TraceRetain importance-weighted eviction (the
+        article, §3.4: "importance · 0.7 + recent access frequency · 0.3"): evict the
+        lowest importance_weight · importance/10 + frequency_weight · retrievals per
+        prompt step since the memory was created.
+    recency_weight, recency_decay: the LRU-with-importance variant (the article's "in my
+        practice": least recently used and low importance) importance_weight ·
+        importance/10 + recency_weight · recency_decay^(steps idle).
     replace_threshold: TraceRetain similarity eviction: a new item replaces the most
         similar stored one when their similarity >= replace_threshold.
     cluster_size: TraceRetain clusters: a topic's stored items are summarised into one
@@ -114,17 +129,36 @@ class Baselines:
     mb_threshold: MemoryBank: forget when R = exp(-t/S) < mb_threshold.
     mb_time_scale: MemoryBank: prompt steps per unit of t.
     mb_s_cap: stochastic MemoryBank: cap on the strength S (public code: 3).
-    window_tokens: MemGPT context window W for the message queue and its summary.
+    window_tokens: MemGPT context window W for the message queue and its summary;
+        0 (default) = the scenario's budget B.
     evict_fraction: MemGPT: on overflow evict at least this share of the queue's tokens.
     keep_last: MemGPT: the newest messages never evicted.
-    recall_k: MemGPT: items found by a recall-storage search at a critical step.
+    recall_k: MemGPT: items found by a recall-storage search at a critical step (Letta
+        constants.py RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), within what B leaves.
     window_steps: sliding window: keep items created in the last k prompt steps.
     token_limit: token buffer: pop the oldest items until the buffer (and its running
-        summary) is under this many tokens.
+        summary) is under this many tokens; 0 (default) = the budget B.
+    mb_session_steps: MemoryBank: prompt steps per session; the forgetting pass runs at
+        the start of each session (the public code forgets once per memory load,
+        forget_memory.py `initial_load_forget_and_save`); 0 (default) = one session per
+        trajectory, so no forgetting inside a task.
+    mb_code_top_k: MemoryBank public code: retrieved memories (sys_args.py
+        memory_search_top_k = 2).
+    mb_code_recent: MemoryBank public code: the newest memories always in the prompt
+        (forget_memory.py LLM_HISTORY_LEN = 3, the last dialogue turns).
+    frequency_weight: see importance_weight.
+    mem0_search_k: mem0: stored memories retrieved per new fact for the decision
+        (main.py `_add_to_vector_store`: vector_store.search(top_k=5)).
+    mem0_match: mem0 decision stub: a retrieved memory at least this similar is about
+        the same fact; below it the fact is added (ADD).
+    mem0_p_update, mem0_p_delete, mem0_p_none: how often the decision on a matched fact
+        is UPDATE (the new fact overwrites the old memory: last writer wins), DELETE (the
+        old memory is deleted as contradicted, the new fact not stored) or NONE (already
+        known: nothing stored); the rest is ADD. Modelling choices, not measured rates.
     """
 
     capacity: int = 8
-    top_k: int = 5
+    top_k: int = 0
     importance_noise: float = 1.5
     z_window: int = 50
     z_threshold: float = 0.5
@@ -151,26 +185,37 @@ class Baselines:
     mb_threshold: float = 0.5
     mb_time_scale: float = 10.0
     mb_s_cap: int = 3
-    window_tokens: int = 1024
+    window_tokens: int = 0
     evict_fraction: float = 0.75
     keep_last: int = 3
-    recall_k: int = 2
+    recall_k: int = 5
     window_steps: int = 8
-    token_limit: int = 512
+    token_limit: int = 0
+    dup_content: bool = True
+    mb_session_steps: int = 0
+    mb_code_top_k: int = 2
+    mb_code_recent: int = 3
+    frequency_weight: float = 0.3
+    mem0_search_k: int = 5
+    mem0_match: float = 0.8
+    mem0_p_update: float = 0.3
+    mem0_p_delete: float = 0.1
+    mem0_p_none: float = 0.3
 
     def __post_init__(self) -> None:
         owner = "Baselines"
         check_int(owner, "capacity", self.capacity, 1, 100_000)
-        check_int(owner, "top_k", self.top_k, 1, 100_000)
+        check_int(owner, "top_k", self.top_k, 0, 100_000)
         check_real(owner, "importance_noise", self.importance_noise, 0.0, 10.0)
         check_int(owner, "z_window", self.z_window, 2, 10_000)
         check_real(owner, "z_threshold", self.z_threshold, -10.0, 10.0)
         check_real(owner, "raw_threshold", self.raw_threshold, 0.0, 10.0)
         check_real(owner, "dup_threshold", self.dup_threshold, 0.0, 1.0)
         check_int(owner, "min_tokens", self.min_tokens, 0)
-        if not isinstance(self.drop_failed, bool):
-            fail(owner, "drop_failed", self.drop_failed, "true | false")
-        for name in ("importance_weight", "recency_weight", "ga_w_recency",
+        for name in ("drop_failed", "dup_content"):
+            if not isinstance(getattr(self, name), bool):
+                fail(owner, name, getattr(self, name), "true | false")
+        for name in ("importance_weight", "recency_weight", "frequency_weight", "ga_w_recency",
                      "ga_w_importance", "ga_w_relevance", "gac_w_recency",
                      "gac_w_importance", "gac_w_relevance"):
             check_real(owner, name, getattr(self, name), 0.0, 100.0)
@@ -187,12 +232,23 @@ class Baselines:
             fail(owner, "mb_threshold", self.mb_threshold, "(0, 1)")
         check_real(owner, "mb_time_scale", self.mb_time_scale, 0.0, 1e9, lo_open=True)
         check_int(owner, "mb_s_cap", self.mb_s_cap, 0, 1_000_000)
-        check_int(owner, "window_tokens", self.window_tokens, 1)
+        check_int(owner, "window_tokens", self.window_tokens, 0)
         check_real(owner, "evict_fraction", self.evict_fraction, 0.0, 1.0)
         check_int(owner, "keep_last", self.keep_last, 0, 10_000)
         check_int(owner, "recall_k", self.recall_k, 0, 100_000)
         check_int(owner, "window_steps", self.window_steps, 1, 1_000_000)
-        check_int(owner, "token_limit", self.token_limit, 1)
+        check_int(owner, "token_limit", self.token_limit, 0)
+        check_int(owner, "mb_session_steps", self.mb_session_steps, 0, 1_000_000)
+        check_int(owner, "mb_code_top_k", self.mb_code_top_k, 1, 100_000)
+        check_int(owner, "mb_code_recent", self.mb_code_recent, 0, 100_000)
+        check_int(owner, "mem0_search_k", self.mem0_search_k, 1, 100_000)
+        check_real(owner, "mem0_match", self.mem0_match, 0.0, 1.0)
+        for name in ("mem0_p_update", "mem0_p_delete", "mem0_p_none"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        total = self.mem0_p_update + self.mem0_p_delete + self.mem0_p_none
+        if total > 1.0:
+            fail(owner, "mem0_p_none", self.mem0_p_none,
+                 "a probability with mem0_p_update + mem0_p_delete + mem0_p_none <= 1")
 
     # Derived constants, computed once in Python so that engine and twin share the bits.
     def ga_step_decay(self) -> float:
@@ -227,7 +283,9 @@ class Baselines:
  B_GA_DECAY, B_HOURS_PER_STEP, B_GA_CODE_DECAY, B_GA_W_RECENCY, B_GA_W_IMPORTANCE,
  B_GA_W_RELEVANCE, B_GAC_W_RECENCY, B_GAC_W_IMPORTANCE, B_GAC_W_RELEVANCE, B_MB_THRESHOLD,
  B_MB_TIME_SCALE, B_MB_S_CAP, B_WINDOW_TOKENS, B_EVICT_FRACTION, B_KEEP_LAST, B_RECALL_K,
- B_WINDOW_STEPS, B_TOKEN_LIMIT, B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(36)
+ B_WINDOW_STEPS, B_TOKEN_LIMIT, B_DUP_CONTENT, B_MB_SESSION_STEPS, B_MB_CODE_TOP_K,
+ B_MB_CODE_RECENT, B_FREQUENCY_WEIGHT, B_MEM0_SEARCH_K, B_MEM0_MATCH, B_MEM0_P_UPDATE,
+ B_MEM0_P_DELETE, B_MEM0_P_NONE, B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(46)
 
 
 # ------------------------------------------------------------------ shared small rules
@@ -254,6 +312,66 @@ def _similarity(a, b, topic, rel, cross):
     """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
     t = 1.0 if topic[a] == topic[b] else cross
     return t * (1.0 - abs(rel[a] - rel[b]))
+
+
+@njit(cache=True)
+def _content_similarity(a, b, F, cross):
+    """TraceRetain's near-duplicate stub (the article's cosine > 0.95 on near-identical
+    text): 0 unless both traces are of the same kind, outcome and evidence (the key
+    fact), else the item–item similarity."""
+    kind, outcome, evidence = F[F_KIND], F[F_OUTCOME], F[F_EVIDENCE]
+    if kind[a] != kind[b] or outcome[a] != outcome[b] or evidence[a] != evidence[b]:
+        return 0.0
+    return _similarity(a, b, F[F_TOPIC], F[F_REL], cross)
+
+
+@njit(cache=True)
+def _fit(score, cands, c, cap, tokens, budget, used, selected):
+    """Greedy retrieval under the budget: ``cands[:c]`` by descending score (ties keep
+    their order), each taken when it fits in what is left of ``budget`` (one that does
+    not fit is skipped), at most ``cap`` (0 = no cap). Returns the tokens used."""
+    neg = np.empty(c)
+    for j in range(c):
+        neg[j] = -score[j]
+    order = np.argsort(neg, kind="mergesort")
+    count = 0
+    for j in range(c):
+        if cap > 0 and count >= cap:
+            break
+        v = cands[order[j]]
+        if used + tokens[v] <= budget:
+            selected[v] = True
+            used += tokens[v]
+            count += 1
+    return used
+
+
+@njit(cache=True)
+def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
+    """A queue's context under the budget: its running summary ``z`` first (if any and
+    it fits), then the queued items newest first until one does not fit, at most
+    ``limit`` of them (0 = all). Returns the tokens used."""
+    kind, tokens = F[F_KIND], F[F_TOKENS]
+    if z >= 0 and eligible[z] and bs[z] == B_IN and used + tokens[z] <= budget:
+        selected[z] = True
+        used += tokens[z]
+    count = 0
+    for j in range(n):
+        v = n - 1 - j
+        if bs[v] != B_IN or kind[v] == SUMMARY or not eligible[v]:
+            continue
+        if (limit > 0 and count >= limit) or used + tokens[v] > budget:
+            break
+        selected[v] = True
+        used += tokens[v]
+        count += 1
+    return used
+
+
+@njit(cache=True)
+def _cap(own, st):
+    """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
+    return int(own) if own > 0 else int(st[ST_TOP_K])
 
 
 @njit(cache=True)
@@ -315,6 +433,8 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
             n = _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
                           blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold, sw_cluster,
                           p, st, bl, out)
+        elif sw_family == FAM_MEM0:
+            _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out)
         else:
             bs[v] = B_IN
             blast[v] = step
@@ -324,15 +444,19 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
                 _score_call(seed, traj, step, v, F, bimp, 1.0, bl, out)
     bmisc[M_SEEN] = n
 
-    # 2. Forgetting and overflow.
+    # 2. Forgetting (MemoryBank: once per session) and overflow.
+    session = int(bl[B_MB_SESSION_STEPS])
     if sw_family == FAM_MEMORYBANK:
-        _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
+        if session > 0 and step > 0 and step % session == 0:
+            _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
     elif sw_family == FAM_MEMGPT:
-        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(bl[B_WINDOW_TOKENS]),
+        limit = bl[B_WINDOW_TOKENS] if bl[B_WINDOW_TOKENS] > 0 else p[P_BUDGET]
+        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
                             bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
                             summary_rel, p, st, out)
     elif sw_family == FAM_TOKEN_BUFFER:
-        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(bl[B_TOKEN_LIMIT]),
+        limit = bl[B_TOKEN_LIMIT] if bl[B_TOKEN_LIMIT] > 0 else p[P_BUDGET]
+        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
                             0.0, 0, sw_variant == 1, B_EVICTED, summary_rel, p, st, out)
     elif sw_family == FAM_WINDOW:
         n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl[B_WINDOW_STEPS]),
@@ -343,36 +467,48 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
 
 @njit(cache=True)
 def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,
-                       eligible, selected, sw_family, sw_variant, bl):
+                       bmisc, eligible, selected, sw_family, sw_variant, F, p, st, bl):
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
-    query similarity ``util`` of every slot), and the access statistics."""
-    # 3. The pool ε and the retrieval s.
+    query similarity ``util`` of every slot) within the budget B, and the access
+    statistics."""
+    tokens = F[F_TOKENS]
+    budget = p[P_BUDGET]
+    # 3. The pool ε and the retrieval s, never more than B tokens.
+    recent = np.zeros(n, np.bool_)  # MemoryBank code: history turns, not recalls
     for v in range(n):
         eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
         selected[v] = False
     if sw_family == FAM_MEMGPT or sw_family == FAM_WINDOW or sw_family == FAM_TOKEN_BUFFER:
-        # The queue (and its running summary) is the context.
-        for v in range(n):
-            selected[v] = eligible[v] and bs[v] == B_IN
+        # The queue (and its running summary) is the context, newest first within B.
+        used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, 0.0, 0)
         if sw_family == FAM_MEMGPT and critical and bl[B_RECALL_K] > 0:
-            _recall_search(n, bs, eligible, selected, util, int(bl[B_RECALL_K]))
+            _recall_search(n, bs, eligible, selected, util, int(bl[B_RECALL_K]), tokens,
+                           budget, used)
     elif sw_family == FAM_GENERATIVE:
-        _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, bl)
-    else:  # TraceRetain, MemoryBank: top-k by similarity to the query
+        _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, tokens,
+                     budget, st, bl)
+    else:  # TraceRetain, MemoryBank, mem0: top-k by similarity to the query, within B
+        used = 0.0
+        cap = _cap(bl[B_TOP_K], st)
+        if sw_family == FAM_MEMORYBANK and sw_variant == MB_CODE:
+            used = _fit_newest(n, bs, F, eligible, selected, -1, budget, 0.0,
+                               int(bl[B_MB_CODE_RECENT]))
+            for v in range(n):
+                recent[v] = selected[v]
+            cap = int(bl[B_MB_CODE_TOP_K])
         cands = np.empty(n, np.int64)
         score = np.empty(n)
         c = 0
         for v in range(n):
-            if eligible[v]:
+            if eligible[v] and not recent[v]:
                 cands[c] = v
                 score[c] = util[v]
                 c += 1
-        for v in _top_by(score, cands, c, int(bl[B_TOP_K])):
-            selected[v] = True
+        _fit(score, cands, c, cap, tokens, budget, used, selected)
 
     # 4. Access statistics of what was retrieved (LRU, LFU, recall strengthening).
     for v in range(n):
-        if selected[v]:
+        if selected[v] and not recent[v]:
             bfreq[v] += 1
             if sw_family == FAM_MEMORYBANK:
                 s = bstr[v] + 1.0
@@ -381,6 +517,17 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
                 bstr[v] = s
             blast[v] = step
     return n
+
+
+@njit(cache=True)
+def _baseline_supersede(bs, v):
+    """A supersede/invalidate event for a field policy that acts on it (mem0's DELETE,
+    TraceRetain's conflict resolution): a stored memory is deleted. Returns whether it
+    was in the store."""
+    if v >= 0 and bs[v] == B_IN:
+        bs[v] = B_DELETED
+        return True
+    return False
 
 
 @njit(cache=True)
@@ -409,7 +556,11 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
     #    failed-action reports when they are low-priority.
     for w in range(v):
         if bs[w] == B_IN and kind[w] != SUMMARY:
-            if _similarity(v, w, topic, rel, cross) > bl[B_DUP_THRESHOLD]:
+            if bl[B_DUP_CONTENT] != 0.0:
+                sim = _content_similarity(v, w, F, cross)
+            else:
+                sim = _similarity(v, w, topic, rel, cross)
+            if sim > bl[B_DUP_THRESHOLD]:
                 bs[v] = B_DROPPED
                 return n
     if tokens[v] < bl[B_MIN_TOKENS] and not evidence[v]:
@@ -460,7 +611,7 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
         if bs[w] == B_IN:
             stored += 1
     if victim < 0 and stored >= bl[B_CAPACITY]:
-        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl)
+        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, F[F_CREATED], eviction, bl)
     if victim >= 0:
         bs[victim] = B_EVICTED
     bs[v] = B_IN
@@ -479,9 +630,11 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
 
 
 @njit(cache=True)
-def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):
+def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
     """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
-    importance-weighted (lowest w_imp·imp/10 + w_rec·decay^idle); ties to the lower slot."""
+    importance + frequency (lowest w_imp·imp/10 + w_freq·retrievals/(steps since created
+    + 1), the article's §3.4 rule), importance + recency (lowest w_imp·imp/10 +
+    w_rec·decay^idle); ties to the lower slot."""
     best = -1
     best_key = 0.0
     best_key2 = 0.0
@@ -492,6 +645,10 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, eviction, bl):
             key = float(bfreq[w])
             key2 = float(blast[w])
         elif eviction == EVICT_IMPORTANCE:
+            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
+                   + bl[B_FREQUENCY_WEIGHT] * (bfreq[w] / float(step - created[w] + 1)))
+            key2 = 0.0
+        elif eviction == EVICT_IMPORTANCE_RECENCY:
             key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
                    + bl[B_RECENCY_WEIGHT] * _power(bl[B_RECENCY_DECAY], step - blast[w]))
             key2 = 0.0
@@ -556,45 +713,58 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
 
 
 @njit(cache=True)
-def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, bl):
+def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, tokens,
+                 budget, st, bl):
     """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
-    the candidates (all equal: 0.5); top ga_top_k. Paper: recency = decay^(hours since last
-    access); public code: candidates ranked by last access, oldest first, decay^(rank+1)."""
+    the candidates (all equal: 0.5); the best that fit in B, at most the cap (paper: the
+    shared cap; public code: ga_top_k = `new_retrieve`'s n_count = 30). Paper: recency =
+    decay^(hours since last access); public code: candidates ranked by last access,
+    oldest first, decay^(rank+1).
+
+    Candidate order, as `new_retrieve` builds it: the memories newest first
+    (`seq_event`), stably sorted by last access; equal scores keep that order
+    (`top_highest_x_values` is a stable sort), for both variants.
+    """
     cands = np.empty(n, np.int64)
     c = 0
-    for v in range(n):
+    for j in range(n):
+        v = n - 1 - j
         if eligible[v]:
             cands[c] = v
             c += 1
     if c == 0:
         return
+    last = np.empty(c)
+    for j in range(c):
+        last[j] = blast[cands[j]]
+    order = np.argsort(last, kind="mergesort")
+    ordered = np.empty(c, np.int64)
+    for j in range(c):
+        ordered[j] = cands[order[j]]
     rec = np.empty(c)
     imp = np.empty(c)
     rel = np.empty(c)
     if variant == 0:
         for j in range(c):
-            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[cands[j]])
+            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[ordered[j]])
         w_rec, w_imp, w_rel = bl[B_GA_W_RECENCY], bl[B_GA_W_IMPORTANCE], bl[B_GA_W_RELEVANCE]
+        cap = _cap(bl[B_TOP_K], st)
     else:
-        last = np.empty(c)
         for j in range(c):
-            last[j] = blast[cands[j]]
-        order = np.argsort(last, kind="mergesort")
-        for r in range(c):
-            rec[order[r]] = _power(bl[B_GA_CODE_DECAY], r + 1)
+            rec[j] = _power(bl[B_GA_CODE_DECAY], j + 1)
         w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
                                bl[B_GAC_W_RELEVANCE])
+        cap = int(bl[B_GA_TOP_K])
     for j in range(c):
-        imp[j] = bimp[cands[j]]
-        rel[j] = util[cands[j]]
+        imp[j] = bimp[ordered[j]]
+        rel[j] = util[ordered[j]]
     _minmax(rec, c)
     _minmax(imp, c)
     _minmax(rel, c)
     score = np.empty(c)
     for j in range(c):
         score[j] = w_rec * rec[j] + w_imp * imp[j] + w_rel * rel[j]
-    for v in _top_by(score, cands, c, int(bl[B_GA_TOP_K])):
-        selected[v] = True
+    _fit(score, ordered, c, cap, tokens, budget, 0.0, selected)
 
 
 @njit(cache=True)
@@ -615,10 +785,13 @@ def _minmax(x, c):
 
 @njit(cache=True)
 def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
-    """Forgetting pass: R = exp(−t/S), t = steps since creation or last recall / scale.
+    """Forgetting pass (at a session start): t = steps since creation or last recall /
+    mb_time_scale (the source's days).
 
-    Threshold: forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact comparison).
-    Stochastic: keep with probability R.
+    Paper: R = exp(−t/S), forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact
+    comparison). Stochastic: keep with probability R. Public code (forget_memory.py
+    `forgetting_curve`): R = exp(−t / 5*S), which Python reads as exp(−(t/5)·S), a
+    stronger memory forgetting faster; forgotten when random() > R.
     """
     for v in range(n):
         if bs[v] != B_IN or on_path[v]:
@@ -627,10 +800,67 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
         if variant == 0:
             if dt > bstr[v] * bl[B_MB_FORGET_AFTER]:
                 bs[v] = B_FORGOTTEN
-        else:
+        elif variant == 1:
             r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / bstr[v])
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) >= r:
                 bs[v] = B_FORGOTTEN
+        else:  # the code as written: math.exp(-t / 5*S), forget when random() > R
+            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / 5.0 * bstr[v])
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) > r:
+                bs[v] = B_FORGOTTEN
+
+
+# ------------------------------------------------------------------ mem0
+
+
+@njit(cache=True)
+def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
+    """mem0 (main.py `Memory._add_to_vector_store`, before v3) for one new fact.
+
+    The fact is extracted (one LLM call reading it), the ``mem0_search_k`` stored
+    memories most similar to it are retrieved (vector_store.search(top_k=5)), and one
+    LLM call (DEFAULT_UPDATE_MEMORY_PROMPT) decides. The stub: when the most similar
+    retrieved memory w has similarity >= mem0_match, one draw decides UPDATE (the new
+    fact overwrites w: w leaves, v is stored; a poisoned fact can overwrite a true one),
+    DELETE (w deleted as contradicted, v not stored), NONE (v already known: not stored)
+    or ADD, with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest;
+    without a match, ADD.
+    """
+    kind, tokens, topic, rel = F[F_KIND], F[F_TOKENS], F[F_TOPIC], F[F_REL]
+    n = v
+    cands = np.empty(n, np.int64)
+    score = np.empty(n)
+    c = 0
+    for w in range(n):
+        if bs[w] == B_IN and kind[w] != SUMMARY:
+            cands[c] = w
+            score[c] = _similarity(v, w, topic, rel, cross)
+            c += 1
+    found = _top_by(score, cands, c, int(bl[B_MEM0_SEARCH_K]))
+    read = 0.0
+    for w in found:
+        read += tokens[w]
+    out[12] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read  # C_PROMPT_TOKENS
+    out[13] += 2  # C_LLM_CALLS: extraction + decision
+    bs[v] = B_IN
+    blast[v] = step
+    bfreq[v] = 0
+    if found.shape[0] == 0:
+        return
+    best = found[0]
+    if _similarity(v, best, topic, rel, cross) < bl[B_MEM0_MATCH]:
+        return
+    x = _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_MEM0)
+    p_up = bl[B_MEM0_P_UPDATE]
+    p_del = p_up + bl[B_MEM0_P_DELETE]
+    p_none = p_del + bl[B_MEM0_P_NONE]
+    if x < p_up:
+        bs[best] = B_OVERWRITTEN
+    elif x < p_del:
+        bs[best] = B_DELETED
+        bs[v] = B_DROPPED
+    elif x < p_none:
+        bs[v] = B_DROPPED
 
 
 # ------------------------------------------------------------------ queues and windows
@@ -738,9 +968,9 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
 
 
 @njit(cache=True)
-def _recall_search(n, bs, eligible, selected, util, k):
-    """MemGPT recall search at a critical step: the ``k`` evicted messages most similar
-    to the query come back into the context."""
+def _recall_search(n, bs, eligible, selected, util, k, tokens, budget, used):
+    """MemGPT recall search at a critical step: up to ``k`` evicted messages most similar
+    to the query come back into the context, within what the budget leaves."""
     cands = np.empty(n, np.int64)
     score = np.empty(n)
     c = 0
@@ -749,8 +979,7 @@ def _recall_search(n, bs, eligible, selected, util, k):
             cands[c] = v
             score[c] = util[v]
             c += 1
-    for v in _top_by(score, cands, c, k):
-        selected[v] = True
+    _fit(score, cands, c, k, tokens, budget, used, selected)
 
 
 @njit(cache=True)

@@ -13,24 +13,29 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .baselines import PURPOSE_FORGET, PURPOSE_IMPORTANCE, Baselines
+from .baselines import PURPOSE_FORGET, PURPOSE_IMPORTANCE, PURPOSE_MEM0, Baselines
 from .policies import (
     EVICT_IMPORTANCE,
+    EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
     EVICT_SIMILARITY,
     FAM_GENERATIVE,
+    FAM_MEM0,
     FAM_MEMGPT,
     FAM_MEMORYBANK,
     FAM_TOKEN_BUFFER,
     FAM_TRACERETAIN,
     FAM_WINDOW,
+    MB_CODE,
+    MB_PAPER,
     THRESHOLD_FIXED,
     Policy,
 )
 from .rng import PURPOSE_LEAK
 
 _SQRT3 = 1.7320508075688772
-PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten")
+PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
+          "deleted", "overwritten")
 
 
 @dataclass
@@ -57,6 +62,20 @@ def top_by(scored: list[tuple[float, str]], k: int) -> list[str]:
     """The first k by descending score; ties keep creation order (a stable sort)."""
     ranked = sorted(scored, key=lambda item: -item[0])
     return [v for _, v in ranked[:k]]
+
+
+def fit(scored: list[tuple[float, str]], cap: int, tokens: dict[str, float], budget: float,
+        used: float) -> tuple[list[str], float]:
+    """Greedy retrieval under the budget: by descending score (ties keep the given order),
+    each taken if it fits in what is left, at most ``cap`` (0 = no cap)."""
+    out: list[str] = []
+    for _, v in sorted(scored, key=lambda item: -item[0]):
+        if cap > 0 and len(out) >= cap:
+            break
+        if used + tokens[v] <= budget:
+            out.append(v)
+            used += tokens[v]
+    return out, used
 
 
 def minmax(xs: list[float]) -> list[float]:
@@ -105,6 +124,18 @@ class BaselineMemory:
             x += float(self.h.st.poison_boost)
         return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.draw_id(v)))
 
+    def content_similarity(self, a: str, b: str) -> float:
+        """TraceRetain's near-duplicate stub: 0 unless same kind, outcome and evidence."""
+        na, nb = self.h.tree.nodes[a], self.h.tree.nodes[b]
+        if (na.kind != nb.kind or na.outcome != nb.outcome
+                or self.h.facts[a].evidence != self.h.facts[b].evidence):
+            return 0.0
+        return self.similarity(a, b)
+
+    def cap(self, own: int) -> int:
+        """A retrieval's item cap: the policy's own knob, or 0 → the shared Stubs.top_k."""
+        return int(own) if own > 0 else int(self.h.st.top_k)
+
     def similarity(self, a: str, b: str) -> float:
         """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
         fa, fb = self.h.facts[a], self.h.facts[b]
@@ -147,8 +178,8 @@ class BaselineMemory:
 
     def step(self, topic_now: int, critical: bool, path: set[str]
              ) -> tuple[list[str], set[str]]:
-        """Admit, forget/evict, retrieve; returns (pool ε in creation order, s)."""
-        h, fam, step = self.h, self.pol.family, self.h.step
+        """Admit, forget/evict, retrieve within B; returns (pool ε in creation order, s)."""
+        h, fam, step, k = self.h, self.pol.family, self.h.step, self.k
         # 1. Admission of new items, in creation order.
         for v in list(h.tree.nodes):
             node = h.tree.nodes[v]
@@ -157,46 +188,86 @@ class BaselineMemory:
             it = self.item(v)
             if fam == FAM_TRACERETAIN:
                 self.traceretain_admit(v)
+            elif fam == FAM_MEM0:
+                self.mem0_admit(v)
             else:
                 it.place, it.last, it.freq, it.strength = "in", step, 0, 1.0
                 if fam == FAM_GENERATIVE:
                     it.importance = self.rate(v, 1.0)
-        # 2. Forgetting and overflow.
+        # 2. Forgetting (MemoryBank: once per session) and overflow.
+        budget = float(h.budget)
         if fam == FAM_MEMORYBANK:
-            self.memorybank_forget(path)
+            session = k.mb_session_steps
+            if session > 0 and step > 0 and step % session == 0:
+                self.memorybank_forget(path)
         elif fam == FAM_MEMGPT:
-            self.queue_overflow(float(self.k.window_tokens), float(self.k.evict_fraction),
-                                self.k.keep_last, True, "recall")
+            limit = float(k.window_tokens) if k.window_tokens > 0 else budget
+            self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True, "recall")
         elif fam == FAM_TOKEN_BUFFER:
-            self.queue_overflow(float(self.k.token_limit), 0.0, 0, self.pol.variant == 1,
-                                "evicted")
+            limit = float(k.token_limit) if k.token_limit > 0 else budget
+            self.queue_overflow(limit, 0.0, 0, self.pol.variant == 1, "evicted")
         elif fam == FAM_WINDOW:
             self.window_slide()
-        # 3. The pool and the retrieval.
+        # 3. The pool and the retrieval, never more than B tokens.
         pool = [v for v in h.tree.nodes if v in self.items
                 and self.items[v].place in ("in", "recall") and v not in path]
+        tokens = {v: float(h.tree.nodes[v].tokens) for v in pool}
+        recent: set[str] = set()  # MemoryBank code: history turns, not recalls
         if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
-            chosen = {v for v in pool if self.items[v].place == "in"}
-            if fam == FAM_MEMGPT and critical and self.k.recall_k > 0:
+            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, 0)
+            if fam == FAM_MEMGPT and critical and k.recall_k > 0:
                 found = [(self.query_utility(v, topic_now), v) for v in pool
                          if self.items[v].place == "recall"]
-                chosen |= set(top_by(found, self.k.recall_k))
+                back, _ = fit(found, k.recall_k, tokens, budget, used)
+                chosen |= set(back)
         elif fam == FAM_GENERATIVE:
-            chosen = self.generative_retrieve(pool, topic_now)
+            chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
         else:
-            scored = [(self.query_utility(v, topic_now), v) for v in pool]
-            chosen = set(top_by(scored, self.k.top_k))
+            used, cap = 0.0, self.cap(k.top_k)
+            if fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE:
+                recent, used = self.newest_fit(pool, tokens, budget, 0.0, k.mb_code_recent,
+                                               summary=False)
+                cap = k.mb_code_top_k
+            scored = [(self.query_utility(v, topic_now), v) for v in pool if v not in recent]
+            got, _ = fit(scored, cap, tokens, budget, used)
+            chosen = recent | set(got)
         # 4. Access statistics of what was retrieved.
-        for v in chosen:
+        for v in chosen - recent:
             it = self.items[v]
             it.freq += 1
             if fam == FAM_MEMORYBANK:  # a recall strengthens the memory and resets t
                 s = it.strength + 1.0
-                if self.pol.variant == 1 and self.k.mb_s_cap > 0 and s > self.k.mb_s_cap:
-                    s = float(self.k.mb_s_cap)
+                if self.pol.variant == 1 and k.mb_s_cap > 0 and s > k.mb_s_cap:
+                    s = float(k.mb_s_cap)
                 it.strength = s
             it.last = step
         return pool, chosen
+
+    def newest_fit(self, pool: list[str], tokens: dict[str, float], budget: float,
+                   used: float, limit: int, summary: bool = True) -> tuple[set[str], float]:
+        """A queue's context within B: the running summary first (if it fits), then the
+        stored items newest first until one does not fit, at most ``limit`` (0 = all)."""
+        chosen: set[str] = set()
+        z = self.summary
+        if (summary and z is not None and z in tokens and self.items[z].place == "in"
+                and used + tokens[z] <= budget):
+            chosen.add(z)
+            used += tokens[z]
+        queued = [v for v in pool if self.items[v].place == "in" and not self.is_summary(v)]
+        for v in reversed(queued):
+            if (limit > 0 and len(chosen - {z}) >= limit) or used + tokens[v] > budget:
+                break
+            chosen.add(v)
+            used += tokens[v]
+        return chosen, used
+
+    def supersede(self, v: str) -> bool:
+        """A supersede/invalidate event (policies with a contradiction rule): a stored
+        memory is deleted; returns whether it was in the store."""
+        if v in self.items and self.items[v].place == "in":
+            self.items[v].place = "deleted"
+            return True
+        return False
 
     def eligible(self, path: set[str]) -> set[str]:
         """ε at the end of a trajectory (the store and MemGPT's recall storage)."""
@@ -210,8 +281,8 @@ class BaselineMemory:
         h, k, it = self.h, self.k, self.items[v]
         node, f = h.tree.nodes[v], h.facts[v]
         stored = [w for w in self.placed("in") if w != v]
-        if any(self.similarity(v, w) > k.dup_threshold for w in stored
-               if not self.is_summary(w)):
+        dup = self.content_similarity if k.dup_content else self.similarity
+        if any(dup(v, w) > k.dup_threshold for w in stored if not self.is_summary(w)):
             it.place = "dropped"  # a near-duplicate: the earliest is kept
             return
         if node.tokens < k.min_tokens and not f.evidence:
@@ -255,15 +326,21 @@ class BaselineMemory:
                 self.traceretain_cluster(f.topic, members)
 
     def traceretain_victim(self, stored: list[str]) -> str:
-        """LRU: oldest access; LFU: fewest retrievals, then oldest access; importance:
-        lowest w_imp·importance/10 + w_rec·decay^(steps idle). Ties: the older item."""
-        k, step = self.k, self.h.step
+        """LRU: oldest access; LFU: fewest retrievals, then oldest access; importance +
+        frequency: lowest w_imp·importance/10 + w_freq·retrievals/(steps since created +
+        1); importance + recency: lowest w_imp·importance/10 + w_rec·decay^(steps idle).
+        Ties: the older item."""
+        k, step, nodes = self.k, self.h.step, self.h.tree.nodes
 
         def key(w: str) -> tuple[float, float]:
             it = self.items[w]
             if self.pol.eviction == EVICT_LFU:
                 return (float(it.freq), float(it.last))
             if self.pol.eviction == EVICT_IMPORTANCE:
+                return (k.importance_weight * (it.importance / 10.0)
+                        + k.frequency_weight * (it.freq / float(step - nodes[w].created + 1)),
+                        0.0)
+            if self.pol.eviction == EVICT_IMPORTANCE_RECENCY:
                 return (k.importance_weight * (it.importance / 10.0)
                         + k.recency_weight * power(k.recency_decay, step - it.last), 0.0)
             return (float(it.last), 0.0)
@@ -305,32 +382,67 @@ class BaselineMemory:
 
     # ---------------------------------------------------------------- Generative Agents
 
-    def generative_retrieve(self, pool: list[str], topic_now: int) -> set[str]:
-        """recency + importance + relevance, each min-max scaled; top ga_top_k."""
+    def generative_retrieve(self, pool: list[str], topic_now: int,
+                            tokens: dict[str, float], budget: float) -> set[str]:
+        """recency + importance + relevance, each min-max scaled; the best that fit in B,
+        at most the cap (paper: shared; code: ga_top_k). Candidates in `new_retrieve`'s
+        order: newest first, stably sorted by last access (equal scores keep it)."""
         if not pool:
             return set()
         k, step = self.k, self.h.step
+        ordered = sorted(reversed(pool), key=lambda v: self.items[v].last)
         if self.pol.variant == 0:  # paper: decay^(hours since last access)
             d = k.ga_step_decay()
-            rec = [power(d, step - self.items[v].last) for v in pool]
+            rec = [power(d, step - self.items[v].last) for v in ordered]
             w = (k.ga_w_recency, k.ga_w_importance, k.ga_w_relevance)
+            cap = self.cap(k.top_k)
         else:  # public code: rank by last access, oldest first, decay^(rank + 1)
-            by_access = sorted(pool, key=lambda v: self.items[v].last)
-            rank = {v: r for r, v in enumerate(by_access)}
-            rec = [power(k.ga_code_decay, rank[v] + 1) for v in pool]
+            rec = [power(k.ga_code_decay, r + 1) for r in range(len(ordered))]
             w = (k.gac_w_recency, k.gac_w_importance, k.gac_w_relevance)
-        imp = [self.items[v].importance for v in pool]
-        rel = [self.query_utility(v, topic_now) for v in pool]
+            cap = k.ga_top_k
+        imp = [self.items[v].importance for v in ordered]
+        rel = [self.query_utility(v, topic_now) for v in ordered]
         rec, imp, rel = minmax(rec), minmax(imp), minmax(rel)
         scored = [(w[0] * rec[j] + w[1] * imp[j] + w[2] * rel[j], v)
-                  for j, v in enumerate(pool)]
-        return set(top_by(scored, k.ga_top_k))
+                  for j, v in enumerate(ordered)]
+        got, _ = fit(scored, cap, tokens, budget, 0.0)
+        return set(got)
+
+    # ---------------------------------------------------------------- mem0
+
+    def mem0_admit(self, v: str) -> None:
+        """Extraction + search of the mem0_search_k most similar stored memories + one
+        decision call: UPDATE / DELETE / NONE on a match (similarity >= mem0_match) with
+        the knobs' probabilities, else ADD (see `wmtsim.baselines._mem0_admit`)."""
+        h, k, it = self.h, self.k, self.items[v]
+        stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
+        found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)
+        read = 0.0
+        for w in found:
+            read += h.tree.nodes[w].tokens
+        tok = float(h.tree.nodes[v].tokens)
+        h.out[12] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read  # prompt tokens
+        h.out[13] += 2  # LLM calls: extraction + decision
+        it.place, it.last, it.freq = "in", h.step, 0
+        if not found or self.similarity(v, found[0]) < k.mem0_match:
+            return  # ADD
+        x = h.draw(h.draw_id(v), PURPOSE_MEM0)
+        p_up = float(k.mem0_p_update)
+        p_del = p_up + float(k.mem0_p_delete)
+        p_none = p_del + float(k.mem0_p_none)
+        if x < p_up:  # UPDATE: the new fact overwrites the old memory
+            self.items[found[0]].place = "overwritten"
+        elif x < p_del:  # DELETE: the old memory is contradicted; nothing added
+            self.items[found[0]].place = "deleted"
+            it.place = "dropped"
+        elif x < p_none:  # NONE: already known
+            it.place = "dropped"
 
     # ---------------------------------------------------------------- MemoryBank
 
     def memorybank_forget(self, path: set[str]) -> None:
         """R = exp(−t/S): forget when R < θ (t > S·scale·ln(1/θ)); stochastic: keep with
-        probability R."""
+        probability R; public code: R = exp(−(t/5)·S), forget when the draw > R."""
         k, step = self.k, self.h.step
         after = k.mb_forget_after()
         for v in self.placed("in"):
@@ -338,8 +450,12 @@ class BaselineMemory:
                 continue
             it = self.items[v]
             dt = float(step - it.last)
-            if self.pol.variant == 0:
+            if self.pol.variant == MB_PAPER:
                 if dt > it.strength * after:
+                    it.place = "forgotten"
+            elif self.pol.variant == MB_CODE:  # math.exp(-t / 5*S) as written
+                r = math.exp(-(dt / k.mb_time_scale) / 5.0 * it.strength)
+                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) > r:
                     it.place = "forgotten"
             else:
                 r = math.exp(-(dt / k.mb_time_scale) / it.strength)

@@ -250,6 +250,11 @@ def compare(
         "--policy", "-p", help="Configuration to compare (repeatable; default: the "
                                "scenario's policies), e.g. memgpt, traceretain_z.",
         show_default=False)] = None,
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="Token budgets B, comma-separated (e.g. 200,400,800): run every "
+                         "policy (or each --policy) at each B on the same trajectories and "
+                         "write curves.parquet, curves.md, curves.png.",
+        show_default=False)] = None,
 ) -> None:
     """Compare the scenario's configurations on common random numbers, beside the paper.
 
@@ -264,6 +269,8 @@ def compare(
       [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]
 
       [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
+
+      [cyan]wmtsim compare paper_poisoning --budget 200,380,800 --n 300[/cyan]
     """
     from dataclasses import replace
 
@@ -276,6 +283,9 @@ def compare(
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     out_dir = _out_folder(out, s.name, "compare")
+    if budget is not None:
+        _budget_curves(s, budget, policy, n, seed, threads, out_dir)
+        return
     _compile_first(s.policies)
     with _progress() as bar:
         task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
@@ -291,6 +301,27 @@ def compare(
     _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
     if strict and passed < len(comp.checks):
         raise typer.Exit(1)
+
+
+def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
+                   seed: int | None, threads: int | None, out_dir: Path) -> None:
+    """``compare --budget``: every policy (wmtsim.field.budget_curves) at each budget."""
+    from .field import budget_curves, curves_markdown, parse_budgets, write_curves
+    from .policies import POLICIES
+
+    try:
+        budgets = parse_budgets(budget)
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
+    with _progress() as bar:
+        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
+        frame = budget_curves(s, budgets, pols, n, seed, threads,
+                              progress=lambda b: bar.advance(task))
+    _say(curves_markdown(frame))
+    with _writing(out_dir) as work:
+        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
+    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
 def calibrate(

@@ -27,7 +27,12 @@ from typing import Any
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
 
-from .baselines import _baseline_eligible, _baseline_retrieve, _baseline_step
+from .baselines import (
+    _baseline_eligible,
+    _baseline_retrieve,
+    _baseline_step,
+    _baseline_supersede,
+)
 from .codes import (
     ACTION,
     ACTIVE,
@@ -193,7 +198,7 @@ from .world import (
 # Per-step records kept for the first trajectories of a batch, in the order the kernels
 # take them.
 _RECORDED = ("u", "m", "state", "eligible", "selected", "poisoned", "n_slots", "event",
-             "tokens")
+             "tokens", "node_tokens")
 
 # sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = 1.7320508075688772
@@ -235,6 +240,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
         "n_slots": np.zeros((r, n_steps), dtype=np.int64),
         "event": np.zeros((r, n_steps), dtype=np.int64),
         "tokens": np.zeros((r, n_steps)),
+        "node_tokens": np.zeros((r, n_steps, capacity), dtype=np.int64),
     }
     counts = np.zeros((n, N_COUNTERS))
     B = (np.zeros((n, capacity), dtype=np.int8), np.zeros((n, capacity)),
@@ -377,8 +383,16 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
             # MODEL.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
             if sw[S_SUPERSEDE] != 0:
-                state[slot_of[a]] = OBSOLETE
-                out[C_SUPERSEDED] += 1
+                in_store = False
+                if bl is not None:  # compiled out for WMT's configurations
+                    if sw[S_SELECTION] == SEL_BASELINE:
+                        # A field policy with a contradiction rule deletes it from its store.
+                        in_store = True
+                        if _baseline_supersede(Bs[0], slot_of[a]):
+                            out[C_SUPERSEDED] += 1
+                if not in_store:
+                    state[slot_of[a]] = OBSOLETE
+                    out[C_SUPERSEDED] += 1
         elif o == OP_REVISE:
             # A later observation revises an action's outcome: Eq. 2 again, on the
             # opposite outcome (every policy records it; it is not a prompt step).
@@ -470,12 +484,13 @@ def _poison_remains(v, F, eligible, slot_of):
 
 @njit(cache=True)
 def _record(r, step, n, o, F, eligible, selected, R, out):
-    """Keep this step's u, m, state, ε, s and poisoned flags for a recorded trajectory
+    """Keep this step's u, m, state, ε, s, poisoned flags and tokens for a recorded trajectory
     (``R``: the arrays of `_RECORDED`, in that order)."""
     if r < 0:
         return
-    rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_pois, rec_n, rec_event, rec_tokens = R
-    u, m, state, poisoned = F[F_U], F[F_M], F[F_STATE], F[F_POISONED]
+    (rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_pois, rec_n, rec_event, rec_tokens,
+     rec_node_tokens) = R
+    u, m, state, poisoned, tokens = F[F_U], F[F_M], F[F_STATE], F[F_POISONED], F[F_TOKENS]
     for v in range(n):
         rec_u[r, step, v] = u[v]
         rec_m[r, step, v] = m[v]
@@ -483,6 +498,7 @@ def _record(r, step, n, o, F, eligible, selected, R, out):
         rec_elig[r, step, v] = eligible[v]
         rec_sel[r, step, v] = selected[v]
         rec_pois[r, step, v] = poisoned[v]  # a summary's contamination can change
+        rec_node_tokens[r, step, v] = tokens[v]  # a summary's size can change
     rec_n[r, step] = n
     rec_event[r, step] = o
     rec_tokens[r, step] = out[C_PROMPT_TOKENS]
@@ -531,8 +547,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             for v in range(n):
                 util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
             _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
-                               Bs[3], Bs[4], eligible, selected, sw[S_FAMILY],
-                               sw[S_VARIANT], bl)
+                               Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
+                               sw[S_VARIANT], F, p, st, bl)
     if not field:
         if mode == SEL_NONE:
             for v in range(n):

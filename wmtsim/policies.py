@@ -30,15 +30,21 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
   removes the memory controller (the paper's ablation design, Table 4); the unselective
   and selection-only configurations of Tables 1–3 have no lifecycle at all. A policy that
   does not act on the event still sees the clean observation that triggered it, like every
-  other action. No policy of the field acts on it (none has a contradiction rule here).
+  other action. Of the field, only the two whose design has a contradiction rule act on
+  it: ``mem0`` (its DELETE of a contradicted memory) and ``traceretain_conflict`` (the
+  TraceRetain article's conflict-resolution step, newer observation wins); for them the
+  event removes the memory from their store (place ``deleted``). The other TraceRetain
+  variants follow the article's default (keep conflicting memories side by side).
 
 The policies of the field (POLICIES.md) are configurations of the same engine too:
 selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.baselines`
 (readable twin: `wmtsim.baselines_reference`), chosen by ``family`` and its variant
 switches; their knobs are `wmtsim.baselines.Baselines`. See docs/policies.md:
-``traceretain_{z,fixed,lfu,importance,similarity,cluster}``, ``generative_agents``,
-``generative_agents_code``, ``memorybank``, ``memorybank_stochastic``, ``memgpt``,
-``sliding_window``, ``sliding_window_summary``, ``token_buffer``, ``token_buffer_summary``.
+``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
+``generative_agents``, ``generative_agents_code``, ``memorybank``,
+``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,
+``sliding_window_summary``, ``token_buffer``, ``token_buffer_summary``, ``mem0``.
+Every selective one keeps its context memory within the scenario's budget B.
 """
 
 from __future__ import annotations
@@ -56,9 +62,12 @@ SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.bas
 
 # Families: WMT's own configurations, and the policies of POLICIES.md.
 (FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
- FAM_TOKEN_BUFFER) = range(7)
+ FAM_TOKEN_BUFFER, FAM_MEM0) = range(8)
 # TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
-EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY = range(4)
+EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECENCY = range(5)
+# MemoryBank variants (`Policy.variant`): the paper's curve, POLICIES.md's stochastic
+# reading, the public code as written.
+MB_PAPER, MB_STOCHASTIC, MB_CODE = range(3)
 THRESHOLD_Z, THRESHOLD_FIXED = range(2)
 
 # Slots of the packed switch vector.
@@ -77,7 +86,7 @@ class Policy:
     reopen: bool
     lifecycle: bool
     family: int = FAM_WMT
-    variant: int = 0  # GA: 1 = public code; MemoryBank: 1 = stochastic; windows: 1 = summary
+    variant: int = 0  # GA: 1 = public code; MemoryBank: MB_*; windows: 1 = summary
     eviction: int = EVICT_LRU
     threshold: int = THRESHOLD_Z
     cluster: bool = False
@@ -91,10 +100,11 @@ class Policy:
 
 def _field(name: str, label: str, family: int, variant: int = 0,
            eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
-           cluster: bool = False) -> Policy:
-    """A policy of the field: no tree, no scores, no fold; `wmtsim.baselines` selects."""
+           cluster: bool = False, supersede: bool = False) -> Policy:
+    """A policy of the field: no tree, no scores, no fold; `wmtsim.baselines` selects.
+    ``supersede`` only where the policy's own design has a contradiction rule."""
     return Policy(name, label, False, False, SEL_BASELINE, False, False, False, family,
-                  variant, eviction, threshold, cluster)
+                  variant, eviction, threshold, cluster, supersede)
 
 
 POLICIES: dict[str, Policy] = {
@@ -122,18 +132,24 @@ POLICIES: dict[str, Policy] = {
                threshold=THRESHOLD_FIXED),
         _field("traceretain_lfu", "TraceRetain (z-score, LFU)", FAM_TRACERETAIN,
                eviction=EVICT_LFU),
-        _field("traceretain_importance", "TraceRetain (z-score, importance-weighted)",
+        _field("traceretain_importance", "TraceRetain (z-score, importance + frequency)",
                FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE),
+        _field("traceretain_importance_lru", "TraceRetain (z-score, importance + recency)",
+               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE_RECENCY),
         _field("traceretain_similarity", "TraceRetain (z-score, similarity replace)",
                FAM_TRACERETAIN, eviction=EVICT_SIMILARITY),
         _field("traceretain_cluster", "TraceRetain (z-score, LRU, cluster summaries)",
                FAM_TRACERETAIN, cluster=True),
+        _field("traceretain_conflict", "TraceRetain (z-score, LRU, conflict resolution)",
+               FAM_TRACERETAIN, supersede=True),
         _field("generative_agents", "Generative Agents (paper)", FAM_GENERATIVE),
         _field("generative_agents_code", "Generative Agents (public code)", FAM_GENERATIVE,
                variant=1),
         _field("memorybank", "MemoryBank (threshold forgetting)", FAM_MEMORYBANK),
         _field("memorybank_stochastic", "MemoryBank (stochastic, S <= 3)", FAM_MEMORYBANK,
-               variant=1),
+               variant=MB_STOCHASTIC),
+        _field("memorybank_code", "MemoryBank (public code as written)", FAM_MEMORYBANK,
+               variant=MB_CODE),
         _field("memgpt", "MemGPT-style FIFO + recursive summary", FAM_MEMGPT),
         _field("sliding_window", "Sliding window (last k steps)", FAM_WINDOW),
         _field("sliding_window_summary", "Sliding window + running summary", FAM_WINDOW,
@@ -141,6 +157,7 @@ POLICIES: dict[str, Policy] = {
         _field("token_buffer", "Token buffer", FAM_TOKEN_BUFFER),
         _field("token_buffer_summary", "Token buffer + running summary", FAM_TOKEN_BUFFER,
                variant=1),
+        _field("mem0", "mem0-style ADD/UPDATE/DELETE/NONE", FAM_MEM0, supersede=True),
     )
 }
 

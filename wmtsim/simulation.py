@@ -37,8 +37,11 @@ class SimResult:
 
     trajectories: one row per trajectory — provenance (policy, seed, trajectory, the
         parameter values, wmtsim version), the metrics and the raw counters.
-    steps: per-step records (step, slot, world id, kind, u, m, state, eligible, selected)
-        for the first ``record_steps`` trajectories.
+    steps: per-step records (step, slot, world id, kind, u, m, state, eligible, selected,
+        tokens) for the first ``record_steps`` trajectories: ``selected`` = in context at
+        this step (the active path and the observation just made are in the prompt for
+        every policy besides), ``tokens`` = the memory's size at this step, so the sum
+        of ``tokens`` over ``selected`` is the context memory checked against B.
     """
 
     policy: str
@@ -226,6 +229,7 @@ def _steps_frame(w: World, forest: Forest, rec: dict[str, np.ndarray]) -> pl.Dat
                 "state": [STATE_NAMES[x] for x in rec["state"][i, s, :k]],
                 "eligible": rec["eligible"][i, s, :k],
                 "selected": rec["selected"][i, s, :k],
+                "tokens": rec["node_tokens"][i, s, :k],
             }))
     if not parts:
         return pl.DataFrame(schema={"trajectory": pl.Int64, "step": pl.Int64,
@@ -233,5 +237,6 @@ def _steps_frame(w: World, forest: Forest, rec: dict[str, np.ndarray]) -> pl.Dat
                                     "world_id": pl.Int64, "kind": pl.Utf8,
                                     "poisoned": pl.Boolean, "u": pl.Float64,
                                     "m": pl.Int64, "state": pl.Utf8,
-                                    "eligible": pl.Boolean, "selected": pl.Boolean})
+                                    "eligible": pl.Boolean, "selected": pl.Boolean,
+                                    "tokens": pl.Int64})
     return pl.concat(parts)

@@ -244,7 +244,11 @@ class _Trajectory:
                 self.prompt_step(topic, critical=False, last_obs=last_obs)
                 self.step += 1
             elif op == OP_SUPERSEDE:
-                if self.pol.supersede:  # only policies that act on the event
+                if self.pol.supersede and self.memory is not None:
+                    # a field policy with a contradiction rule deletes it from its store
+                    if self.memory.supersede(id):
+                        out[C_SUPERSEDED] += 1
+                elif self.pol.supersede:  # only policies that act on the event
                     tree.supersede(id)
                     out[C_SUPERSEDED] += 1
             elif op == OP_REVISE:

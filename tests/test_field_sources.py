@@ -1,0 +1,263 @@
+"""The field on equal terms (issue 12): each rule against a small hand-computed case
+transcribed from its source, one budget B for every selective policy on random worlds,
+supersession only where a policy's design has a contradiction rule, and the budget curves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wmtsim.baselines import (
+    B_DELETED,
+    B_DROPPED,
+    B_FORGOTTEN,
+    B_IN,
+    B_OVERWRITTEN,
+    B_UNSEEN,
+    Baselines,
+    _content_similarity,
+    _ga_retrieve,
+    _mb_forget,
+    _mem0_admit,
+)
+from wmtsim.codes import ACTION, FAILURE, SUCCESS
+from wmtsim.forest import (
+    F_EVIDENCE,
+    F_KIND,
+    F_OUTCOME,
+    F_POISONED,
+    F_REL,
+    F_TOPIC,
+    F_WID,
+    Forest,
+)
+from wmtsim.params import Params
+from wmtsim.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
+from wmtsim.simulation import simulate
+from wmtsim.stubs import Stubs
+from wmtsim.world import PoisonSpec, WorldSpec, generate
+
+UNSELECTIVE = ("no_memory", "linear", "tree", "tree_summary")
+
+
+def forest_row(n: int) -> tuple[np.ndarray, ...]:
+    """One trajectory's per-slot arrays (`Forest.rows`, row 0) of ``n`` action slots."""
+    rows = tuple(a[0] for a in Forest.allocate(1, n, n).rows())
+    rows[F_KIND][:] = ACTION
+    rows[F_OUTCOME][:] = SUCCESS
+    rows[F_TOPIC][:] = 0
+    rows[F_WID][:] = np.arange(n)
+    return rows
+
+
+# ---------------------------------------------------------------- TraceRetain
+
+
+def test_traceretain_near_duplicate_compares_content_not_topic_alone() -> None:
+    # Article §3.2: "cosine similarity > 0.95 → duplicate, keep the earliest". Two
+    # successful actions of one subtask at relevance 0.80 and 0.81: topic-level
+    # similarity 0.99; but one carries the key fact (evidence), so they are not the
+    # same content and neither is a duplicate of the other.
+    F = forest_row(3)
+    F[F_REL][:] = [0.80, 0.81, 0.80]
+    F[F_EVIDENCE][:] = [False, True, False]
+    assert _content_similarity(0, 1, F, 0.2) == 0.0
+    assert _content_similarity(0, 2, F, 0.2) == 1.0  # same kind, outcome, evidence
+    F[F_OUTCOME][2] = FAILURE
+    assert _content_similarity(0, 2, F, 0.2) == 0.0
+
+
+# ---------------------------------------------------------------- Generative Agents
+
+
+def test_generative_agents_ties_go_as_the_public_code_orders_them() -> None:
+    # retrieve.py `new_retrieve`: nodes = seq_event (newest first), stably sorted by
+    # last_accessed; `top_highest_x_values` is a stable sort, so equal scores keep that
+    # order. Three memories, same access step, importance and relevance: the paper's
+    # scores all tie (min-max of constants = 0.5) and the newest wins; the code's rank
+    # recency gives the first of that order (the newest) 0.99^1, the largest.
+    n = 3
+    bs = np.full(n, B_IN, np.int8)
+    imp = np.full(n, 5.0)
+    last = np.zeros(n, np.int64)
+    util = np.full(n, 0.5)
+    tokens = np.full(n, 10, np.int32)
+    st_ = Stubs().pack()
+    for variant in (0, 1):
+        bl = Baselines(top_k=1, ga_top_k=1).pack()
+        selected = np.zeros(n, np.bool_)
+        _ga_retrieve(4, n, bs, imp, last, np.ones(n, np.bool_), selected, util, variant,
+                     tokens, 1000.0, st_, bl)
+        assert selected.tolist() == [False, False, True], variant
+    # Recency by rank, oldest access first (the code's ascending sort): slot 0 was
+    # accessed at step 3, slots 1, 2 at step 1 → order 2, 1, 0; with relevance and
+    # importance equal the code variant takes slot 2 (recency 0.99 > 0.99² > 0.99³).
+    last = np.array([3, 1, 1], np.int64)
+    selected = np.zeros(n, np.bool_)
+    _ga_retrieve(4, n, bs, imp, last, np.ones(n, np.bool_), selected, util, 1, tokens,
+                 1000.0, st_, Baselines(ga_top_k=1).pack())
+    assert selected.tolist() == [False, False, True]
+
+
+def test_generative_agents_takes_what_fits_the_budget() -> None:
+    n = 3
+    bs = np.full(n, B_IN, np.int8)
+    util = np.array([0.9, 0.5, 0.1])
+    tokens = np.array([300, 80, 80], np.int32)
+    selected = np.zeros(n, np.bool_)
+    _ga_retrieve(0, n, bs, np.zeros(n), np.zeros(n, np.int64), np.ones(n, np.bool_),
+                 selected, util, 1, tokens, 200.0, Stubs().pack(), Baselines().pack())
+    assert selected.tolist() == [False, True, True]  # the best (300 tokens) does not fit
+
+
+# ---------------------------------------------------------------- MemoryBank
+
+
+def test_memorybank_code_formula_as_written_makes_strength_forget_faster() -> None:
+    # forget_memory.py `forgetting_curve`: math.exp(-t / 5*S) = exp(-(t/5)·S). With
+    # t = 10 days and S = 50 the code's R = e^-100 (forgotten on any draw), the paper's
+    # R = exp(-t/S) = e^-0.2 ≈ 0.82.
+    F = forest_row(1)
+    bl = Baselines(mb_time_scale=1.0).pack()
+    assert math.exp(-10.0 / 5 * 50) == math.exp(-(10.0 / 5.0) * 50.0)
+    for variant, gone in ((MB_CODE, True), (MB_STOCHASTIC, None)):
+        bs = np.full(1, B_IN, np.int8)
+        _mb_forget(0, 0, 10, 1, F, np.zeros(1, np.bool_), bs, np.zeros(1, np.int64),
+                   np.full(1, 50.0), variant, bl)
+        if gone:
+            assert bs[0] == B_FORGOTTEN
+    # The paper's threshold rule: forget when steps > S·scale·ln(1/θ) = 1·1·ln 2.
+    for dt, place in ((0, B_IN), (1, B_FORGOTTEN)):
+        bs = np.full(1, B_IN, np.int8)
+        _mb_forget(0, 0, dt, 1, F, np.zeros(1, np.bool_), bs, np.zeros(1, np.int64),
+                   np.ones(1), 0, Baselines(mb_time_scale=1.0).pack())
+        assert bs[0] == place
+
+
+def test_memorybank_forgets_only_at_session_starts() -> None:
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=3, n=10)
+    from wmtsim.engine import run
+    from wmtsim.policies import get_policy
+
+    for p in ("memorybank", "memorybank_stochastic", "memorybank_code"):
+        for session, forgets in ((0, False), (1, True)):
+            knobs = Baselines(mb_session_steps=session, mb_time_scale=1.0)
+            _, _, rec = run(w, get_policy(p).pack(), Params().pack(), Stubs().pack(), 0,
+                            None, knobs.pack())
+            assert bool((rec["baseline_place"] == B_FORGOTTEN).any()) == forgets, p
+
+
+# ---------------------------------------------------------------- mem0
+
+
+@pytest.mark.parametrize(("knobs", "old", "new"), [
+    ({"mem0_p_update": 1.0, "mem0_p_delete": 0.0, "mem0_p_none": 0.0}, B_OVERWRITTEN, B_IN),
+    ({"mem0_p_update": 0.0, "mem0_p_delete": 1.0, "mem0_p_none": 0.0}, B_DELETED, B_DROPPED),
+    ({"mem0_p_update": 0.0, "mem0_p_delete": 0.0, "mem0_p_none": 1.0}, B_IN, B_DROPPED),
+    ({"mem0_p_update": 0.0, "mem0_p_delete": 0.0, "mem0_p_none": 0.0}, B_IN, B_IN),
+])
+def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
+    # A true fact (slot 0, relevance 0.8) is stored; a poisoned fact on the same subtask
+    # that looks relevant (0.9) arrives: similarity 1 − 0.1 = 0.9 >= mem0_match 0.8, so the
+    # decision stub applies: UPDATE overwrites the true fact with the poisoned one (last
+    # writer wins), DELETE removes it as contradicted, NONE keeps it and drops the new.
+    F = forest_row(2)
+    F[F_REL][:] = [0.8, 0.9]
+    F[F_POISONED][1] = True
+    bs = np.array([B_IN, B_UNSEEN], np.int8)
+    out = np.zeros(40)
+    bl = Baselines(**knobs).pack()  # type: ignore[arg-type]
+    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
+                out)
+    assert (bs[0], bs[1]) == (old, new)
+    assert out[13] == 2  # extraction + decision calls
+    # Below the match threshold: always ADD.
+    bs = np.array([B_IN, B_UNSEEN], np.int8)
+    F[F_TOPIC][1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
+    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
+                out)
+    assert (bs[0], bs[1]) == (B_IN, B_IN)
+
+
+def test_mem0_knob_probabilities_are_bounded() -> None:
+    with pytest.raises(ValueError, match=r"Baselines\.mem0_p_none="):
+        Baselines(mem0_p_update=0.6, mem0_p_delete=0.3, mem0_p_none=0.3)
+
+
+# ---------------------------------------------------------------- supersession
+
+
+def test_only_policies_with_a_contradiction_rule_act_on_supersede_events() -> None:
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6),
+                           poison=(PoisonSpec("plausible", p_supersede=1.0),)), seed=5, n=30)
+    acting = {p for p, pol in POLICIES.items() if pol.supersede}
+    assert acting == {"wmt", "a3_no_semantic", "mem0", "traceretain_conflict"}
+    for p in FIELD_POLICIES:
+        n_sup = float(simulate(w, p).trajectories["n_superseded"].sum())
+        assert (n_sup > 0) == (p in acting), p
+
+
+# ---------------------------------------------------------------- one budget for all
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), budget=st.integers(40, 900),
+       top_k=st.integers(0, 6), sigma=st.floats(0.0, 1.2))
+def test_every_selective_policy_keeps_its_context_within_the_budget(
+        seed: int, budget: int, top_k: int, sigma: float) -> None:
+    w = generate(WorldSpec(n_subtasks=(2, 4), n_actions=(2, 7), n_globals=1,
+                           tokens_sigma=sigma, poison=(PoisonSpec("plausible"),
+                                                       PoisonSpec("summary"))),
+                 seed=seed, n=6)
+    params = Params(budget=budget)
+    stubs = Stubs(top_k=top_k)
+    for p in POLICIES:
+        if p in UNSELECTIVE:
+            continue
+        res = simulate(w, p, params=params, stubs=stubs, record_steps=6)
+        used = (res.steps.filter(pl.col("selected"))
+                .group_by(["trajectory", "step"]).agg(pl.col("tokens").sum()))
+        assert used.height == 0 or int(used["tokens"].max()) <= budget, p  # type: ignore[arg-type]
+        if top_k > 0 and POLICIES[p].family != 0 and p not in (
+                "generative_agents_code", "memorybank_code") and POLICIES[p].family not in (
+                4, 5, 6):  # queues are their own content; GA / MB code fix their own k
+            n_sel = (res.steps.filter(pl.col("selected"))
+                     .group_by(["trajectory", "step"]).len())
+            assert n_sel.height == 0 or int(n_sel["len"].max()) <= top_k, p  # type: ignore[arg-type]
+
+
+def test_unselective_baselines_serialise_everything_as_before() -> None:
+    w = generate(WorldSpec(n_subtasks=(2, 3), n_actions=(3, 5)), seed=1, n=5)
+    for p in ("linear", "tree", "tree_summary"):
+        res = simulate(w, p, params=Params(budget=10), record_steps=5)
+        s = res.steps
+        assert (s["selected"] == s["eligible"]).all(), p
+
+
+# ---------------------------------------------------------------- curves
+
+
+def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from wmtsim.field import budget_curves, parse_budgets, verdict, write_curves
+    from wmtsim.scenario import load_scenario
+
+    assert parse_budgets("200, 400,200") == [200, 400]
+    with pytest.raises(ValueError, match="--budget 'x'"):
+        parse_budgets("200,x")
+    assert verdict(-0.2, -0.1) == "wins" and verdict(-0.1, 0.1) == "ties"
+    assert verdict(0.1, 0.2) == "loses" and verdict(0.1, 0.2, False) == "wins"
+    sc = load_scenario("paper_poisoning")
+    frame = budget_curves(sc, [150, 600], ["memgpt", "linear"], n=20, n_resamples=50)
+    assert set(frame["policy"]) == {"wmt", "memgpt", "linear"}
+    assert frame.filter(pl.col("policy") == "wmt")["d_mean"].null_count() == 6
+    lin = frame.filter((pl.col("policy") == "linear") & (pl.col("metric") == "tsr"))
+    assert lin["mean"].n_unique() == 1  # linear does not depend on B
+    written = write_curves(frame, tmp_path)
+    assert {p.name for p in written} == {"curves.parquet", "curves.md", "curves.png"}
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
