@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 140))
     if args.list:
         for name, fn in SECTIONS.items():
-            console.print(f"{name}: {(fn.__doc__ or '').strip().splitlines()[0]}",
+            console.print(f"{name}: {((fn.__doc__ or '').strip().splitlines() or [''])[0]}",
                           markup=False)
         return 0
     if args.markdown:
