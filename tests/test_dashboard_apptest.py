@@ -170,8 +170,19 @@ def test_compare_table_equals_simulate_summary(scenario_file: str) -> None:
         row = table.filter((pl.col("configuration") == "Full WMT")
                            & (pl.col("metric") == metric))
         lib = summary.filter(pl.col("metric") == metric)
-        for col in ("mean", "low", "high"):
-            assert row[col][0] == pytest.approx(lib[col][0], rel=1e-12, abs=1e-12)
+        # Shown by default: the pooled value (Σ/Σ, as the paper's table).
+        for col, lib_col in (("mean", "pooled"), ("low", "pooled_low"),
+                             ("high", "pooled_high")):
+            assert row[col][0] == pytest.approx(lib[lib_col][0], rel=1e-12, abs=1e-12)
+    # The other reading, the mean of per-trajectory values, one click away.
+    at.sidebar.radio(key="cmp_value").set_value("mean of per-trajectory values").run()
+    per_trajectory = _table(at)
+    for metric in ("asr", "br"):
+        row = per_trajectory.filter((pl.col("configuration") == "Full WMT")
+                                    & (pl.col("metric") == metric))
+        lib = summary.filter(pl.col("metric") == metric)
+        assert row["mean"][0] == pytest.approx(lib["mean"][0], rel=1e-12, abs=1e-12)
+    at.sidebar.radio(key="cmp_value").set_value("pooled over trajectories (Σ/Σ)").run()
     # The paper's Table 4 values sit beside them.
     paper = table.filter((pl.col("configuration") == "Full WMT")
                          & (pl.col("metric") == "asr"))["paper"][0]
@@ -185,7 +196,7 @@ def test_compare_table_equals_simulate_summary(scenario_file: str) -> None:
     lib = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1, params=Params(budget=128)).summary()
     got = changed.filter((pl.col("configuration") == "Full WMT")
                          & (pl.col("metric") == "prr"))["mean"][0]
-    assert got == pytest.approx(lib.filter(pl.col("metric") == "prr")["mean"][0])
+    assert got == pytest.approx(lib.filter(pl.col("metric") == "prr")["pooled"][0])
     assert not changed.equals(table)
 
     # Choosing configurations changes the rows.
@@ -470,13 +481,13 @@ def test_compare_follows_a_scenario_switch(scenario_file: str, other_file: str) 
     row = table.filter((pl.col("configuration") == "A3 No Semantic Retrieval")
                        & (pl.col("metric") == "br"))
     lib = summary.filter(pl.col("metric") == "br")
-    assert row["mean"][0] == pytest.approx(lib["mean"][0])
+    assert row["mean"][0] == pytest.approx(lib["pooled"][0])  # pooled by default
     assert set(row["n"]) == {OTHER_N}
     # The wide table: one column per configuration, cells in the precision policy.
     wide = at.table[0].value
     assert list(wide.columns) == ["better", "A1 Unweighted Tree", "A3 No Semantic Retrieval"]
     assert wide.loc["br", "A3 No Semantic Retrieval"] == interval(
-        lib["mean"][0], lib["low"][0], lib["high"][0])
+        lib["pooled"][0], lib["pooled_low"][0], lib["pooled_high"][0])
     # The chart plots the same configurations.
     (_spec, data), = _charts(at)
     plotted = set().union(*(set(d["config"]) for d in data.values() if "config" in d.columns))

@@ -10,8 +10,13 @@ from wmtsim.formatting import interval, plural
 
 st.title("Compare configurations")
 st.caption("Every configuration runs on the same trajectories (common random numbers). "
-           "Intervals are percentile-bootstrap 95% intervals of the mean "
-           "(`SimResult.summary`).")
+           "Intervals are percentile-bootstrap 95% intervals (`SimResult.summary`). Ratio "
+           "metrics are shown pooled over trajectories (Σ numerator / Σ denominator, as "
+           "the paper's table over its corpus and `wmtsim compare` compute them) or as the "
+           "mean of per-trajectory values.")
+
+POOLED = "pooled over trajectories (Σ/Σ)"
+MEAN = "mean of per-trajectory values"
 
 ref = widgets.scenario_picker("cmp")
 if ref is None:
@@ -24,6 +29,7 @@ widgets.derive_state("cmp", ref, {
     "cmp_policies": list(info["policies"]) or ["linear", "wmt"],
     "cmp_n": min(info["n"], 1000), "cmp_seed": info["seed"],
     "cmp_metrics": ["asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"],
+    "cmp_value": POOLED,
     **widgets.param_defaults(info["params"], "cmp")}, keep=widgets.picker_keys("cmp"))
 
 with st.sidebar:
@@ -33,6 +39,7 @@ with st.sidebar:
                             key="cmp_n"))
     seed = int(st.number_input("Seed", step=1, key="cmp_seed"))
     shown_metrics = st.multiselect("Metrics", list(metrics), key="cmp_metrics")
+    value = st.radio("Value", [POOLED, MEAN], key="cmp_value")
 params = widgets.params_editor(info["params"], "cmp")
 if params:
     st.sidebar.caption("changed: " + ", ".join(f"{k}={v}" for k, v in params))
@@ -43,6 +50,9 @@ if not chosen:
 
 summary = services.compare(*ref, tuple(chosen), n, seed, params)
 summary = summary.filter(pl.col("metric").is_in(shown_metrics))
+if value == POOLED:  # the pooled value and its interval take the shown columns
+    summary = summary.with_columns(mean=pl.col("pooled"), low=pl.col("pooled_low"),
+                                   high=pl.col("pooled_high"))
 try:
     paper = services.paper_values(info["paper"])
     summary = summary.join(paper, on=["policy", "metric"], how="left")
@@ -65,7 +75,7 @@ st.subheader(f"{plural(len(shown_policies), 'configuration')} × "
              f"{plural(runs[0] if len(runs) == 1 else n, 'trajectory', 'trajectories')}, "
              f"seed {seed}")
 has_paper = "paper" in table.columns
-st.caption("mean [95% interval], three significant digits; "
+st.caption(f"{value} [95% interval], three significant digits; "
            + ("the paper's value (as printed) after the dot where it reports one"
               if has_paper else "– where a value is undefined"))
 cells = [interval(r["mean"], r["low"], r["high"])
