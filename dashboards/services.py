@@ -675,10 +675,11 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
 
 
 def waterfall_chart(table: pl.DataFrame) -> Any:
-    """`wmtsim.attribution.waterfall_chart` of an attribution table."""
+    """`wmtsim.attribution.waterfall_chart` of an attribution table, two metrics per row
+    (three overflow the page at 1280 px)."""
     from wmtsim.attribution import waterfall_chart as chart
 
-    return chart(table)
+    return chart(table, columns=2)
 
 
 def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[str]:

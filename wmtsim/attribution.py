@@ -490,8 +490,10 @@ def _effect(metric: str, contribution: float) -> str:
     return "improves" if (contribution > 0) == (better == "higher") else "worsens"
 
 
-def waterfall_chart(table: pl.DataFrame, title: str = "") -> alt.FacetChart:
-    """An Altair waterfall per metric (independent y scales), with 95% intervals."""
+def waterfall_chart(table: pl.DataFrame, title: str = "", columns: int = 3
+                    ) -> alt.FacetChart:
+    """An Altair waterfall per metric (independent y scales), with 95% intervals,
+    ``columns`` metrics per row."""
     import altair as alt
 
     frame = waterfall_frame(table)
@@ -515,7 +517,7 @@ def waterfall_chart(table: pl.DataFrame, title: str = "") -> alt.FacetChart:
     faceted = chart.facet(facet=alt.Facet("metric:N", title=None,
                                           sort=table["metric"].unique(
                                               maintain_order=True).to_list()),
-                          columns=3).resolve_scale(y="independent", x="independent")
+                          columns=columns).resolve_scale(y="independent", x="independent")
     return faceted.properties(title=title) if title else faceted
 
 
