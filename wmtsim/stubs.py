@@ -41,9 +41,10 @@ class Stubs:
 
     Every prompt costs ``base_tokens`` + the active path + the context + the observation
     just made (when the selector did not already put it in); tree-structured contexts add
-    ``struct_tokens`` per serialised memory. With ``obs_in_context`` (default, SIMULATION.md:
-    an answer uses what is in context "or was just observed") the reasoner reads that
-    observation like a memory in context: it can carry evidence and, if poisoned, persuade.
+    ``struct_tokens`` per serialised memory. The observation just made can carry the
+    subtask's evidence (SIMULATION.md: evidence "in context (or was just observed)"); with
+    ``obs_in_context`` (default) the reasoner reads it like a memory in context, so a
+    poisoned observation can also persuade; off, only selected memories can.
     A fold summary keeps its branch's failure warnings, ``warning_tokens`` each.
 
     Simulated latency: every LLM call costs ``call_latency_ms`` plus ``token_latency_ms``
