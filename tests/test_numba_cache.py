@@ -50,3 +50,21 @@ def test_numba_uses_the_keyed_folder_unless_the_user_chose_one() -> None:
     assert config.CACHE_DIR == chosen
     if "wmtsim" in Path(chosen).parts:
         assert Path(chosen) == cache_dir()
+
+
+def test_fingerprint_follows_callees_across_subpackages(tmp_path: Path) -> None:
+    """A copy of the real package: editing a kernel's callee in another subpackage gives a
+    new fingerprint; editing a module no kernel reaches (the CLI) keeps it."""
+    import shutil
+
+    from wmtsim.numba_cache import PACKAGE_DIR
+
+    root = tmp_path / "wmtsim"
+    shutil.copytree(PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_fingerprint(root)
+    cli = root / "interfaces" / "cli.py"
+    cli.write_text(cli.read_text() + "\n# edited\n")
+    assert source_fingerprint(root) == before
+    scoring = root / "core" / "scoring.py"  # called by engine/loop.py through core/lifecycle
+    scoring.write_text(scoring.read_text() + "\n# edited\n")
+    assert source_fingerprint(root) != before
