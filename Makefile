@@ -21,13 +21,13 @@ demo: setup
 	$(BIN)/wmtsim demo
 
 test: setup
-	$(BIN)/ruff check wmtsim tests benchmarks dashboards studies
+	$(BIN)/ruff check wmtsim tests benchmarks studies scripts
 	$(BIN)/mypy
 	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
 	$(BIN)/pytest -n 2 -q
 
 lint: setup
-	$(BIN)/ruff check wmtsim tests benchmarks dashboards studies
+	$(BIN)/ruff check wmtsim tests benchmarks studies scripts
 	$(BIN)/mypy
 
 bench: setup
@@ -40,4 +40,4 @@ clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
 
 screenshots: setup  # refresh the README's dashboard pictures (needs Debian's chromium)
-	WMTSIM_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/test_dashboard_browser.py
+	WMTSIM_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/interfaces/test_dashboard_browser.py

@@ -4,7 +4,6 @@ exception, its controls change what is shown, and the numbers it shows are the l
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from pathlib import Path
 
@@ -21,9 +20,7 @@ from wmtsim.trace import replay
 from wmtsim.world import PoisonSpec, WorldSpec
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the pages import `dashboards.*` (app.py does this too)
-    sys.path.insert(0, str(REPO))
-PAGES = REPO / "dashboards" / "views"
+PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
 
 N = 50
@@ -95,7 +92,7 @@ def _metrics(at: AppTest) -> dict[str, list[str]]:
 
 
 def test_app_declares_four_pages_and_renders_the_default() -> None:
-    at = AppTest.from_file(str(REPO / "dashboards" / "app.py"), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(PAGES.parent / "app.py"), default_timeout=TIMEOUT)
     at.run()
     _no_exception(at)
     assert at.title[0].value == "Poisoning dynamics"
@@ -354,7 +351,7 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
 def test_running_rates_end_at_the_library_values(scenario_file: str, policy: str) -> None:
     """The running BR / PRR after the last step are the trajectory's BR and PRR (the step
     records keep each step's poisoned flags, fold summaries included)."""
-    from dashboards import services
+    from wmtsim.interfaces.dashboard import services
 
     lib = simulate(WORLD, policy, n=N, seed=SEED, threads=1).trajectories
     for k in (0, 4, 9):
@@ -372,7 +369,7 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
 
     from wmtsim import cli
 
-    # As if wmtsim were installed from a wheel: no dashboards/ next to the package.
+    # As if wmtsim were installed from a wheel: no dashboard/ inside the package.
     monkeypatch.setattr(cli, "__file__", str(tmp_path / "wmtsim" / "cli.py"))
     result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])
     assert result.exit_code == 2
@@ -498,7 +495,7 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
         sweeps: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import os
 
-    from dashboards import services
+    from wmtsim.interfaces.dashboard import services
 
     # Only sweep folders are offered: a compare folder's manifest is not a sweep's.
     root = Path(sweeps["grid"]).parent

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parents[1]
 # Screenshots go to a temporary folder, or to WMTSIM_SCREENSHOTS (`make screenshots`

@@ -4,7 +4,6 @@ counts."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -18,9 +17,7 @@ from wmtsim.claims import Claim, claims_map, grid_sweep, summary_frame, write_cl
 from wmtsim.scenario import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the pages import `dashboards.*` (app.py does this too)
-    sys.path.insert(0, str(REPO))
-PAGE = REPO / "dashboards" / "views" / "why.py"
+PAGE = REPO / "wmtsim" / "interfaces" / "dashboard" / "views" / "why.py"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
 N = 40
 

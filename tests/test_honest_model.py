@@ -18,7 +18,7 @@ import pytest
 import wmtsim.simulator as simulator_module
 from wmtsim.baselines import Baselines
 from wmtsim.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
-from wmtsim.engine import _select_branches
+from wmtsim.engine.loop import _select_branches
 from wmtsim.forest import Forest
 from wmtsim.metrics import RATIOS, C
 from wmtsim.params import Params

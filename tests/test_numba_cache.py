@@ -33,10 +33,14 @@ def test_fingerprint_changes_with_a_dependency_of_a_kernel(tmp_path: Path) -> No
 
 
 def test_the_real_kernel_modules_are_covered() -> None:
-    names = {p.name for p in kernel_sources()}
-    assert {"scoring.py", "lifecycle.py", "engine.py", "world.py", "params.py",
-            "rng.py", "codes.py", "stubs.py", "metrics.py", "policies.py"} <= names
-    assert "cli.py" not in names
+    from wmtsim.numba_cache import PACKAGE_DIR
+
+    names = {p.relative_to(PACKAGE_DIR).as_posix() for p in kernel_sources()}
+    assert {"core/scoring.py", "core/lifecycle.py", "engine/loop.py", "engine/world.py",
+            "engine/field.py", "engine/forest.py", "core/params.py", "core/rng.py",
+            "core/draws.py", "core/codes.py", "core/stubs.py", "core/metrics.py",
+            "core/policies.py", "core/world_spec.py"} <= names
+    assert not any(n.startswith(("interfaces/", "studies/", "twins/")) for n in names)
 
 
 def test_numba_uses_the_keyed_folder_unless_the_user_chose_one() -> None:
@@ -46,3 +50,21 @@ def test_numba_uses_the_keyed_folder_unless_the_user_chose_one() -> None:
     assert config.CACHE_DIR == chosen
     if "wmtsim" in Path(chosen).parts:
         assert Path(chosen) == cache_dir()
+
+
+def test_fingerprint_follows_callees_across_subpackages(tmp_path: Path) -> None:
+    """A copy of the real package: editing a kernel's callee in another subpackage gives a
+    new fingerprint; editing a module no kernel reaches (the CLI) keeps it."""
+    import shutil
+
+    from wmtsim.numba_cache import PACKAGE_DIR
+
+    root = tmp_path / "wmtsim"
+    shutil.copytree(PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_fingerprint(root)
+    cli = root / "interfaces" / "cli.py"
+    cli.write_text(cli.read_text() + "\n# edited\n")
+    assert source_fingerprint(root) == before
+    scoring = root / "core" / "scoring.py"  # called by engine/loop.py through core/lifecycle
+    scoring.write_text(scoring.read_text() + "\n# edited\n")
+    assert source_fingerprint(root) != before

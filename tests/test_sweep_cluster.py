@@ -16,6 +16,8 @@ from test_sweep_support import write_files
 from wmtsim.sweep import load_sweep, run_sweep
 from wmtsim.sweep_store import load_results
 
+pytestmark = pytest.mark.cluster
+
 distributed = pytest.importorskip("distributed")
 
 

@@ -20,17 +20,17 @@ from . import numba_cache
 
 numba_cache.configure()  # before any kernel module imports numba
 
-from .params import Params  # noqa: E402
-from .stubs import Stubs  # noqa: E402
+from wmtsim.core.params import Params  # noqa: E402
+from wmtsim.core.stubs import Stubs  # noqa: E402
 
 _LAZY = {
-    "replay": "wmtsim.trace",
-    "simulate": "wmtsim.simulation",
-    "SimResult": "wmtsim.simulation",
-    "paired_difference": "wmtsim.simulation",
-    "WorldSpec": "wmtsim.world",
-    "PoisonSpec": "wmtsim.world",
-    "POLICIES": "wmtsim.policies",
+    "replay": "wmtsim.engine.trace",
+    "simulate": "wmtsim.engine.simulation",
+    "SimResult": "wmtsim.engine.simulation",
+    "paired_difference": "wmtsim.engine.simulation",
+    "WorldSpec": "wmtsim.core.world_spec",
+    "PoisonSpec": "wmtsim.core.world_spec",
+    "POLICIES": "wmtsim.core.policies",
 }
 
 

@@ -16,40 +16,72 @@ frozen into the machine code). Editing the CLI or the dashboard keeps the cache.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
-import re
 import sys
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-_RELATIVE_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.MULTILINE)
+def _module_name(path: Path, root: Path) -> str:
+    """``wmtsim.engine.world`` for ``root/engine/world.py`` (``root`` is the package)."""
+    parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` names, at any depth (lazy imports
+    inside functions count), resolved to absolute dotted names; ``from a import b`` yields
+    both ``a`` and ``a.b`` (``b`` may be a submodule)."""
+    here = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here
+            for _ in range(max(node.level - 1, 0)):
+                base = base.rpartition(".")[0]
+            if node.level:
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
 
 
 def kernel_sources(root: Path = PACKAGE_DIR) -> list[Path]:
-    """The modules defining numba kernels, plus the package modules they import."""
-    texts = {p: p.read_text(encoding="utf-8") for p in sorted(root.glob("*.py"))}
-    todo = [p for p, text in texts.items() if "njit" in text]
-    seen: set[Path] = set()
+    """The modules defining numba kernels, plus the package modules they reach by import.
+
+    Every ``.py`` file under ``root`` (all subpackages) is a candidate; a module defines
+    kernels when its source mentions ``njit``. Imports are resolved with the real rules
+    (absolute, relative, lazy), so a callee moved to another subpackage still counts, and a
+    module no kernel reaches (the CLI, the dashboard, the studies) does not.
+    """
+    files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    todo = [name for name, p in files.items()
+            if "njit" in p.read_text(encoding="utf-8") and p.name != "numba_cache.py"]
+    seen: set[str] = set()
     while todo:
-        path = todo.pop()
-        if path in seen:
+        name = todo.pop()
+        if name in seen:
             continue
-        seen.add(path)
-        for name in _RELATIVE_IMPORT.findall(texts[path]):
-            dep = root / f"{name}.py"
-            if dep in texts:
-                todo.append(dep)
-    return sorted(seen)
+        seen.add(name)
+        path = files[name]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        todo.extend(dep for dep in _imported_modules(tree, name, path.name == "__init__.py")
+                    if dep in files and dep not in seen)
+    return sorted(files[name] for name in seen)
 
 
 def source_fingerprint(root: Path = PACKAGE_DIR, extra: str = "") -> str:
     """A short hash of the kernel sources under ``root`` (names and contents)."""
     h = hashlib.sha256(extra.encode())
     for path in kernel_sources(root):
-        h.update(path.name.encode())
+        h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .params import Params
+from wmtsim.core.params import Params
 
 __all__ = ["assert_trace_matches"]
 
@@ -22,7 +22,7 @@ def assert_trace_matches(
             field, expected and actual values and the tolerance.
         wmtsim.trace.TraceError: the trace itself is malformed (``"line N: ..."``).
     """
-    from .trace import check
+    from wmtsim.engine.trace import check
 
     divergence = check(path_or_events, params)
     if divergence is not None:

@@ -32,7 +32,16 @@ THREADS = 1
 ParamItems = tuple[tuple[str, Any], ...]
 """Parameter overrides as a hashable tuple of ``(name, value)`` pairs."""
 
-REPO = Path(__file__).resolve().parents[1]
+
+
+def _root() -> Path:
+    """The source checkout holding this package (``results/`` and ``scenarios/`` beside
+    it), or the working directory when wmtsim is installed from a wheel."""
+    checkout = Path(__file__).resolve().parents[3]
+    return checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+
+
+REPO = _root()
 
 # Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.metrics.METRICS).
 PAPER_METRICS = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af",
@@ -49,20 +58,20 @@ class Unavailable(RuntimeError):
 
 def policy_labels() -> dict[str, str]:
     """Policy name -> the paper's label, in the library's order."""
-    from wmtsim.policies import POLICIES
+    from wmtsim.core.policies import POLICIES
 
     return {name: p.label for name, p in POLICIES.items()}
 
 
 def metric_info() -> dict[str, tuple[str, str, str]]:
     """Metric name -> (equation, better direction, description)."""
-    from wmtsim.metrics import METRICS
+    from wmtsim.core.metrics import METRICS
 
     return dict(METRICS)
 
 
 def default_params() -> dict[str, Any]:
-    from wmtsim.params import Params
+    from wmtsim.core.params import Params
 
     return Params().to_dict()
 
@@ -73,7 +82,7 @@ def default_params() -> dict[str, Any]:
 
 def _scenario_module() -> Any:
     try:
-        from wmtsim import scenario
+        from wmtsim.studies import scenario
     except ImportError as e:
         raise Unavailable(f"wmtsim.scenario cannot be imported ({e})") from None
     return scenario
@@ -132,7 +141,7 @@ def _setup(name: str, toml_text: str, params: ParamItems, stubs: ParamItems
 def run_summary(name: str, toml_text: str, policy: str, n: int, seed: int,
                 params: ParamItems = (), stubs: ParamItems = ()) -> pl.DataFrame:
     """`SimResult.summary()` (policy, metric, mean, low, high, n) of one configuration."""
-    from wmtsim.simulation import simulate
+    from wmtsim.engine.simulation import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
     return simulate(world, policy, n=n, seed=seed, params=p, stubs=s, threads=THREADS,
@@ -150,7 +159,7 @@ def _table4() -> dict[str, dict[str, float]]:
     """Table 4 as policy -> metric -> value: `wmtsim.report.paper_table4` when the
     library has it, else the values printed in the paper (MODEL.md §6)."""
     try:
-        from wmtsim.report import paper_table4
+        from wmtsim.studies.report import paper_table4
     except ImportError:
         return {config: {PAPER_METRICS[m]: values[k] for m, values in _TABLE4.items()}
                 for k, config in enumerate(TABLE4_CONFIGS)}
@@ -191,7 +200,7 @@ def paper_benign(policies: tuple[str, ...]) -> pl.DataFrame:
     """Tables 1–3 (benign study) per configuration, averaged over models and benchmarks
     (`wmtsim.report.paper_table123`): accuracy % and prompt tokens in millions."""
     try:
-        from wmtsim.report import paper_table123
+        from wmtsim.studies.report import paper_table123
     except ImportError as e:
         raise Unavailable(f"wmtsim.report cannot be imported ({e})") from None
     table = paper_table123()
@@ -230,7 +239,7 @@ def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajector
     The engine's counter-based generator makes a trajectory identical whether it runs
     alone or in a batch, so this is row ``trajectory`` of ``simulate(world, n, seed)``.
     """
-    from wmtsim.simulation import simulate
+    from wmtsim.engine.simulation import simulate
 
     world, p, s = _setup(name, toml_text, params, stubs)
     res = simulate(world, policy, n=1, seed=seed, params=p, stubs=s, threads=THREADS,
@@ -241,7 +250,7 @@ def trajectory_view(name: str, toml_text: str, policy: str, seed: int, trajector
 
 def _view(res: Any, trajectory: int) -> TrajectoryView:
     """A `TrajectoryView` of the only trajectory of a `SimResult`."""
-    from wmtsim.metrics import METRICS
+    from wmtsim.core.metrics import METRICS
 
     tree = res.tree(trajectory)
     parents = pl.DataFrame({"slot": [r["slot"] for r in tree],
@@ -386,7 +395,7 @@ class TraceView:
 
 
 def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
-    from wmtsim.trace import read_events
+    from wmtsim.engine.trace import read_events
 
     return [(line, dict(ev)) for line, ev in read_events(lines) if ev.get("op") == "expect"]
 
@@ -398,7 +407,7 @@ def replay_trace(text: str) -> TraceView:
     Every ``expect`` line is checked on its own (the trace with the other expect lines
     blanked), so all failing lines are reported, not only the first.
     """
-    from wmtsim.trace import read_events, run
+    from wmtsim.engine.trace import read_events, run
 
     lines = text.splitlines()
     result = run(lines)
@@ -446,7 +455,7 @@ def _is_expect(line: str) -> bool:
 
 def demo_trace_text() -> str:
     """The paper's A.4 worked example trace."""
-    from wmtsim.cli import demo_trace_path
+    from wmtsim.interfaces.cli import demo_trace_path
 
     return demo_trace_path().read_text(encoding="utf-8")
 
@@ -469,7 +478,7 @@ def trace_tree(view: TraceView, step: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _analysis() -> Any:
     try:
-        from wmtsim import analysis
+        from wmtsim.studies import analysis
     except ImportError as e:
         raise Unavailable(f"wmtsim.analysis cannot be imported ({e})") from None
     return analysis
@@ -491,7 +500,7 @@ def load_sweep_folder(folder: str, mtime: float = 0.0) -> SweepView:
     """`wmtsim.sweep_store.load_results` of ``folder`` (``mtime`` invalidates the cache
     when the sweep grows)."""
     try:
-        from wmtsim.sweep_store import load_results
+        from wmtsim.studies.sweep_store import load_results
     except ImportError as e:
         raise Unavailable(f"wmtsim.sweep_store cannot be imported ({e})") from None
     res = load_results(folder)
@@ -587,7 +596,7 @@ def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
 def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     """Sobol indices (S1, ST with intervals) of ``metric`` per policy and parameter:
     `wmtsim.analysis.sobol_indices` (needs a sobol design)."""
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.sweep_store import load_results
 
     with warnings.catch_warnings():
         # An index is NaN when the metric does not vary across the design (numpy warns
@@ -605,7 +614,7 @@ def sensitivity_chart(indices: pl.DataFrame) -> Any:
 @st.cache_data(show_spinner=False, max_entries=64)
 def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFrame:
     """The per-trajectory metrics a sweep stored for one point."""
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.sweep_store import load_results
 
     return (load_results(folder).trajectories().filter(pl.col("key") == key)
             .sort("trajectory").collect())
@@ -613,7 +622,7 @@ def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFram
 
 def _sweep_point(manifest: dict[str, Any], key: str) -> Any:
     try:
-        from wmtsim.sweep import load_sweep, plan
+        from wmtsim.studies.sweep import load_sweep, plan
     except ImportError as e:
         raise Unavailable(f"wmtsim.sweep cannot be imported ({e})") from None
     path = manifest.get("sweep_file")
@@ -632,7 +641,7 @@ def sweep_trajectory(folder: str, key: str, trajectory: int, mtime: float = 0.0
                      ) -> TrajectoryView:
     """One trajectory of a sweep point, re-run with step recording (same seed and
     trajectory index, so it is the trajectory the sweep aggregated)."""
-    from wmtsim.simulation import simulate
+    from wmtsim.engine.simulation import simulate
 
     view = load_sweep_folder(folder, mtime)
     p = _sweep_point(view.manifest, key)
@@ -647,7 +656,7 @@ def sweep_trajectory(folder: str, key: str, trajectory: int, mtime: float = 0.0
 
 def wmt_configurations() -> dict[str, str]:
     """WMT's own configurations (the ones attribution decomposes): name -> label."""
-    from wmtsim.policies import FAM_WMT, POLICIES
+    from wmtsim.core.policies import FAM_WMT, POLICIES
 
     return {name: p.label for name, p in POLICIES.items() if p.family == FAM_WMT}
 
@@ -667,7 +676,7 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
                 metrics: tuple[str, ...], n: int, seed: int) -> AttributionView:
     """Shapley attribution of ``to − from`` over their differing switches, on one world
     (`wmtsim.attribution.attribute`); raises ValueError for a request it refuses."""
-    from wmtsim.attribution import attribute
+    from wmtsim.studies.attribution import attribute
 
     att = attribute(_load(name, toml_text), from_policy, to_policy, metrics=metrics, n=n,
                     seed=seed, threads=THREADS, n_resamples=1000)
@@ -677,7 +686,7 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
 def waterfall_chart(table: pl.DataFrame) -> Any:
     """`wmtsim.attribution.waterfall_chart` of an attribution table, two metrics per row
     (three overflow the page at 1280 px)."""
-    from wmtsim.attribution import waterfall_chart as chart
+    from wmtsim.studies.attribution import waterfall_chart as chart
 
     return chart(table, columns=2)
 
@@ -698,7 +707,7 @@ def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[
 def claims_view(path: str, mtime: float = 0.0) -> tuple[tuple[str, ...], pl.DataFrame]:
     """The knobs and table of a claims map (`wmtsim.claims.load_claims`; ``mtime``
     invalidates the cache when it is rewritten)."""
-    from wmtsim.claims import load_claims
+    from wmtsim.studies.claims import load_claims
 
     meta, table = load_claims(path)
     return tuple(meta["parameters"]), table
@@ -712,13 +721,13 @@ def claims_mtime(path: str) -> float:
 
 def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
     """`wmtsim.claims.heatmap_chart`: one heatmap per claim."""
-    from wmtsim.claims import heatmap_chart
+    from wmtsim.studies.claims import heatmap_chart
 
     return heatmap_chart(table, x, y)
 
 
 def claims_summary(table: pl.DataFrame) -> pl.DataFrame:
     """Per claim: cells where it holds, is undecided, fails (`wmtsim.claims`)."""
-    from wmtsim.claims import summary_frame
+    from wmtsim.studies.claims import summary_frame
 
     return summary_frame(table)

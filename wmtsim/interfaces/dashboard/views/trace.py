@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from dashboards import charts, services, widgets
+from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Trace replay")
 st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "

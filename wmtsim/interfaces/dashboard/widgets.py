@@ -8,8 +8,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from dashboards import charts, services
-from wmtsim.formatting import num, plural
+from wmtsim.core.formatting import num, plural
+from wmtsim.interfaces.dashboard import charts, services
 
 DEFAULT_SCENARIO = "paper_poisoning"
 

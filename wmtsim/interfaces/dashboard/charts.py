@@ -41,7 +41,7 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".3f"), "m", "poisoned",
                "pool"]
     sizes = [30, 400] if labels else [8, 80]
-    legend = {"orient": "bottom", "direction": "vertical"}  # side by side, below
+    legend: dict[str, Any] = {"orient": "bottom", "direction": "vertical"}  # side by side, below
     points = alt.Chart(nodes.to_pandas()).mark_point(filled=True, opacity=0.9).encode(
         x=alt.X("x:Q", axis=None), y=alt.Y("depth:Q", scale=depth, axis=None),
         color=alt.Color("memory:N", scale=POISON_SCALE, title="memory",

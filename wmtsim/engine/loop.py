@@ -27,13 +27,7 @@ from typing import Any
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
 
-from .baselines import (
-    _baseline_eligible,
-    _baseline_retrieve,
-    _baseline_step,
-    _baseline_supersede,
-)
-from .codes import (
+from wmtsim.core.codes import (
     ACTION,
     ACTIVE,
     COMPLETED,
@@ -45,32 +39,7 @@ from .codes import (
     SUMMARY,
     TASK,
 )
-from .forest import (
-    F_EVIDENCE,
-    F_KIND,
-    F_LEAK,
-    F_M,
-    F_OUTCOME,
-    F_PARENT,
-    F_PERS,
-    F_POISONED,
-    F_REL,
-    F_RIDER,
-    F_STATE,
-    F_SUMMARY,
-    F_TOKENS,
-    F_TOP,
-    F_TOPIC,
-    F_U,
-    F_WARNINGS,
-    F_WID,
-    Forest,
-    _add_node,
-    _add_summary,
-    _draw_id,
-    _task_depth,
-)
-from .lifecycle import (
+from wmtsim.core.lifecycle import (
     _branch_of,
     _branch_priorities_into,
     _candidate_pool,
@@ -78,7 +47,7 @@ from .lifecycle import (
     _mark_active_path,
     _suppress,
 )
-from .metrics import (
+from wmtsim.core.metrics import (
     C_CCR_STEPS,
     C_CCR_SUM,
     C_COMPROMISED_STEPS,
@@ -104,7 +73,7 @@ from .metrics import (
     C_SUPPRESSED,
     N_COUNTERS,
 )
-from .params import (
+from wmtsim.core.params import (
     P_BUDGET,
     P_EVENT_RESETS_M,
     P_U_INIT_ACTION,
@@ -113,7 +82,7 @@ from .params import (
     P_U_INIT_SUMMARY,
     P_U_INIT_TASK,
 )
-from .policies import (
+from wmtsim.core.policies import (
     S_CLUSTER,
     S_EVICTION,
     S_FAMILY,
@@ -132,7 +101,7 @@ from .policies import (
     SEL_ITEMS,
     SEL_NONE,
 )
-from .rng import (
+from wmtsim.core.rng import (
     PURPOSE_DILUTION,
     PURPOSE_GUESS,
     PURPOSE_LEAK,
@@ -143,8 +112,8 @@ from .rng import (
     _uniform,
     _uniform_at,
 )
-from .scoring import _event_score, _selection_feedback
-from .stubs import (
+from wmtsim.core.scoring import _event_score, _selection_feedback
+from wmtsim.core.stubs import (
     ST_BASE_TOKENS,
     ST_C_SUM,
     ST_CALL_LATENCY_MS,
@@ -169,7 +138,38 @@ from .stubs import (
     ST_W_U,
     ST_WARNING_TOKENS,
 )
-from .world import (
+from wmtsim.engine.field import (
+    _baseline_eligible,
+    _baseline_retrieve,
+    _baseline_step,
+    _baseline_supersede,
+)
+from wmtsim.engine.forest import (
+    F_EVIDENCE,
+    F_KIND,
+    F_LEAK,
+    F_M,
+    F_OUTCOME,
+    F_PARENT,
+    F_PERS,
+    F_POISONED,
+    F_REL,
+    F_RIDER,
+    F_STATE,
+    F_SUMMARY,
+    F_TOKENS,
+    F_TOP,
+    F_TOPIC,
+    F_U,
+    F_WARNINGS,
+    F_WID,
+    Forest,
+    _add_node,
+    _add_summary,
+    _draw_id,
+    _task_depth,
+)
+from wmtsim.engine.world import (
     NO_TOPIC,
     OP_ACTION,
     OP_COMPLETE,
@@ -221,7 +221,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
         # them (cold start, issue 14).
         bl = None
     elif bl is None:
-        from .baselines import Baselines
+        from wmtsim.core.field_knobs import Baselines
 
         bl = Baselines().pack()
     n = world.n

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboards import services, widgets
+from wmtsim.interfaces.dashboard import services, widgets
 
 st.title("Why does a configuration win?")
 st.caption("Attribution: the difference between two configurations split into one "
@@ -45,7 +45,7 @@ else:
         t = view.table
         st.caption(f"{t['method'][0]} Shapley values over {t['switch'].n_unique()} "
                    f"switches: {view.coalitions.height} coalitions, {view.runs} distinct "
-                   f"configurations run in {view.seconds:.1f} s, n = {t['n'].max()} "
+                   f"configurations run in {view.seconds:.1f} s, n = {t['n'].max()!s} "
                    "trajectories (per metric: those where it is defined under every "
                    "coalition).")
         st.altair_chart(services.waterfall_chart(t), key="why_waterfall")

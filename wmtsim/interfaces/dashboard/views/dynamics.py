@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import services, widgets
+from wmtsim.interfaces.dashboard import services, widgets
 
 st.title("Poisoning dynamics")
 st.caption("One trajectory of the scenario, step by step: the memory tree, the retention "

@@ -1,20 +1,13 @@
 """Entry point of the wmtsim dashboard: declares the pages, nothing else.
 
-Run with ``wmtsim dashboard`` (or ``streamlit run dashboards/app.py``).
+Run with ``wmtsim dashboard`` (or ``streamlit run wmtsim/interfaces/dashboard/app.py``).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
-
-# The pages import `dashboards.services`; make the repository root importable when the
-# app is started as a script (`streamlit run` only adds this file's folder).
-_ROOT = str(Path(__file__).resolve().parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
 
 # The page scripts live in views/, not pages/: a pages/ folder next to the entry point
 # switches Streamlit to its legacy auto-discovered navigation on deep links (/compare).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboards import charts, services, widgets
-from wmtsim.formatting import interval, plural
+from wmtsim.core.formatting import interval, plural
+from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Sweep explorer")
 st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point means "

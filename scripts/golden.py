@@ -1,0 +1,184 @@
+"""A golden set of results, to prove a refactoring changes no bit.
+
+    python scripts/golden.py record DIR    # before the change
+    python scripts/golden.py compare DIR   # after: exits 1 at the first differing array
+
+The set: every shipped scenario × every registered policy at a small n (the per-trajectory
+counters and metrics, a few recorded steps, the final forest arrays), a small sweep
+folder's points, and trace replays (the paper's A.4 trace and random traces, whose events
+are stored in DIR so that the comparison does not depend on the test suite's layout).
+Equality is exact: same dtype, same shape, same bits (NaN equal to NaN).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+N = 50
+SEED = 7
+# Columns that legitimately differ from run to run (wall-clock times, paths).
+VOLATILE = {"seconds", "elapsed", "wall_seconds", "time", "started", "finished"}
+
+
+def _frame_arrays(prefix: str, frame: pl.DataFrame) -> dict[str, np.ndarray]:
+    out = {}
+    for name in frame.columns:
+        if name in VOLATILE:
+            continue
+        col = frame[name]
+        if col.dtype == pl.String or col.dtype == pl.Categorical or col.dtype == pl.Enum:
+            out[f"{prefix}/{name}"] = np.array([str(x) for x in col.to_list()])
+        elif col.dtype.is_nested():
+            out[f"{prefix}/{name}"] = np.array([json.dumps(x) for x in col.to_list()])
+        else:
+            out[f"{prefix}/{name}"] = col.to_numpy()
+    return out
+
+
+def _random_trace(seed: int, n_ops: int = 60) -> list[dict[str, Any]]:
+    """A valid trace of random ops with expect lines (the readable twin `MemoryTree` keeps
+    it valid: selections come from its candidate pool). Only used when recording."""
+    from wmtsim.params import Params
+    from wmtsim.reference import MemoryTree
+
+    rng = random.Random(seed)
+    tree = MemoryTree(Params(), root_id="q")
+    events: list[dict[str, Any]] = [{"op": "query", "id": "q", "params": {}}]
+
+    def of_kind(*kinds: str) -> list[str]:
+        return [i for i, n in tree.nodes.items() if n.kind in kinds]
+
+    for k in range(n_ops):
+        op = rng.choices(["task", "action", "outcome", "global", "activate", "complete",
+                          "select"], weights=[3, 6, 4, 1, 2, 1.5, 8])[0]
+        hosts = of_kind("root", "task")
+        if op == "task":
+            i, parent, tokens = f"t{k}", rng.choice(hosts), rng.randrange(50)
+            tree.add_task(i, parent, tokens=tokens)
+            events.append({"op": "task", "id": i, "parent": parent, "tokens": tokens})
+        elif op == "action":
+            i, parent, poisoned = f"a{k}", rng.choice(hosts), rng.random() < 0.3
+            tree.add_action(i, parent, poisoned=poisoned)
+            events.append({"op": "action", "id": i, "parent": parent, "poisoned": poisoned})
+        elif op == "outcome" and of_kind("action"):
+            i, ok = rng.choice(of_kind("action")), rng.random() < 0.6
+            tree.record_outcome(i, ok)
+            events.append({"op": "outcome", "id": i, "result": "success" if ok else "failure"})
+        elif op == "global":
+            i, poisoned = f"g{k}", rng.random() < 0.5
+            tree.add_global(i, poisoned=poisoned)
+            events.append({"op": "global", "id": i, "poisoned": poisoned})
+        elif op == "activate":
+            i = rng.choice(hosts)
+            tree.activate(i)
+            events.append({"op": "activate", "id": i})
+        elif op == "complete":
+            open_tasks = [i for i in of_kind("task") if tree.nodes[i].state == "active"]
+            if open_tasks:
+                i, st = rng.choice(open_tasks), rng.randrange(30)
+                tree.complete(i, summary_tokens=st)
+                events.append({"op": "complete", "id": i, "summary_tokens": st})
+        elif op == "select":
+            chosen = [i for i in tree.candidate_pool() if rng.random() < 0.4]
+            tree.select(chosen, None)
+            events.append({"op": "select", "selected": chosen})
+            for i, n in tree.nodes.items():
+                events.append({"op": "expect", "id": i, "u": n.u, "m": n.m, "state": n.state,
+                               "tol": 0.0})
+    return events
+
+
+def collect(folder: Path) -> dict[str, np.ndarray]:
+    """Compute every golden array (``folder`` holds or receives the random traces)."""
+    from wmtsim.policies import POLICIES
+    from wmtsim.scenario import load_scenario, shipped_scenarios
+    from wmtsim.simulation import simulate
+    from wmtsim.sweep import run_sweep, sweep_from_dict
+    from wmtsim.sweep_store import load_results
+    from wmtsim.trace import run
+
+    out: dict[str, np.ndarray] = {}
+    for name in sorted(shipped_scenarios()):
+        sc = load_scenario(name)
+        for policy in sorted(POLICIES):
+            r = simulate(sc.world, policy, n=N, seed=SEED, params=sc.params, stubs=sc.stubs,
+                         baselines=sc.baselines, record_steps=2, threads=1)
+            key = f"{name}/{policy}"
+            out.update(_frame_arrays(f"{key}/traj", r.trajectories))
+            out.update(_frame_arrays(f"{key}/steps", r.steps))
+            for f in dataclasses.fields(r.forest):
+                value = getattr(r.forest, f.name)
+                if isinstance(value, np.ndarray):
+                    out[f"{key}/forest/{f.name}"] = value
+
+    sweep = sweep_from_dict({
+        "name": "golden", "description": "golden sweep", "scenario": "paper_poisoning",
+        "policies": ["wmt", "a1_unweighted"],
+        "parameters": {"rho": {"values": [0.6, 0.9]}, "M": {"values": [1, 3]}},
+        "design": {"kind": "grid", "trajectories": 40, "seed": 3},
+    })
+    with tempfile.TemporaryDirectory() as tmp:
+        run_sweep(sweep, Path(tmp) / "sweep", progress=False, threads=1)
+        res = load_results(Path(tmp) / "sweep")
+        out.update(_frame_arrays("sweep/design", res.design))
+        out.update(_frame_arrays("sweep/points", res.points))
+
+    root = Path(__file__).resolve().parent.parent
+    traces = {"paper_a4": root / "scenarios" / "traces" / "paper_a4.jsonl"}
+    for seed in (1, 2, 3):
+        path = folder / f"random_{seed}.jsonl"
+        if not path.exists():
+            path.write_text("".join(json.dumps(e) + "\n" for e in _random_trace(seed)))
+        traces[f"random_{seed}"] = path
+    for name, path in traces.items():
+        rep = run(path)
+        out.update(_frame_arrays(f"trace/{name}", rep.frame))
+        out[f"trace/{name}/steps"] = np.array([rep.steps, rep.expectations])
+        out[f"trace/{name}/divergence"] = np.array([str(rep.divergence)])
+    return out
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f":
+        return bool(np.array_equal(a.view(np.uint8), b.view(np.uint8))) if a.size else True
+    return bool(np.array_equal(a, b))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("record", "compare"):
+        print(__doc__)
+        return 2
+    folder = Path(argv[1])
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = collect(folder)
+    if argv[0] == "record":
+        np.savez(folder / "golden.npz", **arrays)  # type: ignore[arg-type]
+        print(f"recorded {len(arrays)} arrays in {folder / 'golden.npz'}")
+        return 0
+    with np.load(folder / "golden.npz", allow_pickle=False) as saved:
+        expected = {k: saved[k] for k in saved.files}
+    missing = sorted(set(expected) ^ set(arrays))
+    bad = [k for k in sorted(expected) if k in arrays and not _same(expected[k], arrays[k])]
+    for k in missing:
+        print(f"only on one side: {k}")
+    for k in bad:
+        print(f"differs: {k}")
+    if missing or bad:
+        return 1
+    print(f"identical: {len(arrays)} arrays, every bit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

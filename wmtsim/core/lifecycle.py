@@ -1,0 +1,160 @@
+"""Lifecycle kernels over one memory tree stored as flat arrays (MODEL.md §3–4).
+
+A tree is a set of parallel 1-D arrays indexed by node (creation order, so
+``parent[v] < v``): ``parent``, ``kind``, ``state``, ``u``, ``outcome``. The batched
+engine passes one row of its forest; trace replay passes its single tree. These are the
+only implementations of the candidate pool, the branch priorities and suppression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import (
+    ACTION,
+    FAILURE,
+    FOLDED,
+    GLOBAL,
+    NO_PARENT,
+    OBSOLETE,
+    ROOT,
+    SUMMARY,
+    TASK,
+)
+from wmtsim.core.params import P_TAU_OBS
+from wmtsim.core.scoring import _branch_priority_core
+
+
+@njit(cache=True)
+def _mark_active_path(parent: np.ndarray, active: int, n: int, on_path: np.ndarray) -> None:
+    """P_t = Path(root, v*_t): mark the task hierarchy from the query to the active task."""
+    for i in range(n):
+        on_path[i] = False
+    v = active
+    while v != NO_PARENT:
+        on_path[v] = True
+        v = parent[v]
+
+
+@njit(cache=True)
+def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                    on_path: np.ndarray, n: int, eligible: np.ndarray) -> None:
+    """MODEL.md §4 step 2: which nodes the selector may choose from (ε_i).
+
+    * global memories that are not obsolete;
+    * task and action nodes off the active path, not obsolete, not inside an obsolete
+      branch, and not hidden inside a folded branch (a folded task is itself represented
+      by its summary);
+    * summary nodes, unless obsolete, inside an obsolete branch, or inside a folded
+      branch above their own (a summary stays available after its branch is reopened).
+    Root nodes and active-path nodes are never candidates: the path is always serialised.
+    """
+    _candidate_pool_into(parent, kind, state, on_path, n, eligible,
+                         np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
+
+
+@njit(cache=True)
+def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                         on_path: np.ndarray, n: int, eligible: np.ndarray,
+                         in_folded: np.ndarray, in_obsolete: np.ndarray) -> None:
+    """`_candidate_pool` with caller-owned scratch (the engine reuses it every step)."""
+    # in_folded[v]: a strict ancestor of v is folded; in_obsolete[v]: v or an ancestor is.
+    for v in range(n):
+        a = parent[v]
+        if a != NO_PARENT:
+            in_folded[v] = in_folded[a] or state[a] == FOLDED
+            in_obsolete[v] = in_obsolete[a] or state[v] == OBSOLETE
+        else:
+            in_folded[v] = False
+            in_obsolete[v] = state[v] == OBSOLETE
+    for v in range(n):
+        k = kind[v]
+        if k == ROOT or on_path[v] or in_obsolete[v]:
+            eligible[v] = False
+        elif k == GLOBAL:
+            eligible[v] = True
+        elif k == SUMMARY:
+            eligible[v] = not in_folded[parent[v]]
+        elif k == TASK:
+            eligible[v] = state[v] != FOLDED and not in_folded[v]
+        else:  # ACTION
+            eligible[v] = not in_folded[v]
+
+
+@njit(cache=True)
+def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                       u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
+                       priority: np.ndarray) -> None:
+    """Eq. 6 for every task branch; NaN for nodes that do not root a task branch.
+
+    V_b is the branch root and all its descendants (a folded branch's summary included).
+    A node counts in O_b if it or an ancestor inside the branch is obsolete. Each node is
+    added to the statistics of every task ancestor-or-self in creation order, so Σ u runs
+    over V_b root first, as in the reference.
+    """
+    _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, np.empty(n),
+                            np.empty(n), np.empty(n, dtype=np.int64),
+                            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+
+
+@njit(cache=True)
+def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                            u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
+                            priority: np.ndarray, u_max: np.ndarray, u_sum: np.ndarray,
+                            size: np.ndarray, n_failed: np.ndarray, n_obs: np.ndarray
+                            ) -> None:
+    """`_branch_priorities` with caller-owned scratch (the engine reuses it every step)."""
+    for v in range(n):
+        u_max[v] = -np.inf
+        u_sum[v] = 0.0
+        size[v] = 0
+        n_failed[v] = 0
+        n_obs[v] = 0
+    for v in range(n):
+        failed = kind[v] == ACTION and outcome[v] == FAILURE
+        obs = False  # is any node on the path from v up to the current ancestor obsolete?
+        a = v
+        while a != NO_PARENT:
+            obs = obs or state[a] == OBSOLETE
+            if kind[a] == TASK:
+                u_max[a] = max(u_max[a], u[v])
+                u_sum[a] += u[v]
+                size[a] += 1
+                n_failed[a] += 1 if failed else 0
+                n_obs[a] += 1 if obs else 0
+            a = parent[a]
+    for b in range(n):
+        if kind[b] == TASK:
+            priority[b] = _branch_priority_core(u_max[b], u_sum[b], size[b], n_failed[b],
+                                                n_obs[b], p)
+        else:
+            priority[b] = np.nan
+
+
+@njit(cache=True)
+def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
+              priority: np.ndarray, n: int, p: np.ndarray) -> int:
+    """Eq. 7: z_root ← obsolete when U_b < τ_obs, for every eligible branch.
+
+    Eligible for lifecycle evaluation: task branches off the active path that are not
+    already obsolete. Returns how many branches were suppressed.
+    """
+    count = 0
+    for b in range(n):
+        if kind[b] == TASK and not on_path[b] and state[b] != OBSOLETE:
+            if priority[b] < p[P_TAU_OBS]:
+                state[b] = OBSOLETE
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def _branch_of(parent: np.ndarray, kind: np.ndarray, v: int) -> int:
+    """The task branch a node belongs to (nearest task ancestor-or-self), or -1."""
+    a = v
+    while a != NO_PARENT:
+        if kind[a] == TASK:
+            return a
+        a = parent[a]
+    return NO_PARENT

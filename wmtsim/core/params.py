@@ -1,0 +1,153 @@
+"""The constants of the Weighted Memory Tree (MODEL.md §2–3).
+
+`Params` is the single place where a WMT constant lives. The numba kernels cannot take a
+dataclass, so `Params.pack()` flattens it into a float64 vector whose slots are the `P_*`
+indices below; kernels read `p[P_RHO]` and never hard-code a value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from wmtsim.core.validation import as_int, as_real, fail
+
+# Slots of the packed parameter vector, in field order.
+P_U_SUCCESS = 0
+P_U_FAILURE = 1
+P_U_INIT_ROOT = 2
+P_U_INIT_TASK = 3
+P_U_INIT_ACTION = 4
+P_U_INIT_GLOBAL = 5
+P_U_INIT_SUMMARY = 6
+P_RHO = 7
+P_RHO_G = 8
+P_M = 9
+P_ALPHA = 10
+P_BETA = 11
+P_GAMMA = 12
+P_DELTA = 13
+P_TAU_OBS = 14
+P_BUDGET = 15
+P_EVENT_RESETS_M = 16
+P_GLOBAL_MISS_COUNT = 17
+N_PARAMS = 18
+
+_SCORES = (
+    "u_success",
+    "u_failure",
+    "u_init_root",
+    "u_init_task",
+    "u_init_action",
+    "u_init_global",
+    "u_init_summary",
+)
+_COEFFICIENTS = ("alpha", "beta", "gamma", "delta")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every WMT constant, with MODEL.md's defaults.
+
+    Scores (Eq. 2 and the initial scores of §2) lie in [0, 1]; decay factors ρ and ρ_G
+    (Eq. 4) lie in (0, 1]; the decay cap ``M`` is an integer ≥ 1; the branch coefficients
+    α, β, γ, δ (Eq. 6) are ≥ 0; ``tau_obs`` is the suppression threshold of Eq. 7;
+    ``budget`` is the selector's token budget ``B``.
+
+    Two toolkit decisions that MODEL.md leaves implicit are parameters too:
+
+    * ``event_resets_m`` — whether an outcome event (Eq. 2) also resets the miss count
+      ``m`` to 0. Default False: Eq. 3 changes ``m`` only on selection feedback (it counts
+      consecutive *missed selections*); Eq. 15's "no selection or event between" limits
+      where the closed form applies, it does not reset the count. True is the other
+      reading (Eq. 15 then counts misses from the event).
+    * ``global_miss_count`` — the miss count stored on a global memory after a missed
+      selection. MODEL.md: "the miss count is reset before each decay, so their effective
+      count is 1". Default 1.
+    """
+
+    u_success: float = 0.75
+    u_failure: float = 0.30
+    u_init_root: float = 1.00
+    u_init_task: float = 0.90
+    u_init_action: float = 0.50
+    u_init_global: float = 0.60
+    u_init_summary: float = 0.80
+    rho: float = 0.90
+    rho_g: float = 0.98
+    M: int = 3
+    alpha: float = 0.60
+    beta: float = 0.30
+    gamma: float = 0.20
+    delta: float = 0.20
+    tau_obs: float = 0.10
+    budget: int = 1024
+    event_resets_m: bool = False
+    global_miss_count: int = 1
+
+    def __post_init__(self) -> None:
+        # Validate, and store plain Python numbers (numpy scalars from sweeps included).
+        def put(name: str, value: object) -> None:
+            object.__setattr__(self, name, value)
+
+        owner = "Params"
+        for name in _SCORES:
+            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0))
+        if not self.u_success > self.u_failure:
+            raise ValueError(
+                f"Params.u_success={self.u_success!r} must be greater than "
+                f"u_failure={self.u_failure!r} (Eq. 2: success scores above failure)"
+            )
+        for name in ("rho", "rho_g"):
+            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0, lo_open=True))
+        put("M", as_int(owner, "M", self.M, 1))
+        for name in _COEFFICIENTS:
+            put(name, as_real(owner, name, getattr(self, name), 0.0,
+                              allowed="[0, inf), finite"))
+        put("tau_obs", as_real(owner, "tau_obs", self.tau_obs, allowed="a finite number"))
+        put("budget", as_int(owner, "budget", self.budget, 1))
+        if not isinstance(self.event_resets_m, bool):
+            fail(owner, "event_resets_m", self.event_resets_m, "true or false")
+        put("global_miss_count", as_int(owner, "global_miss_count", self.global_miss_count, 0))
+
+    def pack(self) -> np.ndarray:
+        """The parameters as a float64 vector indexed by the ``P_*`` slots."""
+        p = np.empty(N_PARAMS, dtype=np.float64)
+        p[P_U_SUCCESS] = self.u_success
+        p[P_U_FAILURE] = self.u_failure
+        p[P_U_INIT_ROOT] = self.u_init_root
+        p[P_U_INIT_TASK] = self.u_init_task
+        p[P_U_INIT_ACTION] = self.u_init_action
+        p[P_U_INIT_GLOBAL] = self.u_init_global
+        p[P_U_INIT_SUMMARY] = self.u_init_summary
+        p[P_RHO] = self.rho
+        p[P_RHO_G] = self.rho_g
+        p[P_M] = self.M
+        p[P_ALPHA] = self.alpha
+        p[P_BETA] = self.beta
+        p[P_GAMMA] = self.gamma
+        p[P_DELTA] = self.delta
+        p[P_TAU_OBS] = self.tau_obs
+        p[P_BUDGET] = self.budget
+        p[P_EVENT_RESETS_M] = 1.0 if self.event_resets_m else 0.0
+        p[P_GLOBAL_MISS_COUNT] = self.global_miss_count
+        return p
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_(self, **changes: Any) -> Params:
+        """A copy with some fields changed (validated like the constructor)."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)}; allowed: "
+                + ", ".join(f.name for f in fields(self))
+            )
+        return replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Params:
+        return cls().with_(**values)

@@ -1,0 +1,180 @@
+"""The memory configurations of MODEL.md §7, each a set of switches over one engine.
+
+==========================  ====  ======  ==========  ====  ===========  =========
+name                        tree  scores  selection   fold  lifecycle    supersede
+==========================  ====  ======  ==========  ====  ===========  =========
+no_memory                   –     –       none        –     –            –
+linear                      –     –       everything  –     –            –
+tree                        yes   –       everything  –     –            –
+tree_selection              yes   –       items       –     –            –
+tree_summary                yes   –       everything  yes   –            –
+tree_selection_summary      yes   –       items       yes   –            –
+wmt                         yes   yes     items       yes   yes          yes
+a1_unweighted               yes   –       items       yes   reopen only  –
+a2_no_controller            yes   yes     items       –     –            –
+a3_no_semantic              yes   yes     branches    yes   yes          yes
+==========================  ====  ======  ==========  ====  ===========  =========
+
+* ``tree``: the context is serialised as a tree (``Stubs.struct_tokens`` per node).
+* ``scores``: selection feedback (Eqs. 3–5) and branch priorities (Eq. 6) are maintained
+  and the selector adds ``w_u·u_i + w_b·U_b`` to its utility.
+* ``selection``: ``none`` (context = query + active path only), ``everything`` (the whole
+  candidate pool, in order), ``items`` (the semantic selector, greedy under budget B),
+  ``branches`` (whole branches ranked by priority, A3).
+* ``fold``: completed subtasks fold into a summary node (summariser call).
+* ``reopen``: a resumed folded subtask is reopened (its nodes re-enter the pool).
+* ``lifecycle``: suppression (Eq. 7) marks low-priority branches obsolete.
+* ``supersede``: the policy acts on the world's supersede/invalidate events (MODEL.md §3,
+  "supersede / invalidate": the event marks the memory obsolete). Only Full WMT and A3
+  keep the lifecycle controller that owns this operation: A1 keeps fold/reopen only and A2
+  removes the memory controller (the paper's ablation design, Table 4); the unselective
+  and selection-only configurations of Tables 1–3 have no lifecycle at all. A policy that
+  does not act on the event still sees the clean observation that triggered it, like every
+  other action. Of the field, only the two whose design has a contradiction rule act on
+  it: ``mem0`` (its DELETE of a contradicted memory) and ``traceretain_conflict`` (the
+  TraceRetain article's conflict-resolution step, newer observation wins); for them the
+  event removes the memory from their store (place ``deleted``). The other TraceRetain
+  variants follow the article's default (keep conflicting memories side by side).
+
+The policies of the field (POLICIES.md) are configurations of the same engine too:
+selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.baselines`
+(readable twin: `wmtsim.baselines_reference`), chosen by ``family`` and its variant
+switches; their knobs are `wmtsim.baselines.Baselines`. See docs/policies.md:
+``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
+``generative_agents``, ``generative_agents_code``, ``memorybank``,
+``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,
+``sliding_window_summary``, ``token_buffer``, ``token_buffer_summary``, ``mem0``.
+Every selective one keeps its context memory within the scenario's budget B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SEL_NONE = 0
+SEL_EVERYTHING = 1
+SEL_ITEMS = 2
+SEL_BRANCHES = 3
+SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.baselines`
+
+# Families: WMT's own configurations, and the policies of POLICIES.md.
+(FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
+ FAM_TOKEN_BUFFER, FAM_MEM0) = range(8)
+# TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
+EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECENCY = range(5)
+# MemoryBank variants (`Policy.variant`): the paper's curve, POLICIES.md's stochastic
+# reading, the public code as written.
+MB_PAPER, MB_STOCHASTIC, MB_CODE = range(3)
+THRESHOLD_Z, THRESHOLD_FIXED = range(2)
+
+# Slots of the packed switch vector.
+(S_TREE, S_SCORES, S_SELECTION, S_FOLD, S_REOPEN, S_LIFECYCLE, S_FAMILY, S_VARIANT,
+ S_EVICTION, S_THRESHOLD, S_CLUSTER, S_SUPERSEDE) = range(12)
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    label: str
+    tree: bool
+    scores: bool
+    selection: int
+    fold: bool
+    reopen: bool
+    lifecycle: bool
+    family: int = FAM_WMT
+    variant: int = 0  # GA: 1 = public code; MemoryBank: MB_*; windows: 1 = summary
+    eviction: int = EVICT_LRU
+    threshold: int = THRESHOLD_Z
+    cluster: bool = False
+    supersede: bool = False  # acts on the world's supersede/invalidate events
+
+    def pack(self) -> np.ndarray:
+        return np.array([self.tree, self.scores, self.selection, self.fold, self.reopen,
+                         self.lifecycle, self.family, self.variant, self.eviction,
+                         self.threshold, self.cluster, self.supersede], dtype=np.int64)
+
+
+def _field(name: str, label: str, family: int, variant: int = 0,
+           eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
+           cluster: bool = False, supersede: bool = False) -> Policy:
+    """A policy of the field: no tree, no scores, no fold; `wmtsim.baselines` selects.
+    ``supersede`` only where the policy's own design has a contradiction rule."""
+    return Policy(name, label, False, False, SEL_BASELINE, False, False, False, family,
+                  variant, eviction, threshold, cluster, supersede)
+
+
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("no_memory", "No Memory", False, False, SEL_NONE, False, False, False),
+        Policy("linear", "Linear History", False, False, SEL_EVERYTHING, False, False, False),
+        Policy("tree", "Tree Memory", True, False, SEL_EVERYTHING, False, False, False),
+        Policy("tree_selection", "Tree + Selection", True, False, SEL_ITEMS, False, False,
+               False),
+        Policy("tree_summary", "Tree + Summary", True, False, SEL_EVERYTHING, True, False,
+               False),
+        Policy("tree_selection_summary", "Tree + Selection + Summary", True, False, SEL_ITEMS,
+               True, False, False),
+        Policy("wmt", "Full WMT", True, True, SEL_ITEMS, True, True, True, supersede=True),
+        Policy("a1_unweighted", "A1 Unweighted Tree", True, False, SEL_ITEMS, True, True,
+               False),
+        Policy("a2_no_controller", "A2 No Memory Controller", True, True, SEL_ITEMS, False,
+               False, False),
+        Policy("a3_no_semantic", "A3 No Semantic Retrieval", True, True, SEL_BRANCHES, True,
+               True, True, supersede=True),
+        # The field (POLICIES.md; docs/policies.md).
+        _field("traceretain_z", "TraceRetain (z-score, LRU)", FAM_TRACERETAIN),
+        _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", FAM_TRACERETAIN,
+               threshold=THRESHOLD_FIXED),
+        _field("traceretain_lfu", "TraceRetain (z-score, LFU)", FAM_TRACERETAIN,
+               eviction=EVICT_LFU),
+        _field("traceretain_importance", "TraceRetain (z-score, importance + frequency)",
+               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE),
+        _field("traceretain_importance_lru", "TraceRetain (z-score, importance + recency)",
+               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE_RECENCY),
+        _field("traceretain_similarity", "TraceRetain (z-score, similarity replace)",
+               FAM_TRACERETAIN, eviction=EVICT_SIMILARITY),
+        _field("traceretain_cluster", "TraceRetain (z-score, LRU, cluster summaries)",
+               FAM_TRACERETAIN, cluster=True),
+        _field("traceretain_conflict", "TraceRetain (z-score, LRU, conflict resolution)",
+               FAM_TRACERETAIN, supersede=True),
+        _field("generative_agents", "Generative Agents (paper)", FAM_GENERATIVE),
+        _field("generative_agents_code", "Generative Agents (public code)", FAM_GENERATIVE,
+               variant=1),
+        _field("memorybank", "MemoryBank (threshold forgetting)", FAM_MEMORYBANK),
+        _field("memorybank_stochastic", "MemoryBank (stochastic, S <= 3)", FAM_MEMORYBANK,
+               variant=MB_STOCHASTIC),
+        _field("memorybank_code", "MemoryBank (public code as written)", FAM_MEMORYBANK,
+               variant=MB_CODE),
+        _field("memgpt", "MemGPT-style FIFO + recursive summary", FAM_MEMGPT),
+        _field("sliding_window", "Sliding window (last k steps)", FAM_WINDOW),
+        _field("sliding_window_summary", "Sliding window + running summary", FAM_WINDOW,
+               variant=1),
+        _field("token_buffer", "Token buffer", FAM_TOKEN_BUFFER),
+        _field("token_buffer_summary", "Token buffer + running summary", FAM_TOKEN_BUFFER,
+               variant=1),
+        _field("mem0", "mem0-style ADD/UPDATE/DELETE/NONE", FAM_MEM0, supersede=True),
+    )
+}
+
+FIELD_POLICIES = tuple(name for name, p in POLICIES.items() if p.family != FAM_WMT)
+
+TABLE4_POLICIES = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
+TABLE123_POLICIES = ("no_memory", "linear", "tree", "tree_selection", "tree_summary",
+                     "tree_selection_summary", "wmt")
+
+
+def get_policy(name: str | Policy) -> Policy:
+    """The registered configuration ``name`` (a `Policy` is passed through unchanged, so
+    studies can run configurations built with `dataclasses.replace`)."""
+    if isinstance(name, Policy):
+        return name
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(
+            f"policy={name!r} is unknown; allowed: {', '.join(POLICIES)}"
+        ) from None

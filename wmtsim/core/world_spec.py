@@ -1,0 +1,393 @@
+"""The synthetic world: agent trajectories generated from a world specification.
+
+SIMULATION.md, "Trajectory generation". A trajectory is one query's execution: a root
+query, subtasks run depth-first, actions with outcomes, token sizes, relevance and
+evidence, distractors, global memories, resumed subtasks and scripted poison injections.
+The world never depends on the memory policy: trajectory ``i`` is a pure function of
+``(seed, world, i)`` (common random numbers), drawn with `wmtsim.rng` keyed by
+``(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)``.
+
+A generated batch is a `World`: per-trajectory arrays of *world nodes* (static
+properties) and a *script* of events the engine plays in order:
+
+====================  =============================================================
+``OP_GLOBAL w``       a global memory exists from the start (conversation mode)
+``OP_TASK w``         subtask ``w`` starts: created under its parent and activated
+``OP_ACTION w``       the agent acted: action ``w`` and its outcome are recorded, then
+                      the prompt for the next decision is built (one prompt step)
+``OP_SUPERSEDE w``    a later clean observation supersedes poisoned memory ``w``
+``OP_REVISE w``       a later observation revises action ``w``'s outcome (Eq. 2 again)
+``OP_COMPLETE w``     critical step: the subtask's answer (one prompt step), then the
+                      subtask completes (fold, where the policy folds)
+``OP_REOPEN w``       execution returns to completed subtask ``w`` (reopen + activate)
+``OP_FINAL``          critical step: the final answer at the root (one prompt step)
+====================  =============================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from wmtsim.core.validation import check_int, check_int_range, check_real, fail
+
+OP_GLOBAL = 0
+OP_TASK = 1
+OP_ACTION = 2
+OP_SUPERSEDE = 3
+OP_COMPLETE = 4
+OP_REOPEN = 5
+OP_FINAL = 6
+OP_REVISE = 7
+OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final", "revise")
+
+SUPERSEDE_RULES = ("each", "first")
+SUPERSEDE_EACH, SUPERSEDE_FIRST = range(2)
+
+POISON_KINDS = ("failed", "plausible", "global", "summary")
+POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
+
+NO_TOPIC = -1  # a global memory about nothing in particular; the root's topic
+
+# Bounds checked when a spec is built, so that no count or size can overflow. Token sizes
+# live in int32 arrays (world nodes and forest slots); a fold or running summary holds at
+# most ceil(c_sum · its branch's tokens) <= the trajectory's total + 1 per summary, so
+# keeping every trajectory's total under 2^30 (and its memories under MAX_NODES) keeps
+# every stored size below 2^31 - 1 with room to spare. Sums over prompts are float64.
+MAX_TOKENS = 2**30
+MAX_NODES = 100_000
+# The largest |z| the generator's Box-Muller normal can reach: its uniforms have 53 bits,
+# so 1 - u >= 2^-53 and |z| <= sqrt(2 · 53 · ln 2) = 8.572. An action's token size is at
+# most tokens_median · e^(Z_MAX · tokens_sigma), however unlikely that draw.
+Z_MAX = math.sqrt(2 * 53 * math.log(2))
+
+
+@dataclass(frozen=True)
+class PoisonSpec:
+    """One scripted poison injection (SIMULATION.md, "Scripted poison injections").
+
+    kind: ``failed`` (recorded as a failure, starts at u_failure), ``plausible`` (recorded
+        as a success, starts at u_success — the hard case of paper A.4), ``global`` (a
+        poisoned global memory), ``summary`` (a plausible-looking observation crafted to
+        ride into its branch's fold summary: low apparent relevance, leaks with
+        ``Stubs.p_leak_rider``).
+    subtask: index of the top-level subtask it targets, in execution order (taken modulo
+        the trajectory's number of subtasks); -1 draws one at random.
+    position: position among that subtask's actions (0 = first; clipped to the end);
+        -1 draws one at random.
+    count: how many copies of this injection each trajectory gets.
+    p_inject: probability that each copy is injected in a given trajectory.
+    apparent_relevance: how relevant it looks to the selector (poison is crafted to look
+        relevant), in [0, 1].
+    persuasiveness: multiplier in [0, 1] on the reasoner's persuasion probability.
+    p_supersede: detection probability: a later clean action of the same subtask detects
+        and supersedes it (marks it obsolete, for policies that act on supersede events,
+        `Policy.supersede`) with this probability, at each later clean action or at the
+        first one only (`WorldSpec.supersede_rule`). No later clean action, no detection
+        (unless `WorldSpec.supersede_review` is switched on).
+    tokens: its token size; 0 draws it like a regular action's.
+    depth: 1 targets the top-level subtask itself; ``d > 1`` a subtask nested ``d − 1``
+        levels below it: one child, drawn at random, of the first subtask at depth
+        ``d − 1`` (in execution order) that has children. Not injected when the target
+        has no subtask at that depth.
+    on_resume: lands in the resumed visit of its top-level target (SIMULATION.md,
+        ``p_resume``) instead of the first visit; not injected when the target is not
+        resumed. Needs ``depth = 1`` (only top-level subtasks are resumed).
+    """
+
+    kind: str
+    subtask: int = -1
+    position: int = -1
+    count: int = 1
+    p_inject: float = 1.0
+    apparent_relevance: float = 0.9
+    persuasiveness: float = 1.0
+    p_supersede: float = 0.0
+    tokens: int = 0
+    depth: int = 1
+    on_resume: bool = False
+
+    def __post_init__(self) -> None:
+        owner = "PoisonSpec"
+        if self.kind not in POISON_KINDS:
+            fail(owner, "kind", self.kind, " | ".join(POISON_KINDS))
+        check_int(owner, "subtask", self.subtask, -1, MAX_NODES)
+        check_int(owner, "position", self.position, -1, MAX_NODES)
+        check_int(owner, "count", self.count, 0, 1000)
+        for name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        check_int(owner, "tokens", self.tokens, 0, MAX_TOKENS)
+        check_int(owner, "depth", self.depth, 1, 6)
+        if not isinstance(self.on_resume, bool):
+            fail(owner, "on_resume", self.on_resume, "true or false")
+        if self.on_resume and self.depth != 1:
+            fail(owner, "on_resume", self.on_resume,
+                 "false when depth > 1 (only top-level subtasks are resumed)")
+        if self.kind == "global" and (self.depth != 1 or self.on_resume):
+            fail(owner, "depth" if self.depth != 1 else "on_resume",
+                 self.depth if self.depth != 1 else self.on_resume,
+                 "the defaults for a global injection (it is not placed in a subtask)")
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """The synthetic world's knobs, with documented defaults (SIMULATION.md).
+
+    Ranges ``(min, max)`` are drawn uniformly over the integers, both ends included.
+
+    n_subtasks: top-level subtasks per query.
+    max_depth: nesting depth of subtasks (1 = subtasks directly under the query).
+    p_nested: probability that a subtask below ``max_depth`` has child subtasks.
+    nested_subtasks: how many child subtasks a nesting subtask has.
+    n_actions: actions (interaction steps) per subtask.
+    p_success: probability that an action succeeds.
+    p_evidence: probability that a subtask's evidence is found by one of its successful,
+        non-distractor actions.
+    p_distractor: probability that an action is a distractor (relevant-looking noise).
+    relevance, relevance_sd: latent relevance of an action to its own subtask
+        (mean, s.d.; clipped to [0, 1]).
+    distractor_relevance: apparent relevance of a distractor to its own subtask.
+    cross_relevance: multiplier on relevance to any other subtask (and to the final answer,
+        except for subtask nodes and summaries, which carry results).
+    task_relevance, summary_relevance: relevance of a subtask node / a fold summary.
+    tokens_median, tokens_sigma: lognormal token size of an action.
+    task_tokens, query_tokens: token size of a subtask description / of the query.
+    n_globals: benign global memories present from the start (conversation mode).
+    global_relevance: their relevance; each concerns a random subtask with probability 1/2,
+        else none in particular.
+    p_resume: probability that, after a top-level subtask (other than the first)
+        completes, the agent returns to an earlier one (reopen).
+    resume_actions: actions taken in a resumed subtask.
+    supersede_rule: when a later clean action of the poison's subtask may detect it:
+        ``each`` (every later clean action, each with probability ``p_supersede``) or
+        ``first`` (only the first later clean action). SIMULATION.md: "a later clean
+        action can supersede it".
+    supersede_review: opt-in timing beyond the spec (default off): just before a subtask's
+        answer, each of its injected poisons not yet detected is detected with probability
+        ``p_supersede`` by a review, with or without a later clean action.
+    p_revise: probability that an action's outcome is revised (flipped) by the next action
+        of the same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or
+        revised"). No revision when no action follows.
+    poison: the scripted injections.
+    """
+
+    n_subtasks: tuple[int, int] = (2, 4)
+    max_depth: int = 1
+    p_nested: float = 0.0
+    nested_subtasks: tuple[int, int] = (1, 2)
+    n_actions: tuple[int, int] = (2, 5)
+    p_success: float = 0.8
+    p_evidence: float = 0.9
+    p_distractor: float = 0.2
+    relevance: float = 0.7
+    relevance_sd: float = 0.1
+    distractor_relevance: float = 0.6
+    cross_relevance: float = 0.3
+    task_relevance: float = 0.8
+    summary_relevance: float = 0.7
+    tokens_median: float = 60.0
+    tokens_sigma: float = 0.5
+    task_tokens: int = 20
+    query_tokens: int = 40
+    n_globals: int = 0
+    global_relevance: float = 0.5
+    p_resume: float = 0.1
+    resume_actions: tuple[int, int] = (1, 2)
+    supersede_rule: str = "each"
+    supersede_review: bool = False
+    p_revise: float = 0.0
+    poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        owner = "WorldSpec"
+        # Lists from TOML/JSON become tuples so the spec stays hashable.
+        for name in ("n_subtasks", "nested_subtasks", "n_actions", "resume_actions"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        check_int_range(owner, "n_subtasks", self.n_subtasks, 1, MAX_NODES)
+        check_int(owner, "max_depth", self.max_depth, 1, 6)
+        check_int_range(owner, "nested_subtasks", self.nested_subtasks, 1, MAX_NODES)
+        check_int_range(owner, "n_actions", self.n_actions, 0, MAX_NODES)
+        check_int_range(owner, "resume_actions", self.resume_actions, 0, MAX_NODES)
+        for name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
+                     "distractor_relevance", "cross_relevance", "task_relevance",
+                     "summary_relevance", "global_relevance", "p_resume", "p_revise"):
+            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        check_real(owner, "relevance_sd", self.relevance_sd, 0.0, 1.0)
+        check_real(owner, "tokens_median", self.tokens_median, 1.0, 1e6)
+        check_real(owner, "tokens_sigma", self.tokens_sigma, 0.0, 5.0)
+        check_int(owner, "task_tokens", self.task_tokens, 0, MAX_TOKENS)
+        check_int(owner, "query_tokens", self.query_tokens, 0, MAX_TOKENS)
+        check_int(owner, "n_globals", self.n_globals, 0, 10_000)
+        if self.supersede_rule not in SUPERSEDE_RULES:
+            fail(owner, "supersede_rule", self.supersede_rule, " | ".join(SUPERSEDE_RULES))
+        if not isinstance(self.supersede_review, bool):
+            fail(owner, "supersede_review", self.supersede_review, "true or false")
+        poison = tuple(self.poison)
+        for k, item in enumerate(poison):
+            if not isinstance(item, PoisonSpec):
+                fail(owner, f"poison[{k}]", item, "a PoisonSpec")
+        object.__setattr__(self, "poison", poison)
+        if self.max_subtasks() > MAX_NODES:
+            fail(owner, "nested_subtasks", self.nested_subtasks,
+                 f"a nesting that keeps subtasks per trajectory under {MAX_NODES:,}")
+        self._check_totals()
+
+    def _check_totals(self) -> None:
+        """Memories and tokens per trajectory within `MAX_NODES` and `MAX_TOKENS`."""
+        owner = "WorldSpec"
+        nodes = self.node_bound()
+        if nodes > MAX_NODES:
+            key = "n_actions" if self.n_actions[1] * self.max_subtasks() * 2 >= nodes \
+                else "n_globals" if self.n_globals * 2 >= nodes else "n_subtasks"
+            fail(owner, key, getattr(self, key),
+                 f"values that keep memories per trajectory under {MAX_NODES:,} (this "
+                 f"world can make {nodes:,}: n_subtasks, nesting, n_actions, "
+                 "resume_actions, n_globals and poison counts multiply)")
+        sources = {"tokens_sigma" if self.tokens_sigma > 0 else "tokens_median":
+                   self.max_action_tokens(),
+                   "task_tokens": float(self.task_tokens),
+                   "query_tokens": float(self.query_tokens)}
+        for k, p in enumerate(self.poison):
+            sources[f"poison[{k}].tokens"] = float(p.tokens)
+        key = max(sources, key=lambda k: sources[k])
+        if nodes * sources[key] <= MAX_TOKENS:
+            return
+        allowed = (f"values that keep a trajectory's memory tokens under 2^30 ({nodes:,} "
+                   f"memories × the largest size {sources[key]:.3g} = "
+                   f"{nodes * sources[key]:.3g})")
+        if key == "tokens_sigma":
+            room = MAX_TOKENS / nodes / self.tokens_median
+            most = math.log(room) / Z_MAX if room > 1 else 0.0
+            allowed += (f"; the largest action size is tokens_median·e^({Z_MAX:.3f}·"
+                        f"tokens_sigma), so with tokens_median={self.tokens_median:g} "
+                        f"tokens_sigma <= {most:.3g}")
+        if key.startswith("poison["):
+            fail(owner, key, self.poison[int(key[7:key.index("]")])].tokens, allowed)
+        fail(owner, key, getattr(self, key), allowed)
+
+    def max_action_tokens(self) -> float:
+        """The largest token size an action can draw (`Z_MAX`), as a float."""
+        return max(1.0, self.tokens_median * math.exp(Z_MAX * self.tokens_sigma))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["poison"] = [asdict(p) for p in self.poison]
+        return d
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> WorldSpec:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError(f"unknown WorldSpec field(s) {', '.join(unknown)}; "
+                             f"allowed: {', '.join(sorted(names))}")
+        values = dict(values)
+        values["poison"] = tuple(
+            p if isinstance(p, PoisonSpec) else PoisonSpec(**p)
+            for p in values.get("poison", ())
+        )
+        return cls(**values)
+
+    # --- bounds used to size the generator's scratch arrays -----------------------------
+
+    def max_subtasks(self) -> int:
+        per_top = sum(self.nested_subtasks[1] ** d for d in range(self.max_depth))
+        return self.n_subtasks[1] * per_top
+
+    def max_injections(self) -> int:
+        return sum(p.count for p in self.poison)
+
+    def node_bound(self) -> int:
+        return (1 + self.n_globals + self.max_subtasks() * (1 + self.n_actions[1])
+                + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections())
+
+    def event_bound(self) -> int:
+        # Every node once, every action at most once more (a revision), every subtask's
+        # completion, a reopen and re-completion per top-level subtask, one supersession
+        # per injection, the final answer.
+        return (2 * self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
+                + self.max_injections() + 1)
+
+    def pack(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scalars as a float vector (``W_*`` slots) and the injections as a matrix."""
+        w = np.array([
+            self.n_subtasks[0], self.n_subtasks[1], self.max_depth, self.p_nested,
+            self.nested_subtasks[0], self.nested_subtasks[1], self.n_actions[0],
+            self.n_actions[1], self.p_success, self.p_evidence, self.p_distractor,
+            self.relevance, self.relevance_sd, self.distractor_relevance,
+            self.cross_relevance, self.task_relevance, self.summary_relevance,
+            self.tokens_median, self.tokens_sigma, self.task_tokens, self.query_tokens,
+            self.n_globals, self.global_relevance, self.p_resume, self.resume_actions[0],
+            self.resume_actions[1], SUPERSEDE_RULES.index(self.supersede_rule),
+            self.supersede_review, self.p_revise,
+        ], dtype=np.float64)
+        poison = np.zeros((len(self.poison), 11), dtype=np.float64)
+        for k, p in enumerate(self.poison):
+            poison[k] = (POISON_KINDS.index(p.kind), p.subtask, p.position, p.count,
+                         p.p_inject, p.apparent_relevance, p.persuasiveness,
+                         p.p_supersede, p.tokens, p.depth, p.on_resume)
+        return w, poison
+
+
+(W_SUB_MIN, W_SUB_MAX, W_MAX_DEPTH, W_P_NESTED, W_NEST_MIN, W_NEST_MAX, W_ACT_MIN,
+ W_ACT_MAX, W_P_SUCCESS, W_P_EVIDENCE, W_P_DISTRACTOR, W_RELEVANCE, W_RELEVANCE_SD,
+ W_DISTRACTOR_RELEVANCE, W_CROSS_RELEVANCE, W_TASK_RELEVANCE, W_SUMMARY_RELEVANCE,
+ W_TOKENS_MEDIAN, W_TOKENS_SIGMA, W_TASK_TOKENS, W_QUERY_TOKENS, W_N_GLOBALS,
+ W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX, W_SUPERSEDE_RULE,
+ W_SUPERSEDE_REVIEW, W_P_REVISE) = range(29)
+(PZ_KIND, PZ_SUBTASK, PZ_POSITION, PZ_COUNT, PZ_P_INJECT, PZ_APPARENT, PZ_PERSUADE,
+ PZ_P_SUPERSEDE, PZ_TOKENS, PZ_DEPTH, PZ_ON_RESUME) = range(11)
+# Columns of the per-trajectory injection plan (`_generate_one`).
+(IJ_SPEC, IJ_TARGET, IJ_POS, IJ_DEPTH, IJ_RESUME) = range(5)
+
+
+# Positions of the world-node and script arrays in the tuple the engine takes, in the
+# order of `World`'s fields (and of `_empty_arrays`).
+(WR_PARENT, WR_KIND, WR_TOKENS, WR_TOPIC, WR_REL, WR_EVIDENCE, WR_POISONED, WR_PERS,
+ WR_OUTCOME, WR_RIDER, WR_TOP, WR_OP, WR_ARG) = range(13)
+
+
+@dataclass
+class World:
+    """A generated batch: world nodes ``(n, max_nodes)`` and scripts ``(n, max_events)``.
+
+    Node arrays: ``parent`` (world id, -1 for globals), ``kind``, ``tokens``, ``topic``
+    (the subtask a memory is about, -1 for none), ``rel`` (relevance to its topic as the
+    selector sees it), ``evidence`` (carries its subtask's evidence), ``poisoned``,
+    ``persuasiveness``, ``outcome``, ``rider`` (summary-riding poison), ``top`` (the
+    top-level subtask a subtask belongs to, for the final answer).
+    """
+
+    seed: int
+    start: int
+    spec: WorldSpec
+    parent: np.ndarray
+    kind: np.ndarray
+    tokens: np.ndarray
+    topic: np.ndarray
+    rel: np.ndarray
+    evidence: np.ndarray
+    poisoned: np.ndarray
+    persuasiveness: np.ndarray
+    outcome: np.ndarray
+    rider: np.ndarray
+    top: np.ndarray
+    op: np.ndarray
+    arg: np.ndarray
+    n_nodes: np.ndarray
+    n_events: np.ndarray
+    n_injected: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.n_nodes.shape[0])
+
+    @property
+    def trajectories(self) -> np.ndarray:
+        """Global trajectory indices of this batch."""
+        return np.arange(self.start, self.start + self.n, dtype=np.int64)

@@ -1,0 +1,242 @@
+"""The Python API of the engine: `simulate` and its `SimResult`.
+
+``simulate(world, policy="wmt", n=1000, seed=0, params=Params())`` generates (or takes)
+the trajectories of ``(seed, world)`` and runs them under one policy. Policies compared on
+the same seed see the same trajectories (common random numbers), so `paired_difference`
+reports paired intervals.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from wmtsim import __version__
+from wmtsim.core.codes import KIND_NAMES, STATE_NAMES
+from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.metrics import COUNTERS, METRICS, RATIOS, metrics_from_counters
+from wmtsim.core.params import Params
+from wmtsim.core.policies import Policy, get_policy
+from wmtsim.core.stubs import Stubs
+from wmtsim.core.validation import check_int
+from wmtsim.engine.forest import Forest
+from wmtsim.engine.loop import run
+from wmtsim.engine.world import OP_NAMES, World, WorldSpec, generate
+
+METRIC_NAMES = tuple(METRICS)
+
+
+@dataclass
+class SimResult:
+    """Results of one policy on a batch of trajectories.
+
+    trajectories: one row per trajectory — provenance (policy, seed, trajectory, the
+        parameter values, wmtsim version), the metrics and the raw counters.
+    steps: per-step records (step, slot, world id, kind, u, m, state, eligible, selected,
+        tokens) for the first ``record_steps`` trajectories: ``selected`` = in context at
+        this step (the active path and the observation just made are in the prompt for
+        every policy besides), ``tokens`` = the memory's size at this step, so the sum
+        of ``tokens`` over ``selected`` is the context memory checked against B.
+    """
+
+    policy: str
+    seed: int
+    params: Params
+    stubs: Stubs
+    world: WorldSpec
+    trajectories: pl.DataFrame
+    steps: pl.DataFrame
+    forest: Forest = field(repr=False)
+    seconds: float = 0.0
+    baselines: Baselines = field(default_factory=Baselines)
+
+    def summary(self, confidence: float = 0.95, n_resamples: int = 2000) -> pl.DataFrame:
+        """Each metric's mean with a bootstrap confidence interval (scipy.stats.bootstrap),
+        and its pooled value (`pooled_ci`).
+
+        ``mean``/``low``/``high``: the mean of per-trajectory values; trajectories where a
+        metric is undefined (e.g. IP without injections) are left out, ``n`` says how many
+        remain. ``pooled``/``pooled_low``/``pooled_high``: a ratio metric pooled over the
+        corpus (Σ numerator / Σ denominator, `wmtsim.metrics.RATIOS`), as a paper's table
+        over its scenario set is computed; for the other metrics the same as the mean.
+        """
+        return pl.DataFrame([{"policy": self.policy, "metric": name,
+                              **metric_ci(self.trajectories, name, confidence, n_resamples,
+                                          self.seed)} for name in METRIC_NAMES])
+
+    def tree(self, i: int) -> list[dict[str, Any]]:
+        """Trajectory ``i``'s final memory tree (readable records)."""
+        return self.forest.tree(i - int(self.trajectories["trajectory"][0]))
+
+
+def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
+            seed: int = 0) -> dict[str, float]:
+    """Mean and percentile-bootstrap interval of the finite values of ``x``."""
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
+    mean = float(x.mean())
+    if x.size < 2 or np.all(x == x[0]):
+        return {"mean": mean, "low": mean, "high": mean, "n": int(x.size)}
+    res = stats.bootstrap((x,), np.mean, confidence_level=confidence,
+                          n_resamples=n_resamples, method="percentile",
+                          rng=np.random.default_rng(seed), vectorized=True)
+    return {"mean": mean, "low": float(res.confidence_interval.low),
+            "high": float(res.confidence_interval.high), "n": int(x.size)}
+
+
+def pooled_ci(num: np.ndarray, den: np.ndarray, confidence: float = 0.95,
+              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Σ num / Σ den over trajectories with a percentile-bootstrap interval (trajectories
+    resampled, numerator and denominator together)."""
+    total = float(den.sum())
+    if total <= 0:
+        return {"pooled": float("nan"), "pooled_low": float("nan"),
+                "pooled_high": float("nan")}
+    value = float(num.sum()) / total
+    if num.size < 2:
+        return {"pooled": value, "pooled_low": value, "pooled_high": value}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, num.size, size=(n_resamples, num.size))
+    sums_den = den[idx].sum(axis=1)
+    ok = sums_den > 0
+    stat = num[idx].sum(axis=1)[ok] / sums_den[ok]
+    alpha = (1.0 - confidence) / 2.0
+    return {"pooled": value, "pooled_low": float(np.quantile(stat, alpha)),
+            "pooled_high": float(np.quantile(stat, 1.0 - alpha))}
+
+
+def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
+              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """A metric of a trajectory frame: its mean of per-trajectory values with interval
+    (`mean_ci`) and its pooled value with interval (`pooled_ci`; the mean for metrics that
+    are not ratios)."""
+    out = mean_ci(frame[metric].to_numpy().astype(np.float64), confidence, n_resamples, seed)
+    if metric in RATIOS and all(f"n_{c}" in frame.columns
+                                for part in RATIOS[metric] for c in part):
+        num_names, den_names = RATIOS[metric]
+        num = sum((frame[f"n_{c}"].to_numpy() for c in num_names), np.zeros(frame.height))
+        den = sum((frame[f"n_{c}"].to_numpy() for c in den_names), np.zeros(frame.height))
+        out.update(pooled_ci(num.astype(np.float64), den.astype(np.float64), confidence,
+                             n_resamples, seed))
+    else:
+        out.update({"pooled": out["mean"], "pooled_low": out["low"],
+                    "pooled_high": out["high"]})
+    return out
+
+
+def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,
+                      n_resamples: int = 2000) -> dict[str, float]:
+    """Mean of ``a - b`` per trajectory with a paired bootstrap interval.
+
+    Both results must come from the same seed and trajectories (common random numbers).
+    """
+    if a.seed != b.seed or a.world != b.world or not a.trajectories["trajectory"].equals(
+            b.trajectories["trajectory"]):
+        raise ValueError("paired differences need the same world, seed and trajectories")
+    d = a.trajectories[metric].to_numpy() - b.trajectories[metric].to_numpy()
+    return mean_ci(d.astype(np.float64), confidence, n_resamples, a.seed)
+
+
+def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
+               baselines: Baselines, threads: int | None = None, record_steps: int = 0
+               ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+    """The one path from the library to the engine: `simulate`, sweeps, `compare`,
+    `calibrate` and the dashboard all run trajectories through here, so everything that
+    changes a result (world, policy, params, stubs and the field's knobs) travels together.
+
+    Returns the raw counters ``(n, N_COUNTERS)``, the final forest and the step records.
+    """
+    pol = policy if isinstance(policy, Policy) else get_policy(policy)
+    check_int("simulate", "record_steps", record_steps, 0)
+    if threads is not None:
+        from numba import config
+
+        # numba cannot run more threads than it started with (NUMBA_NUM_THREADS).
+        check_int("simulate", "threads", threads, 1,
+                  int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    return run(world, pol.pack(), params.pack(), stubs.pack(), record_steps, threads,
+               baselines.pack())
+
+
+def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 1000, seed: int = 0,
+             params: Params | None = None, threads: int | None = None,
+             record_steps: int = 0, stubs: Stubs | None = None, start: int = 0,
+             baselines: Baselines | None = None) -> SimResult:
+    """Run ``n`` trajectories of ``(seed, world)`` under ``policy``.
+
+    ``world`` is a `WorldSpec` (trajectories ``start .. start+n-1`` are generated) or an
+    already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
+    ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
+    per-step u, m, state and selections for the first trajectories. ``baselines`` holds
+    the knobs of the field's policies (`wmtsim.baselines.Baselines`; docs/policies.md).
+    """
+    params = params or Params()
+    stubs = stubs or Stubs()
+    baselines = baselines or Baselines()
+    pol = get_policy(policy)
+    check_int("simulate", "record_steps", record_steps, 0)
+    t0 = time.perf_counter()
+    w = world if isinstance(world, World) else generate(world, seed=seed, n=n, start=start)
+    counts, forest, rec = run_engine(w, pol, params, stubs, baselines, threads, record_steps)
+    seconds = time.perf_counter() - t0
+    frame = _trajectory_frame(w, pol.name, params, stubs, counts)
+    steps = _steps_frame(w, forest, rec)
+    return SimResult(pol.name, w.seed, params, stubs, w.spec, frame, steps, forest, seconds,
+                     baselines)
+
+
+def _trajectory_frame(w: World, policy: str, params: Params, stubs: Stubs,
+                      counts: np.ndarray) -> pl.DataFrame:
+    columns: dict[str, Any] = {
+        "policy": [policy] * w.n,
+        "seed": np.full(w.n, w.seed, dtype=np.int64),
+        "trajectory": w.trajectories,
+    }
+    columns.update(metrics_from_counters(counts))
+    for k, name in enumerate(COUNTERS):
+        columns[f"n_{name}"] = counts[:, k]
+    frame = pl.DataFrame(columns)
+    provenance = {**{f"param_{k}": v for k, v in params.to_dict().items()},
+                  **{f"stub_{k}": v for k, v in stubs.to_dict().items()},
+                  "wmtsim_version": __version__}
+    return frame.with_columns([pl.lit(v).alias(k) for k, v in provenance.items()])
+
+
+def _steps_frame(w: World, forest: Forest, rec: dict[str, np.ndarray]) -> pl.DataFrame:
+    r, n_steps, _ = rec["u"].shape
+    parts = []
+    for i in range(r):
+        for s in range(n_steps):
+            k = int(rec["n_slots"][i, s])
+            if k == 0:
+                continue
+            parts.append(pl.DataFrame({
+                "trajectory": np.full(k, w.start + i, dtype=np.int64),
+                "step": np.full(k, s, dtype=np.int64),
+                "event": [OP_NAMES[int(rec["event"][i, s])]] * k,
+                "slot": np.arange(k, dtype=np.int64),
+                "world_id": forest.wid[i, :k].astype(np.int64),
+                "kind": [KIND_NAMES[x] for x in forest.kind[i, :k]],
+                "poisoned": rec["poisoned"][i, s, :k],
+                "u": rec["u"][i, s, :k],
+                "m": rec["m"][i, s, :k],
+                "state": [STATE_NAMES[x] for x in rec["state"][i, s, :k]],
+                "eligible": rec["eligible"][i, s, :k],
+                "selected": rec["selected"][i, s, :k],
+                "tokens": rec["node_tokens"][i, s, :k],
+            }))
+    if not parts:
+        return pl.DataFrame(schema={"trajectory": pl.Int64, "step": pl.Int64,
+                                    "event": pl.Utf8, "slot": pl.Int64,
+                                    "world_id": pl.Int64, "kind": pl.Utf8,
+                                    "poisoned": pl.Boolean, "u": pl.Float64,
+                                    "m": pl.Int64, "state": pl.Utf8,
+                                    "eligible": pl.Boolean, "selected": pl.Boolean,
+                                    "tokens": pl.Int64})
+    return pl.concat(parts)

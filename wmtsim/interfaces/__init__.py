@@ -1,0 +1,1 @@
+"""Interfaces: the `wmtsim` command line (`cli`) and the Streamlit dashboard (`dashboard`)."""

@@ -1,0 +1,500 @@
+"""The ``wmtsim`` command line (``[project.scripts] wmtsim = "wmtsim.interfaces.cli:app"``).
+
+One `typer.Typer` app, one function per command. Exit codes: 0 success, 1 a check that
+failed (an ``expect`` line does not hold), 2 bad input (a malformed trace, an unsupported
+output format, a missing file). Library work lives in the library (`wmtsim.engine.trace`); this
+module only parses arguments and renders results.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from wmtsim.core.formatting import interval, num, plural
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from wmtsim.engine.trace import Replay, Streamed
+
+from wmtsim.interfaces.cli_common import (
+    _fail,
+    _print_table,
+    app,
+    err_console,
+    out_console,
+)
+
+DEMO_TRACE = "paper_a4.jsonl"
+DEMO_OUT = Path("results/demo/paper_a4_replay.parquet")
+
+TraceArg = Annotated[Path, typer.Argument(
+    help="A trace file: JSON Lines, one event per line (see docs/trace_format.md).",
+    show_default=False)]
+
+
+def _check_out(out: Path | None) -> None:
+    from wmtsim.engine.trace import OUTPUT_FORMATS
+
+    if out is not None and out.suffix.lower() not in OUTPUT_FORMATS:
+        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
+                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
+
+
+def _run_trace(trace: Path) -> Replay:
+    """Replay ``trace``; any problem with the input exits with code 2."""
+    from wmtsim.engine.trace import TraceError, run
+
+    try:
+        return run(trace)
+    except TraceError as e:
+        raise _fail(f"{trace}: {e}") from None
+    except OSError as e:
+        raise _fail(f"{trace}: cannot read: {e.strerror or e}") from None
+
+
+def _stream_trace(trace: Path, out: Path | None) -> Streamed:
+    """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
+    problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    from wmtsim.engine.trace import TraceError, stream
+    from wmtsim.studies.outdir import OutputError, check_out_file
+
+    try:
+        if out is not None:
+            check_out_file(out)
+        return stream(trace, out=out)
+    except TraceError as e:
+        raise _fail(f"{trace}: {e}") from None  # the error names the file
+    except OutputError as e:
+        raise _fail(str(e)) from None
+    except IsADirectoryError:
+        raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
+    except OSError as e:
+        what = "write" if out is not None and e.filename != str(trace) else "read"
+        target = out if what == "write" else trace
+        raise _fail(f"cannot {what} {str(target)!r}: {e.strerror or e}") from None
+
+
+def _write(frame: pl.DataFrame, out: Path) -> Path:
+    from wmtsim.engine.trace import write_frame
+
+    try:
+        return write_frame(frame, out)
+    except OSError as e:
+        raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.6g}"
+
+
+def _final_table(last: pl.DataFrame, steps: int) -> Table:
+    """The tree after the last select step (``last``: its rows): one row per node."""
+    table = Table(title=f"after step {steps} (line {last['line'][0]})",
+                  title_justify="left")
+    for col in ("node", "kind", "state", "u", "m", "eligible", "selected", "priority",
+                "poisoned"):
+        table.add_column(col, justify="right" if col in ("u", "m", "priority") else "left")
+    for row in last.iter_rows(named=True):
+        table.add_row(row["node"], row["kind"], row["state"], _fmt(row["u"]), str(row["m"]),
+                      "yes" if row["eligible"] else "", "yes" if row["selected"] else "",
+                      _fmt(row["priority"]), "yes" if row["poisoned"] else "",
+                      style="red" if row["poisoned"] else None)
+    return table
+
+
+@app.command()
+def replay(
+    trace: TraceArg,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o",
+        help="Write the per-step, per-node replay here (.parquet or .csv, by extension).",
+        show_default=False)] = None,
+) -> None:
+    """Replay a trace through the WMT kernels and summarise the final tree.
+
+    Each [bold]select[/bold] line is one prompt-construction step (Eqs. 3-7); the output
+    has one row per (step, node). Bad traces exit with code 2 and write nothing.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim replay scenarios/traces/paper_a4.jsonl[/cyan]
+
+      [cyan]wmtsim replay my_trace.jsonl --out results/my_trace.parquet[/cyan]
+
+      [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
+    """
+    _check_out(out)
+    result = _stream_trace(trace, out)
+    nodes = result.last.height
+    out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
+                      f"{plural(nodes, 'node')}, {plural(result.expectations, 'expectation')}",
+                      markup=False, highlight=False)
+    if result.steps:
+        _print_table(_final_table(result.last, result.steps),
+                     full=None if out is None else str(out))
+    if result.divergence is not None:
+        out_console.print(f"note: an expectation does not hold: {result.divergence} "
+                          "(run `wmtsim check` for an exit status)", markup=False,
+                          highlight=False)
+    if out is not None:
+        out_console.print(f"wrote {result.rows} rows to {out}", markup=False,
+                          highlight=False)
+
+
+@app.command()
+def check(trace: TraceArg) -> None:
+    """Replay a trace and verify its [bold]expect[/bold] lines.
+
+    Exit 0 when every expectation holds, 1 at the first that does not (printing its line,
+    node, field, expected and actual values and the tolerance), 2 for a bad trace.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl[/cyan]
+    """
+    result = _stream_trace(trace, None)
+    d = result.divergence
+    if d is not None:
+        tol = "exact" if d.tol is None else f"{d.tol:g}"
+        out_console.print(
+            f"FAIL: {trace}: line {d.line}, node {d.node!r}, field {d.field}: expected "
+            f"{d.expected!r}, got {d.got!r}, tolerance {tol}", markup=False, highlight=False)
+        raise typer.Exit(1)
+    holds = "holds" if result.expectations == 1 else "hold"
+    out_console.print(f"OK: {plural(result.expectations, 'expectation')} {holds}",
+                      markup=False, highlight=False)
+
+
+def demo_trace_path() -> Path:
+    """The paper A.4 trace: the repository copy if present, else the packaged one."""
+    repo_copy = Path(__file__).resolve().parents[2] / "scenarios" / "traces" / DEMO_TRACE
+    if repo_copy.is_file():
+        return repo_copy
+    return Path(str(resources.files("wmtsim") / "data" / DEMO_TRACE))
+
+
+def _decay_table(frame: pl.DataFrame) -> Table:
+    """Step by step u (and m) of every action and global memory, poisoned ones first."""
+    import polars as pl
+
+    mem = frame.filter(pl.col("kind").is_in(["action", "global"]))
+    order = (mem.group_by("node", maintain_order=True)
+             .agg(pl.col("poisoned").first())
+             .sort("poisoned", descending=True, maintain_order=True))
+    nodes = order["node"].to_list()
+    poisoned = dict(zip(order["node"], order["poisoned"], strict=True))
+    table = Table(title="Retention scores u (miss count m) per select step",
+                  title_justify="left",
+                  caption="green = selected, red = missed (Eq. 5 decay), "
+                          "dim = outside the candidate pool",
+                  caption_justify="left")
+    table.add_column("step", justify="right")
+    table.add_column("line", justify="right")
+    for node in nodes:
+        label = f"{node}\n(poisoned)" if poisoned[node] else f"{node}\n(clean)"
+        table.add_column(label, justify="right",
+                         header_style="bold red" if poisoned[node] else "bold green")
+    cells = {(r["step"], r["node"]): r for r in mem.iter_rows(named=True)}
+    for step, line in frame.select("step", "line").unique(maintain_order=True).iter_rows():
+        row = [str(step), str(line)]
+        for node in nodes:
+            r = cells.get((step, node))
+            if r is None:
+                row.append("")
+                continue
+            text = f"{r['u']:.10g} (m={r['m']})"
+            if r["state"] != "active":
+                text += f" {r['state']}"
+            if r["selected"]:
+                row.append(f"[green]{text}[/green]")
+            elif r["eligible"]:
+                row.append(f"[red]{text}[/red]")
+            else:
+                row.append(f"[dim]{text}[/dim]")
+        table.add_row(*row)
+    return table
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Where to write the replay (.parquet or .csv).")] = DEMO_OUT,
+) -> None:
+    """Replay the paper's worked example (Appendix A.4) and show how poison decays.
+
+    A failed poisoned blog lookup (u = 0.30) and a plausible poisoned mirror page recorded
+    as success (u = 0.75, like clean evidence) lose score each time the selector passes
+    them over (Eqs. 3-5: ρ = 0.9, M = 3); the mirror page is finally superseded.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
+    """
+    _check_out(out)
+    trace = demo_trace_path()
+    result = _run_trace(trace)
+    out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
+    _print_table(_decay_table(result.frame), full=f"{out} (every step and node)")
+    if result.divergence is None:
+        out_console.print(f"OK: {result.expectations} hand-derived expectations hold",
+                          markup=False, highlight=False)
+    else:
+        out_console.print(f"FAIL: {trace}: {result.divergence}", markup=False,
+                          highlight=False)
+    written = _write(result.frame, out)
+    out_console.print(f"replay ({result.frame.height} rows) written to {written}",
+                      markup=False, highlight=False)
+    if result.divergence is not None:
+        raise typer.Exit(1)
+
+
+@app.command()
+def warmup() -> None:
+    """Compile every numba kernel now (and cache it), so later runs start fast.
+
+    Generates a tiny world, runs it under every policy and replays the demo trace; with
+    the numba cache on disk, a second process skips compilation.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim warmup[/cyan]
+    """
+    import time
+
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.trace import run as run_trace
+    from wmtsim.engine.warm import GROUPS, ensure_compiled
+    from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+
+    t0 = time.perf_counter()
+    ensure_compiled(tuple(GROUPS), say=lambda text: err_console.print(
+        text, markup=False, highlight=False))
+    # Then every configuration once (they share the groups' kernels).
+    world = generate(WorldSpec(n_globals=1, poison=(PoisonSpec("plausible"),)), n=4)
+    for name in POLICIES:
+        simulate(world, policy=name, record_steps=1)
+    run_trace(demo_trace_path())
+    out_console.print(f"warmup: compiled {len(POLICIES)} policies, world generation and "
+                      f"trace replay in {time.perf_counter() - t0:.2f} s", markup=False,
+                      highlight=False)
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules holds None for it
+        return False
+
+
+@app.command()
+def dashboard(
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+) -> None:
+    """Open the Streamlit dashboard (poisoning dynamics, comparisons, sweeps, traces).
+
+    Needs the [bold]dashboard[/bold] extra (the app ships inside the package, in
+    wmtsim/interfaces/dashboard/).
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim dashboard --port 8502[/cyan]
+    """
+    import os
+    import subprocess
+    import sys
+
+    app_file = Path(__file__).resolve().parent / "dashboard" / "app.py"
+    if not app_file.is_file():
+        raise _fail(f"the dashboard app was not found at {app_file} (it ships inside the "
+                    "wmtsim package: reinstall wmtsim)")
+    if not _installed("streamlit"):
+        raise _fail("the dashboard needs the 'dashboard' extra (Streamlit), which is not "
+                    "installed: pip install 'wmtsim[dashboard]'")
+    checkout = Path(__file__).resolve().parents[2]  # run from the source checkout, if any
+    cwd = checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
+           str(port), "--server.address", host, "--server.headless", "true",
+           "--browser.gatherUsageStats", "false"]
+    if os.name == "posix":  # become the server, so that stopping this process stops it
+        os.chdir(cwd)
+        os.execve(sys.executable, cmd, dict(os.environ))
+    try:
+        raise typer.Exit(subprocess.call(cmd, cwd=cwd))
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(
+        help="A sweep file (TOML, see docs/sweeps.md).", show_default=False)],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (chunked Parquet + manifest).",
+        show_default=False)],
+    workers: Annotated[int, typer.Option(
+        "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")] = 1,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="A dask.distributed scheduler address (wmtsim[cluster]).",
+        show_default=False)] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue a sweep in --out (which must exist).")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run a parameter sweep; only points missing from --out are computed.
+
+    Results are keyed by a hash of each point's parameters, seed, scenario content and
+    wmtsim version, so re-running (or --resume) after a crash computes only what is
+    missing, and results do not depend on --workers or --scheduler.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]
+
+      [cyan]wmtsim sweep sweeps/sobol_gaia.toml -o results/sobol --scheduler tcp://host:8786[/cyan]
+    """
+    from wmtsim.studies.sweep import SweepError, load_sweep, run_sweep
+
+    try:
+        spec = load_sweep(sweep_file)
+        report = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
+                           progress=progress)
+    except SweepError as e:
+        raise _fail(str(e)) from None
+    out_console.print(
+        f"{spec.name}: {report.total} points, {report.already} already done, "
+        f"{report.computed} computed in {report.seconds:.1f} s "
+        f"({report.rate:.1f} points/s) -> {out}", markup=False, highlight=False)
+
+
+@app.command()
+def analyze(
+    sweep_dir: Annotated[Path, typer.Argument(
+        help="A folder written by `wmtsim sweep`.", show_default=False)],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder for tables, charts and manifest.json, replaced "
+                            "as a whole [default: DIR/analysis].",
+        show_default=False)] = None,
+    metric: Annotated[str, typer.Option(help="Metric for Sobol, robustness, heatmap.")
+                      ] = "tsr",
+    charts: Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")] = True,
+) -> None:
+    """Summarise a sweep: bootstrap means, Pareto front, robust settings, Sobol indices.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
+    """
+    from wmtsim.studies.analysis import analyze as run_analysis
+    from wmtsim.studies.analysis import incomplete
+    from wmtsim.studies.sweep import SweepError
+
+    try:
+        written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
+        missing = incomplete(sweep_dir)
+    except (SweepError, ValueError) as e:
+        text = str(e)
+        raise _fail(text if str(sweep_dir) in text else f"{sweep_dir}: {text}") from None
+    except OSError as e:
+        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
+                    f"{e.strerror or e}; nothing was written") from None
+    if missing is not None:
+        err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
+                          f"{missing[1]} points computed); these results cover only those "
+                          "points. Resume it with `wmtsim sweep SWEEP --out "
+                          f"{sweep_dir}`.", markup=False, highlight=False)
+    for line in _analysis_summary(sweep_dir, written, metric):
+        out_console.print(line, markup=False, highlight=False)
+    tables = [n for n, p in written.items() if not isinstance(p, list)]
+    chart_files = [n for n, p in written.items() if isinstance(p, list)]
+    folder = next(iter(written.values()))
+    folder = (folder[0] if isinstance(folder, list) else folder).parent
+    out_console.print(f"wrote {plural(len(tables), 'table')} (.csv, .parquet: "
+                      f"{', '.join(tables)})" + (f" and {plural(len(chart_files), 'chart')} "
+                      f"(.html, .png: {', '.join(chart_files)})" if chart_files else "")
+                      + f" to {folder}/", markup=False, highlight=False)
+
+
+def _setting(row: dict[str, object], parameters: list[str]) -> str:
+    """A sweep setting as ``policy, p=v, ...``."""
+    values = [f"{p}={v:.3g}" if isinstance(v := row[p], float) else f"{p}={v}"
+              for p in parameters]
+    return ", ".join([str(row["policy"]), *values])
+
+
+def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], metric: str
+                      ) -> list[str]:
+    """What `wmtsim analyze` found: the design, the Pareto front, the most robust setting
+    and the most influential parameter, read back from the tables it wrote."""
+    import polars as pl
+
+    from wmtsim.studies.sweep_store import load_results
+
+    def table(name: str) -> pl.DataFrame | None:
+        path = written.get(name)
+        return None if not isinstance(path, Path) else pl.read_parquet(
+            path.with_suffix(".parquet"))
+
+    res = load_results(sweep_dir)
+    params = list(res.parameters)
+    means = table("point_means")
+    n = 0 if means is None else means.height
+    policies = [] if means is None or not n else means["policy"].unique(
+        maintain_order=True).to_list()
+    lines = [f"{sweep_dir}: {res.kind} design over {plural(len(params), 'parameter')} "
+             f"({', '.join(params) or 'none'}); {plural(n, 'point')} computed, "
+             f"{plural(len(policies), 'configuration')} ({', '.join(policies)})"]
+    front = table("pareto")
+    if front is not None and front.height:
+        best = front.sort("tsr", descending=True).row(0, named=True)
+        lines.append(f"  Pareto front (tsr up, prompt tokens down): "
+                     f"{plural(front.height, 'point')}; highest tsr "
+                     f"{interval(best['tsr'], best['tsr_low'], best['tsr_high'])} at "
+                     f"{num(best['prompt_tokens'])} prompt tokens ({_setting(best, params)})")
+    robust = table("robust")
+    if robust is not None and robust.height:
+        top = robust.row(0, named=True)
+        lines.append(f"  most robust setting (best worst case of {metric} over "
+                     f"{plural(int(top['cases']), 'case')}): {_setting(top, params)}: worst "
+                     f"{num(top['worst'])}, mean {num(top['mean'])}")
+    sobol = table("sobol")
+    if sobol is not None and sobol.height:
+        ranked = (sobol.group_by("policy", "parameter", maintain_order=True)
+                  .agg(pl.col("ST", "ST_low", "ST_high").mean())
+                  .sort("ST", descending=True, nulls_last=True))
+        for policy in policies:
+            rows = ranked.filter(pl.col("policy") == policy)
+            if rows.height:
+                r = rows.row(0, named=True)
+                lines.append(f"  Sobol ({metric}, {policy}): largest total index "
+                             f"{r['parameter']} ST = "
+                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}")
+    return lines
+
+
+# Scenario commands (run, compare, calibrate, schema) live in wmtsim.cli_scenarios.
+from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
+
+_register_scenario_commands(app)
+
+# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.cli_why.
+from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
+
+_register_why_commands(app)
+
+
+def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

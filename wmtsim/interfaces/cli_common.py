@@ -1,0 +1,103 @@
+"""What every ``wmtsim`` command shares: the Typer app, the two consoles, the error
+exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from wmtsim.core.formatting import plural
+
+app = typer.Typer(
+    name="wmtsim",
+    help=(
+        "Simulate the Weighted Memory Tree (WMT) memory system for LLM agents "
+        "(arXiv 2608.20631).\n\n"
+        "[bold]Examples[/bold]\n\n"
+        "  [cyan]wmtsim demo[/cyan]  replay the paper's worked example (Appendix A.4)\n\n"
+        "  [cyan]wmtsim replay trace.jsonl --out steps.parquet[/cyan]  replay a trace\n\n"
+        "  [cyan]wmtsim check trace.jsonl[/cyan]  verify a trace's expect lines\n\n"
+        "  [cyan]wmtsim run paper_poisoning --n 500[/cyan]  simulate a scenario\n\n"
+        "  [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]  Table 4 beside "
+        "the paper\n\n"
+        "  [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]  fit knobs\n\n"
+        "  [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]  a sweep "
+        "(resumable)\n\n"
+        "  [cyan]wmtsim analyze results/rho_m[/cyan]  intervals, Sobol, Pareto, charts\n\n"
+        "  [cyan]wmtsim attribute paper_poisoning --from linear --to wmt[/cyan]  which "
+        "mechanism buys the difference\n\n"
+        "  [cyan]wmtsim claims paper_poisoning --vary 'poison[*].p_supersede=0:1' --vary "
+        "stubs.poison_boost=-0.2:0.3[/cyan]  where the claims hold\n\n"
+        "  [cyan]wmtsim dashboard --port 8501[/cyan]  the Streamlit dashboard\n\n"
+        "  [cyan]wmtsim warmup[/cyan]  compile the numba kernels ahead of first use"
+    ),
+    rich_markup_mode="rich",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out_console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    return typer.Exit(code)
+
+
+def _terminal_width() -> int | None:
+    """The terminal's width (``COLUMNS`` when set), or None when stdout is not a terminal
+    (a pipe or a file gets whole tables)."""
+    import os
+    import shutil
+    import sys
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _widths(table: Table) -> tuple[int, int]:
+    """The narrowest width ``table`` wraps to without breaking a word, and its width
+    without wrapping."""
+    from rich.measure import Measurement
+
+    m = Measurement.get(out_console, out_console.options.update_width(1000), table)
+    return m.minimum, m.maximum
+
+
+def _fit(table: Table, width: int) -> tuple[Table, list[str]]:
+    """``table`` without the trailing columns that do not fit in ``width`` even wrapped
+    (the first two columns always stay), and the names of the columns left out."""
+    import copy
+
+    fitted = copy.deepcopy(table)
+    dropped: list[str] = []
+    while len(fitted.columns) > 2 and _widths(fitted)[0] > width:
+        dropped.insert(0, str(fitted.columns.pop().header).replace("\n", " "))
+    return fitted, dropped
+
+
+def _print_table(table: Table, full: str | None = None) -> None:
+    """Print a table that fits the terminal: whole when it fits (or stdout is not a
+    terminal), else with its cells wrapped, and without its last columns if even that is
+    too wide, with a note naming them and ``full``, where the whole table is."""
+    natural = _widths(table)[1]
+    width = _terminal_width()
+    if width is None or natural <= width:
+        Console(width=min(natural, 1000)).print(table)
+        return
+    fitted, dropped = _fit(table, width)
+    Console(width=width).print(fitted)
+    if dropped:
+        where = f"; the full table is in {full}" if full else "; widen the terminal to see them"
+        out_console.print(f"({plural(len(dropped), 'column')} left out to fit {width} "
+                          f"characters: {', '.join(dropped)}{where})", markup=False,
+                          highlight=False)
+
+

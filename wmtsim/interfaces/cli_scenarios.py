@@ -1,0 +1,498 @@
+"""The scenario commands of the ``wmtsim`` CLI: run, compare, calibrate, schema.
+
+`register` adds them to the app of `wmtsim.cli`. Exit codes as there: 0 success, 1 a claim
+or check that does not hold (``compare --strict``), 2 bad input (a scenario that does not
+load, a bad option); bad input writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from wmtsim.studies.scenario import Scenario
+
+ScenarioArg = Annotated[str, typer.Argument(
+    help="A scenario file (TOML, see docs/scenario_format.md) or the name of a shipped "
+         "scenario (paper_poisoning, gaia_like, long_horizon, global_poison).",
+    show_default=False)]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", help="Output folder, replaced as a whole (default: results/<scenario "
+                        "name>/<command>, the name reduced to letters, digits, . _ -).",
+    show_default=False)]
+NOpt = Annotated[int | None, typer.Option(
+    "--n", "-n", min=1, max=10_000_000,
+    help="Trajectories per configuration, 1 to 10,000,000 (default: the scenario's).",
+    show_default=False)]
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", "-s", min=0, max=2**63 - 1, help="Seed, 0 to 2^63 - 1 (default: the "
+                                                "scenario's).", show_default=False)]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="Override a value, e.g. --set stubs.p_leak=0.5 --set rho=0.8 (TOML "
+                  "values).", show_default=False)]
+
+
+def _cli() -> Any:
+    from wmtsim.interfaces import cli_common
+
+    return cli_common
+
+
+def _load(spec: str, sets: list[str] | None = None) -> Scenario:
+    """Load (and override) a scenario; any problem exits with code 2 before any output."""
+    import tomllib
+
+    from wmtsim.studies.scenario import ScenarioError, load_scenario
+
+    try:
+        s = load_scenario(spec)
+        if sets:
+            overrides: dict[str, object] = {}
+            for item in sets:
+                key, eq, value = item.partition("=")
+                if not eq:
+                    raise ScenarioError(s.source or spec, item, "expected key=value",
+                                        "e.g. --set stubs.p_leak=0.5")
+                try:
+                    overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+                except tomllib.TOMLDecodeError:
+                    overrides[key.strip()] = value
+            s = s.with_overrides(overrides)
+        return s
+    except ScenarioError as e:
+        raise _cli()._fail(str(e)) from None
+
+
+def paper_table4_policies() -> tuple[str, ...]:
+    from wmtsim.core.policies import TABLE4_POLICIES
+
+    return TABLE4_POLICIES
+
+
+def _compile_first(policies: Sequence[str]) -> None:
+    """On a fresh numba cache, compile the kernel groups these policies need first,
+    saying so on stderr (`wmtsim.warm`): a silent compile looks like a hang."""
+    from wmtsim.engine.warm import ensure_compiled, groups_for
+
+    ensure_compiled(groups_for(policies), say=_note)
+
+
+def _note(text: str) -> None:
+    _cli().err_console.print(text, markup=False, highlight=False)
+
+
+def _progress() -> Progress:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=_cli().err_console, transient=True)
+
+
+def _check_policies(policies: list[str] | None) -> None:
+    from wmtsim.core.policies import POLICIES
+
+    for p in policies or []:
+        if p not in POLICIES:
+            raise _cli()._fail(f"--policy {p!r} is unknown; allowed: {', '.join(POLICIES)}")
+
+
+def _check_threads(threads: int | None) -> None:
+    from numba import config
+
+    most = int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba's own limit
+    if threads is not None and not 1 <= threads <= most:
+        raise _cli()._fail(f"--threads {threads}: allowed: an integer in [1, {most}] "
+                           "(this machine's numba threads)")
+
+
+def run(
+    scenario: ScenarioArg,
+    policy: Annotated[list[str] | None, typer.Option(
+        "--policy", "-p", help="Configuration to run (repeatable; default: the "
+                               "scenario's policies).", show_default=False)] = None,
+    n: NOpt = None,
+    seed: SeedOpt = None,
+    threads: Annotated[int | None, typer.Option(
+        "--threads", "-t", min=1, help="Numba threads for this run (results do not "
+                                       "depend on it).", show_default=False)] = None,
+    out: OutOpt = None,
+    record_steps: Annotated[int, typer.Option(
+        "--record-steps", min=0, help="Keep per-step u, m, state and selections of the "
+                                      "first K trajectories (steps.parquet).")] = 0,
+    set_: SetOpt = None,
+) -> None:
+    """Simulate a scenario's configurations and write the results.
+
+    Writes [bold]trajectories.parquet[/bold] (one row per trajectory and configuration,
+    with provenance), [bold]summary.parquet[/bold] (mean and 95% interval per metric),
+    [bold]steps.parquet[/bold] with --record-steps, and [bold]manifest.json[/bold]
+    (scenario, params, seed, version, timings). Files are replaced atomically.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim run paper_poisoning[/cyan]
+
+      [cyan]wmtsim run scenarios/gaia_like.toml -p wmt -p linear --n 2000 --out results/g[/cyan]
+
+      [cyan]wmtsim run long_horizon --record-steps 5 --set params.rho=0.8[/cyan]
+    """
+    import polars as pl
+
+    from wmtsim import __version__
+    from wmtsim.studies.report import (
+        atomic_write_bytes,
+        atomic_write_parquet,
+        render_summary,
+        run_policies,
+        summarise,
+    )
+
+    _check_policies(policy)
+    _check_threads(threads)
+    s = _load(scenario, set_)
+    policies = tuple(dict.fromkeys(policy or s.policies))
+    out_dir = _out_folder(out, s.name, "run")
+    _compile_first(policies)
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    with _progress() as bar:
+        task = bar.add_task(f"{s.name}: simulating", total=len(policies))
+        last = [time.perf_counter()]
+
+        def tick(p: str) -> None:
+            now = time.perf_counter()
+            timings[p] = round(now - last[0], 3)
+            last[0] = now
+            bar.advance(task)
+
+        results = run_policies(s, policies, n, seed, threads, record_steps, progress=tick)
+        bar.update(task, description=f"{s.name}: bootstrap intervals")
+        summary = summarise(results)
+    first = next(iter(results.values()))
+    with _writing(out_dir) as work:
+        written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
+                                                  how="diagonal_relaxed"),
+                                        work / "trajectories.parquet"),
+                   atomic_write_parquet(summary, work / "summary.parquet")]
+        if record_steps:
+            steps = pl.concat([r.steps.with_columns(pl.lit(p).alias("policy"))
+                               for p, r in results.items()], how="diagonal_relaxed")
+            written.append(atomic_write_parquet(steps, work / "steps.parquet"))
+        manifest = {"command": "run", "scenario": s.to_dict(), "source": s.source,
+                    "params": s.params.to_dict(), "stubs": s.stubs.to_dict(),
+                    "policies": list(policies), "n": first.trajectories.height,
+                    "seed": first.seed, "threads": threads, "record_steps": record_steps,
+                    "wmtsim_version": __version__,
+                    "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
+                                "per_policy_seconds": timings},
+                    "files": [p.name for p in written]}
+        written.append(atomic_write_bytes(work / "manifest.json",
+                                          json.dumps(manifest, indent=2).encode()))
+    _cli()._print_table(render_summary(
+        summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
+                                 f"seed={first.seed} — mean [95% CI]"),
+        full=str(out_dir / "summary.parquet"))
+    _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
+
+
+def _out_folder(out: Path | None, name: str, command: str) -> Path:
+    """``--out``, or ``results/<safe name>/<command>``; checked before any work."""
+    from wmtsim.studies.outdir import OutputError, check_out_folder, default_folder
+
+    folder = out if out is not None else default_folder(name, command)
+    try:
+        check_out_folder(folder)
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    return folder
+
+
+@contextmanager
+def _writing(folder: Path) -> Iterator[Path]:
+    """`wmtsim.outdir.result_folder`, with write failures (a full disk) as exit 2."""
+    from wmtsim.studies.outdir import OutputError, result_folder
+
+    try:
+        with result_folder(folder) as work:
+            yield work
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    except OSError as e:
+        raise _cli()._fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
+                           "nothing was written") from None
+
+
+def _say(text: str) -> None:
+    _cli().out_console.print(text, markup=False, highlight=False)
+
+
+def compare(
+    scenario: ScenarioArg,
+    n: NOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    threads: Annotated[int | None, typer.Option(
+        "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Exit 1 when a paper claim does not hold.")] = False,
+    set_: SetOpt = None,
+    policy: Annotated[list[str] | None, typer.Option(
+        "--policy", "-p", help="Configuration to compare (repeatable; default: the "
+                               "scenario's policies), e.g. memgpt, traceretain_z.",
+        show_default=False)] = None,
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="Token budgets B, comma-separated (e.g. 200,400,800): run every "
+                         "policy (or each --policy) at each B on the same trajectories and "
+                         "write curves.parquet, curves.md, curves.png.",
+        show_default=False)] = None,
+) -> None:
+    """Compare the scenario's configurations on common random numbers, beside the paper.
+
+    Prints, per metric, each configuration's mean and 95% interval beside the paper's
+    value (Table 4 for [bold]paper = "table4"[/bold]; the directions of Tables 1–3 for
+    [bold]paper = "table123"[/bold]), paired differences against Full WMT, and whether
+    each of the paper's claims holds. Writes summary.parquet, paired.parquet,
+    checks.json, report.txt and manifest.json to --out.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]
+
+      [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
+
+      [cyan]wmtsim compare paper_poisoning --budget 200,380,800 --n 300[/cyan]
+    """
+    from dataclasses import replace
+
+    from wmtsim.studies.report import compare as run_compare
+    from wmtsim.studies.report import comparison_tables, write_comparison
+
+    _check_policies(policy)
+    _check_threads(threads)
+    s = _load(scenario, set_)
+    if policy:
+        s = replace(s, policies=tuple(dict.fromkeys(policy)))
+    out_dir = _out_folder(out, s.name, "compare")
+    if budget is not None:
+        _budget_curves(s, budget, policy, n, seed, threads, out_dir)
+        return
+    _compile_first(s.policies)
+    with _progress() as bar:
+        task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
+        comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
+    for t in comparison_tables(comp):
+        _cli()._print_table(t, full=str(out_dir / "report.txt"))
+    with _writing(out_dir) as work:
+        written = write_comparison(comp, work)
+    passed = sum(c["passed"] for c in comp.checks)
+    if comp.checks:
+        _say(f"{passed}/{len(comp.checks)} of the paper's claims hold "
+             f"(n={comp.n}, {comp.seconds:.1f} s)")
+    _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
+    if strict and passed < len(comp.checks):
+        raise typer.Exit(1)
+
+
+def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
+                   seed: int | None, threads: int | None, out_dir: Path) -> None:
+    """``compare --budget``: every policy (wmtsim.field.budget_curves) at each budget."""
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.field_curves import (
+        budget_curves,
+        curves_markdown,
+        parse_budgets,
+        write_curves,
+    )
+
+    try:
+        budgets = parse_budgets(budget)
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
+    with _progress() as bar:
+        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
+        frame = budget_curves(s, budgets, pols, n, seed, threads,
+                              progress=lambda b: bar.advance(task))
+    _say(curves_markdown(frame))
+    with _writing(out_dir) as work:
+        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
+    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
+
+
+def calibrate(
+    scenario: ScenarioArg,
+    target: Annotated[str, typer.Option(
+        "--target", help="The table to fit: paper-table4.")] = "paper-table4",
+    fit_on: Annotated[list[str] | None, typer.Option(
+        "--fit-on", help="Configuration (row) to fit (repeatable; default: all five). "
+                         "The other rows are predictions.", show_default=False)] = None,
+    knob: Annotated[list[str] | None, typer.Option(
+        "--knob", help="A free knob key=low:high[:int], e.g. stubs.p_leak=0:1 "
+                       "(repeatable; default: the selector, persuasion and leak knobs).",
+        show_default=False)] = None,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, max=10_000_000,
+                                   help="Trajectories per evaluation.")] = 200,
+    seed: SeedOpt = None,
+    weight: Annotated[list[str] | None, typer.Option(
+        "--weight", help="ROW=W: multiply a row's squared errors by W (repeatable), "
+                         "e.g. --weight wmt=5 to hold Full WMT closest to the paper.",
+        show_default=False)] = None,
+    maxiter: Annotated[int, typer.Option("--maxiter", min=1,
+                                         help="Optimizer generations.")] = 20,
+    order_weight: Annotated[float, typer.Option(
+        "--order-weight", min=0.0,
+        help="Weight of a penalty when the paper's ordering (Full WMT best, Linear worst) "
+             "breaks. Default 0: fit the cells only; `compare` then tests the ordering.")
+    ] = 0.0,
+    method: Annotated[str, typer.Option(
+        "--method", help="differential_evolution | nelder-mead")] = "differential_evolution",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Where to write the fitted scenario (.toml; default: "
+                            "results/<name>/calibrated.toml). A per-cell error report "
+                            "goes beside it (.errors.csv).", show_default=False)] = None,
+) -> None:
+    """Fit the world's free knobs to a paper table with scipy.optimize.
+
+    Runs the table's configurations on common random numbers at each evaluation and
+    minimises the squared error of the fitted cells (pooled over trajectories, as
+    `compare` reports them; with --order-weight, plus a penalty when the paper's ordering
+    breaks). Writes the scenario with the fitted values (comments of the source
+    file kept) and a per-cell error report, fitted and held-out cells marked.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]
+
+      [cyan]wmtsim calibrate paper_poisoning --fit-on linear --fit-on wmt --out fit.toml[/cyan]
+    """
+    from rich.table import Table
+
+    from wmtsim.studies.calibrate import calibrate as run_calibrate
+    from wmtsim.studies.calibrate import parse_knob
+    from wmtsim.studies.outdir import OutputError, check_out_file, default_folder
+    from wmtsim.studies.report import atomic_write_bytes
+    from wmtsim.studies.scenario import ScenarioError, update_toml_text
+
+    s = _load(scenario)
+    if method not in ("differential_evolution", "nelder-mead"):
+        raise _cli()._fail(f"--method {method!r}; allowed: differential_evolution, "
+                           "nelder-mead")
+    if out is not None and out.suffix != ".toml":
+        raise _cli()._fail(f"--out {str(out)!r}: expected a .toml file")
+    out_path = out or default_folder(s.name, "calibrated.toml")
+    try:
+        check_out_file(out_path)
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    try:
+        knobs = [parse_knob(k) for k in knob] if knob else None
+        row_weights = {}
+        for text in weight or []:
+            row_name, _, value = text.partition("=")
+            try:
+                row_weights[row_name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"--weight {text!r}: expected ROW=W, e.g. wmt=5") from None
+        _compile_first(paper_table4_policies())
+        with _progress() as bar:
+            task = bar.add_task(f"{s.name}: calibrating (best objective –)", total=None)
+
+            def tick(i: int, best: float) -> None:
+                bar.update(task, completed=i,
+                           description=f"{s.name}: calibrating (best objective {best:.4f})")
+
+            res = run_calibrate(s, target, fit_on, knobs, n=n, seed=seed, maxiter=maxiter,
+                                method=method, row_weights=row_weights, progress=tick,
+                                order_weight=order_weight)
+    except ScenarioError as e:
+        raise _cli()._fail(str(e)) from None
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if s.source and Path(s.source).is_file():
+        text = update_toml_text(Path(s.source).read_text("utf-8"), res.fitted)
+    else:
+        text = res.scenario.to_toml()
+    header = (f"# Calibrated by `wmtsim calibrate --target {target}` on rows "
+              f"{', '.join(res.fit_on)} (n={n}, objective {res.objective:.4f}).\n")
+    atomic_write_bytes(out_path, (header + text).encode())
+    lines = ["policy,metric,paper,simulated,error,fitted"]
+    lines += [f"{c['policy']},{c['metric']},{c['paper']},{c['simulated']:.6g},"
+              f"{c['error']:.6g},{c['fitted']}" for c in res.cells]
+    err_path = out_path.with_suffix(".errors.csv")
+    atomic_write_bytes(err_path, ("\n".join(lines) + "\n").encode())
+    t = Table(title="Fitted knobs", title_justify="left")
+    t.add_column("knob")
+    t.add_column("value", justify="right")
+    for k, v in res.fitted.items():
+        t.add_row(k, f"{v:g}")
+    _cli()._print_table(t)
+    et = Table(title="Per-cell error (simulated − paper); * = fitted", title_justify="left")
+    et.add_column("metric")
+    pols = list(dict.fromkeys(c["policy"] for c in res.cells))
+    for p in pols:
+        et.add_column(p, justify="right")
+    for m in dict.fromkeys(c["metric"] for c in res.cells):
+        row = [m]
+        for p in pols:
+            c = next(x for x in res.cells if x["policy"] == p and x["metric"] == m)
+            row.append(f"{c['simulated']:.3f} ({c['error']:+.3f}){'*' if c['fitted'] else ''}")
+        et.add_row(*row)
+    _cli()._print_table(et, full=str(err_path))
+    _say(f"{res.evaluations} evaluations in {res.seconds:.0f} s; wrote {out_path} and "
+         f"{err_path}")
+
+
+def schema(
+    which: Annotated[str, typer.Argument(help="Which schema: scenario.")] = "scenario",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write here (default: the shipped "
+                            "wmtsim/schemas/scenario.schema.json).", show_default=False)
+    ] = None,
+    stdout: Annotated[bool, typer.Option("--stdout", help="Print instead of writing.")
+                      ] = False,
+) -> None:
+    """Regenerate the scenario format's JSON Schema from the dataclasses.
+
+    [bold]Example[/bold]
+
+      [cyan]wmtsim schema scenario --stdout[/cyan]
+    """
+    from wmtsim.studies.scenario import SCHEMA_FILE, schema_text
+
+    if which != "scenario":
+        raise _cli()._fail(f"schema {which!r} is unknown; allowed: scenario")
+    text = schema_text()
+    if stdout:
+        print(text, end="")
+        return
+    from wmtsim.studies.outdir import OutputError, check_out_file
+    from wmtsim.studies.report import atomic_write_bytes
+
+    path = out or SCHEMA_FILE
+    try:
+        check_out_file(path)
+        atomic_write_bytes(path, text.encode("utf-8"))
+    except OutputError as e:
+        raise _cli()._fail(str(e)) from None
+    except OSError as e:
+        raise _cli()._fail(f"--out {str(path)!r}: cannot write: {e.strerror or e}") from None
+    _say(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add run, compare, calibrate and schema to ``app``."""
+    app.command()(run)
+    app.command()(compare)
+    app.command()(calibrate)
+    app.command()(schema)

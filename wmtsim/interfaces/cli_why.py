@@ -1,0 +1,174 @@
+"""The "why" commands of the ``wmtsim`` CLI: attribute and claims.
+
+`register` adds them to the app of `wmtsim.cli`. Exit codes as there: 0 success, 2 bad
+input (a scenario that does not load, an unknown configuration, metric or knob); bad input
+writes nothing. The work is done by `wmtsim.attribution` and `wmtsim.claims`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from wmtsim.interfaces.cli_scenarios import (
+    NOpt,
+    ScenarioArg,
+    SeedOpt,
+    SetOpt,
+    _check_threads,
+    _cli,
+    _load,
+    _say,
+)
+
+ThreadsOpt = Annotated[int | None, typer.Option(
+    "--threads", "-t", min=1, help="Numba threads.", show_default=False)]
+ChartsOpt = Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")]
+
+
+def attribute(
+    scenario: ScenarioArg,
+    from_: Annotated[str, typer.Option(
+        "--from", help="The configuration to start from (P), e.g. linear.",
+        show_default=False)],
+    to: Annotated[str, typer.Option(
+        "--to", help="The configuration to explain (Q), e.g. wmt.", show_default=False)],
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", help="Metric to decompose (repeatable; default: asr, prr, br, "
+                               "tsr, prompt_tokens).", show_default=False)] = None,
+    n: NOpt = None,
+    seed: SeedOpt = None,
+    permutations: Annotated[int | None, typer.Option(
+        "--permutations", min=1, help="Sample this many orders of the switches instead "
+                                      "of the exact lattice.", show_default=False)] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write attribution.parquet, coalitions.parquet and the "
+                            "waterfall chart here.", show_default=False)] = None,
+    threads: ThreadsOpt = None,
+    charts: ChartsOpt = True,
+    set_: SetOpt = None,
+) -> None:
+    """Why does Q differ from P? Shapley values of each mechanism switch between them.
+
+    Every subset of the switches in which P and Q differ runs on the same generated
+    trajectories (common random numbers); each switch's contribution is its Shapley
+    value, with a paired 95% bootstrap interval. The contributions sum exactly to
+    mean(Q) − mean(P). Coalitions that are not meaningful configurations follow the
+    dependency rule of `wmtsim.attribution` (shown per coalition in coalitions.parquet).
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim attribute paper_poisoning --from linear --to wmt --n 2000[/cyan]
+
+      [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -m
+      prompt_tokens --out results/why[/cyan]
+    """
+    from wmtsim.studies.attribution import DEFAULT_METRICS, render_table, write_attribution
+    from wmtsim.studies.attribution import attribute as run_attribute
+
+    _check_threads(threads)
+    s = _load(scenario, set_)
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.interfaces.cli_scenarios import _compile_first
+
+    _compile_first((from_, to) if from_ in POLICIES and to in POLICIES else ())
+    try:
+        att = run_attribute(s, from_, to, metrics=tuple(metric or DEFAULT_METRICS), n=n,
+                            seed=seed, threads=threads, permutations=permutations)
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    _cli()._print_table(render_table(att))
+    moved = att.coalitions.filter(att.coalitions["moved_by_rule"] != "")
+    _say(f"{att.coalitions.height} coalitions, {att.runs} distinct configurations run in "
+         f"{att.seconds:.1f} s; {moved.height} coalitions mapped by the dependency rule"
+         + (f" ({', '.join(sorted(set(','.join(moved['moved_by_rule']).split(','))))})"
+            if moved.height else ""))
+    if out is not None:
+        written = write_attribution(att, out, charts=charts)
+        _say(f"written to {out}/: {', '.join(p.name for p in written)}")
+
+
+def claims(
+    scenario: Annotated[str | None, typer.Argument(
+        help="A scenario file or shipped name (with --vary).", show_default=False)] = None,
+    vary: Annotated[list[str] | None, typer.Option(
+        "--vary", help="A knob and its range, KNOB=lo:hi (twice), e.g. "
+                       "'poison[*].p_supersede=0:1' or stubs.selector_noise=0:0.4.",
+        show_default=False)] = None,
+    sweep_file: Annotated[Path | None, typer.Option(
+        "--sweep", help="A sweep file (grid over two parameters) instead of SCENARIO "
+                        "--vary.", show_default=False)] = None,
+    levels: Annotated[int, typer.Option(min=2, help="Grid levels per knob.")] = 5,
+    n: Annotated[int, typer.Option("--n", "-n", min=2, help="Trajectories per cell.")
+                 ] = 500,
+    seed: SeedOpt = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder [default: results/<scenario>/claims].",
+        show_default=False)] = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")] = 1,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="A dask.distributed scheduler address (wmtsim[cluster]).",
+        show_default=False)] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the sweep in --out/sweep (which must exist).")] = False,
+    charts: ChartsOpt = True,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    set_: SetOpt = None,
+) -> None:
+    """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
+
+    Each claim ("Full WMT lowest ASR", "Linear highest BR", ...) is tested in every cell
+    with paired bootstrap intervals on common random numbers: holds (significantly),
+    fails (another configuration is significantly better) or undecided. The grid runs on
+    the sweep machinery (resumable, --workers, --scheduler) into --out/sweep; the table
+    and heatmaps go to --out.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim claims paper_poisoning --vary 'poison[*].p_supersede=0:1'
+      --vary 'poison[*].persuasiveness=0.2:1'[/cyan]
+
+      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4
+      --vary stubs.poison_boost=-0.2:0.3 --n 300 -o results/claims_noise[/cyan]
+
+      [cyan]wmtsim claims --sweep my_grid.toml -o results/my_claims --workers 2[/cyan]
+    """
+    from wmtsim.studies.claims import (
+        claims_map,
+        grid_sweep,
+        parse_vary,
+        render_summary,
+        table4_claims,
+        write_claims,
+    )
+    from wmtsim.studies.sweep import SweepError, load_sweep
+
+    try:
+        if sweep_file is not None:
+            if scenario is not None or vary:
+                raise ValueError("give either --sweep FILE or SCENARIO --vary ... --vary ...")
+            spec = load_sweep(sweep_file)
+        else:
+            if scenario is None or not vary:
+                raise ValueError("give SCENARIO and two --vary KNOB=lo:hi (or --sweep FILE)")
+            s = _load(scenario, set_)
+            spec = grid_sweep(s, [parse_vary(v) for v in vary], levels, n, seed,
+                              table4_claims())
+        out_dir = out or Path("results") / spec.scenarios[0].name / "claims"
+        cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
+                        progress=progress)
+    except (SweepError, ValueError) as e:
+        raise _cli()._fail(str(e)) from None
+    _cli()._print_table(render_summary(cm))
+    written = write_claims(cm, out_dir, charts=charts)
+    _say(f"{cm.table.height} (claim, cell) tests in {cm.seconds:.1f} s; written to "
+         f"{out_dir}/: {', '.join(p.name for p in written)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add attribute and claims to ``app``."""
+    app.command()(attribute)
+    app.command()(claims)

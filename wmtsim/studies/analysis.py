@@ -1,0 +1,381 @@
+"""Analysis of a sweep folder, on polars frames (docs/sweeps.md, "Analysis").
+
+* `point_means`: each point's metric means with percentile-bootstrap intervals over its
+  trajectories (read chunk by chunk, so memory does not grow with the sweep).
+* `sobol_indices`: first-order (Saltelli 2010) and total (Jansen 1999) Sobol indices from
+  the A, B and AB_i blocks of a ``sobol`` design — the estimators of
+  `scipy.stats.sobol_indices`, applied to precomputed outputs — with bootstrap intervals
+  (the N base samples are resampled, keeping each A/B/AB_i row together).
+* `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
+  tokens (lower).
+* `robust_settings`: each setting's worst case over the scenarios and replicates, best
+  first (max-min for a higher-is-better metric, min-max otherwise).
+* Altair charts (`heatmap_chart`, `pareto_chart`, `sensitivity_chart`) and `analyze`,
+  which writes the tables and charts (HTML and PNG) of ``wmtsim analyze``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from wmtsim.core.metrics import METRICS
+from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
+from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
+
+if TYPE_CHECKING:
+    import altair as alt
+
+DEFAULT_METRICS = ("tsr", "prompt_tokens", "asr", "accuracy", "br")
+SETTING = ("row",)
+
+
+def _higher_is_better(metric: str) -> bool:
+    return METRICS.get(metric, ("", "higher", ""))[1] == "higher"
+
+
+# --- per-point means with bootstrap intervals ----------------------------------------------
+
+
+class _Resampler:
+    """Bootstrap index matrices, one per sample size (shared by every point of that size:
+    the same resamples for every point keeps comparisons between points paired)."""
+
+    def __init__(self, n_resamples: int, seed: int) -> None:
+        self.n_resamples, self.seed = n_resamples, seed
+        self._cache: dict[int, np.ndarray] = {}
+
+    def means(self, x: np.ndarray) -> np.ndarray:
+        n = x.size
+        if n not in self._cache:
+            rng = np.random.default_rng([self.seed, n])
+            self._cache[n] = rng.integers(0, n, size=(self.n_resamples, n), dtype=np.int32)
+        return np.asarray(x[self._cache[n]].mean(axis=1))
+
+
+def bootstrap_mean(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 1000,
+                   seed: int = 0) -> tuple[float, float, float, int]:
+    """Mean and percentile-bootstrap interval of the finite values of ``x``."""
+    return _bootstrap(x, confidence, _Resampler(n_resamples, seed))
+
+
+def _bootstrap(x: np.ndarray, confidence: float, rs: _Resampler
+               ) -> tuple[float, float, float, int]:
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, mean, mean, int(x.size)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(rs.means(x), [alpha, 1.0 - alpha])
+    return mean, float(lo), float(hi), int(x.size)
+
+
+def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
+                confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0
+                ) -> pl.DataFrame:
+    """One row per computed point: its metadata, and for each metric the mean, ``_low``,
+    ``_high`` (bootstrap interval over trajectories) and ``_n`` (finite trajectories)."""
+    rs = _Resampler(n_resamples, seed)
+    rows: list[dict[str, Any]] = []
+    for chunk in results.manifest["chunks"]:
+        traj = pl.read_parquet(results.root / CHUNKS / chunk["trajectories"],
+                               columns=["key", *metrics])
+        for (key,), part in traj.group_by("key", maintain_order=True):
+            row: dict[str, Any] = {"key": key}
+            for m in metrics:
+                mean, lo, hi, n = _bootstrap(part[m].to_numpy().astype(np.float64),
+                                             confidence, rs)
+                row.update({m: mean, f"{m}_low": lo, f"{m}_high": hi, f"{m}_n": n})
+            rows.append(row)
+    if not rows:
+        return pl.DataFrame()
+    stats = pl.DataFrame(rows)
+    meta = results.points.select(
+        "key", "row", "scenario", "replicate", "seed", "policy", *results.parameters)
+    return meta.join(stats, on="key", how="inner").sort("row", "scenario", "replicate",
+                                                       "policy")
+
+
+# --- Pareto front --------------------------------------------------------------------------
+
+
+def pareto_mask(cost: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """True for the points that no other point dominates (cost ≤, value ≥, one strictly).
+
+    Exact duplicates are all kept; NaN points are never on the front."""
+    cost = np.asarray(cost, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    ok = np.isfinite(cost) & np.isfinite(value)
+    mask = np.zeros(cost.shape, dtype=bool)
+    idx = np.flatnonzero(ok)
+    order = idx[np.lexsort((-value[idx], cost[idx]))]  # cost ascending, value descending
+    best = -np.inf
+    last: tuple[float, float] | None = None
+    for i in order:
+        if value[i] > best:
+            mask[i] = True
+            best = value[i]
+            last = (cost[i], value[i])
+        elif last is not None and (cost[i], value[i]) == last:
+            mask[i] = True
+    return mask
+
+
+def pareto_front(frame: pl.DataFrame, cost: str = "prompt_tokens", value: str = "tsr",
+                 by: Sequence[str] = ()) -> pl.DataFrame:
+    """The rows of ``frame`` on the Pareto front of ``value`` (maximised) against ``cost``
+    (minimised), within each group of ``by``, sorted by cost."""
+    parts = frame.partition_by(list(by), maintain_order=True) if by else [frame]
+    fronts = [p.filter(pl.Series(pareto_mask(p[cost].to_numpy(), p[value].to_numpy())))
+              for p in parts]
+    return pl.concat(fronts).sort([*by, cost]) if fronts else frame.clear()
+
+
+# --- Sobol indices -------------------------------------------------------------------------
+
+
+def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
+                      confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0
+                      ) -> dict[str, np.ndarray]:
+    """First-order and total Sobol indices from ``f(A)`` (N,), ``f(B)`` (N,) and
+    ``f(AB_i)`` (d, N), with percentile-bootstrap intervals over the N base samples.
+
+    S_i = mean(f_B · (f_AB_i − f_A)) / Var (Saltelli 2010);
+    S_Ti = mean((f_A − f_AB_i)²) / (2 Var) (Jansen 1999); Var over f_A and f_B together.
+    """
+    f_a, f_b, f_ab = (np.asarray(a, dtype=np.float64) for a in (f_a, f_b, f_ab))
+
+    def estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray) -> tuple[np.ndarray, ...]:
+        # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
+        # expectations do not change, but S1's variance no longer grows with the mean of f,
+        # which matters for rates such as TSR with a small spread around a large mean.
+        mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+        a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
+        var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
+            st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
+        return s1, st
+
+    s1, st = estimate(f_a, f_b, f_ab)
+    n = f_a.size
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    b_s1, b_st = estimate(f_a[idx], f_b[idx], np.moveaxis(f_ab[:, idx], 0, 1))
+    alpha = (1.0 - confidence) / 2.0
+    q = [alpha, 1.0 - alpha]
+    with warnings.catch_warnings():
+        # A constant output (zero variance) leaves the indices undefined: NaN, no warning.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        s1_lo, s1_hi = np.nanquantile(b_s1, q, axis=0)
+        st_lo, st_hi = np.nanquantile(b_st, q, axis=0)
+    return {"S1": s1, "S1_low": s1_lo, "S1_high": s1_hi,
+            "ST": st, "ST_low": st_lo, "ST_high": st_hi}
+
+
+def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float = 0.95,
+                  n_resamples: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """Sobol indices of a point-mean metric for each parameter of a ``sobol`` sweep, per
+    policy, scenario and replicate (needs every A, B and AB row of that group)."""
+    if results.kind != "sobol":
+        raise ValueError(f"{results.root}: Sobol indices need a sobol design, this sweep "
+                         f"is {results.kind!r}")
+    table = results.table()
+    params = results.parameters
+    rows: list[dict[str, Any]] = []
+    for (policy, scenario, replicate), g in table.group_by(
+            "policy", "scenario", "replicate", maintain_order=True):
+        a = g.filter(pl.col("block") == "A").sort("base")[metric].to_numpy()
+        b = g.filter(pl.col("block") == "B").sort("base")[metric].to_numpy()
+        ab = [g.filter((pl.col("block") == "AB") & (pl.col("block_param") == p))
+              .sort("base")[metric].to_numpy() for p in params]
+        n = a.size
+        if n < 2 or b.size != n or any(x.size != n for x in ab):
+            continue  # the sweep is not complete for this group
+        est = sobol_from_blocks(a, b, np.stack(ab), confidence, n_resamples, seed)
+        for i, p in enumerate(params):
+            rows.append({"policy": policy, "scenario": scenario, "replicate": replicate,
+                         "metric": metric, "parameter": p,
+                         **{k: float(v[i]) for k, v in est.items()}, "n_base": n})
+    return pl.DataFrame(rows)
+
+
+# --- robustness ----------------------------------------------------------------------------
+
+
+def robust_settings(table: pl.DataFrame, parameters: Sequence[str], metric: str = "tsr"
+                    ) -> pl.DataFrame:
+    """Each (setting, policy)'s worst case of ``metric`` over scenarios and replicates,
+    best worst case first. Columns: the parameters, policy, ``worst``, ``mean``, ``cases``
+    and the scenario/replicate of the worst case."""
+    higher = _higher_is_better(metric)
+    worst = pl.col(metric).min() if higher else pl.col(metric).max()
+    arg = pl.col(metric).arg_min() if higher else pl.col(metric).arg_max()
+    out = (table.group_by("row", "policy", maintain_order=True)
+           .agg(*[pl.col(p).first() for p in parameters],
+                worst.alias("worst"), pl.col(metric).mean().alias("mean"),
+                pl.len().alias("cases"),
+                pl.col("scenario").gather(arg).first().alias("worst_scenario"),
+                pl.col("replicate").gather(arg).first().alias("worst_replicate")))
+    return out.sort(["worst", "mean"], descending=[higher, higher], nulls_last=True)
+
+
+# --- charts --------------------------------------------------------------------------------
+
+
+def heatmap_chart(frame: pl.DataFrame, x: str, y: str, metric: str = "tsr",
+                  binned: bool = False) -> alt.FacetChart:
+    """Mean ``metric`` over parameters ``x`` and ``y`` (averaged over everything else),
+    one panel per policy; ``binned`` bins continuous designs (lhs, sobol, random)."""
+    import altair as alt
+
+    if binned:
+        data = frame.select("policy", x, y, metric).to_pandas()
+        enc_x = alt.X(f"{x}:Q", bin=alt.Bin(maxbins=10), title=x)
+        enc_y = alt.Y(f"{y}:Q", bin=alt.Bin(maxbins=10), title=y)
+        color = alt.Color(f"mean({metric}):Q", title=metric,
+                          scale=alt.Scale(scheme="viridis",
+                                          reverse=not _higher_is_better(metric)))
+        return alt.Chart(data).mark_rect().encode(x=enc_x, y=enc_y, color=color).properties(
+            width=220, height=180).facet(column="policy:N").properties(
+            title=f"{metric} over {x} × {y}")
+    data = (frame.group_by("policy", x, y).agg(pl.col(metric).mean())
+            .sort("policy", x, y).to_pandas())
+    return alt.Chart(data).mark_rect().encode(
+        x=alt.X(f"{x}:O", title=x), y=alt.Y(f"{y}:O", title=y, sort="descending"),
+        color=alt.Color(f"{metric}:Q", title=metric,
+                        scale=alt.Scale(scheme="viridis",
+                                        reverse=not _higher_is_better(metric))),
+        tooltip=[x, y, alt.Tooltip(f"{metric}:Q", format=".4g"), "policy"],
+    ).properties(width=220, height=180).facet(column="policy:N").properties(
+        title=f"{metric} over {x} × {y}")
+
+
+def pareto_chart(frame: pl.DataFrame, front: pl.DataFrame, cost: str = "prompt_tokens",
+                 value: str = "tsr") -> alt.LayerChart:
+    """Every point (TSR against prompt tokens) with the Pareto front drawn as a line."""
+    import altair as alt
+
+    base = alt.Chart(frame.to_pandas()).mark_circle(size=30, opacity=0.45).encode(
+        x=alt.X(f"{cost}:Q", scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{value}:Q", scale=alt.Scale(zero=False)),
+        color="policy:N", tooltip=[c for c in frame.columns if c != "key"][:12])
+    line = alt.Chart(front.to_pandas()).mark_line(point=True, color="black").encode(
+        x=f"{cost}:Q", y=f"{value}:Q", detail="policy:N")
+    return (base + line).properties(width=420, height=300,
+                                    title=f"Pareto front: {value} vs {cost}")
+
+
+def sensitivity_chart(indices: pl.DataFrame) -> alt.FacetChart:
+    """First-order and total Sobol indices with their intervals, one row per policy."""
+    import altair as alt
+
+    long = pl.concat([
+        indices.select("policy", "parameter", pl.lit(kind).alias("index"),
+                       pl.col(kind).alias("value"), pl.col(f"{kind}_low").alias("low"),
+                       pl.col(f"{kind}_high").alias("high"))
+        for kind in ("S1", "ST")]).group_by("policy", "parameter", "index").mean()
+    data = long.to_pandas()
+    bars = alt.Chart().mark_bar().encode(
+        x=alt.X("parameter:N"), xOffset="index:N",
+        y=alt.Y("value:Q", title="Sobol index (S1 first order, ST total)"),
+        color=alt.Color("index:N", title="index"))
+    errs = alt.Chart().mark_errorbar().encode(
+        x="parameter:N", xOffset="index:N",
+        y=alt.Y("low:Q", title="Sobol index (S1 first order, ST total)"), y2="high:Q")
+    return alt.layer(bars, errs, data=data).properties(width=320, height=200).facet(
+        row="policy:N").properties(title="Sobol indices (bootstrap intervals)")
+
+
+def write_chart(chart: Any, base: Path) -> list[Path]:
+    """Write ``base``.html and ``base``.png (PNG via vl-convert); returns the files."""
+    html, png = base.with_suffix(".html"), base.with_suffix(".png")
+    chart.save(str(html))
+    chart.save(str(png))
+    return [html, png]
+
+
+# --- the analyze command -------------------------------------------------------------------
+
+
+def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
+            metric: str = "tsr", n_resamples: int = 1000, charts: bool = True
+            ) -> dict[str, Path | list[Path]]:
+    """Write ``point_means``, ``pareto``, ``robust`` (and ``sobol`` for sobol designs)
+    tables as CSV and Parquet, the charts and a ``manifest.json``, to ``out`` (default
+    ``root/analysis``), as one unit (`wmtsim.outdir.result_folder`): a bad metric or a
+    failure on the way leaves ``out`` as it was. The manifest says whether the sweep was
+    complete (`incomplete` gives the counts to warn about)."""
+    from wmtsim.studies.outdir import result_folder
+
+    if not Path(root).is_dir():
+        raise SweepError(f"{root}: not a sweep folder (not a folder at all); allowed: a "
+                         "folder written by `wmtsim sweep`")
+    results = load_results(root)
+    if metric not in METRIC_NAMES:
+        raise SweepError(f"--metric {metric!r} is unknown; allowed: {', '.join(METRIC_NAMES)}")
+    dest = Path(out) if out is not None else Path(root) / "analysis"
+    written: dict[str, Path | list[Path]] = {}
+    with result_folder(dest) as work:
+        _analyze_into(results, work, metric, n_resamples, charts, written)
+        manifest = {"command": "analyze", "sweep": str(root),
+                    "sweep_id": results.manifest.get("sweep_id"), "metric": metric,
+                    "points_done": results.manifest.get("n_done"),
+                    "points_total": results.manifest.get("n_points"),
+                    "complete": bool(results.manifest.get("complete")),
+                    "files": sorted(p.name for p in work.iterdir())}
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
+                                            encoding="utf-8")
+    return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
+            for k, v in written.items()}
+
+
+def incomplete(root: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(points done, points in the design) when the sweep in ``root`` is not complete."""
+    manifest = load_results(root).manifest
+    if manifest.get("complete"):
+        return None
+    return int(manifest.get("n_done", 0)), int(manifest.get("n_points", 0))
+
+
+def _analyze_into(results: SweepResults, dest: Path, metric: str, n_resamples: int,
+                  charts: bool, written: dict[str, Path | list[Path]]) -> None:
+    metrics = tuple(dict.fromkeys((metric, *DEFAULT_METRICS)))
+    means = point_means(results, metrics, n_resamples=n_resamples)
+    table = results.design.join(means.select("key", *[c for c in means.columns
+                                                      if c.startswith(metrics)]),
+                                on="key", how="inner")
+    params = results.parameters
+
+    def save(name: str, frame: pl.DataFrame) -> None:
+        frame.write_parquet(dest / f"{name}.parquet")
+        frame.write_csv(dest / f"{name}.csv")
+        written[name] = dest / f"{name}.csv"
+
+    save("point_means", means)
+    front = pareto_front(means, by=("policy",))
+    save("pareto", front)
+    save("robust", robust_settings(table, params, metric))
+    indices = None
+    if results.kind == "sobol":
+        indices = sobol_indices(results, metric, n_resamples=n_resamples)
+        save("sobol", indices)
+    if charts and means.height:
+        written["pareto_chart"] = write_chart(pareto_chart(means, front), dest / "pareto")
+        numeric = [p for p in params if means.schema[p].is_numeric()]
+        if len(numeric) >= 2:
+            written["heatmap_chart"] = write_chart(
+                heatmap_chart(means, numeric[0], numeric[1], metric,
+                              binned=results.kind != "grid"), dest / "heatmap")
+        if indices is not None and indices.height:
+            written["sensitivity_chart"] = write_chart(sensitivity_chart(indices),
+                                                       dest / "sensitivity")

@@ -1,0 +1,361 @@
+"""The claims map: where does each of the paper's claims hold?
+
+A *claim* compares configurations on one metric: ``subject`` is the best (or the worst)
+of itself and ``others`` — "Full WMT lowest ASR" is ``Claim(metric="asr",
+subject="wmt", others=(the other Table 4 configurations), sense="best")``; with one
+other configuration it is a plain comparison of two. `claims_map` evaluates a list of
+claims (`table4_claims` by default) on every cell of a grid over two world or stub knobs,
+run by the sweep machinery (`wmtsim.sweep.run_sweep`: resumable, local pool or Dask), and
+draws a heatmap per claim.
+
+The test in a cell, on common random numbers (every configuration on the same
+trajectories): for each other configuration o, the paired difference
+``d_t = s · (x_subject,t − x_o,t)`` with s = ±1 so that the claim says ``mean d > 0``,
+over the trajectories where both values are finite; one percentile bootstrap (the same
+resampled trajectories for every pair of the cell) gives its intervals. The claim
+
+* **holds** when every pairwise 95% interval lies above 0 (an intersection–union test:
+  level 5% without correction);
+* **fails** when some pairwise interval at the Bonferroni level 1 − 0.05/m (m other
+  configurations) lies below 0: another configuration is significantly better;
+* is **undecided** otherwise.
+
+``margin`` is the smallest pairwise mean ``d`` (against ``closest``, the nearest
+competitor), in the metric's units.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from wmtsim.core.metrics import METRICS
+from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
+
+if TYPE_CHECKING:
+    import altair as alt
+
+    from wmtsim.studies.scenario import Scenario
+    from wmtsim.studies.sweep import Sweep, SweepReport
+
+STATUSES = ("holds", "undecided", "fails")
+STATUS_COLORS = ("#54a24b", "#bab0ac", "#e45756")
+CLAIMS_FILE = "claims.parquet"
+SWEEP_DIR = "sweep"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """``subject`` is the ``sense`` ("best" or "worst") of itself and ``others`` on
+    ``metric`` (better = the metric's direction in `wmtsim.metrics.METRICS`)."""
+
+    label: str
+    metric: str
+    subject: str
+    others: tuple[str, ...]
+    sense: str = "best"
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS or METRICS[self.metric][1] not in ("higher", "lower"):
+            allowed = [m for m, v in METRICS.items() if v[1] in ("higher", "lower")]
+            raise ValueError(f"claim {self.label!r}: metric {self.metric!r} has no better "
+                             f"direction; allowed: {', '.join(allowed)}")
+        if self.sense not in ("best", "worst"):
+            raise ValueError(f"claim {self.label!r}: sense must be best or worst, got "
+                             f"{self.sense!r}")
+        for p in (self.subject, *self.others):
+            if p not in POLICIES:
+                raise ValueError(f"claim {self.label!r}: policy {p!r} is unknown")
+        if not self.others or self.subject in self.others:
+            raise ValueError(f"claim {self.label!r}: needs other configurations than "
+                             f"{self.subject!r}")
+
+    @property
+    def policies(self) -> tuple[str, ...]:
+        return (self.subject, *self.others)
+
+    @property
+    def favour(self) -> int:
+        """+1 when the claim says the subject's mean is the largest, −1 the smallest."""
+        higher = METRICS[self.metric][1] == "higher"
+        return 1 if higher == (self.sense == "best") else -1
+
+
+def table4_claims() -> tuple[Claim, ...]:
+    """Table 4's orderings: Full WMT best and Linear worst on ASR, PRR, BR, AF and TSR,
+    among the five Table 4 configurations (as `wmtsim.report.table4_checks`)."""
+    out = []
+    for m in ("asr", "prr", "br", "af", "tsr"):
+        higher = METRICS[m][1] == "higher"
+        best, worst = ("highest", "lowest") if higher else ("lowest", "highest")
+        out.append(Claim(f"Full WMT {best} {m.upper()}", m, "wmt",
+                         tuple(p for p in TABLE4_POLICIES if p != "wmt"), "best"))
+        out.append(Claim(f"Linear {worst} {m.upper()}", m, "linear",
+                         tuple(p for p in TABLE4_POLICIES if p != "linear"), "worst"))
+    return tuple(out)
+
+
+# --- the test in one cell ------------------------------------------------------------------
+
+
+class _Resampler:
+    """Bootstrap index matrices, one per sample size, shared by every pair of a cell."""
+
+    def __init__(self, n_resamples: int, seed: int) -> None:
+        self.n_resamples, self.seed = n_resamples, seed
+        self._cache: dict[int, np.ndarray] = {}
+
+    def means(self, x: np.ndarray) -> np.ndarray:
+        n = x.size
+        if n not in self._cache:
+            rng = np.random.default_rng([self.seed, n])
+            self._cache[n] = rng.integers(0, n, size=(self.n_resamples, n))
+        return np.asarray(x[self._cache[n]].mean(axis=1))
+
+
+def evaluate(claim: Claim, values: dict[str, np.ndarray], resampler: _Resampler,
+             alpha: float = 0.05) -> dict[str, Any]:
+    """The claim's status on one cell; ``values[policy]`` are per-trajectory values on
+    the same trajectories (see the module docstring for the test)."""
+    x = values[claim.subject]
+    m = len(claim.others)
+    holds_all, fails_any = True, False
+    margin, closest, n_min = math.inf, "", x.size
+    for o in claim.others:
+        y = values[o]
+        ok = np.isfinite(x) & np.isfinite(y)
+        d = claim.favour * (x[ok] - y[ok])
+        n_min = min(n_min, int(ok.sum()))
+        if d.size == 0:
+            holds_all = False
+            continue
+        mean = float(d.mean())
+        if mean < margin:
+            margin, closest = mean, o
+        if np.all(d == d[0]):  # no spread: the interval is the point
+            lo = hi_fail = float(d[0])
+        else:
+            boot = resampler.means(d)
+            lo = float(np.quantile(boot, alpha / 2))
+            hi_fail = float(np.quantile(boot, 1 - alpha / (2 * m)))
+        holds_all &= lo > 0
+        fails_any |= hi_fail < 0
+    status = "fails" if fails_any else "holds" if holds_all else "undecided"
+    return {"status": status, "margin": margin if math.isfinite(margin) else math.nan,
+            "closest": closest, "n": n_min}
+
+
+# --- the map -------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaimsMap:
+    """Claims evaluated per grid cell: ``table`` has claim, metric, subject, sense, row,
+    the two knobs, status, margin, closest and n (one row per claim and cell)."""
+
+    scenario: str
+    parameters: tuple[str, str]
+    claims: tuple[Claim, ...]
+    table: pl.DataFrame
+    sweep_dir: Path
+    seconds: float
+    report: SweepReport | None = None
+
+
+def parse_vary(item: str) -> tuple[str, float, float]:
+    """``KNOB=lo:hi`` -> (knob, lo, hi); ValueError says what is expected."""
+    key, eq, rng = item.partition("=")
+    lo, colon, hi = rng.partition(":")
+    try:
+        if not (eq and colon and key.strip()):
+            raise ValueError
+        return key.strip(), float(lo), float(hi)
+    except ValueError:
+        raise ValueError(f"--vary {item!r}: expected KNOB=lo:hi, e.g. "
+                         "--vary 'poison[*].p_supersede=0:1'") from None
+
+
+def grid_sweep(scenario: Scenario, vary: Sequence[tuple[str, float, float]], levels: int,
+               n: int, seed: int | None, claims: Sequence[Claim]) -> Sweep:
+    """The sweep of a claims map: a ``levels`` × ``levels`` grid over two knobs, every
+    configuration the claims name, one replicate (validated like a sweep file)."""
+    from wmtsim.studies.sweep import sweep_from_dict
+
+    if len(vary) != 2 or vary[0][0] == vary[1][0]:
+        raise ValueError("a claims map varies exactly two different knobs (--vary twice)")
+    policies = list(dict.fromkeys(p for c in claims for p in c.policies))
+    data: dict[str, Any] = {
+        "name": f"claims-{scenario.name}",
+        "description": f"claims map of {scenario.name} over {vary[0][0]} x {vary[1][0]}",
+        "scenario": scenario.name, "policies": policies,
+        "parameters": {k: {"low": lo, "high": hi, "levels": levels} for k, lo, hi in vary},
+        "design": {"kind": "grid", "trajectories": n,
+                   **({} if seed is None else {"seed": seed})},
+    }
+    return sweep_from_dict(data, loader=lambda ref: scenario)
+
+
+def claims_map(sweep: Sweep, out: str | os.PathLike[str],
+               claims: Sequence[Claim] | None = None, *, workers: int = 1,
+               scheduler: str | None = None, resume: bool = False, progress: bool = False,
+               n_resamples: int = 1000, threads: int | None = None) -> ClaimsMap:
+    """Run ``sweep`` into ``out``/sweep (only missing points) and evaluate the claims on
+    each of its grid cells."""
+    from wmtsim.studies.sweep import SweepError, run_sweep
+
+    t0 = time.perf_counter()
+    claims = tuple(claims or table4_claims())
+    if sweep.kind != "grid" or len(sweep.parameters) != 2:
+        raise SweepError(f"{sweep.name}: a claims map needs a grid design over two "
+                         f"parameters (got {sweep.kind} over {len(sweep.parameters)})")
+    if len(sweep.scenarios) != 1:
+        raise SweepError(f"{sweep.name}: a claims map covers one scenario")
+    missing = sorted({p for c in claims for p in c.policies} - set(sweep.policies))
+    if missing:
+        raise SweepError(f"{sweep.name}: the claims need policies the sweep does not run: "
+                         f"{', '.join(missing)}")
+    sweep_dir = Path(out) / SWEEP_DIR
+    report = run_sweep(sweep, sweep_dir, workers=workers, scheduler=scheduler,
+                       resume=resume, progress=progress, threads=threads)
+    table = evaluate_sweep(sweep_dir, claims, n_resamples)
+    params = (sweep.parameters[0].key, sweep.parameters[1].key)
+    return ClaimsMap(sweep.scenarios[0].name, params, claims, table, sweep_dir,
+                     time.perf_counter() - t0, report)
+
+
+def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
+                   n_resamples: int = 1000) -> pl.DataFrame:
+    """Evaluate ``claims`` on every design row of a sweep folder whose configurations
+    are all computed (replicates are pooled: pairs stay within a replicate)."""
+    from wmtsim.studies.sweep_store import load_results
+
+    res = load_results(sweep_dir)
+    params = res.parameters
+    metrics = sorted({c.metric for c in claims})
+    design = res.design.select("row", "replicate", "policy", "key", *params)
+    traj = res.trajectories().select("key", "trajectory", *metrics).collect()
+    joined = design.select("row", "replicate", "policy", "key").join(traj, on="key")
+    rows: list[dict[str, Any]] = []
+    knobs = design.group_by("row").agg([pl.col(p).first() for p in params]).sort("row")
+    seed = int(res.manifest["design"].get("seed") or 0)
+    for knob in knobs.iter_rows(named=True):
+        cell = joined.filter(pl.col("row") == knob["row"])
+        resampler = _Resampler(n_resamples, seed)
+        for claim in claims:
+            wide = (cell.filter(pl.col("policy").is_in(claim.policies))
+                    .pivot(on="policy", index=["replicate", "trajectory"],
+                           values=claim.metric)
+                    .sort("replicate", "trajectory"))
+            if not set(claim.policies) <= set(wide.columns):
+                continue  # a configuration of this cell is not computed yet
+            values = {p: wide[p].to_numpy().astype(np.float64) for p in claim.policies}
+            rows.append({"claim": claim.label, "metric": claim.metric,
+                         "subject": claim.subject, "sense": claim.sense, **knob,
+                         **evaluate(claim, values, resampler)})
+    schema: dict[str, Any] = {
+        "claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
+        "row": pl.Int64, **{p: design.schema[p] for p in params},
+        "status": pl.Utf8, "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+# --- charts, tables, files -----------------------------------------------------------------
+
+
+def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.FacetChart:
+    """One heatmap per claim over the two knobs: holds / undecided / fails."""
+    import altair as alt
+
+    # Knob names such as poison[*].p_supersede are not valid Vega-Lite field names.
+    data = table.with_columns(pl.col(x).alias("x"), pl.col(y).alias("y")).with_columns(
+        margin_text=pl.col("margin").round_sig_figs(2).cast(pl.Utf8))
+    order = table["claim"].unique(maintain_order=True).to_list()
+    base = alt.Chart().encode(
+        x=alt.X("x:O", title=x, axis=alt.Axis(format=".3~g", labelAngle=0)),
+        y=alt.Y("y:O", title=y, sort="descending", axis=alt.Axis(format=".3~g")))
+    rect = base.mark_rect(stroke="white").encode(
+        color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUSES),
+                                                    range=list(STATUS_COLORS)),
+                        title="claim"),
+        tooltip=["claim", "status", alt.Tooltip("x:Q", title=x),
+                 alt.Tooltip("y:Q", title=y), alt.Tooltip("margin:Q", format=".3g"),
+                 "closest", "n"])
+    text = base.mark_text(fontSize=9).encode(text="margin_text:N")
+    chart = alt.layer(rect, text, data=data.to_pandas()).properties(width=170, height=150)
+    faceted = chart.facet(facet=alt.Facet("claim:N", sort=order, title=None), columns=5)
+    return faceted.properties(title=title) if title else faceted
+
+
+def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
+    """Per claim: how many cells it holds, is undecided and fails in."""
+    return (table.group_by("claim", maintain_order=True)
+            .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
+                 pl.len().alias("cells")))
+
+
+def render_summary(cm: ClaimsMap) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"{cm.scenario}: claims over {cm.parameters[0]} × {cm.parameters[1]} "
+                    "(cells where each claim holds / is undecided / fails)",
+              title_justify="left")
+    for col in ("claim", *STATUSES, "cells"):
+        t.add_column(col, justify="left" if col == "claim" else "right")
+    for r in summary_frame(cm.table).iter_rows(named=True):
+        t.add_row(r["claim"], f"[green]{r['holds']}[/green]", str(r["undecided"]),
+                  f"[red]{r['fails']}[/red]", str(r["cells"]))
+    return t
+
+
+def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
+                 ) -> list[Path]:
+    """claims.parquet, claims_map.html/.png and claims.json (definitions, knobs)."""
+    from wmtsim.studies.analysis import write_chart
+    from wmtsim.studies.report import atomic_write_bytes, atomic_write_parquet
+
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    written = [atomic_write_parquet(cm.table, root / CLAIMS_FILE)]
+    if charts and cm.table.height:
+        title = f"{cm.scenario}: where each claim holds"
+        written += write_chart(heatmap_chart(cm.table, *cm.parameters, title),
+                               root / "claims_map")
+    meta = {"scenario": cm.scenario, "parameters": list(cm.parameters),
+            "claims": [asdict(c) for c in cm.claims], "sweep": SWEEP_DIR,
+            "seconds": round(cm.seconds, 3)}
+    written.append(atomic_write_bytes(root / "claims.json",
+                                      json.dumps(meta, indent=2).encode()))
+    return written
+
+
+_TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
+                  "closest", "n")
+
+
+def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
+    """The knob columns of a claims table (everything but the fixed columns)."""
+    return tuple(c for c in table.columns if c not in _TABLE_COLUMNS)
+
+
+def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFrame]:
+    """A claims map written by `write_claims` (its folder: claims.json and the table) or
+    a claims table alone (a .parquet file, as studies/tables/ holds them)."""
+    root = Path(path)
+    if root.is_file() and root.suffix == ".parquet":
+        table = pl.read_parquet(root)
+        return {"scenario": None, "parameters": list(knob_columns(table))}, table
+    try:
+        meta = json.loads((root / "claims.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{root}: not a claims map (no claims.json, and not a "
+                         ".parquet claims table)") from None
+    return meta, pl.read_parquet(root / CLAIMS_FILE)

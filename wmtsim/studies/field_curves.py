@@ -1,0 +1,159 @@
+"""The field on equal terms: every policy across token budgets, on common random numbers.
+
+`budget_curves` runs each policy at each budget B (`Params.budget`, the one budget every
+selective policy's context memory must fit, docs/policies.md) on the very same generated
+trajectories, and returns one row per (policy, budget, metric): the mean with a 95%
+percentile-bootstrap interval and the paired difference against ``wmt`` at the same
+budget. `curve_chart` draws TSR against prompt tokens per policy across budgets (Altair);
+`write_curves` writes curves.parquet, curves.md and curves.png (vl-convert). Used by
+``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_curves.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from wmtsim.studies.scenario import Scenario
+
+CURVE_METRICS = ("tsr", "asr", "prompt_tokens")
+
+
+def budget_curves(scenario: Scenario, budgets: Sequence[int], policies: Sequence[str],
+                  n: int | None = None, seed: int | None = None, threads: int | None = None,
+                  metrics: Sequence[str] = CURVE_METRICS, n_resamples: int = 1000,
+                  progress: Callable[[str], None] | None = None) -> pl.DataFrame:
+    """policy, budget, metric, mean, low, high, d_mean, d_low, d_high (Δ = policy − wmt,
+    paired per trajectory; null for wmt itself). One world for every budget and policy."""
+    from wmtsim.engine.simulation import mean_ci, paired_difference, simulate
+    from wmtsim.engine.world import generate
+
+    if "wmt" not in policies:
+        policies = ("wmt", *policies)
+    n = scenario.n if n is None else n
+    seed = scenario.seed if seed is None else seed
+    world = generate(scenario.world, seed=seed, n=n)
+    rows: list[dict[str, Any]] = []
+    for b in budgets:
+        s = scenario.with_overrides({"params.budget": int(b)})
+        res = {p: simulate(world, p, params=s.params, stubs=s.stubs, threads=threads,
+                           baselines=s.baselines) for p in dict.fromkeys(policies)}
+        ref = res["wmt"]
+        for p, r in res.items():
+            for m in metrics:
+                x = r.trajectories[m].to_numpy().astype(float)
+                ci = mean_ci(x, n_resamples=n_resamples, seed=0)
+                row: dict[str, Any] = {"policy": p, "budget": int(b), "metric": m,
+                                       "mean": ci["mean"], "low": ci["low"],
+                                       "high": ci["high"], "d_mean": None, "d_low": None,
+                                       "d_high": None}
+                if p != "wmt":
+                    d = paired_difference(r, ref, m, n_resamples=n_resamples)
+                    row.update(d_mean=d["mean"], d_low=d["low"], d_high=d["high"])
+                rows.append(row)
+        if progress is not None:
+            progress(f"B={b}")
+    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
+                                      "metric": pl.Utf8, "mean": pl.Float64,
+                                      "low": pl.Float64, "high": pl.Float64,
+                                      "d_mean": pl.Float64, "d_low": pl.Float64,
+                                      "d_high": pl.Float64})
+
+
+def verdict(low: float | None, high: float | None, higher_is_better: bool = True) -> str:
+    """WMT ``wins``, ``ties`` or ``loses`` against a policy from the interval of
+    policy − wmt: it wins when the whole interval is on the policy's worse side."""
+    if low is None or high is None:
+        return ""
+    if low <= 0.0 <= high:
+        return "ties"
+    worse = high < 0.0 if higher_is_better else low > 0.0
+    return "wins" if worse else "loses"
+
+
+def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
+                    metrics: Sequence[str] = CURVE_METRICS) -> str:
+    """One row per policy, one column per (budget, metric): mean and, for the field,
+    Δ vs WMT [95% interval] with WMT's verdict on TSR (wins / ties / loses)."""
+    budgets = sorted(set(frame["budget"].to_list()))
+    pols = list(policies or dict.fromkeys(frame["policy"].to_list()))
+    head = ["policy"] + [f"B={b} {m}" for b in budgets for m in metrics]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    index = {(r["policy"], r["budget"], r["metric"]): r for r in frame.iter_rows(named=True)}
+    for p in pols:
+        cells = [f"`{p}`"]
+        for b in budgets:
+            for m in metrics:
+                r = index.get((p, b, m))
+                if r is None:
+                    cells.append("–")
+                    continue
+                fmt = "{:.0f}" if m == "prompt_tokens" else "{:.3f}"
+                cell = fmt.format(r["mean"])
+                if r["d_mean"] is not None:
+                    dfmt = "{:+.0f}" if m == "prompt_tokens" else "{:+.3f}"
+                    cell += (f"<br>Δ {dfmt.format(r['d_mean'])} "
+                             f"[{dfmt.format(r['d_low'])}, {dfmt.format(r['d_high'])}]")
+                    if m == "tsr":
+                        cell += f" WMT {verdict(r['d_low'], r['d_high'])}"
+                    elif m == "asr":
+                        cell += f" WMT {verdict(r['d_low'], r['d_high'], False)}"
+                cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def curve_chart(frame: pl.DataFrame, title: str = "") -> Any:
+    """TSR against mean prompt tokens per trajectory, one line per policy across budgets
+    (points labelled by B), WMT drawn thicker."""
+    import altair as alt
+
+    wide = (frame.filter(pl.col("metric").is_in(["tsr", "prompt_tokens"]))
+            .pivot(on="metric", index=["policy", "budget"], values="mean")
+            .sort(["policy", "budget"]))
+    data = wide.with_columns((pl.col("policy") == "wmt").alias("is_wmt")).to_dicts()
+    base = alt.Chart(alt.Data(values=data)).encode(
+        x=alt.X("prompt_tokens:Q", title="prompt tokens per trajectory (mean)",
+                scale=alt.Scale(zero=False)),
+        y=alt.Y("tsr:Q", title="task success rate (TSR)"),
+        color=alt.Color("policy:N", legend=alt.Legend(columns=2, symbolLimit=0)),
+        detail="policy:N",
+    )
+    lines = base.mark_line(point=True).encode(
+        order="budget:Q",
+        strokeWidth=alt.condition("datum.is_wmt", alt.value(4), alt.value(1.5)),
+        tooltip=["policy:N", "budget:Q", "tsr:Q", "prompt_tokens:Q"])
+    return lines.properties(width=640, height=420, title=title)
+
+
+def write_curves(frame: pl.DataFrame, out: Path, title: str = "",
+                 policies: Sequence[str] | None = None) -> list[Path]:
+    """curves.parquet, curves.md and curves.png (Altair through vl-convert) in ``out``."""
+    import vl_convert as vlc
+
+    from wmtsim.studies.report import atomic_write_bytes, atomic_write_parquet
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [atomic_write_parquet(frame, out / "curves.parquet"),
+               atomic_write_bytes(out / "curves.md",
+                                  curves_markdown(frame, policies).encode())]
+    spec = curve_chart(frame, title).to_json()
+    written.append(atomic_write_bytes(out / "curves.png", vlc.vegalite_to_png(spec, scale=2)))
+    return written
+
+
+def parse_budgets(text: str) -> list[int]:
+    """``"200,400,800"`` → [200, 400, 800]; ValueError naming the bad item."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(f"--budget {part!r} is invalid; allowed: positive integers "
+                             "separated by commas, e.g. 200,400,800")
+        out.append(int(part))
+    if not out:
+        raise ValueError("--budget is empty; allowed: e.g. 200,400,800")
+    return list(dict.fromkeys(out))

@@ -1,0 +1,483 @@
+"""The paper's tables and the simulated ones side by side (`wmtsim compare`).
+
+`run_policies` runs a scenario's configurations on common random numbers (one generated
+world); `compare` adds means with bootstrap intervals, paired differences against Full
+WMT and the paper's claims as checks: Table 4's ordering and Full WMT's distance to the
+paper (poisoning), or the directions of Tables 1–3 (benign). `render_*` build the rich
+tables the CLI prints; `write_comparison` writes them to a directory.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.table import Table
+
+    from wmtsim.engine.simulation import SimResult
+    from wmtsim.studies.scenario import Scenario
+
+# Table 4's metrics, in the paper's row order, mapped to the simulator's metric names.
+PAPER_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
+_CSV_METRIC = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af", "TSR": "tsr",
+               "CCR": "ccr", "avg_prompt_tokens": "avg_prompt_tokens",
+               "latency_ms": "latency_ms"}
+
+
+@cache
+def paper_rows() -> tuple[dict[str, str], ...]:
+    """Every row of the paper's tables (``wmtsim/data/paper_tables.csv``)."""
+    text = (resources.files("wmtsim") / "data" / "paper_tables.csv").read_text("utf-8")
+    return tuple(csv.DictReader(text.splitlines()))
+
+
+def paper_table4() -> dict[str, dict[str, float]]:
+    """Table 4: policy -> metric -> value (metrics in `PAPER_METRICS`)."""
+    out: dict[str, dict[str, float]] = {}
+    for r in paper_rows():
+        if r["table"] == "table4" and _CSV_METRIC.get(r["metric"]) in PAPER_METRICS:
+            out.setdefault(r["config"], {})[_CSV_METRIC[r["metric"]]] = float(r["value"])
+    return out
+
+
+# Tables 1–3 (benign study): the paper's per-configuration values, averaged over the
+# models and both benchmarks (accuracy %, prompt tokens in millions), for reference.
+def paper_table123() -> dict[str, dict[str, float]]:
+    sums: dict[str, dict[str, list[float]]] = {}
+    for r in paper_rows():
+        if r["table"] in ("table1", "table2", "table3"):
+            sums.setdefault(r["config"], {}).setdefault(r["metric"], []).append(
+                float(r["value"]))
+    return {c: {m: sum(v) / len(v) for m, v in d.items()} for c, d in sums.items()}
+
+
+def paper_wmt_token_change() -> tuple[float, float]:
+    """The range over models and benchmarks of WMT's token change vs Linear (fraction)."""
+    by: dict[tuple[str, str], dict[str, float]] = {}
+    for r in paper_rows():
+        if r["table"] == "table1" and r["metric"] == "prompt_tokens_millions":
+            by.setdefault((r["benchmark"], r["model"]), {})[r["config"]] = float(r["value"])
+    changes = [d["wmt"] / d["linear"] - 1.0 for d in by.values()]
+    return min(changes), max(changes)
+
+
+# --- running and comparing -----------------------------------------------------------------
+
+SUMMARY_METRICS = ("asr", "prr", "ip", "br", "af", "ccr", "tsr", "final_correct",
+                   "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps", "llm_calls",
+                   "latency_ms")
+LABELS = {"asr": "ASR ↓", "prr": "PRR ↓", "ip": "IP ↓", "br": "BR ↓", "af": "AF ↓",
+          "ccr": "CCR ↓", "tsr": "TSR ↑", "final_correct": "final answer correct ↑",
+          "latency_ms": "sim. latency ms / step ↓", "accuracy": "step accuracy ↑",
+          "prompt_tokens": "prompt tokens / task ↓",
+          "avg_prompt_tokens": "avg prompt tokens / step ↓", "steps": "prompt steps",
+          "llm_calls": "LLM calls"}
+WITHIN = 0.05  # Full WMT's row must lie this close to the paper (ASR, PRR, BR, TSR)
+Progress = Callable[[str], None]
+
+
+def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
+                 n: int | None = None, seed: int | None = None, threads: int | None = None,
+                 record_steps: int = 0, progress: Progress | None = None
+                 ) -> dict[str, SimResult]:
+    """Every configuration on the same generated trajectories (common random numbers)."""
+    import polars as pl
+
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.world import generate
+
+    policies = tuple(policies or scenario.policies)
+    n = scenario.n if n is None else n
+    seed = scenario.seed if seed is None else seed
+    world = generate(scenario.world, seed=seed, n=n)
+    out: dict[str, SimResult] = {}
+    for p in policies:
+        r = simulate(world, p, params=scenario.params, stubs=scenario.stubs, threads=threads,
+                     record_steps=record_steps, baselines=scenario.baselines)
+        r.trajectories = r.trajectories.with_columns(
+            (pl.col("prompt_tokens") / pl.col("steps")).alias("avg_prompt_tokens"))
+        out[p] = r
+        if progress is not None:
+            progress(p)
+    return out
+
+
+def summarise(results: dict[str, SimResult], n_resamples: int = 1000) -> pl.DataFrame:
+    """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
+    import polars as pl
+
+    from wmtsim.engine.simulation import metric_ci
+
+    rows = []
+    for p, r in results.items():
+        for m in SUMMARY_METRICS:
+            rows.append({"policy": p, "metric": m,
+                         **metric_ci(r.trajectories, m, 0.95, n_resamples, r.seed)})
+    return pl.DataFrame(rows)
+
+
+def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
+              n_resamples: int = 1000) -> pl.DataFrame:
+    """Per metric, each configuration minus ``reference`` on the same trajectories."""
+    import polars as pl
+
+    from wmtsim.engine.simulation import paired_difference
+
+    rows = []
+    if reference in results:
+        for p, r in results.items():
+            if p == reference:
+                continue
+            for m in SUMMARY_METRICS:
+                d = paired_difference(r, results[reference], m, 0.95, n_resamples)
+                rows.append({"policy": p, "reference": reference, "metric": m, **d})
+    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "reference": pl.Utf8,
+                                      "metric": pl.Utf8, "mean": pl.Float64,
+                                      "low": pl.Float64, "high": pl.Float64,
+                                      "n": pl.Int64})
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    n: int
+    seed: int
+    policies: tuple[str, ...]
+    summary: pl.DataFrame  # policy, metric, mean, low, high, n, paper
+    paired: pl.DataFrame  # policy, reference, metric, mean, low, high, n
+    checks: list[dict[str, Any]]  # claim, passed, detail
+    seconds: float
+
+    def cell(self, policy: str, metric: str) -> dict[str, Any]:
+        import polars as pl
+
+        rows = self.summary.filter((pl.col("policy") == policy) & (pl.col("metric") == metric))
+        return rows.row(0, named=True)
+
+
+def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
+            threads: int | None = None, policies: Sequence[str] | None = None,
+            n_resamples: int = 1000, progress: Progress | None = None) -> Comparison:
+    """Run the scenario's configurations and check them against its paper table."""
+    import polars as pl
+
+    t0 = time.perf_counter()
+    results = run_policies(scenario, policies, n, seed, threads, progress=progress)
+    summary = summarise(results, n_resamples)
+    paper = _paper_cells(scenario.paper)
+    summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
+        lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
+        .alias("paper"))
+    paired = paired_vs(results, "wmt", n_resamples)
+    comp = Comparison(scenario, next(iter(results.values())).trajectories.height,
+                      next(iter(results.values())).seed, tuple(results), summary, paired,
+                      [], 0.0)
+    if scenario.paper == "table4":
+        comp.checks = table4_checks(comp)
+    elif scenario.paper == "table123":
+        comp.checks = table123_checks(comp)
+    comp.seconds = time.perf_counter() - t0
+    return comp
+
+
+def _paper_cells(paper: str | None) -> dict[tuple[str, str], float]:
+    if paper == "table4":
+        return {(p, m): v for p, row in paper_table4().items() for m, v in row.items()}
+    return {}
+
+
+def _better(metric: str) -> int:
+    return 1 if metric in ("tsr", "accuracy", "final_correct") else -1
+
+
+def _paired_cell(comp: Comparison, policy: str, metric: str) -> dict[str, Any] | None:
+    """``policy − wmt`` on ``metric`` (per-trajectory, paired), if it was computed."""
+    import polars as pl
+
+    rows = comp.paired.filter((pl.col("policy") == policy) & (pl.col("metric") == metric))
+    return rows.row(0, named=True) if rows.height else None
+
+
+def table4_checks(comp: Comparison) -> list[dict[str, Any]]:
+    """Table 4's claims: Full WMT best and Linear worst on ASR, PRR, BR, AF, TSR; Full
+    WMT within 0.05 of the paper on ASR, PRR, BR, TSR.
+
+    Values are pooled over trajectories (Σ/Σ, `SimResult.summary`), as the paper's table
+    over its 100 scenarios is. ``significant`` says whether the paired per-trajectory
+    difference between Full WMT and the runner-up (for "best") excludes 0 at 95%.
+    """
+    checks = []
+    present = [p for p in paper_table4() if p in comp.policies]
+    if "wmt" in present and "linear" in present:
+        for m in ("asr", "prr", "br", "af", "tsr"):
+            b = _better(m)
+            vals = {p: comp.cell(p, m)["pooled"] for p in present}
+            ranked = sorted(present, key=lambda p: -b * vals[p])
+            best, worst = ranked[0], ranked[-1]
+            rival = ranked[1] if best == "wmt" else best
+            d = _paired_cell(comp, rival, m)
+            sig = d is not None and (d["low"] > 0 or d["high"] < 0)
+            detail = f"best is {best} ({vals[best]:.3f})"
+            if d is not None:
+                detail += (f"; {rival} − wmt = {d['mean']:+.3f} "
+                           f"[{d['low']:+.3f}, {d['high']:+.3f}]")
+            checks.append({"claim": f"{m.upper()}: Full WMT best", "passed": best == "wmt",
+                           "significant": sig, "detail": detail})
+            checks.append({"claim": f"{m.upper()}: Linear worst",
+                           "passed": worst == "linear", "significant": None,
+                           "detail": f"worst is {worst} ({vals[worst]:.3f})"})
+    if "wmt" in present:
+        for m in ("asr", "prr", "br", "tsr"):
+            c = comp.cell("wmt", m)
+            err = c["pooled"] - c["paper"]
+            checks.append({"claim": f"{m.upper()}: Full WMT within {WITHIN} of paper",
+                           "passed": abs(err) <= WITHIN, "significant": None,
+                           "detail": f"{c['pooled']:.3f} vs {c['paper']:.3f} ({err:+.3f})"})
+    return checks
+
+
+def table4_feasibility(k_min: int = 2, k_max: int = 4) -> list[dict[str, Any]]:
+    """Can the paper's (ASR, TSR) pairs hold together under MODEL.md's definitions?
+
+    TSR (Eq. 14) needs the final answer correct and uncompromised, and the final answer
+    needs every subtask answered, so a successful trajectory has no compromised critical
+    step: TSR ≤ f, the share of trajectories with none. If ASR is the mean of
+    per-trajectory ratios, ASR ≤ 1 − f, so TSR ≤ 1 − ASR. If ASR is pooled (Σ/Σ) over
+    trajectories with ``k_min``..``k_max`` critical steps (the paper: 1–3 subtasks, each
+    answer plus the final answer), the most favourable case puts every compromised step
+    in fully compromised ``k_max``-step trajectories and the clean ones at ``k_min``:
+    TSR ≤ k_max(1 − ASR) / (k_max(1 − ASR) + ASR·k_min).
+    """
+    rows = []
+    for p, row in paper_table4().items():
+        a, t = row["asr"], row["tsr"]
+        mean_bound = 1.0 - a
+        pooled_bound = k_max * (1 - a) / (k_max * (1 - a) + a * k_min)
+        rows.append({"policy": p, "paper_asr": a, "paper_tsr": t,
+                     "bound_mean": mean_bound, "bound_pooled": pooled_bound,
+                     "holds_mean": t <= mean_bound, "holds_pooled": t <= pooled_bound})
+    return rows
+
+
+def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
+    """Tables 1–3's directions, each with non-overlapping 95% intervals."""
+    checks: list[dict[str, Any]] = []
+    have = set(comp.policies)
+
+    def c(p: str, m: str) -> dict[str, Any]:
+        return comp.cell(p, m)
+
+    def above(a: str, b: str, m: str, claim: str) -> None:
+        if {a, b} <= have:
+            ca, cb = c(a, m), c(b, m)
+            checks.append({"claim": claim, "passed": ca["low"] > cb["high"],
+                           "detail": f"{a} {_ci(ca)} vs {b} {_ci(cb)}"})
+
+    above("wmt", "linear", "tsr", "accuracy: Full WMT > Linear")
+    if {"wmt", "linear"} <= have:
+        w, lin = c("wmt", "prompt_tokens"), c("linear", "prompt_tokens")
+        change = w["mean"] / lin["mean"] - 1.0
+        lo, hi = paper_wmt_token_change()
+        checks.append({"claim": "tokens: Full WMT vs Linear −25…−40%",
+                       "passed": -0.40 <= change <= -0.25 and w["high"] < lin["low"],
+                       "detail": f"{change:+.1%} (paper {lo:+.1%} … {hi:+.1%})"})
+    above("tree_selection", "tree", "prompt_tokens", "tokens: selection raises (Tree)")
+    above("tree_selection_summary", "tree_summary", "prompt_tokens",
+          "tokens: selection raises (Tree + Summary)")
+    above("tree", "tree_summary", "prompt_tokens", "tokens: summaries lower (Tree)")
+    above("tree_selection", "tree_selection_summary", "prompt_tokens",
+          "tokens: summaries lower (Tree + Selection)")
+    if "no_memory" in have:
+        others = [p for p in comp.policies if p != "no_memory"]
+        nm_t, nm_a = c("no_memory", "prompt_tokens"), c("no_memory", "tsr")
+        checks.append({"claim": "No Memory: fewest tokens",
+                       "passed": all(nm_t["high"] < c(p, "prompt_tokens")["low"]
+                                     for p in others),
+                       "detail": f"{nm_t['mean']:.0f} tokens"})
+        checks.append({"claim": "No Memory: least accurate",
+                       "passed": all(nm_a["high"] < c(p, "tsr")["low"] for p in others),
+                       "detail": f"accuracy {_ci(nm_a)}"})
+    return checks
+
+
+def _ci(cell: dict[str, Any], sign: bool = False, value: str = "mean") -> str:
+    """``value [low, high]`` of a summary cell (`wmtsim.formatting.interval`); ``value`` is
+    ``mean`` (per-trajectory mean) or ``pooled`` (Σ/Σ over trajectories)."""
+    from wmtsim.core.formatting import interval
+
+    if value == "pooled":
+        return interval(cell["pooled"], cell["pooled_low"], cell["pooled_high"], sign=sign)
+    return interval(cell["mean"], cell["low"], cell["high"], sign=sign)
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def policy_label(p: str) -> str:
+    from wmtsim.core.policies import POLICIES
+
+    return POLICIES[p].label
+
+
+def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
+                   metrics: Sequence[str] = SUMMARY_METRICS, title: str = "",
+                   paper: bool = False, value: str = "mean") -> Table:
+    """Rows = metrics; per configuration its mean (or pooled value) [95% CI] (and the
+    paper's value)."""
+    from rich.table import Table
+
+    t = Table(title=title or None, title_justify="left")
+    t.add_column("metric")
+    for p in policies:
+        t.add_column(policy_label(p), justify="right")
+        if paper:
+            t.add_column("paper", justify="right", style="dim")
+    cells = {(r["policy"], r["metric"]): r for r in comp_summary.iter_rows(named=True)}
+    for m in metrics:
+        row = [LABELS.get(m, m)]
+        for p in policies:
+            c = cells.get((p, m))
+            row.append(_ci(c, value=value) if c else "–")
+            if paper:
+                v = c.get("paper") if c else None
+                row.append("–" if v is None else f"{v:g}")  # as the paper prints it
+        t.add_row(*row)
+    return t
+
+
+def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> Table:
+    from rich.table import Table
+
+    t = Table(title="Paired differences vs Full WMT (configuration − wmt, 95% CI)",
+              title_justify="left")
+    t.add_column("metric")
+    policies = list(dict.fromkeys(paired["policy"].to_list()))
+    for p in policies:
+        t.add_column(policy_label(p), justify="right")
+    cells = {(r["policy"], r["metric"]): r for r in paired.iter_rows(named=True)}
+    for m in metrics:
+        t.add_row(LABELS.get(m, m), *[_ci(cells[(p, m)], sign=True) if (p, m) in cells
+                                      else "–"
+                                      for p in policies])
+    return t
+
+
+def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("claim")
+    t.add_column("holds")
+    t.add_column("detail")
+    for c in checks:
+        holds = "[green]yes[/green]" if c["passed"] else "[red]NO[/red]"
+        if c.get("significant") is False:
+            holds += " (n.s.)"
+        t.add_row(c["claim"], holds, c["detail"])
+    return t
+
+
+def render_feasibility(rows: list[dict[str, Any]]) -> Table:
+    """`table4_feasibility` as a table: can the paper's TSR hold beside its ASR?"""
+    from rich.table import Table
+
+    t = Table(title="The paper's Table 4 under MODEL.md's definitions: TSR needs every "
+                    "critical step uncompromised, so TSR ≤ bound", title_justify="left")
+    for col in ("configuration", "paper ASR", "paper TSR", "bound (ASR per trajectory)",
+                "bound (ASR pooled, best case)"):
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    for r in rows:
+        def mark(ok: bool, b: float) -> str:
+            return f"{b:.3f}" + ("" if ok else " [red]✗[/red]")
+        t.add_row(policy_label(r["policy"]), f"{r['paper_asr']:.3f}",
+                  f"{r['paper_tsr']:.3f}", mark(r["holds_mean"], r["bound_mean"]),
+                  mark(r["holds_pooled"], r["bound_pooled"]))
+    return t
+
+
+def comparison_tables(comp: Comparison) -> list[Table]:
+    """The tables `wmtsim compare` prints, in order."""
+    if comp.scenario.paper == "table4":
+        metrics: Sequence[str] = ("asr", "prr", "ip", "br", "af", "tsr", "ccr",
+                                  "avg_prompt_tokens")
+        main = render_summary(comp.summary, comp.policies, metrics, paper=True,
+                              value="pooled",
+                              title=f"Simulated Table 4 ({comp.scenario.name}, n={comp.n}, "
+                                    f"seed={comp.seed}) beside the paper: pooled over "
+                                    "trajectories (Σ/Σ, as the paper's table) [95% CI]")
+        title = "Table 4 claims"
+    else:
+        metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps",
+                   "llm_calls", "ccr")
+        main = render_summary(comp.summary, comp.policies, metrics,
+                              title=f"{comp.scenario.name} (n={comp.n}, seed={comp.seed}): "
+                                    "mean [95% CI]; accuracy = TSR")
+        title = "Tables 1–3 directions (non-overlapping 95% intervals)"
+    tables = [main, render_paired(comp.paired, metrics)]
+    if comp.checks:
+        tables.append(render_checks(comp.checks, title))
+    if comp.scenario.paper == "table4":
+        tables.append(render_feasibility(table4_feasibility()))
+    return tables
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path
+
+
+def atomic_write_parquet(frame: pl.DataFrame, path: Path) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    frame.write_parquet(tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def tables_markdown(tables: Sequence[Table]) -> str:
+    """Plain-text renderings of rich tables (for report.md)."""
+    from rich.console import Console
+
+    console = Console(width=240, record=True, file=open(os.devnull, "w"))
+    try:
+        for t in tables:
+            console.print(t)
+        return console.export_text()
+    finally:
+        console.file.close()
+
+
+def write_comparison(comp: Comparison, out: Path) -> list[Path]:
+    """summary.parquet, paired.parquet, checks.json, report.txt and manifest.json."""
+    from wmtsim import __version__
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [atomic_write_parquet(comp.summary, out / "summary.parquet"),
+               atomic_write_parquet(comp.paired, out / "paired.parquet"),
+               atomic_write_bytes(out / "checks.json",
+                                  json.dumps(comp.checks, indent=2).encode())]
+    text = tables_markdown(comparison_tables(comp))
+    written.append(atomic_write_bytes(out / "report.txt", text.encode()))
+    manifest = {"command": "compare", "scenario": comp.scenario.to_dict(),
+                "source": comp.scenario.source, "n": comp.n, "seed": comp.seed,
+                "policies": list(comp.policies), "wmtsim_version": __version__,
+                "seconds": round(comp.seconds, 3),
+                "checks_passed": sum(c["passed"] for c in comp.checks),
+                "checks_total": len(comp.checks)}
+    written.append(atomic_write_bytes(out / "manifest.json",
+                                      json.dumps(manifest, indent=2).encode()))
+    return written

@@ -1,0 +1,262 @@
+"""Running a sweep: one chunk on any worker (`run_task`), the executors (in process, a
+process pool, dask) and the driver `run_sweep`, which stores into a sweep folder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wmtsim.core.world_spec import WorldSpec
+from wmtsim.studies.sweep_design import (
+    ChunkResult,
+    Point,
+    Task,
+    plan,
+)
+from wmtsim.studies.sweep_file import (
+    CHUNK_TRAJECTORIES,
+    METRIC_NAMES,
+    Sweep,
+    SweepError,
+)
+
+if TYPE_CHECKING:
+    pass
+
+def run_task(task: Task) -> ChunkResult:
+    """Simulate a chunk's points; each distinct (world, seed) is generated once.
+
+    This is `wmtsim.simulation.simulate` without the provenance frame (which costs as much
+    as the engine on small batches): the same `simulation.run_engine` call and the same
+    `metrics_from_counters`, so results are identical to ``simulate(...).trajectories``.
+    """
+    from wmtsim.core.metrics import metrics_from_counters
+    from wmtsim.engine.simulation import run_engine
+    from wmtsim.engine.world import World, generate
+
+    t0 = time.perf_counter()
+    k = len(task.points)
+    m = len(METRIC_NAMES)
+    means = np.empty((k, m))
+    sds = np.empty((k, m))
+    counts = np.empty((k, m), dtype=np.int64)
+    values = np.empty((k, task.n, m))
+    trajectories = np.empty((k, task.n), dtype=np.int64)
+    world: World | None = None
+    world_of: tuple[WorldSpec, int] | None = None
+    for i, p in enumerate(task.points):
+        if world_of != (p.world, p.seed):
+            world = generate(p.world, seed=p.seed, n=task.n)
+            world_of = (p.world, p.seed)
+        assert world is not None
+        raw, _, _ = run_engine(world, p.policy, p.params, p.stubs, p.baselines, task.threads)
+        metrics = metrics_from_counters(raw)
+        trajectories[i] = world.trajectories
+        for j, name in enumerate(METRIC_NAMES):
+            x = np.asarray(metrics[name], dtype=np.float64)
+            values[i, :, j] = x
+            finite = x[np.isfinite(x)]
+            counts[i, j] = finite.size
+            means[i, j] = finite.mean() if finite.size else np.nan
+            sds[i, j] = finite.std(ddof=1) if finite.size > 1 else np.nan
+    return ChunkResult(task.index, [p.key for p in task.points], means, sds, counts,
+                       trajectories, values, time.perf_counter() - t0)
+
+
+def chunk_size(sweep: Sweep) -> int:
+    if sweep.chunk is not None:
+        return sweep.chunk
+    return max(1, CHUNK_TRAJECTORIES // sweep.trajectories)
+
+
+def make_tasks(points: Sequence[Point], size: int, n: int, threads: int | None,
+               first_index: int = 0) -> Iterator[Task]:
+    for c, start in enumerate(range(0, len(points), size)):
+        yield Task(first_index + c, tuple(points[start:start + size]), n, threads)
+
+
+# --- executors -----------------------------------------------------------------------------
+
+
+def _in_process(tasks: Iterable[Task]) -> Iterator[ChunkResult]:
+    for task in tasks:
+        yield run_task(task)
+
+
+def _process_pool(tasks: Iterable[Task], workers: int) -> Iterator[ChunkResult]:
+    import multiprocessing as mp
+
+    # spawn, not fork: numba's threading layers are not fork-safe once started.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as ex:
+        yield from _bounded(tasks, ex.submit, 2 * workers)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a pool worker: be killed when the sweep process dies (even by SIGKILL), so no
+    worker outlives it computing chunks nobody will write (Linux ``PR_SET_PDEATHSIG``)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the pool's own EOF handling remains
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],
+             limit: int) -> Iterator[ChunkResult]:
+    """Keep at most ``limit`` chunks in flight so memory does not grow with the sweep."""
+    it = iter(tasks)
+    pending: set[Future[ChunkResult]] = set()
+    for task in itertools.islice(it, limit):
+        pending.add(submit(run_task, task))
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            yield fut.result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.add(submit(run_task, nxt))
+
+
+def _dask(tasks: Iterable[Task], address: str) -> Iterator[ChunkResult]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise SweepError("--scheduler needs dask.distributed: pip install 'wmtsim[cluster]'"
+                         ) from None
+    with Client(address, set_as_default=False) as client:
+        limit = 2 * max(1, sum(client.nthreads().values()))
+        it = iter(tasks)
+        futures = [client.submit(run_task, t, pure=False) for t in itertools.islice(it, limit)]
+        queue = as_completed(futures, loop=client.loop)
+        for fut in queue:
+            result: ChunkResult = fut.result()
+            fut.release()
+            yield result
+            nxt = next(it, None)
+            if nxt is not None:
+                queue.add(client.submit(run_task, nxt, pure=False))
+
+
+# --- the sweep driver ----------------------------------------------------------------------
+
+
+@dataclass
+class SweepReport:
+    """What a `run_sweep` call did."""
+
+    out: Path
+    sweep_id: str
+    total: int
+    already: int
+    computed: int
+    chunks: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.computed / self.seconds if self.seconds > 0 else float("nan")
+
+
+def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
+              scheduler: str | None = None, resume: bool = False, progress: bool = True,
+              chunk: int | None = None, threads: int | None = None,
+              max_chunks: int | None = None) -> SweepReport:
+    """Run the points of ``sweep`` that ``out`` does not hold yet.
+
+    ``workers`` > 1 uses a local process pool; ``scheduler`` (an address) a
+    ``dask.distributed`` cluster. Results do not depend on either. Re-running into a folder
+    of the same sweep computes only what is missing; ``resume=True`` insists that ``out``
+    already holds this sweep. ``threads`` is numba's thread count in-process (pool and
+    cluster workers always use 1). ``max_chunks`` stops after that many chunks (tests, benchmarks).
+    """
+    from wmtsim.studies.sweep_store import Store
+
+    t0 = time.perf_counter()
+    pl_ = plan(sweep)
+    store = Store.open(Path(out), pl_, sweep, resume=resume)
+    try:
+        done = store.done_keys()
+        todo = [p for p in pl_.points if p.key not in done]
+        size = chunk or chunk_size(sweep)
+        distributed = scheduler is not None or workers > 1
+        tasks: Iterable[Task] = make_tasks(todo, size, sweep.trajectories,
+                                           1 if distributed else threads,
+                                           store.next_chunk_index())
+        if max_chunks is not None:
+            tasks = itertools.islice(tasks, max_chunks)
+        if scheduler is not None:
+            results = _dask(tasks, scheduler)
+        elif workers > 1:
+            results = _process_pool(tasks, workers)
+        else:
+            results = _in_process(tasks)
+        computed = 0
+        chunks = 0
+        with _progress(progress, len(pl_.points), len(pl_.points) - len(todo)) as advance:
+            for res in results:
+                store.write_chunk(res)
+                computed += len(res.keys)
+                chunks += 1
+                advance(len(res.keys))
+        if computed + len(pl_.points) - len(todo) == len(pl_.points):
+            store.mark_complete()
+    finally:
+        store.close()
+    return SweepReport(Path(out), pl_.sweep_id, len(pl_.points), len(pl_.points) - len(todo),
+                       computed, chunks, time.perf_counter() - t0)
+
+
+class _progress:
+    """A rich progress bar (points done, rate, time left), or nothing."""
+
+    def __init__(self, enabled: bool, total: int, done: int) -> None:
+        self.enabled, self.total, self.done = enabled, total, done
+
+    def __enter__(self) -> Callable[[int], None]:
+        if not self.enabled:
+            return lambda k: None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("points"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+            TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True))
+        self.bar.__enter__()
+        self.task = self.bar.add_task("sweep", total=self.total, completed=self.done,
+                                      rate="")
+        self.t0 = time.perf_counter()
+        self.count = 0
+
+        def advance(k: int) -> None:
+            self.count += k
+            rate = self.count / max(time.perf_counter() - self.t0, 1e-9)
+            self.bar.update(self.task, advance=k, rate=f"{rate:.1f} points/s")
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.__exit__(None, None, None)

@@ -1,0 +1,356 @@
+"""A sweep's output folder: chunked Parquet, a manifest, crash-safe writes (docs/sweeps.md).
+
+Layout of ``DIR``::
+
+    manifest.json            sweep id, name, parameters, chunk list (rewritten atomically)
+    design.parquet           one row per (design row, scenario, replicate, policy) -> key
+    chunks/points-NNNNNN.parquet        per-point aggregates: mean, sd, n of every metric
+    chunks/trajectories-NNNNNN.parquet  per-trajectory metrics (for bootstrap intervals)
+    computed.log             "session<TAB>chunk<TAB>key" for every point written
+
+Every file is written to a temporary name, fsynced and renamed (`os.replace`), so a
+sweep killed at any moment leaves only whole files. A chunk counts once its points file
+exists (it is written after its trajectories file); the manifest is a cache of that and is
+rebuilt from the files when a sweep reopens the folder. A folder written by a different
+sweep (another design, scenario content, policy list or wmtsim version) is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from wmtsim import __version__
+from wmtsim.studies.sweep_design import ChunkResult, Plan
+from wmtsim.studies.sweep_file import METRIC_NAMES, Sweep, SweepError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+DESIGN = "design.parquet"
+LOG = "computed.log"
+CHUNKS = "chunks"
+_POINTS_RE = re.compile(r"^points-(\d{6,})\.parquet$")
+_FIXED = ("row", "block", "base", "block_param", "scenario", "replicate", "seed", "policy",
+          "key")
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Write via ``write(tmp)``, fsync, then rename over ``path``: all or nothing."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def _write_text(path: Path, text: str) -> None:
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    atomic_write(path, write)
+
+
+def _write_parquet(path: Path, frame: pl.DataFrame) -> None:
+    atomic_write(path, lambda tmp: frame.write_parquet(tmp, compression="zstd",
+                                                      statistics=False))
+
+
+def design_frame(plan: Plan) -> pl.DataFrame:
+    """The design table: one row per (design row, scenario, replicate, policy)."""
+    names = [s.key for s in plan.sweep.parameters]
+    cols: dict[str, Any] = {k: [d[k] for d in plan.design] for k in _FIXED}
+    for name in names:
+        cols[name] = pl.Series(name, [d[name] for d in plan.design], strict=False)
+    return pl.DataFrame(cols)
+
+
+class Store:
+    """An open output folder (holds an exclusive lock until `close`)."""
+
+    def __init__(self, root: Path, plan: Plan, lock_fd: int) -> None:
+        self.root = root
+        self.plan = plan
+        self._lock_fd = lock_fd
+        self.chunk_dir = root / CHUNKS
+        self.session = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        self.design = design_frame(plan)
+        self._param_names = [s.key for s in plan.sweep.parameters]
+        self._param_dtypes = {n: self.design.schema[n] for n in self._param_names}
+        self._row_values: dict[str, dict[str, Any]] = {}
+        for d in plan.design:
+            self._row_values.setdefault(d["key"], d)
+        self.chunks: list[dict[str, Any]] = []
+        self._keys: set[str] = set()
+        self._complete = False
+
+    # --- opening ----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path, plan: Plan, sweep: Sweep, *, resume: bool = False) -> Store:
+        """Open (or create) ``root`` for ``plan``; refuse a folder of another sweep."""
+        manifest_path = root / MANIFEST
+        if resume and not manifest_path.exists():
+            raise SweepError(f"{root}: nothing to resume (no {MANIFEST}); run without "
+                             "--resume to start the sweep")
+        if "\x00" in str(root):
+            raise SweepError(f"--out {str(root)!r}: contains a NUL byte; allowed: a folder path")
+        if root.exists() and not root.is_dir():
+            raise SweepError(f"{root}: --out must be a folder, not a file")
+        if root.is_dir() and not manifest_path.exists():  # refuse before touching it
+            foreign = [p.name for p in root.iterdir()
+                       if p.name not in (".lock", CHUNKS, DESIGN) and not p.name.endswith(".tmp")]
+            if foreign:
+                raise SweepError(f"{root} is not empty and is not a sweep folder (no "
+                                 f"{MANIFEST}; found {', '.join(sorted(foreign)[:3])}); "
+                                 "choose an empty or new --out folder")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise SweepError(f"--out {str(root)!r}: cannot create the sweep folder: "
+                             f"{e.strerror or e}; allowed: a folder path in a writable "
+                             "folder") from None
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise SweepError(f"{root}: another sweep is writing to this folder") from None
+        store = cls(root, plan, lock_fd)
+        try:
+            store._open(sweep)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def _open(self, sweep: Sweep) -> None:
+        manifest_path = self.root / MANIFEST
+        for stale in list(self.root.glob(".*.tmp")) + list(self.chunk_dir.glob(".*.tmp")):
+            stale.unlink()
+        if manifest_path.exists():
+            try:
+                old = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise SweepError(f"{self.root}: unreadable {MANIFEST}: {e}") from None
+            if old.get("sweep_id") != self.plan.sweep_id:
+                raise SweepError(
+                    f"{self.root} holds results of a different sweep "
+                    f"({old.get('name')!r}, id {old.get('sweep_id')}, wmtsim "
+                    f"{old.get('wmtsim_version')}); this sweep ({sweep.name!r}) has id "
+                    f"{self.plan.sweep_id}. Results are never mixed: choose another --out "
+                    "folder (or delete this one).")
+        else:
+            others = [p.name for p in self.root.iterdir()
+                      if p.name != ".lock" and not self._own_leftover(p)]
+            if others:
+                raise SweepError(f"{self.root} is not empty and is not a sweep folder (no "
+                                 f"{MANIFEST}; found {', '.join(sorted(others)[:3])}); "
+                                 "choose an empty or new --out folder")
+            # The manifest comes first: from here on the folder says which sweep it holds,
+            # so a kill at any later moment leaves a folder that this sweep resumes.
+            self._write_manifest()
+        self.chunk_dir.mkdir(exist_ok=True)
+        if not (self.root / DESIGN).exists():
+            _write_parquet(self.root / DESIGN, self.design)
+        self._scan_chunks()
+        self._write_manifest()
+
+    def _own_leftover(self, path: Path) -> bool:
+        """What a kill before the first manifest can leave (folders written by wmtsim
+        before the manifest came first): an empty chunks folder, this sweep's design."""
+        if path.name == CHUNKS and path.is_dir():
+            return not any(p for p in path.iterdir() if not p.name.endswith(".tmp"))
+        if path.name == DESIGN:
+            try:
+                keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
+            except Exception:  # unreadable: not ours to overwrite
+                return False
+            return keys == self.design["key"].to_list()
+        return False
+
+    def _scan_chunks(self) -> None:
+        """Adopt every whole chunk on disk (listed or written just before a kill)."""
+        plan_keys = self._row_values
+        for path in sorted(self.chunk_dir.glob("points-*.parquet")):
+            m = _POINTS_RE.match(path.name)
+            traj = self.chunk_dir / path.name.replace("points-", "trajectories-")
+            if m is None or not traj.exists():
+                path.unlink()
+                continue
+            keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
+            if not set(keys) <= plan_keys.keys():  # cannot happen under the same sweep id
+                raise SweepError(f"{path}: holds points that are not in this sweep")
+            self.chunks.append({"index": int(m.group(1)), "points": path.name,
+                                "trajectories": traj.name, "n_points": len(keys)})
+            self._keys.update(keys)
+        listed = {c["trajectories"] for c in self.chunks}
+        for path in self.chunk_dir.glob("trajectories-*.parquet"):
+            if path.name not in listed:  # killed between the two writes of a chunk
+                path.unlink()
+
+    # --- state ------------------------------------------------------------------------
+
+    def done_keys(self) -> set[str]:
+        return set(self._keys)
+
+    def next_chunk_index(self) -> int:
+        return 1 + max((c["index"] for c in self.chunks), default=-1)
+
+    def _write_manifest(self) -> None:
+        sweep = self.plan.sweep
+        manifest = {
+            "format": FORMAT,
+            "sweep_id": self.plan.sweep_id,
+            "name": sweep.name,
+            "description": sweep.description,
+            "sweep_file": str(sweep.path) if sweep.path else None,
+            "wmtsim_version": __version__,
+            "scenarios": [s.name for s in sweep.scenarios],
+            "policies": list(sweep.policies),
+            "parameters": [p.to_dict() for p in sweep.parameters],
+            "design": {"kind": sweep.kind, "points": sweep.points, "rows": sweep.rows,
+                       "trajectories": sweep.trajectories, "seed": sweep.seed,
+                       "replicates": sweep.replicates},
+            "metrics": list(METRIC_NAMES),
+            "n_points": len(self.plan.points),
+            "n_done": len(self._keys),
+            "complete": self._complete or len(self._keys) == len(self.plan.points),
+            "chunks": sorted(self.chunks, key=lambda c: c["index"]),
+        }
+        _write_text(self.root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+
+    # --- writing ----------------------------------------------------------------------
+
+    def write_chunk(self, res: ChunkResult) -> None:
+        """Write a chunk (trajectories, then points), log its keys, update the manifest."""
+        name = f"{res.index:06d}"
+        k, n, _ = res.values.shape
+        traj = {"key": np.repeat(np.array(res.keys, dtype=object), n),
+                "trajectory": res.trajectories.reshape(-1)}
+        for j, metric in enumerate(METRIC_NAMES):
+            traj[metric] = res.values[:, :, j].reshape(-1)
+        traj_path = self.chunk_dir / f"trajectories-{name}.parquet"
+        _write_parquet(traj_path, pl.DataFrame(traj))
+        rows = [self._row_values[key] for key in res.keys]
+        cols: dict[str, Any] = {"key": res.keys}
+        for c in ("row", "scenario", "replicate", "seed", "policy"):
+            cols[c] = [r[c] for r in rows]
+        cols["n"] = np.full(k, n, dtype=np.int64)
+        for pname in self._param_names:
+            cols[pname] = pl.Series(pname, [r[pname] for r in rows], strict=False).cast(
+                self._param_dtypes[pname])
+        for j, metric in enumerate(METRIC_NAMES):
+            cols[metric] = res.means[:, j]
+            cols[f"{metric}_sd"] = res.sds[:, j]
+            cols[f"{metric}_n"] = res.counts[:, j]
+        points_path = self.chunk_dir / f"points-{name}.parquet"
+        _write_parquet(points_path, pl.DataFrame(cols))
+        with open(self.root / LOG, "a", encoding="utf-8") as log:
+            log.write("".join(f"{self.session}\t{res.index}\t{key}\n" for key in res.keys))
+            log.flush()
+            os.fsync(log.fileno())
+        self.chunks.append({"index": res.index, "points": points_path.name,
+                            "trajectories": traj_path.name, "n_points": k,
+                            "seconds": round(res.seconds, 3)})
+        self._keys.update(res.keys)
+        self._write_manifest()
+
+    def mark_complete(self) -> None:
+        self._complete = True
+        self._write_manifest()
+
+    def close(self) -> None:
+        if self._lock_fd >= 0:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResults:
+    """A sweep folder read back: manifest, design, per-point aggregates and a lazy scan of
+    the per-trajectory metrics (never loaded whole unless asked)."""
+
+    root: Path
+    manifest: dict[str, Any]
+    design: pl.DataFrame
+    points: pl.DataFrame
+
+    @property
+    def parameters(self) -> list[str]:
+        return [p["key"] for p in self.manifest["parameters"]]
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["design"]["kind"])
+
+    def table(self) -> pl.DataFrame:
+        """The design joined with the per-point aggregates (one row per design entry;
+        points not computed yet are left out)."""
+        metrics = [c for c in self.points.columns
+                   if c not in ("row", "scenario", "replicate", "seed", "policy", *self.parameters)]
+        return self.design.join(self.points.select(metrics), on="key", how="inner")
+
+    def trajectories(self) -> pl.LazyFrame:
+        files = [str(self.root / CHUNKS / c["trajectories"]) for c in self.manifest["chunks"]]
+        if not files:
+            return pl.LazyFrame(schema={"key": pl.Utf8, "trajectory": pl.Int64,
+                                        **{m: pl.Float64 for m in METRIC_NAMES}})
+        return pl.scan_parquet(files)
+
+
+def load_results(root: str | os.PathLike[str]) -> SweepResults:
+    """Read a sweep folder written by `wmtsim.sweep.run_sweep`."""
+    r = Path(root)
+    try:
+        manifest = json.loads((r / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SweepError(f"{r}: not a sweep folder (no {MANIFEST})") from None
+    except ValueError as e:
+        raise SweepError(f"{r}: unreadable {MANIFEST}: {e}") from None
+    if not isinstance(manifest, dict) or "chunks" not in manifest:
+        raise SweepError(f"{r}: {MANIFEST} is not a sweep manifest")
+    if not (r / DESIGN).exists():
+        raise SweepError(f"{r}: the sweep was interrupted before its design was written "
+                         f"(no {DESIGN}); resume it with `wmtsim sweep SWEEP --out {r}`")
+    design = pl.read_parquet(r / DESIGN)
+    files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
+    if files:
+        points = pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+        points = points.sort("key")
+    else:
+        points = pl.DataFrame(schema={"key": pl.Utf8})
+    return SweepResults(r, manifest, design, points)

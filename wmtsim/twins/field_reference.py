@@ -1,0 +1,543 @@
+"""The readable twin of `wmtsim.baselines`: the field's memory policies in plain Python.
+
+`wmtsim.simulator` plays a world script; for a policy with selection ``baseline`` it asks
+a `BaselineMemory` at every prompt step which memories are kept (the pool ε) and which go
+into the context (s). One `Item` per memory, in creation order; the rules below restate
+docs/policies.md and must agree with the numba kernels bit for bit. No numba here; the
+only shared pieces are the draw (`wmtsim.rng.uniform_py`), the knobs and the constants.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_IMPORTANCE, PURPOSE_LEAK, PURPOSE_MEM0
+from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.policies import (
+    EVICT_IMPORTANCE,
+    EVICT_IMPORTANCE_RECENCY,
+    EVICT_LFU,
+    EVICT_SIMILARITY,
+    FAM_GENERATIVE,
+    FAM_MEM0,
+    FAM_MEMGPT,
+    FAM_MEMORYBANK,
+    FAM_TOKEN_BUFFER,
+    FAM_TRACERETAIN,
+    FAM_WINDOW,
+    MB_CODE,
+    MB_PAPER,
+    SEL_BASELINE,
+    THRESHOLD_FIXED,
+    Policy,
+)
+
+_SQRT3 = 1.7320508075688772
+PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
+          "deleted", "overwritten")
+
+
+@dataclass
+class Item:
+    """A memory as a field policy sees it: where it is, its rating, access and strength."""
+
+    id: str
+    place: str = "unseen"
+    importance: float = 0.0
+    last: int = 0  # step of creation or of the last retrieval
+    freq: int = 0  # retrievals
+    strength: float = 0.0  # MemoryBank S
+
+
+def power(x: float, k: int) -> float:
+    """x^k as k factors (the project's rounding convention)."""
+    g = 1.0
+    for _ in range(k):
+        g *= x
+    return g
+
+
+def top_by(scored: list[tuple[float, str]], k: int) -> list[str]:
+    """The first k by descending score; ties keep creation order (a stable sort)."""
+    ranked = sorted(scored, key=lambda item: -item[0])
+    return [v for _, v in ranked[:k]]
+
+
+def fit(scored: list[tuple[float, str]], cap: int, tokens: dict[str, float], budget: float,
+        used: float) -> tuple[list[str], float]:
+    """Greedy retrieval under the budget: by descending score (ties keep the given order),
+    each taken if it fits in what is left, at most ``cap`` (0 = no cap)."""
+    out: list[str] = []
+    for _, v in sorted(scored, key=lambda item: -item[0]):
+        if cap > 0 and len(out) >= cap:
+            break
+        if used + tokens[v] <= budget:
+            out.append(v)
+            used += tokens[v]
+    return out, used
+
+
+def minmax(xs: list[float]) -> list[float]:
+    """Min-max scaling to [0, 1]; a constant list becomes 0.5 (Generative Agents' code)."""
+    lo, hi = min(xs), max(xs)
+    span = hi - lo
+    return [0.5 if span == 0.0 else (x - lo) / span for x in xs]
+
+
+class BaselineMemory:
+    """One trajectory's store under a field policy, driven by the simulator (``host``).
+
+    ``host`` is the simulator's trajectory: it owns the memory tree (``tree``), the
+    world facts (``facts``), slots (``slot``), the draw (``draw``), the selector stub's
+    relevance and noise, the counters (``out``) and ``add_summary``.
+    """
+
+    def __init__(self, host: Any, pol: Policy, knobs: Baselines) -> None:
+        self.h = host
+        self.pol = pol
+        self.k = knobs
+        self.items: dict[str, Item] = {}
+        self.window: list[float] = []  # TraceRetain: previous ratings, oldest first
+        self.summary: str | None = None  # the running summary (MemGPT, windows)
+
+    # ---------------------------------------------------------------- helpers
+
+    def item(self, v: str) -> Item:
+        if v not in self.items:
+            self.items[v] = Item(v)
+        return self.items[v]
+
+    def placed(self, place: str) -> list[str]:
+        """Items at ``place``, in creation order."""
+        return [v for v in self.h.tree.nodes if v in self.items and self.items[v].place == place]
+
+    def is_summary(self, v: str) -> bool:
+        return bool(self.h.tree.nodes[v].kind == "summary")
+
+    def query_utility(self, v: str, topic_now: int) -> float:
+        """Similarity to the current query: relevance + poison boost + noise (the selector
+        stub's unweighted utility)."""
+        node = self.h.tree.nodes[v]
+        x = float(self.h.relevance(v, topic_now))
+        if node.poisoned and node.kind != "summary":
+            x += float(self.h.st.poison_boost)
+        return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.draw_id(v)))
+
+    def content_similarity(self, a: str, b: str) -> float:
+        """TraceRetain's near-duplicate stub: 0 unless same kind, outcome and evidence."""
+        na, nb = self.h.tree.nodes[a], self.h.tree.nodes[b]
+        if (na.kind != nb.kind or na.outcome != nb.outcome
+                or self.h.facts[a].evidence != self.h.facts[b].evidence):
+            return 0.0
+        return self.similarity(a, b)
+
+    def cap(self, own: int) -> int:
+        """A retrieval's item cap: the policy's own knob, or 0 → the shared Stubs.top_k."""
+        return int(own) if own > 0 else int(self.h.st.top_k)
+
+    def similarity(self, a: str, b: str) -> float:
+        """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
+        fa, fb = self.h.facts[a], self.h.facts[b]
+        t = 1.0 if fa.topic == fb.topic else float(self.h.cross)
+        return t * (1.0 - abs(fa.rel - fb.rel))
+
+    def rate(self, v: str, lo: float) -> float:
+        """The importance scorer stub (one LLM call reading the item), an integer in
+        [lo, 10]: 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence]) + noise, half up."""
+        node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
+        d = self.h.draw_id(v)
+        s = 0.0
+        for j in range(4):
+            s += self.h.draw(4 * d + j, PURPOSE_IMPORTANCE)
+        ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
+        ev = 1.0 if f.evidence else 0.0
+        x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
+             + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
+        out = self.h.out
+        out[12] += float(self.k.scorer_base_tokens) + node.tokens  # prompt tokens
+        out[13] += 1  # LLM calls
+        _ = st
+        return min(10.0, max(lo, float(math.floor(x + 0.5))))
+
+    def absorbs(self, v: str) -> bool:
+        """Does the summariser carry poisoned item ``v`` into its summary (p_leak)?"""
+        if not self.h.tree.nodes[v].poisoned:
+            return False
+        st = self.h.st
+        p_leak = st.p_leak_rider if self.h.facts[v].rider else st.p_leak
+        return bool(self.h.draw(self.h.draw_id(v), PURPOSE_LEAK) < p_leak)
+
+    def summariser_call(self, raw: float) -> None:
+        out = self.h.out
+        out[15] += 1  # summariser calls
+        out[13] += 1  # LLM calls
+        out[12] += float(self.h.st.summariser_base_tokens) + raw
+
+    # ---------------------------------------------------------------- one prompt step
+
+    def step(self, topic_now: int, critical: bool, path: set[str]
+             ) -> tuple[list[str], set[str]]:
+        """Admit, forget/evict, retrieve within B; returns (pool ε in creation order, s)."""
+        h, fam, step, k = self.h, self.pol.family, self.h.step, self.k
+        # 1. Admission of new items, in creation order.
+        for v in list(h.tree.nodes):
+            node = h.tree.nodes[v]
+            if v in self.items or node.kind not in ("task", "action", "global"):
+                continue
+            it = self.item(v)
+            if fam == FAM_TRACERETAIN:
+                self.traceretain_admit(v)
+            elif fam == FAM_MEM0:
+                self.mem0_admit(v)
+            else:
+                it.place, it.last, it.freq, it.strength = "in", step, 0, 1.0
+                if fam == FAM_GENERATIVE:
+                    it.importance = self.rate(v, 1.0)
+        # 2. Forgetting (MemoryBank: once per session) and overflow.
+        budget = float(h.budget)
+        if fam == FAM_MEMORYBANK:
+            session = k.mb_session_steps
+            if session > 0 and step > 0 and step % session == 0:
+                self.memorybank_forget(path)
+        elif fam == FAM_MEMGPT:
+            limit = float(k.window_tokens) if k.window_tokens > 0 else budget
+            self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True, "recall")
+        elif fam == FAM_TOKEN_BUFFER:
+            limit = float(k.token_limit) if k.token_limit > 0 else budget
+            self.queue_overflow(limit, 0.0, 0, self.pol.variant == 1, "evicted")
+        elif fam == FAM_WINDOW:
+            self.window_slide()
+        # 3. The pool and the retrieval, never more than B tokens.
+        pool = [v for v in h.tree.nodes if v in self.items
+                and self.items[v].place in ("in", "recall") and v not in path]
+        tokens = {v: float(h.tree.nodes[v].tokens) for v in pool}
+        recent: set[str] = set()  # MemoryBank code: history turns, not recalls
+        if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
+            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, 0)
+            if fam == FAM_MEMGPT and critical and k.recall_k > 0:
+                found = [(self.query_utility(v, topic_now), v) for v in pool
+                         if self.items[v].place == "recall"]
+                back, _ = fit(found, k.recall_k, tokens, budget, used)
+                chosen |= set(back)
+        elif fam == FAM_GENERATIVE:
+            chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
+        else:
+            used, cap = 0.0, self.cap(k.top_k)
+            if fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE:
+                recent, used = self.newest_fit(pool, tokens, budget, 0.0, k.mb_code_recent,
+                                               summary=False)
+                cap = k.mb_code_top_k
+            scored = [(self.query_utility(v, topic_now), v) for v in pool if v not in recent]
+            got, _ = fit(scored, cap, tokens, budget, used)
+            chosen = recent | set(got)
+        # 4. Access statistics of what was retrieved.
+        for v in chosen - recent:
+            it = self.items[v]
+            it.freq += 1
+            if fam == FAM_MEMORYBANK:  # a recall strengthens the memory and resets t
+                s = it.strength + 1.0
+                if self.pol.variant == 1 and k.mb_s_cap > 0 and s > k.mb_s_cap:
+                    s = float(k.mb_s_cap)
+                it.strength = s
+            it.last = step
+        return pool, chosen
+
+    def newest_fit(self, pool: list[str], tokens: dict[str, float], budget: float,
+                   used: float, limit: int, summary: bool = True) -> tuple[set[str], float]:
+        """A queue's context within B: the running summary first (if it fits), then the
+        stored items newest first until one does not fit, at most ``limit`` (0 = all)."""
+        chosen: set[str] = set()
+        z = self.summary
+        if (summary and z is not None and z in tokens and self.items[z].place == "in"
+                and used + tokens[z] <= budget):
+            chosen.add(z)
+            used += tokens[z]
+        queued = [v for v in pool if self.items[v].place == "in" and not self.is_summary(v)]
+        for v in reversed(queued):
+            if (limit > 0 and len(chosen - {z}) >= limit) or used + tokens[v] > budget:
+                break
+            chosen.add(v)
+            used += tokens[v]
+        return chosen, used
+
+    def supersede(self, v: str) -> bool:
+        """A supersede/invalidate event (policies with a contradiction rule): a stored
+        memory is deleted; returns whether it was in the store."""
+        if v in self.items and self.items[v].place == "in":
+            self.items[v].place = "deleted"
+            return True
+        return False
+
+    def eligible(self, path: set[str]) -> set[str]:
+        """ε at the end of a trajectory (the store and MemGPT's recall storage)."""
+        return {v for v, it in self.items.items() if it.place in ("in", "recall")
+                and v not in path}
+
+    # ---------------------------------------------------------------- TraceRetain
+
+    def traceretain_admit(self, v: str) -> None:
+        """Rule filter → 0–10 rating → z-score (or raw ≥ 7) → eviction → clusters."""
+        h, k, it = self.h, self.k, self.items[v]
+        node, f = h.tree.nodes[v], h.facts[v]
+        stored = [w for w in self.placed("in") if w != v]
+        dup = self.content_similarity if k.dup_content else self.similarity
+        if any(dup(v, w) > k.dup_threshold for w in stored if not self.is_summary(w)):
+            it.place = "dropped"  # a near-duplicate: the earliest is kept
+            return
+        if node.tokens < k.min_tokens and not f.evidence:
+            it.place = "dropped"  # short, no key entity
+            return
+        if k.drop_failed and node.kind == "action" and node.outcome == "failure":
+            it.place = "dropped"  # low-priority kind
+            return
+        x = self.rate(v, 0.0)
+        it.importance = x
+        retain = x >= k.raw_threshold
+        if self.pol.threshold != THRESHOLD_FIXED and len(self.window) >= 2:
+            mean = 0.0
+            for y in self.window:
+                mean += y
+            mean = mean / len(self.window)
+            var = 0.0
+            for y in self.window:
+                var += (y - mean) * (y - mean)
+            sd = math.sqrt(var / len(self.window))
+            if sd > 0.0:
+                retain = (x - mean) / sd > k.z_threshold
+        self.window = [*self.window, x][-k.z_window:]
+        if not retain:
+            it.place = "dropped"
+            return
+        victim = None
+        if self.pol.eviction == EVICT_SIMILARITY and stored:
+            best = max(stored, key=lambda w: self.similarity(v, w))  # first of the best
+            if self.similarity(v, best) >= k.replace_threshold:
+                victim = best
+        if victim is None and len(stored) >= k.capacity:
+            victim = self.traceretain_victim(stored)
+        if victim is not None:
+            self.items[victim].place = "evicted"
+        it.place, it.last, it.freq = "in", h.step, 0
+        if self.pol.cluster and f.topic >= 0 and h.wid_id(f.topic) in h.tree.nodes:
+            members = [w for w in self.placed("in") if not self.is_summary(w)
+                       and h.facts[w].topic == f.topic]
+            if len(members) >= k.cluster_size:
+                self.traceretain_cluster(f.topic, members)
+
+    def traceretain_victim(self, stored: list[str]) -> str:
+        """LRU: oldest access; LFU: fewest retrievals, then oldest access; importance +
+        frequency: lowest w_imp·importance/10 + w_freq·retrievals/(steps since created +
+        1); importance + recency: lowest w_imp·importance/10 + w_rec·decay^(steps idle).
+        Ties: the older item."""
+        k, step, nodes = self.k, self.h.step, self.h.tree.nodes
+
+        def key(w: str) -> tuple[float, float]:
+            it = self.items[w]
+            if self.pol.eviction == EVICT_LFU:
+                return (float(it.freq), float(it.last))
+            if self.pol.eviction == EVICT_IMPORTANCE:
+                return (k.importance_weight * (it.importance / 10.0)
+                        + k.frequency_weight * (it.freq / float(step - nodes[w].created + 1)),
+                        0.0)
+            if self.pol.eviction == EVICT_IMPORTANCE_RECENCY:
+                return (k.importance_weight * (it.importance / 10.0)
+                        + k.recency_weight * power(k.recency_decay, step - it.last), 0.0)
+            return (float(it.last), 0.0)
+
+        return min(stored, key=key)  # min keeps the first of equal keys
+
+    def traceretain_cluster(self, topic: int, members: list[str]) -> None:
+        """Summarise a topic's stored traces into its cluster summary; archive them."""
+        h = self.h
+        task = h.wid_id(topic)
+        sid = f"{task}/summary"
+        raw, imp = 0.0, 0.0
+        if sid in self.items and self.items[sid].place == "in":
+            raw += h.tree.nodes[sid].tokens
+            imp = self.items[sid].importance
+        has_ev, leaked, leak_pers = False, False, 0.0
+        absorbed: set[str] = set()
+        for w in members:
+            raw += h.tree.nodes[w].tokens
+            imp = max(imp, self.items[w].importance)
+            has_ev = has_ev or h.facts[w].evidence
+            if self.absorbs(w):
+                leaked = True
+                absorbed.add(w)
+                leak_pers = max(leak_pers, h.facts[w].persuasiveness)
+            self.items[w].place = "archived"
+        if sid not in h.tree.nodes:
+            h.add_summary(sid, task, topic, h.facts[task].top)
+        node, f = h.tree.nodes[sid], h.facts[sid]
+        node.tokens = math.ceil(float(h.st.c_sum) * raw)
+        f.evidence = f.evidence or has_ev
+        f.absorbed = (f.absorbed or set()) | absorbed
+        if leaked:
+            node.poisoned = True
+            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        it = self.item(sid)
+        it.place, it.importance, it.last, it.freq = "in", imp, h.step, 0
+        self.summariser_call(raw)
+
+    # ---------------------------------------------------------------- Generative Agents
+
+    def generative_retrieve(self, pool: list[str], topic_now: int,
+                            tokens: dict[str, float], budget: float) -> set[str]:
+        """recency + importance + relevance, each min-max scaled; the best that fit in B,
+        at most the cap (paper: shared; code: ga_top_k). Candidates in `new_retrieve`'s
+        order: newest first, stably sorted by last access (equal scores keep it)."""
+        if not pool:
+            return set()
+        k, step = self.k, self.h.step
+        ordered = sorted(reversed(pool), key=lambda v: self.items[v].last)
+        if self.pol.variant == 0:  # paper: decay^(hours since last access)
+            d = k.ga_step_decay()
+            rec = [power(d, step - self.items[v].last) for v in ordered]
+            w = (k.ga_w_recency, k.ga_w_importance, k.ga_w_relevance)
+            cap = self.cap(k.top_k)
+        else:  # public code: rank by last access, oldest first, decay^(rank + 1)
+            rec = [power(k.ga_code_decay, r + 1) for r in range(len(ordered))]
+            w = (k.gac_w_recency, k.gac_w_importance, k.gac_w_relevance)
+            cap = k.ga_top_k
+        imp = [self.items[v].importance for v in ordered]
+        rel = [self.query_utility(v, topic_now) for v in ordered]
+        rec, imp, rel = minmax(rec), minmax(imp), minmax(rel)
+        scored = [(w[0] * rec[j] + w[1] * imp[j] + w[2] * rel[j], v)
+                  for j, v in enumerate(ordered)]
+        got, _ = fit(scored, cap, tokens, budget, 0.0)
+        return set(got)
+
+    # ---------------------------------------------------------------- mem0
+
+    def mem0_admit(self, v: str) -> None:
+        """Extraction + search of the mem0_search_k most similar stored memories + one
+        decision call: UPDATE / DELETE / NONE on a match (similarity >= mem0_match) with
+        the knobs' probabilities, else ADD (see `wmtsim.baselines._mem0_admit`)."""
+        h, k, it = self.h, self.k, self.items[v]
+        stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
+        found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)
+        read = 0.0
+        for w in found:
+            read += h.tree.nodes[w].tokens
+        tok = float(h.tree.nodes[v].tokens)
+        h.out[12] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read  # prompt tokens
+        h.out[13] += 2  # LLM calls: extraction + decision
+        it.place, it.last, it.freq = "in", h.step, 0
+        if not found or self.similarity(v, found[0]) < k.mem0_match:
+            return  # ADD
+        x = h.draw(h.draw_id(v), PURPOSE_MEM0)
+        p_up = float(k.mem0_p_update)
+        p_del = p_up + float(k.mem0_p_delete)
+        p_none = p_del + float(k.mem0_p_none)
+        if x < p_up:  # UPDATE: the new fact overwrites the old memory
+            self.items[found[0]].place = "overwritten"
+        elif x < p_del:  # DELETE: the old memory is contradicted; nothing added
+            self.items[found[0]].place = "deleted"
+            it.place = "dropped"
+        elif x < p_none:  # NONE: already known
+            it.place = "dropped"
+
+    # ---------------------------------------------------------------- MemoryBank
+
+    def memorybank_forget(self, path: set[str]) -> None:
+        """R = exp(−t/S): forget when R < θ (t > S·scale·ln(1/θ)); stochastic: keep with
+        probability R; public code: R = exp(−(t/5)·S), forget when the draw > R."""
+        k, step = self.k, self.h.step
+        after = k.mb_forget_after()
+        for v in self.placed("in"):
+            if v in path:
+                continue
+            it = self.items[v]
+            dt = float(step - it.last)
+            if self.pol.variant == MB_PAPER:
+                if dt > it.strength * after:
+                    it.place = "forgotten"
+            elif self.pol.variant == MB_CODE:  # math.exp(-t / 5*S) as written
+                r = math.exp(-(dt / k.mb_time_scale) / 5.0 * it.strength)
+                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) > r:
+                    it.place = "forgotten"
+            else:
+                r = math.exp(-(dt / k.mb_time_scale) / it.strength)
+                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
+                    it.place = "forgotten"
+
+    # ---------------------------------------------------------------- queues and windows
+
+    def queue_overflow(self, limit: float, frac: float, keep_last: int, summarize: bool,
+                       to: str) -> None:
+        """When queue + summary > limit, pop the oldest (never the newest keep_last) while
+        less than frac of the queue's tokens is out or the queue + the summary they would
+        make is over the limit; merge them into the running summary if summarising."""
+        nodes = self.h.tree.nodes
+        queue = [v for v in self.placed("in") if not self.is_summary(v)]
+        q = 0.0
+        for v in queue:
+            q += nodes[v].tokens
+        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
+        if q + s_old <= limit:
+            return
+        popped = 0.0
+        out: list[str] = []
+        for v in queue:
+            if len(queue) - len(out) <= keep_last:
+                break
+            if not summarize:
+                s_new = 0.0
+            elif out:
+                s_new = float(math.ceil(float(self.h.st.c_sum) * (s_old + popped)))
+            else:
+                s_new = s_old
+            if not (popped < frac * q or q - popped + s_new > limit):
+                break
+            out.append(v)
+            popped += nodes[v].tokens
+        self.pop(out, to, summarize, s_old, popped)
+
+    def window_slide(self) -> None:
+        """Items created more than window_steps steps ago leave the context."""
+        nodes, step = self.h.tree.nodes, self.h.step
+        out = [v for v in self.placed("in") if not self.is_summary(v)
+               and nodes[v].created <= step - self.k.window_steps]
+        popped = 0.0
+        for v in out:
+            popped += nodes[v].tokens
+        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
+        self.pop(out, "evicted", self.pol.variant == 1, s_old, popped)
+
+    def pop(self, out: list[str], to: str, summarize: bool, s_old: float,
+            popped: float) -> None:
+        """Popped items go to ``to``; with ``summarize`` one recursive summary absorbs
+        them (ceil(c_sum·(old + popped tokens)) tokens, no evidence, poison w.p. p_leak)."""
+        h = self.h
+        leaked, leak_pers = False, 0.0
+        absorbed: set[str] = set()
+        for v in out:
+            self.items[v].place = to
+            if summarize and self.absorbs(v):
+                leaked = True
+                absorbed.add(v)
+                leak_pers = max(leak_pers, h.facts[v].persuasiveness)
+        if not (summarize and out):
+            return
+        if self.summary is None:
+            self.summary = f"{h.tree.root_id}/summary"
+            h.add_summary(self.summary, h.tree.root_id, -1, -1)
+        node, f = h.tree.nodes[self.summary], h.facts[self.summary]
+        raw = s_old + popped
+        node.tokens = math.ceil(float(h.st.c_sum) * raw)
+        f.absorbed = (f.absorbed or set()) | absorbed
+        if leaked:
+            node.poisoned = True
+            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        self.item(self.summary).place = "in"
+        self.summariser_call(raw)
+
+
+def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
+    """The readable twin's store for a field policy (`BaselineMemory` on the simulator's
+    trajectory ``host``), or None for WMT's own configurations."""
+    if policy.selection != SEL_BASELINE:
+        return None
+    return BaselineMemory(host, policy, knobs if isinstance(knobs, Baselines) else Baselines())

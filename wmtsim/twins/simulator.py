@@ -1,0 +1,592 @@
+"""The readable simulator: the batched engine's twin in plain Python, one trajectory at a time.
+
+`simulate_reference` plays the same generated `World` (world generation is shared,
+`wmtsim.world.generate`) under one policy of MODEL.md §7, with the memory held in a
+`wmtsim.reference.MemoryTree` (one Python object per node) and the three LLM stubs of
+SIMULATION.md written out as plain functions. It is slow on purpose: it exists to be read
+beside the spec and to prove the numba engine (`wmtsim.engine`) right, counter for
+counter and node for node. It imports neither numba nor the engine's kernels; every
+random draw is `wmtsim.rng.uniform_py` with the engine's key
+``(seed, trajectory, step, memory identity, purpose)``: a world memory's identity is its
+world id, a summary's is ``DRAW_SUMMARY`` + its task's world id (never a slot, so every
+policy gives a memory the same draws).
+
+Slots. The engine numbers nodes in creation order; here a node's slot is its position in
+``MemoryTree.nodes`` (insertion order is creation order). World nodes have the id
+``"w<world id>"``; a fold summary is ``"w<task>/summary"``. Sums of tokens and utilities
+run over nodes in slot order, like the engine's, so both give the same bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from wmtsim.core.codes import DRAW_SUMMARY, SUCCESS
+from wmtsim.core.draws import (
+    PURPOSE_DILUTION,
+    PURPOSE_GUESS,
+    PURPOSE_LEAK,
+    PURPOSE_MISLED,
+    PURPOSE_PERSUADE,
+    PURPOSE_SELECTOR_NOISE,
+    uniform_py,
+)
+from wmtsim.core.metrics import (
+    C_CCR_STEPS,
+    C_CCR_SUM,
+    C_COMPROMISED_STEPS,
+    C_CONTAMINATED_STEPS,
+    C_CORRECT_STEPS,
+    C_CRITICAL_STEPS,
+    C_FINAL_CORRECT,
+    C_FOLDS,
+    C_H_C,
+    C_H_P,
+    C_LATENCY_MS,
+    C_LLM_CALLS,
+    C_NODES,
+    C_P_I,
+    C_P_R,
+    C_PROMPT_STEPS,
+    C_PROMPT_TOKENS,
+    C_REVISIONS,
+    C_SELECTOR_CALLS,
+    C_SUCCESS,
+    C_SUMMARISER_CALLS,
+    C_SUPERSEDED,
+    C_SUPPRESSED,
+    N_COUNTERS,
+)
+from wmtsim.core.params import Params
+from wmtsim.core.policies import (
+    SEL_BASELINE,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+    Policy,
+    get_policy,
+)
+from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import (
+    NO_TOPIC,
+    OP_ACTION,
+    OP_COMPLETE,
+    OP_FINAL,
+    OP_GLOBAL,
+    OP_REOPEN,
+    OP_REVISE,
+    OP_SUPERSEDE,
+    OP_TASK,
+    World,
+)
+from wmtsim.twins.field_reference import reference_model
+from wmtsim.twins.reference import MemoryTree, Node
+
+__all__ = ["simulate_reference"]
+
+# Scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
+_SQRT3 = math.sqrt(3.0)
+
+
+@dataclass
+class Facts:
+    """What the world knows about a memory beyond MODEL.md's node fields.
+
+    topic: the world subtask it is about (NO_TOPIC: none); rel: its relevance to that
+    topic; evidence: it carries its topic's evidence; persuasiveness; rider: poison made
+    to ride into a fold summary; top: the top-level subtask it belongs to.
+    """
+
+    wid: int
+    topic: int
+    rel: float
+    evidence: bool
+    persuasiveness: float
+    rider: bool
+    top: int
+    warnings: int = 0  # a summary: the failure warnings it keeps
+    absorbed: set[str] | None = None  # a summary: the memories that leaked into it
+
+
+def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
+                       baselines: object = None, memories: list[object] | None = None
+                       ) -> tuple[np.ndarray, list[MemoryTree]]:
+    """Play every trajectory of ``world`` under ``policy``, slowly and readably.
+
+    Returns the counters ``(n, N_COUNTERS)`` (columns: `wmtsim.metrics.COUNTERS`) and each
+    trajectory's final `MemoryTree`; both must equal the engine's exactly. A policy of the
+    field (selection ``baseline``) keeps its store in a
+    `wmtsim.baselines_reference.BaselineMemory` with knobs ``baselines`` (a
+    `wmtsim.baselines.Baselines`; defaults when None); pass a list as ``memories`` to get
+    each trajectory's.
+    """
+    pol = get_policy(policy)
+    counters = np.zeros((world.n, N_COUNTERS))
+    trees = []
+    for i in range(world.n):
+        run = _Trajectory(world, i, pol, params, stubs, baselines)
+        counters[i] = run.play()
+        trees.append(run.tree)
+        if memories is not None:
+            memories.append(run.memory)
+    return counters, trees
+
+
+class _Trajectory:
+    """One query's execution: the world's script played against one memory tree."""
+
+    def __init__(self, world: World, i: int, pol: Policy, params: Params,
+                 stubs: Stubs, baselines: object = None) -> None:
+        self.pol = pol
+        self.params = params
+        self.st = stubs
+        self.seed = world.seed
+        self.traj = world.start + i
+        self.cross = float(world.spec.cross_relevance)
+        self.summary_rel = float(world.spec.summary_relevance)
+        # This trajectory's world, as plain Python values.
+        self.w_parent = world.parent[i].tolist()
+        self.w_kind = world.kind[i].tolist()
+        self.w_tokens = world.tokens[i].tolist()
+        self.w_topic = world.topic[i].tolist()
+        self.w_rel = world.rel[i].tolist()
+        self.w_evidence = world.evidence[i].tolist()
+        self.w_poisoned = world.poisoned[i].tolist()
+        self.w_pers = world.persuasiveness[i].tolist()
+        self.w_outcome = world.outcome[i].tolist()
+        self.w_rider = world.rider[i].tolist()
+        self.w_top = world.top[i].tolist()
+        n_ev = int(world.n_events[i])
+        self.script = list(zip(world.op[i, :n_ev].tolist(), world.arg[i, :n_ev].tolist(),
+                               strict=True))
+        # Stub knobs as the engine reads them (its packed vector is float64).
+        self.struct = float(stubs.struct_tokens) if pol.tree else 0.0
+        self.budget = float(params.budget)
+
+        self.tree = MemoryTree(params, root_id="w0", root_tokens=self.w_tokens[0])
+        self.facts: dict[str, Facts] = {"w0": self._world_facts(0)}
+        self.slot: dict[str, int] = {"w0": 0}
+        self.out = [0.0] * N_COUNTERS
+        self.step = 0
+        self.answered: dict[int, bool] = {}  # subtask (world id) -> answered correctly
+        # A policy of the field keeps its own store (wmtsim.baselines_reference).
+        self.memory = reference_model(self, pol, baselines)  # None for WMT's own
+
+    # ---------------------------------------------------------------- bookkeeping
+
+    @staticmethod
+    def wid_id(w: int) -> str:
+        return f"w{w}"
+
+    def _world_facts(self, w: int) -> Facts:
+        return Facts(w, self.w_topic[w], self.w_rel[w], self.w_evidence[w], self.w_pers[w],
+                     self.w_rider[w], self.w_top[w])
+
+    def _created(self, id: str, facts: Facts) -> None:
+        self.slot[id] = len(self.slot)
+        self.facts[id] = facts
+
+    def add_summary(self, id: str, parent: str, topic: int, top: int) -> None:
+        """A summary node made by a field policy (cluster or running summary)."""
+        self.tree._add(Node(id, "summary", parent, u=self.params.u_init_summary,
+                            created=self.step))
+        self._created(id, Facts(-1, topic, self.summary_rel, False, 0.0, False, top))
+
+    def draw(self, node: int, purpose: int) -> float:
+        return uniform_py(self.seed, self.traj, self.step, node, purpose)
+
+    def draw_id(self, id: str) -> int:
+        """The identity a memory's stub draws are keyed by (never its slot): its world id,
+        or for a summary ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
+        w = self.facts[id].wid
+        if w >= 0:
+            return w
+        parent = self.tree.nodes[id].parent
+        assert parent is not None
+        return DRAW_SUMMARY + self.facts[parent].wid
+
+    def branch_of(self, id: str) -> str | None:
+        """The task branch a node belongs to: its nearest task ancestor-or-self."""
+        v: str | None = id
+        while v is not None:
+            node = self.tree.nodes[v]
+            if node.kind == "task":
+                return v
+            v = node.parent
+        return None
+
+    # ---------------------------------------------------------------- the script
+
+    def play(self) -> list[float]:
+        tree, out = self.tree, self.out
+        last_obs: str | None = None  # the action observed just before this prompt
+        for op, w in self.script:
+            tree.step = self.step  # nodes record the prompt step they were created at
+            id = self.wid_id(w)
+            if op == OP_GLOBAL:
+                tree.add_global(id, tokens=self.w_tokens[w], poisoned=self.w_poisoned[w])
+                self._created(id, self._world_facts(w))
+            elif op == OP_TASK:
+                tree.add_task(id, self.wid_id(self.w_parent[w]), tokens=self.w_tokens[w])
+                self._created(id, self._world_facts(w))
+                tree.activate(id)
+            elif op == OP_ACTION:
+                tree.add_action(id, self.wid_id(self.w_parent[w]), tokens=self.w_tokens[w],
+                                poisoned=self.w_poisoned[w])
+                self._created(id, self._world_facts(w))
+                tree.record_outcome(id, self.w_outcome[w] == SUCCESS)  # Eq. 2
+                last_obs = id
+                topic = self.facts[tree.active].topic
+                self.prompt_step(topic, critical=False, last_obs=last_obs)
+                self.step += 1
+            elif op == OP_SUPERSEDE:
+                if self.pol.supersede and self.memory is not None:
+                    # a field policy with a contradiction rule deletes it from its store
+                    if self.memory.supersede(id):
+                        out[C_SUPERSEDED] += 1
+                elif self.pol.supersede:  # only policies that act on the event
+                    tree.supersede(id)
+                    out[C_SUPERSEDED] += 1
+            elif op == OP_REVISE:
+                # A later observation revises the outcome: Eq. 2 on the opposite outcome.
+                tree.record_outcome(id, tree.nodes[id].outcome != "success")
+                out[C_REVISIONS] += 1
+            elif op == OP_COMPLETE:
+                pool = self.prompt_step(w, critical=True, last_obs=last_obs)
+                tree.step = self.step
+                if self.pol.fold:
+                    self.fold(id, pool)
+                else:
+                    tree.complete(id, fold=False, strict=False)
+                parent = tree.nodes[id].parent
+                assert parent is not None
+                tree.activate(parent)
+                last_obs = None
+                self.step += 1
+            elif op == OP_REOPEN:
+                state = tree.nodes[id].state
+                if state == "completed" or (state == "folded" and self.pol.reopen):
+                    tree.reopen(id)
+                tree.activate(id)
+                last_obs = None
+            elif op == OP_FINAL:
+                tree.activate(tree.root_id)
+                self.prompt_step(NO_TOPIC, critical=True, last_obs=None)
+                self.step += 1
+
+        # IP (Eq. 10): injected poison still eligible once memory management is done.
+        if self.memory is not None:
+            eligible = self.memory.eligible(set(tree.active_path()))
+        else:
+            eligible = set(tree.candidate_pool())
+        out[C_P_I] = 0.0
+        out[C_P_R] = 0.0
+        # A memory also remains when an eligible summary carries it (it leaked into the
+        # summary, or into a summary that leaked into it, ...).
+        carried: set[str] = set()
+        for sid in eligible:
+            carried |= self.absorbed_closure(sid)
+        for id, node in tree.nodes.items():
+            if node.poisoned and node.kind != "summary":
+                out[C_P_I] += 1
+                if self.pol.selection != SEL_NONE and (id in eligible or id in carried):
+                    out[C_P_R] += 1
+        out[C_NODES] = len(tree.nodes)
+        # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
+        out[C_LATENCY_MS] = (float(self.st.call_latency_ms) * out[C_LLM_CALLS]
+                             + float(self.st.token_latency_ms) * out[C_PROMPT_TOKENS])
+        return out
+
+    def absorbed_closure(self, sid: str) -> set[str]:
+        """Every memory summary ``sid`` carries, directly or through inner summaries."""
+        seen: set[str] = set()
+        todo = [sid]
+        while todo:
+            f = self.facts.get(todo.pop())
+            for x in (f.absorbed or set()) if f is not None else set():
+                if x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        return seen
+
+    # ---------------------------------------------------------------- one prompt
+
+    def prompt_step(self, topic_now: int, critical: bool, last_obs: str | None
+                    ) -> set[str]:
+        """One prompt-construction cycle (MODEL.md §4); returns the candidate pool."""
+        tree, out, st, pol = self.tree, self.out, self.st, self.pol
+        nodes = tree.nodes
+
+        # 2. The candidate pool (nothing at all without memory); a field policy's store.
+        if pol.selection == SEL_BASELINE:
+            pool, chosen = self.memory.step(topic_now, critical, set(tree.active_path()))
+        else:
+            pool = [] if pol.selection == SEL_NONE else tree.candidate_pool()
+        pool_tokens = 0.0
+        for v in pool:
+            pool_tokens += nodes[v].tokens
+
+        # Fresh branch priorities for the selector (Eq. 6 on the current tree).
+        priority: dict[str, float] = {}
+        if pol.scores:
+            priority = {v: tree.branch_priority(v) for v, n in nodes.items()
+                        if n.kind == "task"}
+
+        # 3. Selection.
+        prompt = float(st.base_tokens)
+        if pol.selection == SEL_BASELINE:
+            pass  # chosen by the field policy above
+        elif pol.selection == SEL_EVERYTHING:
+            chosen = set(pool)
+        elif pol.selection == SEL_ITEMS and pool:
+            chosen = self.select_items(pool, topic_now, priority)
+            prompt += (float(st.selector_base_tokens)
+                       + float(st.selector_read_fraction) * pool_tokens
+                       + self.struct * len(pool))
+            out[C_SELECTOR_CALLS] += 1
+            out[C_LLM_CALLS] += 1
+        elif pol.selection == SEL_BRANCHES and pool:
+            chosen = self.select_branches(pool, priority)
+        else:
+            chosen = set()
+        selected = [v for v in nodes if v in chosen]  # slot order
+
+        # Context accounting (Eqs. 9, 11, 13): the path is always in the prompt.
+        path = set(tree.active_path())
+        ctx_tokens = 0.0
+        contaminated = False
+        for v, node in nodes.items():
+            if v in chosen:
+                ctx_tokens += node.tokens + self.struct
+                if node.poisoned:
+                    out[C_H_P] += 1
+                    contaminated = True
+                else:
+                    out[C_H_C] += 1
+            if v in path:
+                prompt += node.tokens
+        if contaminated:
+            out[C_CONTAMINATED_STEPS] += 1
+        if pool_tokens > 0:
+            sel_raw = 0.0
+            for v in selected:
+                sel_raw += nodes[v].tokens
+            out[C_CCR_SUM] += sel_raw / pool_tokens
+            out[C_CCR_STEPS] += 1
+        # The observation just made is fed with the prompt, charged unless selected.
+        obs = last_obs if last_obs is not None and last_obs not in chosen else None
+        obs_tokens = float(nodes[obs].tokens) if obs is not None else 0.0
+        prompt += ctx_tokens + obs_tokens
+        out[C_PROMPT_TOKENS] += prompt
+        out[C_PROMPT_STEPS] += 1
+        out[C_LLM_CALLS] += 1
+
+        # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
+        if pol.scores:
+            report = tree.select(selected, pool, feedback=True, suppress=pol.lifecycle)
+            out[C_SUPPRESSED] += len(report.suppressed)
+
+        if critical:
+            self.reason(topic_now, last_obs, ctx_tokens + obs_tokens, chosen)
+        return set(pool)
+
+    # ---------------------------------------------------------------- the selector
+
+    def relevance(self, v: str, topic_now: int) -> float:
+        """A memory's latent relevance to the current subtask (or to the final answer)."""
+        f = self.facts[v]
+        if topic_now == NO_TOPIC:
+            if self.tree.nodes[v].kind in ("task", "summary"):
+                return f.rel  # subtask nodes and summaries carry results
+            return f.rel * self.cross
+        return f.rel if f.topic == topic_now else f.rel * self.cross
+
+    def noise(self, d: int) -> float:
+        """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (``d``: `draw_id`)."""
+        s = 0.0
+        for k in range(4):
+            s += self.draw(4 * d + k, PURPOSE_SELECTOR_NOISE)
+        return (s - 2.0) * _SQRT3
+
+    def select_items(self, pool: list[str], topic_now: int, priority: dict[str, float]
+                     ) -> set[str]:
+        """Γ_sel: greedy by utility under the budget B and the top-k cap.
+
+        utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b with scores); ties
+        go to the older memory; an item that does not fit is skipped.
+        """
+        st, nodes = self.st, self.tree.nodes
+        ranked = []
+        for v in pool:
+            node = nodes[v]
+            x = self.relevance(v, topic_now)
+            if node.poisoned and node.kind != "summary":
+                x += float(st.poison_boost)
+            x += float(st.selector_noise) * self.noise(self.draw_id(v))
+            if self.pol.scores:
+                x += float(st.w_u) * node.u
+                b = self.branch_of(v)
+                if b is not None:
+                    x += float(st.w_b) * priority[b]
+            ranked.append((-x, v))
+        ranked.sort(key=lambda item: item[0])  # stable: ties keep creation order
+        chosen: set[str] = set()
+        used = 0.0
+        for _, v in ranked:
+            cost = nodes[v].tokens + self.struct
+            if used + cost <= self.budget:
+                chosen.add(v)
+                used += cost
+                if st.top_k > 0 and len(chosen) >= st.top_k:
+                    break
+        return chosen
+
+    def select_branches(self, pool: list[str], priority: dict[str, float]) -> set[str]:
+        """A3: whole branches B(v) (subtrees rooted at a task) or single global memories,
+        ranked by priority, greedy under B.
+
+        A branch is ranked by its U_b, a global memory by its u; ties go to the older
+        unit. Taking a unit takes every candidate of its subtree not taken yet, if those
+        fit. No semantic relevance is used.
+        """
+        nodes = self.tree.nodes
+        members: dict[str, list[str]] = {}
+        for v in pool:
+            if nodes[v].kind == "global":
+                members.setdefault(v, []).append(v)
+                continue
+            b: str | None = v if nodes[v].kind == "task" else nodes[v].parent
+            while b is not None and nodes[b].kind == "task":
+                members.setdefault(b, []).append(v)
+                b = nodes[b].parent
+        roots = sorted(members, key=lambda b: self.slot[b])
+        score = {b: -(priority[b] if nodes[b].kind == "task" else nodes[b].u) for b in roots}
+        taken: set[str] = set()
+        used = 0.0
+        for b in sorted(roots, key=lambda b: score[b]):  # stable: ties to the older unit
+            rest = [v for v in sorted(members[b], key=lambda v: self.slot[v])
+                    if v not in taken]
+            cost = 0.0
+            for v in rest:
+                cost += nodes[v].tokens + self.struct
+            if rest and used + cost <= self.budget:
+                taken.update(rest)
+                used += cost
+        return taken
+
+    # ---------------------------------------------------------------- the reasoner
+
+    def reason(self, topic_now: int, last_obs: str | None, ctx_tokens: float,
+               chosen: set[str]) -> None:
+        """The reasoner at a critical step: a subtask's answer, or the final answer."""
+        st, out, nodes, facts = self.st, self.out, self.tree.nodes, self.facts
+        # The context the reasoner reads: the selected memories and the observation.
+        seen = set(chosen)
+        if last_obs is not None and st.obs_in_context:
+            seen.add(last_obs)
+        in_context = [v for v in nodes if v in seen]
+        # What the answer needs: the subtask's evidence, or (final) every top-level result.
+        if topic_now != NO_TOPIC:
+            evidence = (last_obs is not None and facts[last_obs].evidence
+                        and facts[last_obs].topic == topic_now)
+            for v in in_context:
+                if facts[v].evidence and facts[v].topic == topic_now:
+                    evidence = True
+            needs_met = evidence or self.draw(topic_now, PURPOSE_GUESS) < st.p_guess
+        else:
+            evidence = True
+            needs_met = True
+            for v, node in nodes.items():
+                if node.kind != "task" or node.parent != self.tree.root_id:
+                    continue
+                s_w = facts[v].wid
+                if not self.answered.get(s_w, False):
+                    evidence = needs_met = False
+                    continue
+                present = v in chosen or any(
+                    facts[x].top == s_w and (nodes[x].kind == "summary" or facts[x].evidence)
+                    for x in in_context)
+                if not present:
+                    evidence = False
+                    if self.draw(s_w, PURPOSE_GUESS) >= st.p_guess:
+                        needs_met = False
+        # Persuasion by poisoned memory in context that concerns this answer.
+        p_hit = st.p_persuade_vs_evidence if evidence else st.p_persuade
+        compromised = False
+        for v in in_context:
+            if nodes[v].poisoned and (topic_now == NO_TOPIC or facts[v].topic == topic_now):
+                if self.draw(self.draw_id(v), PURPOSE_PERSUADE) < (
+                        facts[v].persuasiveness * p_hit):
+                    compromised = True
+        # Context dilution: longer contexts lower the chance of using what is there.
+        half = float(st.dilution_tokens)
+        p_use = float(st.p_use_max) * half / (half + ctx_tokens)
+        used = self.draw(0, PURPOSE_DILUTION) < p_use
+        # A compromised step gives a wrong answer with probability p_misled.
+        misled = compromised and self.draw(0, PURPOSE_MISLED) < st.p_misled
+        correct = needs_met and not misled and used
+        out[C_CRITICAL_STEPS] += 1
+        if compromised:
+            out[C_COMPROMISED_STEPS] += 1
+        if correct:
+            out[C_CORRECT_STEPS] += 1
+        if topic_now != NO_TOPIC:
+            self.answered[topic_now] = correct
+        else:
+            # TSR (Eq. 14): the final answer is correct and uncompromised (MODEL.md §5).
+            out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
+            out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
+
+    # ---------------------------------------------------------------- the summariser
+
+    def fold(self, task: str, eligible: set[str]) -> None:
+        """Fold ``task`` on completion (MODEL.md §3) with the summariser.
+
+        The summary gets ceil(c_sum · branch tokens) tokens, the branch's own evidence,
+        its failure warnings (one per failed action, ``warning_tokens`` each), and each
+        poisoned memory eligible at this step with probability p_leak (p_leak_rider for
+        summary-riding poison), which it then carries (`absorbed_closure`, for IP).
+        """
+        tree, st, out, facts = self.tree, self.st, self.out, self.facts
+        nodes = tree.nodes
+        w = facts[task].wid
+        raw = 0.0
+        has_evidence = False
+        leaked: list[str] = []
+        leak_pers = 0.0
+        warnings = 0
+        for v in tree.branch_nodes(task):  # slot order, root first
+            node = nodes[v]
+            if node.kind != "summary":
+                raw += node.tokens
+            if node.kind == "action" and node.outcome == "failure":
+                warnings += 1
+            if facts[v].evidence and facts[v].topic == w:
+                has_evidence = True
+            if node.poisoned and v in eligible:
+                p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
+                if self.draw(self.draw_id(v), PURPOSE_LEAK) < p_leak:
+                    leaked.append(v)
+                    leak_pers = max(leak_pers, facts[v].persuasiveness)
+        new = nodes[task].summary is None
+        tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
+        sid = tree.complete(task, fold=True, summary_tokens=tokens, strict=False)
+        assert sid is not None
+        if new:
+            self._created(sid, Facts(-1, w, self.summary_rel, False, 0.0, False,
+                                     facts[task].top))
+        summary, f = nodes[sid], facts[sid]
+        f.evidence = f.evidence or has_evidence
+        f.warnings = warnings
+        f.absorbed = (f.absorbed or set()) | set(leaked)
+        if leaked:
+            summary.poisoned = True
+            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        out[C_FOLDS] += 1
+        out[C_SUMMARISER_CALLS] += 1
+        out[C_LLM_CALLS] += 1
+        out[C_PROMPT_TOKENS] += float(st.summariser_base_tokens) + raw
