@@ -221,10 +221,12 @@ def test_simulator_uses_no_engine_code() -> None:
     import ast
 
     import wmtsim.simulator
+    import wmtsim.twins.stubs_reference
 
-    source = Path(wmtsim.simulator.__file__).read_text(encoding="utf-8")
     imported = set()
-    for node in ast.walk(ast.parse(source)):
+    trees = [ast.parse(Path(m.__file__).read_text(encoding="utf-8"))
+             for m in (wmtsim.simulator, wmtsim.twins.stubs_reference)]
+    for node in (n for tree in trees for n in ast.walk(tree)):
         if isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -236,7 +238,8 @@ def test_simulator_uses_no_engine_code() -> None:
     assert imported <= {"__future__", "math", "dataclasses", "numpy", "wmtsim.core.codes",
                         "wmtsim.core.metrics", "wmtsim.core.params", "wmtsim.core.policies",
                         "wmtsim.twins.reference", "wmtsim.twins.field_reference",
-                        "wmtsim.core.draws", "wmtsim.core.stubs", "wmtsim.core.world_spec"}
+                        "wmtsim.twins.stubs_reference", "wmtsim.core.draws", "wmtsim.core.stubs",
+                        "wmtsim.core.world_spec"}
 
 
 def test_reference_switches_used_by_the_simulator() -> None:

@@ -21,14 +21,12 @@ summariser folds it (policies that fold).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads
 
 from wmtsim.core.codes import (
-    ACTION,
     ACTIVE,
     COMPLETED,
     FAILURE,
@@ -40,108 +38,43 @@ from wmtsim.core.codes import (
     TASK,
 )
 from wmtsim.core.lifecycle import (
-    _branch_of,
-    _branch_priorities_into,
     _candidate_pool,
-    _candidate_pool_into,
     _mark_active_path,
-    _suppress,
 )
 from wmtsim.core.metrics import (
-    C_CCR_STEPS,
-    C_CCR_SUM,
-    C_COMPROMISED_STEPS,
-    C_CONTAMINATED_STEPS,
-    C_CORRECT_STEPS,
-    C_CRITICAL_STEPS,
-    C_FINAL_CORRECT,
-    C_FOLDS,
-    C_H_C,
-    C_H_P,
     C_LATENCY_MS,
     C_LLM_CALLS,
     C_NODES,
     C_P_I,
     C_P_R,
-    C_PROMPT_STEPS,
     C_PROMPT_TOKENS,
     C_REVISIONS,
-    C_SELECTOR_CALLS,
-    C_SUCCESS,
-    C_SUMMARISER_CALLS,
     C_SUPERSEDED,
-    C_SUPPRESSED,
     N_COUNTERS,
 )
 from wmtsim.core.params import (
-    P_BUDGET,
     P_EVENT_RESETS_M,
     P_U_INIT_ACTION,
     P_U_INIT_GLOBAL,
     P_U_INIT_ROOT,
-    P_U_INIT_SUMMARY,
     P_U_INIT_TASK,
 )
 from wmtsim.core.policies import (
-    S_CLUSTER,
-    S_EVICTION,
-    S_FAMILY,
     S_FOLD,
-    S_LIFECYCLE,
     S_REOPEN,
-    S_SCORES,
     S_SELECTION,
     S_SUPERSEDE,
-    S_THRESHOLD,
-    S_TREE,
-    S_VARIANT,
     SEL_BASELINE,
-    SEL_BRANCHES,
-    SEL_EVERYTHING,
-    SEL_ITEMS,
     SEL_NONE,
 )
-from wmtsim.core.rng import (
-    PURPOSE_DILUTION,
-    PURPOSE_GUESS,
-    PURPOSE_LEAK,
-    PURPOSE_MISLED,
-    PURPOSE_PERSUADE,
-    PURPOSE_SELECTOR_NOISE,
-    _step_key,
-    _uniform,
-    _uniform_at,
-)
-from wmtsim.core.scoring import _event_score, _selection_feedback
+from wmtsim.core.scoring import _event_score
 from wmtsim.core.stubs import (
-    ST_BASE_TOKENS,
-    ST_C_SUM,
     ST_CALL_LATENCY_MS,
-    ST_DILUTION_TOKENS,
-    ST_OBS_IN_CONTEXT,
-    ST_P_GUESS,
-    ST_P_LEAK,
-    ST_P_LEAK_RIDER,
-    ST_P_MISLED,
-    ST_P_PERSUADE,
-    ST_P_PERSUADE_VS_EVIDENCE,
-    ST_P_USE_MAX,
-    ST_POISON_BOOST,
-    ST_SELECTOR_BASE_TOKENS,
-    ST_SELECTOR_NOISE,
-    ST_SELECTOR_READ_FRACTION,
-    ST_STRUCT_TOKENS,
-    ST_SUMMARISER_BASE_TOKENS,
     ST_TOKEN_LATENCY_MS,
-    ST_TOP_K,
-    ST_W_B,
-    ST_W_U,
-    ST_WARNING_TOKENS,
 )
+from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
 from wmtsim.engine.field import (
     _baseline_eligible,
-    _baseline_retrieve,
-    _baseline_step,
     _baseline_supersede,
 )
 from wmtsim.engine.forest import (
@@ -161,13 +94,19 @@ from wmtsim.engine.forest import (
     F_TOP,
     F_TOPIC,
     F_U,
-    F_WARNINGS,
     F_WID,
     Forest,
     _add_node,
-    _add_summary,
-    _draw_id,
     _task_depth,
+)
+from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
+    _SQRT3,
+    _in_unit,
+    _noise,
+    _query_utility,
+    _relevance,
+    _select_branches,
+    _select_items,
 )
 from wmtsim.engine.world import (
     NO_TOPIC,
@@ -199,9 +138,6 @@ from wmtsim.engine.world import (
 # take them.
 _RECORDED = ("u", "m", "state", "eligible", "selected", "poisoned", "n_slots", "event",
              "tokens", "node_tokens")
-
-# sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
-_SQRT3 = 1.7320508075688772
 
 
 def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray,
@@ -504,380 +440,3 @@ def _record(r, step, n, o, F, eligible, selected, R, out):
     rec_tokens[r, step] = out[C_PROMPT_TOKENS]
 
 
-@njit(cache=True)
-def _relevance(v, topic_now, kind, topic, rel, cross):
-    """A memory's latent relevance to the current subtask (or to the final answer)."""
-    if topic_now == NO_TOPIC:
-        if kind[v] == TASK or kind[v] == SUMMARY:
-            return rel[v]
-        return rel[v] * cross
-    if topic[v] == topic_now:
-        return rel[v]
-    return rel[v] * cross
-
-
-@njit(cache=True)
-def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
-                 is_global, eligible, selected, on_path, priority, answered, sw, p, st,
-                 wk, out, X, S):
-    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
-
-    Returns the slot count (a field policy may create a summary). ``X`` carries the
-    field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
-    """
-    parent, kind, state, u = F[F_PARENT], F[F_KIND], F[F_STATE], F[F_U]
-    m, tokens, outcome, poisoned = F[F_M], F[F_TOKENS], F[F_OUTCOME], F[F_POISONED]
-    mode = sw[S_SELECTION]
-    struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
-
-    # 2. Candidate pool.
-    _mark_active_path(parent, active, n, on_path)
-    field = False
-    if X is not None:  # compiled out for WMT's configurations (X is None)
-        if mode == SEL_BASELINE:
-            # The one dispatch point of the field's policies: they set ε and s.
-            field = True
-            slot_of, Bs, bwin, bmisc, bl = X
-            n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
-                               Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
-                               sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
-                               p, st, bl, out)
-            util = np.empty(n)
-            key = _step_key(seed, traj, step)
-            for v in range(n):
-                util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
-            _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
-                               Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
-                               sw[S_VARIANT], F, p, st, bl)
-    if not field:
-        if mode == SEL_NONE:
-            for v in range(n):
-                eligible[v] = False
-        else:
-            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
-        for v in range(n):
-            selected[v] = False
-    pool_tokens = 0.0
-    n_pool = 0
-    for v in range(n):
-        if eligible[v]:
-            pool_tokens += tokens[v]
-            n_pool += 1
-
-    # Fresh branch priorities for the selector (Eq. 6 on the current tree).
-    if sw[S_SCORES] != 0:
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
-                                S[4], S[5], S[6])
-
-    # 3. Selection.
-    prompt = st[ST_BASE_TOKENS]
-    if mode == SEL_EVERYTHING:
-        for v in range(n):
-            selected[v] = eligible[v]
-    elif mode == SEL_ITEMS and n_pool > 0:
-        _select_items(seed, traj, step, n, topic_now, wk[0], F, eligible, selected, priority,
-                      sw[S_SCORES] != 0, struct, p, st)
-        prompt += (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
-                   + struct * n_pool)
-        out[C_SELECTOR_CALLS] += 1
-        out[C_LLM_CALLS] += 1
-    elif mode == SEL_BRANCHES and n_pool > 0:
-        _select_branches(n, F, is_global, eligible, selected, priority, struct, p)
-
-    # Context accounting (Eqs. 9, 11, 13).
-    ctx_tokens = 0.0
-    contaminated = False
-    for v in range(n):
-        if selected[v]:
-            ctx_tokens += tokens[v] + struct
-            if poisoned[v]:
-                out[C_H_P] += 1
-                contaminated = True
-            else:
-                out[C_H_C] += 1
-        if on_path[v]:
-            prompt += tokens[v]
-    if contaminated:
-        out[C_CONTAMINATED_STEPS] += 1
-    if pool_tokens > 0:
-        sel_raw = 0.0
-        for v in range(n):
-            if selected[v]:
-                sel_raw += tokens[v]
-        out[C_CCR_SUM] += sel_raw / pool_tokens
-        out[C_CCR_STEPS] += 1
-    # The observation just made is fed to the agent with the prompt (SIMULATION.md,
-    # "or was just observed"): charged its tokens unless the selector already put it in.
-    obs_tokens = 0.0
-    if last_obs >= 0 and not selected[last_obs]:
-        obs_tokens = tokens[last_obs]
-    prompt += ctx_tokens + obs_tokens
-    out[C_PROMPT_TOKENS] += prompt
-    out[C_PROMPT_STEPS] += 1
-    out[C_LLM_CALLS] += 1
-
-    # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
-    if sw[S_SCORES] != 0:
-        _selection_feedback(u, m, eligible, selected, is_global, p, n)
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
-                                S[4], S[5], S[6])
-        if sw[S_LIFECYCLE] != 0:
-            out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
-
-    if critical:
-        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, F,
-                selected, answered, st, out)
-    return n
-
-
-@njit(cache=True)
-def _query_utility(key, v, topic_now, cross, F, st):
-    """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
-    noise (``key``: the step's `_step_key`). The field policies use it as their
-    similarity to the current query, as an embedding retriever would see it."""
-    kind, poisoned, topic, rel = F[F_KIND], F[F_POISONED], F[F_TOPIC], F[F_REL]
-    x = _relevance(v, topic_now, kind, topic, rel, cross)
-    if poisoned[v] and kind[v] != SUMMARY:
-        x += st[ST_POISON_BOOST]
-    return x + st[ST_SELECTOR_NOISE] * _noise(key, _draw_id(F, v))
-
-
-@njit(cache=True)
-def _noise(key, d):
-    """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language).
-
-    ``key`` is the step's `_step_key`, ``d`` the memory's `_draw_id`; the draws are those
-    of ``_uniform(seed, traj, step, 4·d + k, PURPOSE_SELECTOR_NOISE)``, k = 0..3.
-    """
-    s = 0.0
-    for k in range(4):
-        s += _uniform_at(key, 4 * d + k, PURPOSE_SELECTOR_NOISE)
-    return (s - 2.0) * _SQRT3
-
-
-@njit(cache=True)
-def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,
-                  weighted, struct, p, st):
-    """The selector stub: greedy by utility under the budget B (and the top-k cap).
-
-    utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
-    to the older memory. An item that does not fit is skipped and the next one tried.
-    """
-    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
-    cands = np.empty(n, np.int64)
-    neg_util = np.empty(n)
-    key = _step_key(seed, traj, step)
-    k = 0
-    for v in range(n):
-        if not eligible[v]:
-            continue
-        x = _query_utility(key, v, topic_now, cross, F, st)
-        if weighted:
-            x += st[ST_W_U] * u[v]
-            b = _branch_of(parent, kind, v)
-            if b >= 0 and not np.isnan(priority[b]):
-                x += st[ST_W_B] * priority[b]
-        cands[k] = v
-        neg_util[k] = -x
-        k += 1
-    order = np.argsort(neg_util[:k], kind="mergesort")  # stable: ties keep slot order
-    budget = p[P_BUDGET]
-    top_k = int(st[ST_TOP_K])
-    used = 0.0
-    count = 0
-    for j in range(k):
-        v = cands[order[j]]
-        cost = tokens[v] + struct
-        if used + cost <= budget:
-            selected[v] = True
-            used += cost
-            count += 1
-            if top_k > 0 and count >= top_k:
-                break
-
-
-@njit(cache=True)
-def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
-    """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
-
-    A unit is a task branch B(v), the subtree rooted at task v (MODEL.md §1), or a single
-    global memory. Units are ranked by U_b (a global by its u; ties to the older unit);
-    taking a unit takes every candidate of its subtree not taken yet, at the tokens of
-    those, if they fit. So a nested branch taken first leaves its enclosing branch the
-    rest. No semantic relevance is used.
-    """
-    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
-    unit_score = np.full(n, np.inf)
-    for v in range(n):
-        if not eligible[v]:
-            continue
-        if is_global[v]:
-            unit_score[v] = -u[v]
-            continue
-        # Every task on the way up is a branch that holds v (the root is not a branch).
-        b = v if kind[v] == TASK else parent[v]
-        while b > 0:
-            if kind[b] == TASK and unit_score[b] == np.inf:
-                unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
-            b = parent[b]
-    order = np.argsort(unit_score, kind="mergesort")
-    budget = p[P_BUDGET]
-    used = 0.0
-    for j in range(n):
-        b = order[j]
-        if unit_score[b] == np.inf:
-            break
-        cost = 0.0
-        rest = 0  # candidates of the unit not taken yet
-        for v in range(n):
-            if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
-                cost += tokens[v] + struct
-                rest += 1
-        if rest > 0 and used + cost <= budget:
-            used += cost
-            for v in range(n):
-                if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
-                    selected[v] = True
-
-
-@njit(cache=True)
-def _in_unit(parent, is_global, v, b):
-    """Is slot ``v`` in A3's unit ``b`` (v itself, or a descendant of task ``b``)?"""
-    if is_global[b] or is_global[v]:
-        return v == b
-    x = v
-    while x >= 0:
-        if x == b:
-            return True
-        x = parent[x]
-    return False
-
-
-@njit(cache=True)
-def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
-            st, out):
-    """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
-    f_wid, parent, kind, poisoned = F[F_WID], F[F_PARENT], F[F_KIND], F[F_POISONED]
-    evidence, topic, pers, top = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS], F[F_TOP]
-    # The context the reasoner reads: the selected memories and the observation just made.
-    seen_obs = last_obs >= 0 and st[ST_OBS_IN_CONTEXT] != 0.0 and not selected[last_obs]
-    # What the answer needs: the subtask's evidence, or (final) every top-level result.
-    # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
-    needs_met = True
-    has_evidence = True
-    if topic_now != NO_TOPIC:
-        has_evidence = last_obs >= 0 and evidence[last_obs] and topic[last_obs] == topic_now
-        for v in range(n):
-            if selected[v] and evidence[v] and topic[v] == topic_now:
-                has_evidence = True
-        needs_met = has_evidence
-        if not has_evidence:
-            needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
-    else:
-        for v in range(n):
-            if kind[v] != TASK or parent[v] != 0:
-                continue
-            s_w = f_wid[v]
-            if not answered[s_w]:
-                needs_met = False
-                has_evidence = False
-                continue
-            present = selected[v]
-            for x in range(n):
-                if selected[x] and top[x] == s_w and (kind[x] == SUMMARY or evidence[x]):
-                    present = True
-            if not present:
-                has_evidence = False
-                if _uniform(seed, traj, step, s_w, PURPOSE_GUESS) >= st[ST_P_GUESS]:
-                    needs_met = False
-    # Persuasion by poisoned memory in context that concerns this answer; the clean
-    # evidence in context resists it (a lucky guess does not).
-    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
-    compromised = False
-    for v in range(n):
-        if not (selected[v] or (seen_obs and v == last_obs)):
-            continue
-        if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
-            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
-                compromised = True
-    # Context dilution: longer contexts lower the chance of using what is there.
-    half = st[ST_DILUTION_TOKENS]
-    p_use = st[ST_P_USE_MAX] * half / (half + ctx_tokens)
-    used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
-    # A compromised step gives a wrong answer with probability p_misled.
-    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st[ST_P_MISLED]
-    correct = needs_met and not misled and used
-    out[C_CRITICAL_STEPS] += 1
-    if compromised:
-        out[C_COMPROMISED_STEPS] += 1
-    if correct:
-        out[C_CORRECT_STEPS] += 1
-    if topic_now != NO_TOPIC:
-        answered[topic_now] = correct
-    else:
-        # TSR (Eq. 14): the final answer is correct *and* uncompromised (MODEL.md §5).
-        out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-        out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
-
-
-@njit(cache=True)
-def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
-    """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
-
-    The root becomes folded and its summary node (created on the first fold, refreshed on
-    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
-    warnings (one per failed action, ``warning_tokens`` each), and each poisoned memory
-    that was eligible at this step with probability p_leak (p_leak_rider for
-    summary-riding poison), recorded in the absorbed memory's ``F_LEAK`` provenance.
-    Returns the new slot count.
-    """
-    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
-    u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
-    evidence, topic, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS]
-    rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
-    outcome, warnings, leak = F[F_OUTCOME], F[F_WARNINGS], F[F_LEAK]
-    raw = 0.0
-    has_evidence = False
-    leaked = False
-    leak_pers = 0.0
-    n_warnings = 0
-    bit = np.int64(1) << np.int64(_task_depth(parent, s))
-    in_branch = np.zeros(n, np.bool_)
-    for v in range(n):
-        in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
-        if not in_branch[v]:
-            continue
-        if kind[v] != SUMMARY:
-            raw += tokens[v]
-        if kind[v] == ACTION and outcome[v] == FAILURE:
-            n_warnings += 1
-        if evidence[v] and topic[v] == f_wid[s]:
-            has_evidence = True
-        if poisoned[v] and eligible[v]:
-            p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
-            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
-                leaked = True
-                leak_pers = max(leak_pers, pers[v])
-                leak[v] |= bit
-    z = summary[s]
-    if z < 0:
-        z = n
-        n += 1
-        _add_summary(F, z, s, f_wid[s], top[s], wk[1], p[P_U_INIT_SUMMARY], step)
-        summary[s] = z
-    else:
-        u[z] = p[P_U_INIT_SUMMARY]
-        m[z] = 0
-    warnings[z] = n_warnings
-    tokens[z] = math.ceil(st[ST_C_SUM] * raw) + n_warnings * int(st[ST_WARNING_TOKENS])
-    evidence[z] = evidence[z] or has_evidence
-    if leaked:
-        poisoned[z] = True
-        pers[z] = max(pers[z], leak_pers)
-    if state[s] != OBSOLETE:
-        state[s] = FOLDED
-    out[C_FOLDS] += 1
-    out[C_SUMMARISER_CALLS] += 1
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
-    return n

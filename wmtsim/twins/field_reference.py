@@ -10,10 +10,9 @@ only shared pieces are the draw (`wmtsim.rng.uniform_py`), the knobs and the con
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
-from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_IMPORTANCE, PURPOSE_LEAK, PURPOSE_MEM0
+from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
@@ -33,147 +32,21 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
     Policy,
 )
-
-_SQRT3 = 1.7320508075688772
-PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-          "deleted", "overwritten")
-
-
-@dataclass
-class Item:
-    """A memory as a field policy sees it: where it is, its rating, access and strength."""
-
-    id: str
-    place: str = "unseen"
-    importance: float = 0.0
-    last: int = 0  # step of creation or of the last retrieval
-    freq: int = 0  # retrievals
-    strength: float = 0.0  # MemoryBank S
+from wmtsim.twins.field_store import (  # noqa: F401 (old names)
+    _SQRT3,
+    PLACES,
+    Item,
+    StoreBase,
+    fit,
+    minmax,
+    power,
+    top_by,
+)
 
 
-def power(x: float, k: int) -> float:
-    """x^k as k factors (the project's rounding convention)."""
-    g = 1.0
-    for _ in range(k):
-        g *= x
-    return g
-
-
-def top_by(scored: list[tuple[float, str]], k: int) -> list[str]:
-    """The first k by descending score; ties keep creation order (a stable sort)."""
-    ranked = sorted(scored, key=lambda item: -item[0])
-    return [v for _, v in ranked[:k]]
-
-
-def fit(scored: list[tuple[float, str]], cap: int, tokens: dict[str, float], budget: float,
-        used: float) -> tuple[list[str], float]:
-    """Greedy retrieval under the budget: by descending score (ties keep the given order),
-    each taken if it fits in what is left, at most ``cap`` (0 = no cap)."""
-    out: list[str] = []
-    for _, v in sorted(scored, key=lambda item: -item[0]):
-        if cap > 0 and len(out) >= cap:
-            break
-        if used + tokens[v] <= budget:
-            out.append(v)
-            used += tokens[v]
-    return out, used
-
-
-def minmax(xs: list[float]) -> list[float]:
-    """Min-max scaling to [0, 1]; a constant list becomes 0.5 (Generative Agents' code)."""
-    lo, hi = min(xs), max(xs)
-    span = hi - lo
-    return [0.5 if span == 0.0 else (x - lo) / span for x in xs]
-
-
-class BaselineMemory:
-    """One trajectory's store under a field policy, driven by the simulator (``host``).
-
-    ``host`` is the simulator's trajectory: it owns the memory tree (``tree``), the
-    world facts (``facts``), slots (``slot``), the draw (``draw``), the selector stub's
-    relevance and noise, the counters (``out``) and ``add_summary``.
-    """
-
-    def __init__(self, host: Any, pol: Policy, knobs: Baselines) -> None:
-        self.h = host
-        self.pol = pol
-        self.k = knobs
-        self.items: dict[str, Item] = {}
-        self.window: list[float] = []  # TraceRetain: previous ratings, oldest first
-        self.summary: str | None = None  # the running summary (MemGPT, windows)
-
-    # ---------------------------------------------------------------- helpers
-
-    def item(self, v: str) -> Item:
-        if v not in self.items:
-            self.items[v] = Item(v)
-        return self.items[v]
-
-    def placed(self, place: str) -> list[str]:
-        """Items at ``place``, in creation order."""
-        return [v for v in self.h.tree.nodes if v in self.items and self.items[v].place == place]
-
-    def is_summary(self, v: str) -> bool:
-        return bool(self.h.tree.nodes[v].kind == "summary")
-
-    def query_utility(self, v: str, topic_now: int) -> float:
-        """Similarity to the current query: relevance + poison boost + noise (the selector
-        stub's unweighted utility)."""
-        node = self.h.tree.nodes[v]
-        x = float(self.h.relevance(v, topic_now))
-        if node.poisoned and node.kind != "summary":
-            x += float(self.h.st.poison_boost)
-        return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.draw_id(v)))
-
-    def content_similarity(self, a: str, b: str) -> float:
-        """TraceRetain's near-duplicate stub: 0 unless same kind, outcome and evidence."""
-        na, nb = self.h.tree.nodes[a], self.h.tree.nodes[b]
-        if (na.kind != nb.kind or na.outcome != nb.outcome
-                or self.h.facts[a].evidence != self.h.facts[b].evidence):
-            return 0.0
-        return self.similarity(a, b)
-
-    def cap(self, own: int) -> int:
-        """A retrieval's item cap: the policy's own knob, or 0 → the shared Stubs.top_k."""
-        return int(own) if own > 0 else int(self.h.st.top_k)
-
-    def similarity(self, a: str, b: str) -> float:
-        """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
-        fa, fb = self.h.facts[a], self.h.facts[b]
-        t = 1.0 if fa.topic == fb.topic else float(self.h.cross)
-        return t * (1.0 - abs(fa.rel - fb.rel))
-
-    def rate(self, v: str, lo: float) -> float:
-        """The importance scorer stub (one LLM call reading the item), an integer in
-        [lo, 10]: 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence]) + noise, half up."""
-        node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
-        d = self.h.draw_id(v)
-        s = 0.0
-        for j in range(4):
-            s += self.h.draw(4 * d + j, PURPOSE_IMPORTANCE)
-        ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
-        ev = 1.0 if f.evidence else 0.0
-        x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
-             + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
-        out = self.h.out
-        out[12] += float(self.k.scorer_base_tokens) + node.tokens  # prompt tokens
-        out[13] += 1  # LLM calls
-        _ = st
-        return min(10.0, max(lo, float(math.floor(x + 0.5))))
-
-    def absorbs(self, v: str) -> bool:
-        """Does the summariser carry poisoned item ``v`` into its summary (p_leak)?"""
-        if not self.h.tree.nodes[v].poisoned:
-            return False
-        st = self.h.st
-        p_leak = st.p_leak_rider if self.h.facts[v].rider else st.p_leak
-        return bool(self.h.draw(self.h.draw_id(v), PURPOSE_LEAK) < p_leak)
-
-    def summariser_call(self, raw: float) -> None:
-        out = self.h.out
-        out[15] += 1  # summariser calls
-        out[13] += 1  # LLM calls
-        out[12] += float(self.h.st.summariser_base_tokens) + raw
+class BaselineMemory(StoreBase):
+    """One trajectory's store under a field policy, driven by the simulator (``host``);
+    its state and helpers are `StoreBase`'s."""
 
     # ---------------------------------------------------------------- one prompt step
 

@@ -19,30 +19,16 @@ run over nodes in slot order, like the engine's, so both give the same bits.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from wmtsim.core.codes import DRAW_SUMMARY, SUCCESS
 from wmtsim.core.draws import (
-    PURPOSE_DILUTION,
-    PURPOSE_GUESS,
-    PURPOSE_LEAK,
-    PURPOSE_MISLED,
-    PURPOSE_PERSUADE,
-    PURPOSE_SELECTOR_NOISE,
     uniform_py,
 )
 from wmtsim.core.metrics import (
     C_CCR_STEPS,
     C_CCR_SUM,
-    C_COMPROMISED_STEPS,
     C_CONTAMINATED_STEPS,
-    C_CORRECT_STEPS,
-    C_CRITICAL_STEPS,
-    C_FINAL_CORRECT,
-    C_FOLDS,
     C_H_C,
     C_H_P,
     C_LATENCY_MS,
@@ -54,8 +40,6 @@ from wmtsim.core.metrics import (
     C_PROMPT_TOKENS,
     C_REVISIONS,
     C_SELECTOR_CALLS,
-    C_SUCCESS,
-    C_SUMMARISER_CALLS,
     C_SUPERSEDED,
     C_SUPPRESSED,
     N_COUNTERS,
@@ -85,32 +69,9 @@ from wmtsim.core.world_spec import (
 )
 from wmtsim.twins.field_reference import reference_model
 from wmtsim.twins.reference import MemoryTree, Node
+from wmtsim.twins.stubs_reference import _SQRT3, AgentStubs, Facts  # noqa: F401 (old names)
 
 __all__ = ["simulate_reference"]
-
-# Scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
-_SQRT3 = math.sqrt(3.0)
-
-
-@dataclass
-class Facts:
-    """What the world knows about a memory beyond MODEL.md's node fields.
-
-    topic: the world subtask it is about (NO_TOPIC: none); rel: its relevance to that
-    topic; evidence: it carries its topic's evidence; persuasiveness; rider: poison made
-    to ride into a fold summary; top: the top-level subtask it belongs to.
-    """
-
-    wid: int
-    topic: int
-    rel: float
-    evidence: bool
-    persuasiveness: float
-    rider: bool
-    top: int
-    warnings: int = 0  # a summary: the failure warnings it keeps
-    absorbed: set[str] | None = None  # a summary: the memories that leaked into it
-
 
 def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
                        baselines: object = None, memories: list[object] | None = None
@@ -136,7 +97,7 @@ def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
     return counters, trees
 
 
-class _Trajectory:
+class _Trajectory(AgentStubs):
     """One query's execution: the world's script played against one memory tree."""
 
     def __init__(self, world: World, i: int, pol: Policy, params: Params,
@@ -393,200 +354,3 @@ class _Trajectory:
         if critical:
             self.reason(topic_now, last_obs, ctx_tokens + obs_tokens, chosen)
         return set(pool)
-
-    # ---------------------------------------------------------------- the selector
-
-    def relevance(self, v: str, topic_now: int) -> float:
-        """A memory's latent relevance to the current subtask (or to the final answer)."""
-        f = self.facts[v]
-        if topic_now == NO_TOPIC:
-            if self.tree.nodes[v].kind in ("task", "summary"):
-                return f.rel  # subtask nodes and summaries carry results
-            return f.rel * self.cross
-        return f.rel if f.topic == topic_now else f.rel * self.cross
-
-    def noise(self, d: int) -> float:
-        """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (``d``: `draw_id`)."""
-        s = 0.0
-        for k in range(4):
-            s += self.draw(4 * d + k, PURPOSE_SELECTOR_NOISE)
-        return (s - 2.0) * _SQRT3
-
-    def select_items(self, pool: list[str], topic_now: int, priority: dict[str, float]
-                     ) -> set[str]:
-        """Γ_sel: greedy by utility under the budget B and the top-k cap.
-
-        utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b with scores); ties
-        go to the older memory; an item that does not fit is skipped.
-        """
-        st, nodes = self.st, self.tree.nodes
-        ranked = []
-        for v in pool:
-            node = nodes[v]
-            x = self.relevance(v, topic_now)
-            if node.poisoned and node.kind != "summary":
-                x += float(st.poison_boost)
-            x += float(st.selector_noise) * self.noise(self.draw_id(v))
-            if self.pol.scores:
-                x += float(st.w_u) * node.u
-                b = self.branch_of(v)
-                if b is not None:
-                    x += float(st.w_b) * priority[b]
-            ranked.append((-x, v))
-        ranked.sort(key=lambda item: item[0])  # stable: ties keep creation order
-        chosen: set[str] = set()
-        used = 0.0
-        for _, v in ranked:
-            cost = nodes[v].tokens + self.struct
-            if used + cost <= self.budget:
-                chosen.add(v)
-                used += cost
-                if st.top_k > 0 and len(chosen) >= st.top_k:
-                    break
-        return chosen
-
-    def select_branches(self, pool: list[str], priority: dict[str, float]) -> set[str]:
-        """A3: whole branches B(v) (subtrees rooted at a task) or single global memories,
-        ranked by priority, greedy under B.
-
-        A branch is ranked by its U_b, a global memory by its u; ties go to the older
-        unit. Taking a unit takes every candidate of its subtree not taken yet, if those
-        fit. No semantic relevance is used.
-        """
-        nodes = self.tree.nodes
-        members: dict[str, list[str]] = {}
-        for v in pool:
-            if nodes[v].kind == "global":
-                members.setdefault(v, []).append(v)
-                continue
-            b: str | None = v if nodes[v].kind == "task" else nodes[v].parent
-            while b is not None and nodes[b].kind == "task":
-                members.setdefault(b, []).append(v)
-                b = nodes[b].parent
-        roots = sorted(members, key=lambda b: self.slot[b])
-        score = {b: -(priority[b] if nodes[b].kind == "task" else nodes[b].u) for b in roots}
-        taken: set[str] = set()
-        used = 0.0
-        for b in sorted(roots, key=lambda b: score[b]):  # stable: ties to the older unit
-            rest = [v for v in sorted(members[b], key=lambda v: self.slot[v])
-                    if v not in taken]
-            cost = 0.0
-            for v in rest:
-                cost += nodes[v].tokens + self.struct
-            if rest and used + cost <= self.budget:
-                taken.update(rest)
-                used += cost
-        return taken
-
-    # ---------------------------------------------------------------- the reasoner
-
-    def reason(self, topic_now: int, last_obs: str | None, ctx_tokens: float,
-               chosen: set[str]) -> None:
-        """The reasoner at a critical step: a subtask's answer, or the final answer."""
-        st, out, nodes, facts = self.st, self.out, self.tree.nodes, self.facts
-        # The context the reasoner reads: the selected memories and the observation.
-        seen = set(chosen)
-        if last_obs is not None and st.obs_in_context:
-            seen.add(last_obs)
-        in_context = [v for v in nodes if v in seen]
-        # What the answer needs: the subtask's evidence, or (final) every top-level result.
-        if topic_now != NO_TOPIC:
-            evidence = (last_obs is not None and facts[last_obs].evidence
-                        and facts[last_obs].topic == topic_now)
-            for v in in_context:
-                if facts[v].evidence and facts[v].topic == topic_now:
-                    evidence = True
-            needs_met = evidence or self.draw(topic_now, PURPOSE_GUESS) < st.p_guess
-        else:
-            evidence = True
-            needs_met = True
-            for v, node in nodes.items():
-                if node.kind != "task" or node.parent != self.tree.root_id:
-                    continue
-                s_w = facts[v].wid
-                if not self.answered.get(s_w, False):
-                    evidence = needs_met = False
-                    continue
-                present = v in chosen or any(
-                    facts[x].top == s_w and (nodes[x].kind == "summary" or facts[x].evidence)
-                    for x in in_context)
-                if not present:
-                    evidence = False
-                    if self.draw(s_w, PURPOSE_GUESS) >= st.p_guess:
-                        needs_met = False
-        # Persuasion by poisoned memory in context that concerns this answer.
-        p_hit = st.p_persuade_vs_evidence if evidence else st.p_persuade
-        compromised = False
-        for v in in_context:
-            if nodes[v].poisoned and (topic_now == NO_TOPIC or facts[v].topic == topic_now):
-                if self.draw(self.draw_id(v), PURPOSE_PERSUADE) < (
-                        facts[v].persuasiveness * p_hit):
-                    compromised = True
-        # Context dilution: longer contexts lower the chance of using what is there.
-        half = float(st.dilution_tokens)
-        p_use = float(st.p_use_max) * half / (half + ctx_tokens)
-        used = self.draw(0, PURPOSE_DILUTION) < p_use
-        # A compromised step gives a wrong answer with probability p_misled.
-        misled = compromised and self.draw(0, PURPOSE_MISLED) < st.p_misled
-        correct = needs_met and not misled and used
-        out[C_CRITICAL_STEPS] += 1
-        if compromised:
-            out[C_COMPROMISED_STEPS] += 1
-        if correct:
-            out[C_CORRECT_STEPS] += 1
-        if topic_now != NO_TOPIC:
-            self.answered[topic_now] = correct
-        else:
-            # TSR (Eq. 14): the final answer is correct and uncompromised (MODEL.md §5).
-            out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-            out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
-
-    # ---------------------------------------------------------------- the summariser
-
-    def fold(self, task: str, eligible: set[str]) -> None:
-        """Fold ``task`` on completion (MODEL.md §3) with the summariser.
-
-        The summary gets ceil(c_sum · branch tokens) tokens, the branch's own evidence,
-        its failure warnings (one per failed action, ``warning_tokens`` each), and each
-        poisoned memory eligible at this step with probability p_leak (p_leak_rider for
-        summary-riding poison), which it then carries (`absorbed_closure`, for IP).
-        """
-        tree, st, out, facts = self.tree, self.st, self.out, self.facts
-        nodes = tree.nodes
-        w = facts[task].wid
-        raw = 0.0
-        has_evidence = False
-        leaked: list[str] = []
-        leak_pers = 0.0
-        warnings = 0
-        for v in tree.branch_nodes(task):  # slot order, root first
-            node = nodes[v]
-            if node.kind != "summary":
-                raw += node.tokens
-            if node.kind == "action" and node.outcome == "failure":
-                warnings += 1
-            if facts[v].evidence and facts[v].topic == w:
-                has_evidence = True
-            if node.poisoned and v in eligible:
-                p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
-                if self.draw(self.draw_id(v), PURPOSE_LEAK) < p_leak:
-                    leaked.append(v)
-                    leak_pers = max(leak_pers, facts[v].persuasiveness)
-        new = nodes[task].summary is None
-        tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
-        sid = tree.complete(task, fold=True, summary_tokens=tokens, strict=False)
-        assert sid is not None
-        if new:
-            self._created(sid, Facts(-1, w, self.summary_rel, False, 0.0, False,
-                                     facts[task].top))
-        summary, f = nodes[sid], facts[sid]
-        f.evidence = f.evidence or has_evidence
-        f.warnings = warnings
-        f.absorbed = (f.absorbed or set()) | set(leaked)
-        if leaked:
-            summary.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
-        out[C_FOLDS] += 1
-        out[C_SUMMARISER_CALLS] += 1
-        out[C_LLM_CALLS] += 1
-        out[C_PROMPT_TOKENS] += float(st.summariser_base_tokens) + raw

@@ -1,0 +1,374 @@
+"""The agent stubs as numba kernels: one prompt-construction cycle, the reasoner and the
+summariser (MODEL.md §4, §6).
+
+`_prompt_step` builds the candidate pool, lets the selector (`wmtsim.engine.selector`)
+pick S_t under the budget, applies selection feedback, branch priorities and suppression;
+`_reason` answers at critical steps and `_fold` folds a completed subtask. The step loop
+that calls them is `wmtsim.engine.loop`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import (
+    ACTION,
+    FAILURE,
+    FOLDED,
+    OBSOLETE,
+    SUMMARY,
+    TASK,
+)
+from wmtsim.core.lifecycle import (
+    _branch_priorities_into,
+    _candidate_pool_into,
+    _mark_active_path,
+    _suppress,
+)
+from wmtsim.core.metrics import (
+    C_CCR_STEPS,
+    C_CCR_SUM,
+    C_COMPROMISED_STEPS,
+    C_CONTAMINATED_STEPS,
+    C_CORRECT_STEPS,
+    C_CRITICAL_STEPS,
+    C_FINAL_CORRECT,
+    C_FOLDS,
+    C_H_C,
+    C_H_P,
+    C_LLM_CALLS,
+    C_PROMPT_STEPS,
+    C_PROMPT_TOKENS,
+    C_SELECTOR_CALLS,
+    C_SUCCESS,
+    C_SUMMARISER_CALLS,
+    C_SUPPRESSED,
+)
+from wmtsim.core.params import (
+    P_U_INIT_SUMMARY,
+)
+from wmtsim.core.policies import (
+    S_CLUSTER,
+    S_EVICTION,
+    S_FAMILY,
+    S_LIFECYCLE,
+    S_SCORES,
+    S_SELECTION,
+    S_THRESHOLD,
+    S_TREE,
+    S_VARIANT,
+    SEL_BASELINE,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+)
+from wmtsim.core.rng import (
+    PURPOSE_DILUTION,
+    PURPOSE_GUESS,
+    PURPOSE_LEAK,
+    PURPOSE_MISLED,
+    PURPOSE_PERSUADE,
+    _step_key,
+    _uniform,
+)
+from wmtsim.core.scoring import _selection_feedback
+from wmtsim.core.stubs import (
+    ST_BASE_TOKENS,
+    ST_C_SUM,
+    ST_DILUTION_TOKENS,
+    ST_OBS_IN_CONTEXT,
+    ST_P_GUESS,
+    ST_P_LEAK,
+    ST_P_LEAK_RIDER,
+    ST_P_MISLED,
+    ST_P_PERSUADE,
+    ST_P_PERSUADE_VS_EVIDENCE,
+    ST_P_USE_MAX,
+    ST_SELECTOR_BASE_TOKENS,
+    ST_SELECTOR_READ_FRACTION,
+    ST_STRUCT_TOKENS,
+    ST_SUMMARISER_BASE_TOKENS,
+    ST_WARNING_TOKENS,
+)
+from wmtsim.engine.field import (
+    _baseline_retrieve,
+    _baseline_step,
+)
+from wmtsim.engine.forest import (
+    F_EVIDENCE,
+    F_KIND,
+    F_LEAK,
+    F_M,
+    F_OUTCOME,
+    F_PARENT,
+    F_PERS,
+    F_POISONED,
+    F_RIDER,
+    F_STATE,
+    F_SUMMARY,
+    F_TOKENS,
+    F_TOP,
+    F_TOPIC,
+    F_U,
+    F_WARNINGS,
+    F_WID,
+    _add_summary,
+    _draw_id,
+    _task_depth,
+)
+from wmtsim.engine.selector import (
+    _query_utility,
+    _select_branches,
+    _select_items,
+)
+from wmtsim.engine.world import (
+    NO_TOPIC,
+)
+
+
+@njit(cache=True)
+def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
+                 is_global, eligible, selected, on_path, priority, answered, sw, p, st,
+                 wk, out, X, S):
+    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
+
+    Returns the slot count (a field policy may create a summary). ``X`` carries the
+    field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
+    """
+    parent, kind, state, u = F[F_PARENT], F[F_KIND], F[F_STATE], F[F_U]
+    m, tokens, outcome, poisoned = F[F_M], F[F_TOKENS], F[F_OUTCOME], F[F_POISONED]
+    mode = sw[S_SELECTION]
+    struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
+
+    # 2. Candidate pool.
+    _mark_active_path(parent, active, n, on_path)
+    field = False
+    if X is not None:  # compiled out for WMT's configurations (X is None)
+        if mode == SEL_BASELINE:
+            # The one dispatch point of the field's policies: they set ε and s.
+            field = True
+            slot_of, Bs, bwin, bmisc, bl = X
+            n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
+                               Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
+                               sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
+                               p, st, bl, out)
+            util = np.empty(n)
+            key = _step_key(seed, traj, step)
+            for v in range(n):
+                util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
+            _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
+                               Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
+                               sw[S_VARIANT], F, p, st, bl)
+    if not field:
+        if mode == SEL_NONE:
+            for v in range(n):
+                eligible[v] = False
+        else:
+            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
+        for v in range(n):
+            selected[v] = False
+    pool_tokens = 0.0
+    n_pool = 0
+    for v in range(n):
+        if eligible[v]:
+            pool_tokens += tokens[v]
+            n_pool += 1
+
+    # Fresh branch priorities for the selector (Eq. 6 on the current tree).
+    if sw[S_SCORES] != 0:
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
+                                S[4], S[5], S[6])
+
+    # 3. Selection.
+    prompt = st[ST_BASE_TOKENS]
+    if mode == SEL_EVERYTHING:
+        for v in range(n):
+            selected[v] = eligible[v]
+    elif mode == SEL_ITEMS and n_pool > 0:
+        _select_items(seed, traj, step, n, topic_now, wk[0], F, eligible, selected, priority,
+                      sw[S_SCORES] != 0, struct, p, st)
+        prompt += (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
+                   + struct * n_pool)
+        out[C_SELECTOR_CALLS] += 1
+        out[C_LLM_CALLS] += 1
+    elif mode == SEL_BRANCHES and n_pool > 0:
+        _select_branches(n, F, is_global, eligible, selected, priority, struct, p)
+
+    # Context accounting (Eqs. 9, 11, 13).
+    ctx_tokens = 0.0
+    contaminated = False
+    for v in range(n):
+        if selected[v]:
+            ctx_tokens += tokens[v] + struct
+            if poisoned[v]:
+                out[C_H_P] += 1
+                contaminated = True
+            else:
+                out[C_H_C] += 1
+        if on_path[v]:
+            prompt += tokens[v]
+    if contaminated:
+        out[C_CONTAMINATED_STEPS] += 1
+    if pool_tokens > 0:
+        sel_raw = 0.0
+        for v in range(n):
+            if selected[v]:
+                sel_raw += tokens[v]
+        out[C_CCR_SUM] += sel_raw / pool_tokens
+        out[C_CCR_STEPS] += 1
+    # The observation just made is fed to the agent with the prompt (SIMULATION.md,
+    # "or was just observed"): charged its tokens unless the selector already put it in.
+    obs_tokens = 0.0
+    if last_obs >= 0 and not selected[last_obs]:
+        obs_tokens = tokens[last_obs]
+    prompt += ctx_tokens + obs_tokens
+    out[C_PROMPT_TOKENS] += prompt
+    out[C_PROMPT_STEPS] += 1
+    out[C_LLM_CALLS] += 1
+
+    # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
+    if sw[S_SCORES] != 0:
+        _selection_feedback(u, m, eligible, selected, is_global, p, n)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
+                                S[4], S[5], S[6])
+        if sw[S_LIFECYCLE] != 0:
+            out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
+
+    if critical:
+        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, F,
+                selected, answered, st, out)
+    return n
+
+
+@njit(cache=True)
+def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
+            st, out):
+    """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
+    f_wid, parent, kind, poisoned = F[F_WID], F[F_PARENT], F[F_KIND], F[F_POISONED]
+    evidence, topic, pers, top = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS], F[F_TOP]
+    # The context the reasoner reads: the selected memories and the observation just made.
+    seen_obs = last_obs >= 0 and st[ST_OBS_IN_CONTEXT] != 0.0 and not selected[last_obs]
+    # What the answer needs: the subtask's evidence, or (final) every top-level result.
+    # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
+    needs_met = True
+    has_evidence = True
+    if topic_now != NO_TOPIC:
+        has_evidence = last_obs >= 0 and evidence[last_obs] and topic[last_obs] == topic_now
+        for v in range(n):
+            if selected[v] and evidence[v] and topic[v] == topic_now:
+                has_evidence = True
+        needs_met = has_evidence
+        if not has_evidence:
+            needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
+    else:
+        for v in range(n):
+            if kind[v] != TASK or parent[v] != 0:
+                continue
+            s_w = f_wid[v]
+            if not answered[s_w]:
+                needs_met = False
+                has_evidence = False
+                continue
+            present = selected[v]
+            for x in range(n):
+                if selected[x] and top[x] == s_w and (kind[x] == SUMMARY or evidence[x]):
+                    present = True
+            if not present:
+                has_evidence = False
+                if _uniform(seed, traj, step, s_w, PURPOSE_GUESS) >= st[ST_P_GUESS]:
+                    needs_met = False
+    # Persuasion by poisoned memory in context that concerns this answer; the clean
+    # evidence in context resists it (a lucky guess does not).
+    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
+    compromised = False
+    for v in range(n):
+        if not (selected[v] or (seen_obs and v == last_obs)):
+            continue
+        if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
+                compromised = True
+    # Context dilution: longer contexts lower the chance of using what is there.
+    half = st[ST_DILUTION_TOKENS]
+    p_use = st[ST_P_USE_MAX] * half / (half + ctx_tokens)
+    used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
+    # A compromised step gives a wrong answer with probability p_misled.
+    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st[ST_P_MISLED]
+    correct = needs_met and not misled and used
+    out[C_CRITICAL_STEPS] += 1
+    if compromised:
+        out[C_COMPROMISED_STEPS] += 1
+    if correct:
+        out[C_CORRECT_STEPS] += 1
+    if topic_now != NO_TOPIC:
+        answered[topic_now] = correct
+    else:
+        # TSR (Eq. 14): the final answer is correct *and* uncompromised (MODEL.md §5).
+        out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
+        out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
+
+
+@njit(cache=True)
+def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
+    """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
+
+    The root becomes folded and its summary node (created on the first fold, refreshed on
+    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
+    warnings (one per failed action, ``warning_tokens`` each), and each poisoned memory
+    that was eligible at this step with probability p_leak (p_leak_rider for
+    summary-riding poison), recorded in the absorbed memory's ``F_LEAK`` provenance.
+    Returns the new slot count.
+    """
+    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
+    u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
+    evidence, topic, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS]
+    rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
+    outcome, warnings, leak = F[F_OUTCOME], F[F_WARNINGS], F[F_LEAK]
+    raw = 0.0
+    has_evidence = False
+    leaked = False
+    leak_pers = 0.0
+    n_warnings = 0
+    bit = np.int64(1) << np.int64(_task_depth(parent, s))
+    in_branch = np.zeros(n, np.bool_)
+    for v in range(n):
+        in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
+        if not in_branch[v]:
+            continue
+        if kind[v] != SUMMARY:
+            raw += tokens[v]
+        if kind[v] == ACTION and outcome[v] == FAILURE:
+            n_warnings += 1
+        if evidence[v] and topic[v] == f_wid[s]:
+            has_evidence = True
+        if poisoned[v] and eligible[v]:
+            p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
+                leaked = True
+                leak_pers = max(leak_pers, pers[v])
+                leak[v] |= bit
+    z = summary[s]
+    if z < 0:
+        z = n
+        n += 1
+        _add_summary(F, z, s, f_wid[s], top[s], wk[1], p[P_U_INIT_SUMMARY], step)
+        summary[s] = z
+    else:
+        u[z] = p[P_U_INIT_SUMMARY]
+        m[z] = 0
+    warnings[z] = n_warnings
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw) + n_warnings * int(st[ST_WARNING_TOKENS])
+    evidence[z] = evidence[z] or has_evidence
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    if state[s] != OBSOLETE:
+        state[s] = FOLDED
+    out[C_FOLDS] += 1
+    out[C_SUMMARISER_CALLS] += 1
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n

@@ -1,0 +1,297 @@
+"""What enters a field policy's store (POLICIES.md): the TR family's admission filter, its
+eviction victim and topic clustering, and Mem0's add / update / no-op decision.
+
+Called from the dispatch in `wmtsim.engine.field`; the readable twin is
+`wmtsim.twins.field_reference`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
+from wmtsim.core.draws import PURPOSE_MEM0
+from wmtsim.core.field_knobs import (
+    B_ARCHIVED,
+    B_CAPACITY,
+    B_CLUSTER_SIZE,
+    B_DELETED,
+    B_DROP_FAILED,
+    B_DROPPED,
+    B_DUP_CONTENT,
+    B_DUP_THRESHOLD,
+    B_EVICTED,
+    B_FREQUENCY_WEIGHT,
+    B_IMPORTANCE_WEIGHT,
+    B_IN,
+    B_MEM0_MATCH,
+    B_MEM0_P_DELETE,
+    B_MEM0_P_NONE,
+    B_MEM0_P_UPDATE,
+    B_MEM0_SEARCH_K,
+    B_MIN_TOKENS,
+    B_OVERWRITTEN,
+    B_RAW_THRESHOLD,
+    B_RECENCY_DECAY,
+    B_RECENCY_WEIGHT,
+    B_REPLACE_THRESHOLD,
+    B_SCORER_BASE_TOKENS,
+    B_Z_THRESHOLD,
+    M_WIN_COUNT,
+    M_WIN_HEAD,
+)
+from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.policies import (
+    EVICT_IMPORTANCE,
+    EVICT_IMPORTANCE_RECENCY,
+    EVICT_LFU,
+    EVICT_SIMILARITY,
+    THRESHOLD_FIXED,
+)
+from wmtsim.core.rng import _uniform
+from wmtsim.core.stubs import (
+    ST_C_SUM,
+    ST_SUMMARISER_BASE_TOKENS,
+)
+from wmtsim.engine.field_common import (
+    _absorb,
+    _content_similarity,
+    _power,
+    _score_call,
+    _similarity,
+    _top_by,
+)
+from wmtsim.engine.forest import (
+    F_CREATED,
+    F_EVIDENCE,
+    F_KIND,
+    F_OUTCOME,
+    F_PERS,
+    F_POISONED,
+    F_REL,
+    F_SUMMARY,
+    F_TOKENS,
+    F_TOP,
+    F_TOPIC,
+    _add_summary,
+    _draw_id,
+)
+
+
+@njit(cache=True)
+def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
+              bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
+    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
+    evidence, topic, rel = F[F_EVIDENCE], F[F_TOPIC], F[F_REL]
+    # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
+    #    failed-action reports when they are low-priority.
+    for w in range(v):
+        if bs[w] == B_IN and kind[w] != SUMMARY:
+            if bl[B_DUP_CONTENT] != 0.0:
+                sim = _content_similarity(v, w, F, cross)
+            else:
+                sim = _similarity(v, w, topic, rel, cross)
+            if sim > bl[B_DUP_THRESHOLD]:
+                bs[v] = B_DROPPED
+                return n
+    if tokens[v] < bl[B_MIN_TOKENS] and not evidence[v]:
+        bs[v] = B_DROPPED
+        return n
+    if bl[B_DROP_FAILED] != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
+        bs[v] = B_DROPPED
+        return n
+    # 2. The 0–10 rating (one scorer call).
+    _score_call(seed, traj, step, v, F, bimp, 0.0, bl, out)
+    x = bimp[v]
+    # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
+    cnt = bmisc[M_WIN_COUNT]
+    size = bwin.shape[0]
+    retain = x >= bl[B_RAW_THRESHOLD]
+    if threshold != THRESHOLD_FIXED and cnt >= 2:
+        mean = 0.0
+        for j in range(cnt):
+            mean += bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size]
+        mean = mean / cnt
+        var = 0.0
+        for j in range(cnt):
+            d = bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size] - mean
+            var += d * d
+        sd = math.sqrt(var / cnt)
+        if sd > 0.0:
+            retain = (x - mean) / sd > bl[B_Z_THRESHOLD]
+    bwin[bmisc[M_WIN_HEAD]] = x
+    bmisc[M_WIN_HEAD] = (bmisc[M_WIN_HEAD] + 1) % size
+    bmisc[M_WIN_COUNT] = min(cnt + 1, size)
+    if not retain:
+        bs[v] = B_DROPPED
+        return n
+    # 5. Eviction (similarity: replace the most similar stored item when close enough).
+    victim = -1
+    if eviction == EVICT_SIMILARITY:
+        best = -1.0
+        for w in range(n):
+            if bs[w] == B_IN:
+                s = _similarity(v, w, topic, rel, cross)
+                if s > best:
+                    best = s
+                    victim = w
+        if best < bl[B_REPLACE_THRESHOLD]:
+            victim = -1
+    stored = 0
+    for w in range(n):
+        if bs[w] == B_IN:
+            stored += 1
+    if victim < 0 and stored >= bl[B_CAPACITY]:
+        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, F[F_CREATED], eviction, bl)
+    if victim >= 0:
+        bs[victim] = B_EVICTED
+    bs[v] = B_IN
+    blast[v] = step
+    bfreq[v] = 0
+    # 4. Cluster summaries: a topic with cluster_size stored traces becomes one summary.
+    if cluster != 0 and topic[v] >= 0 and slot_of[topic[v]] >= 0:
+        members = 0
+        for w in range(n):
+            if bs[w] == B_IN and kind[w] != SUMMARY and topic[w] == topic[v]:
+                members += 1
+        if members >= bl[B_CLUSTER_SIZE]:
+            n = _tr_cluster(seed, traj, step, topic[v], n, F, slot_of, summary_rel, bs,
+                            bimp, blast, bfreq, p, st, out)
+    return n
+
+
+
+@njit(cache=True)
+def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
+    """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
+    importance + frequency (lowest w_imp·imp/10 + w_freq·retrievals/(steps since created
+    + 1), the article's §3.4 rule), importance + recency (lowest w_imp·imp/10 +
+    w_rec·decay^idle); ties to the lower slot."""
+    best = -1
+    best_key = 0.0
+    best_key2 = 0.0
+    for w in range(n):
+        if bs[w] != B_IN:
+            continue
+        if eviction == EVICT_LFU:
+            key = float(bfreq[w])
+            key2 = float(blast[w])
+        elif eviction == EVICT_IMPORTANCE:
+            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
+                   + bl[B_FREQUENCY_WEIGHT] * (bfreq[w] / float(step - created[w] + 1)))
+            key2 = 0.0
+        elif eviction == EVICT_IMPORTANCE_RECENCY:
+            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
+                   + bl[B_RECENCY_WEIGHT] * _power(bl[B_RECENCY_DECAY], step - blast[w]))
+            key2 = 0.0
+        else:  # LRU (also the similarity rule's fallback)
+            key = float(blast[w])
+            key2 = 0.0
+        if best < 0 or key < best_key or (key == best_key and key2 < best_key2):
+            best = w
+            best_key = key
+            best_key2 = key2
+    return best
+
+
+
+@njit(cache=True)
+def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
+                p, st, out):
+    """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
+    kind, tokens, poisoned, evidence = F[F_KIND], F[F_TOKENS], F[F_POISONED], F[F_EVIDENCE]
+    topic, pers, top, summary = F[F_TOPIC], F[F_PERS], F[F_TOP], F[F_SUMMARY]
+    ts = slot_of[t]
+    z = summary[ts]
+    raw = 0.0
+    imp = 0.0
+    if z >= 0 and bs[z] == B_IN:
+        raw += tokens[z]
+        imp = bimp[z]
+    has_ev = False
+    leaked = False
+    leak_pers = 0.0
+    for w in range(n):
+        if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
+            continue
+        raw += tokens[w]
+        imp = max(imp, bimp[w])
+        if evidence[w]:
+            has_ev = True
+        if _absorb(seed, traj, step, w, F, st, ts):
+            leaked = True
+            leak_pers = max(leak_pers, pers[w])
+        bs[w] = B_ARCHIVED
+    if z < 0:
+        z = n
+        n += 1
+        _add_summary(F, z, ts, t, top[ts], summary_rel, p[P_U_INIT_SUMMARY], step)
+        summary[ts] = z
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    evidence[z] = evidence[z] or has_ev
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    bs[z] = B_IN
+    bimp[z] = imp
+    blast[z] = step
+    bfreq[z] = 0
+    out[15] += 1  # C_SUMMARISER_CALLS
+    out[13] += 1  # C_LLM_CALLS
+    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n
+
+
+
+@njit(cache=True)
+def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
+    """mem0 (main.py `Memory._add_to_vector_store`, before v3) for one new fact.
+
+    The fact is extracted (one LLM call reading it), the ``mem0_search_k`` stored
+    memories most similar to it are retrieved (vector_store.search(top_k=5)), and one
+    LLM call (DEFAULT_UPDATE_MEMORY_PROMPT) decides. The stub: when the most similar
+    retrieved memory w has similarity >= mem0_match, one draw decides UPDATE (the new
+    fact overwrites w: w leaves, v is stored; a poisoned fact can overwrite a true one),
+    DELETE (w deleted as contradicted, v not stored), NONE (v already known: not stored)
+    or ADD, with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest;
+    without a match, ADD.
+    """
+    kind, tokens, topic, rel = F[F_KIND], F[F_TOKENS], F[F_TOPIC], F[F_REL]
+    n = v
+    cands = np.empty(n, np.int64)
+    score = np.empty(n)
+    c = 0
+    for w in range(n):
+        if bs[w] == B_IN and kind[w] != SUMMARY:
+            cands[c] = w
+            score[c] = _similarity(v, w, topic, rel, cross)
+            c += 1
+    found = _top_by(score, cands, c, int(bl[B_MEM0_SEARCH_K]))
+    read = 0.0
+    for w in found:
+        read += tokens[w]
+    out[12] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read  # C_PROMPT_TOKENS
+    out[13] += 2  # C_LLM_CALLS: extraction + decision
+    bs[v] = B_IN
+    blast[v] = step
+    bfreq[v] = 0
+    if found.shape[0] == 0:
+        return
+    best = found[0]
+    if _similarity(v, best, topic, rel, cross) < bl[B_MEM0_MATCH]:
+        return
+    x = _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_MEM0)
+    p_up = bl[B_MEM0_P_UPDATE]
+    p_del = p_up + bl[B_MEM0_P_DELETE]
+    p_none = p_del + bl[B_MEM0_P_NONE]
+    if x < p_up:
+        bs[best] = B_OVERWRITTEN
+    elif x < p_del:
+        bs[best] = B_DELETED
+        bs[v] = B_DROPPED
+    elif x < p_none:
+        bs[v] = B_DROPPED

@@ -1,0 +1,198 @@
+"""Small kernels shared by the field's policies (POLICIES.md): the importance rating, the
+similarity of two memories, greedy fitting under the token budget, powers as products,
+top-k, min–max scaling and the summariser's absorb step.
+
+The policies' dispatch is `wmtsim.engine.field`; the store rules are
+`wmtsim.engine.field_admission` and `wmtsim.engine.field_forgetting`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
+from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
+from wmtsim.core.field_knobs import (
+    _SQRT3,
+    B_IMPORTANCE_NOISE,
+    B_IN,
+    B_SCORER_BASE_TOKENS,
+)
+from wmtsim.core.rng import _uniform
+from wmtsim.core.stubs import (
+    ST_P_LEAK,
+    ST_P_LEAK_RIDER,
+    ST_TOP_K,
+)
+from wmtsim.engine.forest import (
+    F_EVIDENCE,
+    F_KIND,
+    F_LEAK,
+    F_OUTCOME,
+    F_PARENT,
+    F_POISONED,
+    F_REL,
+    F_RIDER,
+    F_TOKENS,
+    F_TOPIC,
+    _draw_id,
+    _task_depth,
+)
+
+
+@njit(cache=True)
+def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
+    """The importance scorer stub: an integer rating in [lo, 10].
+
+    10 · (0.6·relevance + 0.2·[not a failure] + 0.2·[carries evidence]) + noise, rounded
+    half up. Relevance is what the item looks like (poison: its apparent relevance), so
+    crafted poison is rated high. ``d`` is the item's `_draw_id` (memory identity).
+    """
+    s = 0.0
+    for k in range(4):
+        s += _uniform(seed, traj, step, 4 * d + k, PURPOSE_IMPORTANCE)
+    x = 10.0 * (0.6 * rel + 0.2 * ok + 0.2 * ev) + noise_sd * ((s - 2.0) * _SQRT3)
+    r = math.floor(x + 0.5)
+    return min(10.0, max(lo, r))
+
+
+
+@njit(cache=True)
+def _similarity(a, b, topic, rel, cross):
+    """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
+    t = 1.0 if topic[a] == topic[b] else cross
+    return t * (1.0 - abs(rel[a] - rel[b]))
+
+
+
+@njit(cache=True)
+def _content_similarity(a, b, F, cross):
+    """TraceRetain's near-duplicate stub (the article's cosine > 0.95 on near-identical
+    text): 0 unless both traces are of the same kind, outcome and evidence (the key
+    fact), else the item–item similarity."""
+    kind, outcome, evidence = F[F_KIND], F[F_OUTCOME], F[F_EVIDENCE]
+    if kind[a] != kind[b] or outcome[a] != outcome[b] or evidence[a] != evidence[b]:
+        return 0.0
+    return _similarity(a, b, F[F_TOPIC], F[F_REL], cross)
+
+
+
+@njit(cache=True)
+def _fit(score, cands, c, cap, tokens, budget, used, selected):
+    """Greedy retrieval under the budget: ``cands[:c]`` by descending score (ties keep
+    their order), each taken when it fits in what is left of ``budget`` (one that does
+    not fit is skipped), at most ``cap`` (0 = no cap). Returns the tokens used."""
+    neg = np.empty(c)
+    for j in range(c):
+        neg[j] = -score[j]
+    order = np.argsort(neg, kind="mergesort")
+    count = 0
+    for j in range(c):
+        if cap > 0 and count >= cap:
+            break
+        v = cands[order[j]]
+        if used + tokens[v] <= budget:
+            selected[v] = True
+            used += tokens[v]
+            count += 1
+    return used
+
+
+
+@njit(cache=True)
+def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
+    """A queue's context under the budget: its running summary ``z`` first (if any and
+    it fits), then the queued items newest first until one does not fit, at most
+    ``limit`` of them (0 = all). Returns the tokens used."""
+    kind, tokens = F[F_KIND], F[F_TOKENS]
+    if z >= 0 and eligible[z] and bs[z] == B_IN and used + tokens[z] <= budget:
+        selected[z] = True
+        used += tokens[z]
+    count = 0
+    for j in range(n):
+        v = n - 1 - j
+        if bs[v] != B_IN or kind[v] == SUMMARY or not eligible[v]:
+            continue
+        if (limit > 0 and count >= limit) or used + tokens[v] > budget:
+            break
+        selected[v] = True
+        used += tokens[v]
+        count += 1
+    return used
+
+
+
+@njit(cache=True)
+def _cap(own, st):
+    """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
+    return int(own) if own > 0 else int(st[ST_TOP_K])
+
+
+
+@njit(cache=True)
+def _power(x, k):
+    """x^k as k factors (the project's convention; no pow)."""
+    g = 1.0
+    for _ in range(k):
+        g *= x
+    return g
+
+
+
+@njit(cache=True)
+def _top_by(score, cands, k_cands, k):
+    """The first ``k`` of ``cands[:k_cands]`` by descending score (ties: slot order)."""
+    neg = np.empty(k_cands)
+    for j in range(k_cands):
+        neg[j] = -score[j]
+    order = np.argsort(neg, kind="mergesort")
+    out = np.empty(min(k, k_cands), np.int64)
+    for j in range(out.shape[0]):
+        out[j] = cands[order[j]]
+    return out
+
+
+
+@njit(cache=True)
+def _absorb(seed, traj, step, v, F, st, host):
+    """Does the summariser carry poisoned item ``v`` into the summary of task slot
+    ``host``? (p_leak draw; on a leak, ``v``'s `F_LEAK` provenance records it for IP.)"""
+    poisoned, rider = F[F_POISONED], F[F_RIDER]
+    if not poisoned[v]:
+        return False
+    p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+    if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
+        F[F_LEAK][v] |= np.int64(1) << np.int64(_task_depth(F[F_PARENT], host))
+        return True
+    return False
+
+
+
+@njit(cache=True)
+def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
+    """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
+    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
+    evidence, rel = F[F_EVIDENCE], F[F_REL]
+    ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
+    ev = 1.0 if evidence[v] else 0.0
+    bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
+                          bl[B_IMPORTANCE_NOISE], lo)
+    out[12] += bl[B_SCORER_BASE_TOKENS] + tokens[v]  # C_PROMPT_TOKENS
+    out[13] += 1  # C_LLM_CALLS
+
+
+
+@njit(cache=True)
+def _minmax(x, c):
+    """Min-max scale to [0, 1] in place; a constant vector becomes 0.5 (as GA's code)."""
+    lo = x[0]
+    hi = x[0]
+    for j in range(c):
+        lo = min(lo, x[j])
+        hi = max(hi, x[j])
+    span = hi - lo
+    for j in range(c):
+        x[j] = 0.5 if span == 0.0 else (x[j] - lo) / span

@@ -1,0 +1,175 @@
+"""What leaves a field policy's store (POLICIES.md): MemoryBank's forgetting curve, a
+bounded queue's overflow, a sliding window, and the shared pop step that may fold popped
+memories into a running summary.
+
+Called from the dispatch in `wmtsim.engine.field`; the readable twin is
+`wmtsim.twins.field_reference`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from wmtsim.core.codes import SUMMARY
+from wmtsim.core.draws import PURPOSE_FORGET
+from wmtsim.core.field_knobs import (
+    B_EVICTED,
+    B_FORGOTTEN,
+    B_IN,
+    B_MB_FORGET_AFTER,
+    B_MB_TIME_SCALE,
+    B_POPPING,
+    M_SUMMARY,
+)
+from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.rng import _uniform
+from wmtsim.core.stubs import (
+    ST_C_SUM,
+    ST_SUMMARISER_BASE_TOKENS,
+)
+from wmtsim.engine.field_common import (
+    _absorb,
+)
+from wmtsim.engine.forest import (
+    F_CREATED,
+    F_KIND,
+    F_PERS,
+    F_POISONED,
+    F_SUMMARY,
+    F_TOKENS,
+    _add_summary,
+    _draw_id,
+)
+
+
+@njit(cache=True)
+def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
+    """Forgetting pass (at a session start): t = steps since creation or last recall /
+    mb_time_scale (the source's days).
+
+    Paper: R = exp(−t/S), forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact
+    comparison). Stochastic: keep with probability R. Public code (forget_memory.py
+    `forgetting_curve`): R = exp(−t / 5*S), which Python reads as exp(−(t/5)·S), a
+    stronger memory forgetting faster; forgotten when random() > R.
+    """
+    for v in range(n):
+        if bs[v] != B_IN or on_path[v]:
+            continue
+        dt = float(step - blast[v])
+        if variant == 0:
+            if dt > bstr[v] * bl[B_MB_FORGET_AFTER]:
+                bs[v] = B_FORGOTTEN
+        elif variant == 1:
+            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / bstr[v])
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) >= r:
+                bs[v] = B_FORGOTTEN
+        else:  # the code as written: math.exp(-t / 5*S), forget when random() > R
+            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / 5.0 * bstr[v])
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) > r:
+                bs[v] = B_FORGOTTEN
+
+
+
+@njit(cache=True)
+def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
+                    summarize, to_state, summary_rel, p, st, out):
+    """Pop the oldest queued items while the queue (+ summary) is over ``limit``.
+
+    Triggered when queue + summary > limit. Items go (oldest first, never the newest
+    ``keep_last``) while fewer than ``frac`` of the queue's tokens are out or the queue +
+    the summary they would make is still over the limit. With ``summarize`` they are
+    merged with the old summary into one (ceil(c_sum · (old + popped tokens)) tokens).
+    """
+    kind, tokens = F[F_KIND], F[F_TOKENS]
+    q = 0.0
+    n_q = 0
+    for v in range(n):
+        if bs[v] == B_IN and kind[v] != SUMMARY:
+            q += tokens[v]
+            n_q += 1
+    z = bmisc[M_SUMMARY]
+    s_old = float(tokens[z]) if z >= 0 else 0.0
+    if q + s_old <= limit:
+        return n
+    popped = 0.0
+    n_pop = 0
+    for v in range(n):
+        if bs[v] != B_IN or kind[v] == SUMMARY:
+            continue
+        if n_q - n_pop <= keep_last:
+            break
+        s_new = s_old
+        if summarize and n_pop > 0:
+            s_new = float(math.ceil(st[ST_C_SUM] * (s_old + popped)))
+        elif not summarize:
+            s_new = 0.0
+        if not (popped < frac * q or q - popped + s_new > limit):
+            break
+        bs[v] = B_POPPING
+        popped += tokens[v]
+        n_pop += 1
+    return _finish_pop(seed, traj, step, n, F, bs, bmisc, to_state, summarize, s_old, popped,
+                       summary_rel, p, st, out)
+
+
+
+@njit(cache=True)
+def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
+                  out):
+    """Sliding window: items created more than ``k`` steps ago leave the context."""
+    kind, tokens, created = F[F_KIND], F[F_TOKENS], F[F_CREATED]
+    popped = 0.0
+    for v in range(n):
+        if bs[v] == B_IN and kind[v] != SUMMARY and created[v] <= step - k:
+            bs[v] = B_POPPING
+            popped += tokens[v]
+    z = bmisc[M_SUMMARY]
+    s_old = float(tokens[z]) if z >= 0 else 0.0
+    return _finish_pop(seed, traj, step, n, F, bs, bmisc, B_EVICTED, summarize, s_old, popped,
+                       summary_rel, p, st, out)
+
+
+
+@njit(cache=True)
+def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,
+                summary_rel, p, st, out):
+    """Items marked popping at this step go to ``final_state``; with ``summarize`` they
+    and the old summary are merged into one recursive summary node.
+
+    The summary has ceil(c_sum · (old summary + popped tokens)) tokens, keeps no task
+    evidence (a running summary is lossy) and absorbs each popped poisoned item with
+    p_leak (p_leak_rider for summary riders): it is then contaminated.
+    """
+    tokens, poisoned, pers = F[F_TOKENS], F[F_POISONED], F[F_PERS]
+    leaked = False
+    leak_pers = 0.0
+    any_popped = False
+    for v in range(n):
+        if bs[v] != B_POPPING:
+            continue
+        any_popped = True
+        bs[v] = final_state
+        if summarize and _absorb(seed, traj, step, v, F, st, 0):
+            leaked = True
+            leak_pers = max(leak_pers, pers[v])
+    if not (summarize and any_popped):
+        return n
+    z = bmisc[M_SUMMARY]
+    if z < 0:
+        z = n
+        n += 1
+        _add_summary(F, z, 0, -1, -1, summary_rel, p[P_U_INIT_SUMMARY], step)
+        bmisc[M_SUMMARY] = z
+        F[F_SUMMARY][0] = z  # the root's summary: IP follows what it absorbed
+    raw = s_old + popped
+    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    if leaked:
+        poisoned[z] = True
+        pers[z] = max(pers[z], leak_pers)
+    bs[z] = B_IN
+    out[15] += 1  # C_SUMMARISER_CALLS
+    out[13] += 1  # C_LLM_CALLS
+    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    return n

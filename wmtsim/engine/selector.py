@@ -1,0 +1,189 @@
+"""The selector stub as numba kernels: which memories go into S_t under the budget B
+(MODEL.md §4 step 3) — single items by noisy utility, whole branches by priority — and a
+memory's latent relevance, which the reasoner reads too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import (
+    SUMMARY,
+    TASK,
+)
+from wmtsim.core.lifecycle import (
+    _branch_of,
+)
+from wmtsim.core.params import (
+    P_BUDGET,
+)
+from wmtsim.core.rng import (
+    PURPOSE_SELECTOR_NOISE,
+    _step_key,
+    _uniform_at,
+)
+from wmtsim.core.stubs import (
+    ST_POISON_BOOST,
+    ST_SELECTOR_NOISE,
+    ST_TOP_K,
+    ST_W_B,
+    ST_W_U,
+)
+from wmtsim.engine.forest import (
+    F_KIND,
+    F_PARENT,
+    F_POISONED,
+    F_REL,
+    F_TOKENS,
+    F_TOPIC,
+    F_U,
+    _draw_id,
+)
+from wmtsim.engine.world import (
+    NO_TOPIC,
+)
+
+# sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
+_SQRT3 = 1.7320508075688772
+
+
+
+@njit(cache=True)
+def _relevance(v, topic_now, kind, topic, rel, cross):
+    """A memory's latent relevance to the current subtask (or to the final answer)."""
+    if topic_now == NO_TOPIC:
+        if kind[v] == TASK or kind[v] == SUMMARY:
+            return rel[v]
+        return rel[v] * cross
+    if topic[v] == topic_now:
+        return rel[v]
+    return rel[v] * cross
+
+
+
+@njit(cache=True)
+def _query_utility(key, v, topic_now, cross, F, st):
+    """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
+    noise (``key``: the step's `_step_key`). The field policies use it as their
+    similarity to the current query, as an embedding retriever would see it."""
+    kind, poisoned, topic, rel = F[F_KIND], F[F_POISONED], F[F_TOPIC], F[F_REL]
+    x = _relevance(v, topic_now, kind, topic, rel, cross)
+    if poisoned[v] and kind[v] != SUMMARY:
+        x += st[ST_POISON_BOOST]
+    return x + st[ST_SELECTOR_NOISE] * _noise(key, _draw_id(F, v))
+
+
+
+@njit(cache=True)
+def _noise(key, d):
+    """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language).
+
+    ``key`` is the step's `_step_key`, ``d`` the memory's `_draw_id`; the draws are those
+    of ``_uniform(seed, traj, step, 4·d + k, PURPOSE_SELECTOR_NOISE)``, k = 0..3.
+    """
+    s = 0.0
+    for k in range(4):
+        s += _uniform_at(key, 4 * d + k, PURPOSE_SELECTOR_NOISE)
+    return (s - 2.0) * _SQRT3
+
+
+
+@njit(cache=True)
+def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,
+                  weighted, struct, p, st):
+    """The selector stub: greedy by utility under the budget B (and the top-k cap).
+
+    utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
+    to the older memory. An item that does not fit is skipped and the next one tried.
+    """
+    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
+    cands = np.empty(n, np.int64)
+    neg_util = np.empty(n)
+    key = _step_key(seed, traj, step)
+    k = 0
+    for v in range(n):
+        if not eligible[v]:
+            continue
+        x = _query_utility(key, v, topic_now, cross, F, st)
+        if weighted:
+            x += st[ST_W_U] * u[v]
+            b = _branch_of(parent, kind, v)
+            if b >= 0 and not np.isnan(priority[b]):
+                x += st[ST_W_B] * priority[b]
+        cands[k] = v
+        neg_util[k] = -x
+        k += 1
+    order = np.argsort(neg_util[:k], kind="mergesort")  # stable: ties keep slot order
+    budget = p[P_BUDGET]
+    top_k = int(st[ST_TOP_K])
+    used = 0.0
+    count = 0
+    for j in range(k):
+        v = cands[order[j]]
+        cost = tokens[v] + struct
+        if used + cost <= budget:
+            selected[v] = True
+            used += cost
+            count += 1
+            if top_k > 0 and count >= top_k:
+                break
+
+
+
+@njit(cache=True)
+def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
+    """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
+
+    A unit is a task branch B(v), the subtree rooted at task v (MODEL.md §1), or a single
+    global memory. Units are ranked by U_b (a global by its u; ties to the older unit);
+    taking a unit takes every candidate of its subtree not taken yet, at the tokens of
+    those, if they fit. So a nested branch taken first leaves its enclosing branch the
+    rest. No semantic relevance is used.
+    """
+    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
+    unit_score = np.full(n, np.inf)
+    for v in range(n):
+        if not eligible[v]:
+            continue
+        if is_global[v]:
+            unit_score[v] = -u[v]
+            continue
+        # Every task on the way up is a branch that holds v (the root is not a branch).
+        b = v if kind[v] == TASK else parent[v]
+        while b > 0:
+            if kind[b] == TASK and unit_score[b] == np.inf:
+                unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
+            b = parent[b]
+    order = np.argsort(unit_score, kind="mergesort")
+    budget = p[P_BUDGET]
+    used = 0.0
+    for j in range(n):
+        b = order[j]
+        if unit_score[b] == np.inf:
+            break
+        cost = 0.0
+        rest = 0  # candidates of the unit not taken yet
+        for v in range(n):
+            if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
+                cost += tokens[v] + struct
+                rest += 1
+        if rest > 0 and used + cost <= budget:
+            used += cost
+            for v in range(n):
+                if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
+                    selected[v] = True
+
+
+
+@njit(cache=True)
+def _in_unit(parent, is_global, v, b):
+    """Is slot ``v`` in A3's unit ``b`` (v itself, or a descendant of task ``b``)?"""
+    if is_global[b] or is_global[v]:
+        return v == b
+    x = v
+    while x >= 0:
+        if x == b:
+            return True
+        x = parent[x]
+    return False

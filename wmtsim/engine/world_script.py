@@ -1,0 +1,428 @@
+"""One trajectory's world script as numba kernels: `_generate_one` draws the task tree,
+the subtasks' actions, reviews and outcomes, and the injected poison, from counter-based
+draws keyed by `(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)` (`wmtsim.core.rng`).
+
+The batch driver `generate` and the `World` container are `wmtsim.engine.world`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, ROOT, SUCCESS, TASK
+from wmtsim.core.rng import (
+    PURPOSE_DETECT,
+    PURPOSE_REVIEW,
+    PURPOSE_REVISE,
+    PURPOSE_WORLD,
+    STEP_WORLD,
+    _uniform,
+)
+from wmtsim.core.world_spec import (
+    IJ_DEPTH,
+    IJ_POS,
+    IJ_RESUME,
+    IJ_SPEC,
+    IJ_TARGET,
+    OP_ACTION,
+    OP_COMPLETE,
+    OP_FINAL,
+    OP_GLOBAL,
+    OP_REOPEN,
+    OP_REVISE,
+    OP_SUPERSEDE,
+    OP_TASK,
+    POISON_FAILED,
+    POISON_GLOBAL,
+    POISON_SUMMARY,
+    PZ_APPARENT,
+    PZ_COUNT,
+    PZ_DEPTH,
+    PZ_KIND,
+    PZ_ON_RESUME,
+    PZ_P_INJECT,
+    PZ_P_SUPERSEDE,
+    PZ_PERSUADE,
+    PZ_POSITION,
+    PZ_SUBTASK,
+    PZ_TOKENS,
+    SUPERSEDE_FIRST,
+    W_ACT_MAX,
+    W_ACT_MIN,
+    W_DISTRACTOR_RELEVANCE,
+    W_GLOBAL_RELEVANCE,
+    W_MAX_DEPTH,
+    W_N_GLOBALS,
+    W_NEST_MAX,
+    W_NEST_MIN,
+    W_P_DISTRACTOR,
+    W_P_EVIDENCE,
+    W_P_NESTED,
+    W_P_RESUME,
+    W_P_REVISE,
+    W_P_SUCCESS,
+    W_QUERY_TOKENS,
+    W_RELEVANCE,
+    W_RELEVANCE_SD,
+    W_RESUME_MAX,
+    W_RESUME_MIN,
+    W_SUB_MAX,
+    W_SUB_MIN,
+    W_SUPERSEDE_REVIEW,
+    W_SUPERSEDE_RULE,
+    W_TASK_RELEVANCE,
+    W_TASK_TOKENS,
+    W_TOKENS_MEDIAN,
+    W_TOKENS_SIGMA,
+)
+
+
+@njit(cache=True)
+def _draw(seed, traj, counter):
+    """The world's draws: a counter that advances once per draw, in a fixed order."""
+    return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
+
+
+
+@njit(cache=True)
+def _randint(lo, hi, u):
+    """An integer in [lo, hi] from one uniform draw."""
+    return lo + min(int(u * (hi - lo + 1)), hi - lo)
+
+
+
+@njit(cache=True)
+def _normal(u1, u2):
+    """Box–Muller: a standard normal from two uniforms (world generation only)."""
+    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+
+
+
+@njit(cache=True)
+def _clip01(x):
+    return min(1.0, max(0.0, x))
+
+
+
+@njit(cache=True)
+def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,
+                  poisoned, persuasiveness, outcome, rider, top, op, arg):
+    """Write trajectory ``traj``'s world nodes and script; return (nodes, events, injected)."""
+    c = 0  # draw counter
+
+    # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
+    # injections and globals can name their target before it starts).
+    c += 1
+    n_top = _randint(int(w[W_SUB_MIN]), int(w[W_SUB_MAX]), _draw(seed, traj, c))
+    kind[0] = ROOT
+    tokens[0] = int(w[W_QUERY_TOKENS])
+    nn = 1 + n_top
+    for j in range(n_top):
+        s = 1 + j
+        parent[s] = 0
+        kind[s] = TASK
+        tokens[s] = int(w[W_TASK_TOKENS])
+        topic[s] = s
+        top[s] = s
+        rel[s] = w[W_TASK_RELEVANCE]
+    ne = 0
+    n_injected = 0
+
+    # Injection plan, one row per copy (IJ_* columns): spec row, target subtask (a world
+    # id; -(2 + top-level index) while a nested target is not drawn yet; -1 once placed),
+    # position, depth, resumed visit. Four world draws per copy (the fourth, once the
+    # detection draw, is kept unused so the numbering of later draws stays put).
+    n_inj_max = 0
+    for k in range(poison.shape[0]):
+        n_inj_max += int(poison[k, PZ_COUNT])
+    inj = np.full((n_inj_max + 1, 5), -1, np.int64)
+    n_inj = 0
+    for k in range(poison.shape[0]):
+        for _ in range(int(poison[k, PZ_COUNT])):
+            c += 4
+            if _draw(seed, traj, c - 3) >= poison[k, PZ_P_INJECT]:
+                continue
+            target = int(poison[k, PZ_SUBTASK])
+            if target < 0:
+                target = _randint(0, n_top - 1, _draw(seed, traj, c - 2))
+            else:
+                target = target % n_top
+            inj[n_inj, IJ_SPEC] = k
+            depth = int(poison[k, PZ_DEPTH])
+            inj[n_inj, IJ_TARGET] = 1 + target if depth <= 1 else -(2 + target)
+            inj[n_inj, IJ_POS] = int(poison[k, PZ_POSITION])  # -1: drawn when placed
+            inj[n_inj, IJ_DEPTH] = depth
+            inj[n_inj, IJ_RESUME] = 1 if poison[k, PZ_ON_RESUME] != 0 else 0
+            n_inj += 1
+
+    # Global memories (conversation mode): benign ones, then poisoned ones.
+    for _ in range(int(w[W_N_GLOBALS])):
+        c += 3
+        g = nn
+        nn += 1
+        kind[g] = GLOBAL
+        tokens[g] = _action_tokens(w, _draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
+        if _draw(seed, traj, c) < 0.5:
+            c += 1
+            topic[g] = 1 + _randint(0, n_top - 1, _draw(seed, traj, c))
+        rel[g] = w[W_GLOBAL_RELEVANCE]
+        op[ne] = OP_GLOBAL
+        arg[ne] = g
+        ne += 1
+    for q in range(n_inj):
+        k = inj[q, IJ_SPEC]
+        if int(poison[k, PZ_KIND]) != POISON_GLOBAL:
+            continue
+        c += 2
+        g = nn
+        nn += 1
+        kind[g] = GLOBAL
+        _set_poison(g, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness)
+        topic[g] = inj[q, IJ_TARGET]
+        n_injected += 1
+        op[ne] = OP_GLOBAL
+        arg[ne] = g
+        ne += 1
+
+    # Injected poison not yet detected, with its detection probability (world id, -1 free;
+    # `_emit_actions` fills and resolves it).
+    pend_v = np.full(n_inj_max + 1, -1, np.int64)
+    pend_p = np.zeros(n_inj_max + 1)
+    pend_tried = np.zeros(n_inj_max + 1, np.bool_)  # the first later clean action has come
+    p_detect = np.zeros(parent.shape[0])  # an injected action's detection probability
+
+    # Subtasks depth-first. Stack entries: (world id, depth, phase 0 = start, 1 = finish).
+    stack_id = np.zeros(int(w[W_MAX_DEPTH]) * (int(w[W_NEST_MAX]) + 1) + 2, np.int64)
+    stack_depth = np.zeros_like(stack_id)
+    stack_phase = np.zeros_like(stack_id)
+    for j in range(n_top):
+        sp = 0
+        stack_id[0] = 1 + j
+        stack_depth[0] = 1
+        stack_phase[0] = 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            s = stack_id[sp]
+            d = stack_depth[sp]
+            if stack_phase[sp] == 1:
+                if w[W_SUPERSEDE_REVIEW] != 0:
+                    ne, c = _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
+                op[ne] = OP_COMPLETE
+                arg[ne] = s
+                ne += 1
+                continue
+            op[ne] = OP_TASK
+            arg[ne] = s
+            ne += 1
+            nn, ne, c, n_injected = _emit_actions(
+                s, False, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
+                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            # Finish marker first, then children (pushed in reverse so the first runs first).
+            stack_id[sp] = s
+            stack_depth[sp] = d
+            stack_phase[sp] = 1
+            sp += 1
+            n_children = 0
+            c += 2
+            if d < int(w[W_MAX_DEPTH]) and _draw(seed, traj, c - 1) < w[W_P_NESTED]:
+                n_children = _randint(int(w[W_NEST_MIN]), int(w[W_NEST_MAX]),
+                                      _draw(seed, traj, c))
+            first = nn
+            for _ in range(n_children):
+                ch = nn
+                nn += 1
+                parent[ch] = s
+                kind[ch] = TASK
+                tokens[ch] = int(w[W_TASK_TOKENS])
+                topic[ch] = ch
+                top[ch] = top[s]
+                rel[ch] = w[W_TASK_RELEVANCE]
+            # Nested injections waiting for a subtask at depth d + 1 under this top level.
+            for q in range(n_inj):
+                if (n_children > 0 and inj[q, IJ_TARGET] == -(1 + top[s])
+                        and inj[q, IJ_DEPTH] == d + 1):
+                    c += 1
+                    inj[q, IJ_TARGET] = first + _randint(0, n_children - 1,
+                                                         _draw(seed, traj, c))
+            for ch in range(first + n_children - 1, first - 1, -1):
+                stack_id[sp] = ch
+                stack_depth[sp] = d + 1
+                stack_phase[sp] = 0
+                sp += 1
+        # Resume: return to an earlier top-level subtask (reopen), act, complete again.
+        c += 2
+        if j >= 1 and _draw(seed, traj, c - 1) < w[W_P_RESUME]:
+            back = 1 + _randint(0, j - 1, _draw(seed, traj, c))
+            op[ne] = OP_REOPEN
+            arg[ne] = back
+            ne += 1
+            nn, ne, c, n_injected = _emit_actions(
+                back, True, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
+                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            if w[W_SUPERSEDE_REVIEW] != 0:
+                ne, c = _review(back, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
+            op[ne] = OP_COMPLETE
+            arg[ne] = back
+            ne += 1
+    op[ne] = OP_FINAL
+    arg[ne] = 0
+    ne += 1
+    return nn, ne, n_injected
+
+
+
+@njit(cache=True)
+def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
+    """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
+    its poisons not yet detected is detected with its probability (a draw keyed by the
+    poison, outside the world's counter)."""
+    for slot in range(pend_v.shape[0]):
+        q = pend_v[slot]
+        if q >= 0 and parent[q] == s:
+            if _uniform(seed, traj, STEP_WORLD, q, PURPOSE_REVIEW) < pend_p[slot]:
+                op[ne] = OP_SUPERSEDE
+                arg[ne] = q
+                ne += 1
+                pend_v[slot] = -1
+    return ne, c
+
+
+
+@njit(cache=True)
+def _action_tokens(w, u1, u2):
+    z = _normal(u1, u2)
+    return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
+
+
+
+@njit(cache=True)
+def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):
+    """Common properties of an injected memory (draws counters c-1 and c)."""
+    poisoned[v] = True
+    persuasiveness[v] = poison[k, PZ_PERSUADE]
+    rel[v] = poison[k, PZ_APPARENT]
+    if poison[k, PZ_TOKENS] > 0:
+        tokens[v] = int(poison[k, PZ_TOKENS])
+    else:
+        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
+
+
+
+@njit(cache=True)
+def _new_action(v, s, parent, kind, topic, top):
+    """World node ``v`` is an action of subtask ``s`` (about ``s``, under its top level)."""
+    parent[v] = s
+    kind[v] = ACTION
+    topic[v] = s
+    top[v] = top[s]
+
+
+
+@njit(cache=True)
+def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
+                  pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
+                  evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
+    """Create subtask ``s``'s actions (clean ones, evidence, injected poison) and their
+    ACTION / REVISE / SUPERSEDE events, for its first visit or a resumed one (fresh clean
+    actions, no new evidence, the injections made for the resumed visit)."""
+    c += 1
+    if resumed:
+        n_clean = _randint(int(w[W_RESUME_MIN]), int(w[W_RESUME_MAX]), _draw(seed, traj, c))
+    else:
+        n_clean = _randint(int(w[W_ACT_MIN]), int(w[W_ACT_MAX]), _draw(seed, traj, c))
+    first = nn
+    distractor = np.zeros(n_clean, np.bool_)
+    n_evidence_candidates = 0
+    for a in range(n_clean):
+        v = nn
+        nn += 1
+        c += 6
+        _new_action(v, s, parent, kind, topic, top)
+        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 5), _draw(seed, traj, c - 4))
+        success = _draw(seed, traj, c - 3) < w[W_P_SUCCESS]
+        outcome[v] = SUCCESS if success else FAILURE
+        z = _normal(_draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
+        distractor[a] = _draw(seed, traj, c) < w[W_P_DISTRACTOR]
+        if distractor[a]:
+            rel[v] = _clip01(w[W_DISTRACTOR_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+        else:
+            rel[v] = _clip01(w[W_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+            if success:
+                n_evidence_candidates += 1
+    # Evidence: one successful non-distractor action of a fresh subtask carries it.
+    c += 2
+    if not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w[W_P_EVIDENCE]:
+        pick = _randint(0, n_evidence_candidates - 1, _draw(seed, traj, c))
+        seen = 0
+        for a in range(n_clean):
+            if outcome[first + a] == SUCCESS and not distractor[a]:
+                if seen == pick:
+                    evidence[first + a] = True
+                    break
+                seen += 1
+    # Injected actions targeting this visit of this subtask, spliced in at their positions.
+    order = np.arange(first, nn)
+    for q in range(n_inj):
+        k = inj[q, IJ_SPEC]
+        pk = int(poison[k, PZ_KIND])
+        if inj[q, IJ_TARGET] != s or pk == POISON_GLOBAL or (inj[q, IJ_RESUME] == 1) != resumed:
+            continue
+        v = nn
+        nn += 1
+        c += 3
+        _new_action(v, s, parent, kind, topic, top)
+        _set_poison(v, k, poison, w, seed, traj, c - 1, tokens, rel, poisoned,
+                    persuasiveness)
+        outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
+        rider[v] = pk == POISON_SUMMARY
+        p_detect[v] = poison[k, PZ_P_SUPERSEDE]
+        n_injected += 1
+        inj[q, IJ_TARGET] = -1  # placed: a later resumed visit does not inject it again
+        pos = inj[q, IJ_POS]
+        if pos < 0:
+            pos = _randint(0, order.shape[0], _draw(seed, traj, c))
+        pos = min(pos, order.shape[0])
+        new_order = np.empty(order.shape[0] + 1, np.int64)
+        new_order[:pos] = order[:pos]
+        new_order[pos] = v
+        new_order[pos + 1:] = order[pos:]
+        order = new_order
+    first_rule = w[W_SUPERSEDE_RULE] == SUPERSEDE_FIRST
+    revise = -1  # the previous action of this visit, when its outcome gets revised
+    for v in order:
+        # A later observation revises the previous action's outcome, recorded with it.
+        if revise >= 0:
+            op[ne] = OP_REVISE
+            arg[ne] = revise
+            ne += 1
+        revise = v if _uniform(seed, traj, STEP_WORLD, v, PURPOSE_REVISE) < w[W_P_REVISE] else -1
+        op[ne] = OP_ACTION
+        arg[ne] = v
+        ne += 1
+        if poisoned[v]:
+            for slot in range(pend_v.shape[0]):
+                if pend_v[slot] < 0:
+                    pend_v[slot] = v
+                    pend_p[slot] = p_detect[v]
+                    pend_tried[slot] = False
+                    break
+        else:
+            # A later clean observation of this subtask may detect the poison before it.
+            for slot in range(pend_v.shape[0]):
+                q = pend_v[slot]
+                if q < 0 or parent[q] != s or (first_rule and pend_tried[slot]):
+                    continue
+                pend_tried[slot] = True
+                key = q * 4294967296 + v  # (poison << 32) | clean action; ids < 2^31
+                if _uniform(seed, traj, STEP_WORLD, key, PURPOSE_DETECT) < pend_p[slot]:
+                    op[ne] = OP_SUPERSEDE
+                    arg[ne] = q
+                    ne += 1
+                    pend_v[slot] = -1
+    return nn, ne, c, n_injected

@@ -1,0 +1,104 @@
+"""Dashboard services of the Trace page: replay of a pasted JSON Lines trace and the tree at
+a chosen step. Part of `wmtsim.interfaces.dashboard.services`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from wmtsim.interfaces.dashboard.services_dynamics import (
+    tree_layout,
+)
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """A replayed trace: the replay frame (plus ``parent``), expectations and parameters."""
+
+    frame: pl.DataFrame
+    steps: int
+    expectations: pl.DataFrame
+    params: dict[str, Any]
+
+
+def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    from wmtsim.engine.trace import read_events
+
+    return [(line, dict(ev)) for line, ev in read_events(lines) if ev.get("op") == "expect"]
+
+
+@st.cache_data(show_spinner="Replaying…", max_entries=32)
+def replay_trace(text: str) -> TraceView:
+    """Replay a JSONL trace with `wmtsim.trace.run`; raises `TraceError` for a bad trace.
+
+    Every ``expect`` line is checked on its own (the trace with the other expect lines
+    blanked), so all failing lines are reported, not only the first.
+    """
+    from wmtsim.engine.trace import read_events, run
+
+    lines = text.splitlines()
+    result = run(lines)
+    parents: dict[str, str | None] = {}
+    for _, ev in read_events(lines):
+        if ev.get("op") in ("task", "action"):
+            parents[ev["id"]] = ev["parent"]
+        elif ev.get("op") == "query":
+            parents[ev.get("id", "root")] = None  # the trace format's default root id
+        elif ev.get("op") == "global":
+            parents[ev["id"]] = None
+    nodes = result.frame["node"].unique(maintain_order=True).to_list()
+    for node in nodes:  # fold summaries: "<task>/summary" under the task
+        if node not in parents and node.endswith("/summary"):
+            parents[node] = node[: -len("/summary")]
+    frame = result.frame.join(
+        pl.DataFrame({"node": nodes, "parent": [parents.get(v) for v in nodes]},
+                     schema={"node": pl.String, "parent": pl.String}),
+        on="node", how="left")
+    expects = _expect_lines(lines)
+    rows = []
+    for line, ev in expects:
+        alone = [ln if k + 1 == line or not _is_expect(ln) else "" for k, ln in
+                 enumerate(lines)]
+        d = run(alone).divergence
+        checks = ", ".join(f"{f}={ev[f]!r}" for f in ("u", "m", "state") if f in ev)
+        rows.append({"line": line, "node": ev["id"], "expect": checks,
+                     "status": "ok" if d is None else "FAILED",
+                     "field": None if d is None else d.field,
+                     "got": None if d is None else repr(d.got),
+                     "tolerance": None if d is None else
+                     ("exact" if d.tol is None else f"{d.tol:g}")})
+    schema = {"line": pl.Int64, "node": pl.String, "expect": pl.String, "status": pl.String,
+              "field": pl.String, "got": pl.String, "tolerance": pl.String}
+    return TraceView(frame, result.steps, pl.DataFrame(rows, schema=schema),
+                     result.params.to_dict())
+
+
+def _is_expect(line: str) -> bool:
+    try:
+        return json.loads(line).get("op") == "expect"
+    except (ValueError, AttributeError):
+        return False
+
+
+def demo_trace_text() -> str:
+    """The paper's A.4 worked example trace."""
+    from wmtsim.interfaces.cli import demo_trace_path
+
+    return demo_trace_path().read_text(encoding="utf-8")
+
+
+def trace_tree(view: TraceView, step: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The replayed tree after select step ``step``: node positions and edges."""
+    at = view.frame.filter(pl.col("step") == step)
+    index = {v: k for k, v in enumerate(at["node"].to_list())}
+    nodes = at.with_columns(
+        slot=pl.Series(list(range(at.height)), dtype=pl.Int64),
+        parent=pl.Series([index.get(p, -1) if p is not None else -1
+                          for p in at["parent"].to_list()], dtype=pl.Int64),
+    )
+    return tree_layout(nodes)

@@ -1,0 +1,97 @@
+"""Dashboard services of the Why page: mechanism attribution (`wmtsim.studies.attribution`)
+and claims maps (`wmtsim.studies.claims`). Part of `wmtsim.interfaces.dashboard.services`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from wmtsim.interfaces.dashboard.services_runs import (
+    REPO,
+    THREADS,
+    _load,
+)
+
+
+def wmt_configurations() -> dict[str, str]:
+    """WMT's own configurations (the ones attribution decomposes): name -> label."""
+    from wmtsim.core.policies import FAM_WMT, POLICIES
+
+    return {name: p.label for name, p in POLICIES.items() if p.family == FAM_WMT}
+
+
+@dataclass(frozen=True)
+class AttributionView:
+    """`wmtsim.attribution.attribute`'s table and coalitions, and what it ran."""
+
+    table: pl.DataFrame
+    coalitions: pl.DataFrame
+    runs: int
+    seconds: float
+
+
+@st.cache_data(show_spinner="Running every coalition of switches…", max_entries=32)
+def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
+                metrics: tuple[str, ...], n: int, seed: int) -> AttributionView:
+    """Shapley attribution of ``to − from`` over their differing switches, on one world
+    (`wmtsim.attribution.attribute`); raises ValueError for a request it refuses."""
+    from wmtsim.studies.attribution import attribute
+
+    att = attribute(_load(name, toml_text), from_policy, to_policy, metrics=metrics, n=n,
+                    seed=seed, threads=THREADS, n_resamples=1000)
+    return AttributionView(att.table, att.coalitions, att.runs, att.seconds)
+
+
+def waterfall_chart(table: pl.DataFrame) -> Any:
+    """`wmtsim.attribution.waterfall_chart` of an attribution table, two metrics per row
+    (three overflow the page at 1280 px)."""
+    from wmtsim.studies.attribution import waterfall_chart as chart
+
+    return chart(table, columns=2)
+
+
+def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[str]:
+    """Claims maps under ``bases`` (relative to the repository): folders written by
+    ``wmtsim claims`` and the shipped study's claims tables (claims_*.parquet)."""
+    found: list[str] = []
+    for base in bases:
+        root = REPO / base
+        if root.is_dir():
+            found += sorted(str(p.parent) for p in root.glob("**/claims.json"))
+            found += sorted(str(p) for p in root.glob("claims_*.parquet"))
+    return found[:200]
+
+
+@st.cache_data(show_spinner="Reading the claims map…", max_entries=16)
+def claims_view(path: str, mtime: float = 0.0) -> tuple[tuple[str, ...], pl.DataFrame]:
+    """The knobs and table of a claims map (`wmtsim.claims.load_claims`; ``mtime``
+    invalidates the cache when it is rewritten)."""
+    from wmtsim.studies.claims import load_claims
+
+    meta, table = load_claims(path)
+    return tuple(meta["parameters"]), table
+
+
+def claims_mtime(path: str) -> float:
+    p = Path(path)
+    target = p / "claims.parquet" if p.is_dir() else p
+    return target.stat().st_mtime if target.is_file() else 0.0
+
+
+def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
+    """`wmtsim.claims.heatmap_chart`: one heatmap per claim."""
+    from wmtsim.studies.claims import heatmap_chart
+
+    return heatmap_chart(table, x, y)
+
+
+def claims_summary(table: pl.DataFrame) -> pl.DataFrame:
+    """Per claim: cells where it holds, is undecided, fails (`wmtsim.claims`)."""
+    from wmtsim.studies.claims import summary_frame
+
+    return summary_frame(table)
