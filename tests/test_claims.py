@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from wmtsim.claims import (
     STATUSES,
     Claim,
-    _Resampler,
     claims_map,
     evaluate,
     grid_sweep,
@@ -23,6 +22,7 @@ from wmtsim.claims import (
     write_claims,
 )
 from wmtsim.cli import app
+from wmtsim.core.bootstrap import Resampler
 from wmtsim.policies import TABLE4_POLICIES
 from wmtsim.scenario import load_scenario
 from wmtsim.sweep import SweepError
@@ -66,7 +66,7 @@ def _values(rng: np.random.Generator, shift: float, n: int = 400) -> dict[str, n
 
 def test_the_cell_test() -> None:
     rng = np.random.default_rng(0)
-    rs = _Resampler(500, 0)
+    rs = Resampler(500, 0)
     lowest = Claim("wmt lowest", "asr", "wmt", ("linear", "a2_no_controller"))
     # wmt clearly below both: holds; margin is against the closer one (linear).
     r = evaluate(lowest, _values(rng, -1.0), rs)
@@ -85,7 +85,7 @@ def test_the_cell_test_pairs_finite_values() -> None:
     rng = np.random.default_rng(1)
     v = _values(rng, -1.0)
     v["wmt"][:100] = np.nan
-    r = evaluate(Claim("x", "prr", "wmt", ("linear",)), v, _Resampler(200, 0))
+    r = evaluate(Claim("x", "prr", "wmt", ("linear",)), v, Resampler(200, 0))
     assert r["n"] == 300 and r["status"] == "holds"
 
 

@@ -10,8 +10,9 @@ and the numba version: any change starts a fresh cache. A ``NUMBA_CACHE_DIR`` se
 user is left alone.
 
 Only the sources that can reach compiled code count: the modules that define kernels
-(``njit``) and, transitively, the package modules they import (their constants are
-frozen into the machine code). Editing the CLI or the dashboard keeps the cache.
+(``njit``, through `wmtsim.core.jit`) and, transitively, the package modules they import
+(their constants are frozen into the machine code). Editing the CLI or the dashboard keeps
+the cache.
 """
 
 from __future__ import annotations
@@ -53,17 +54,23 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
+def _defines_kernels(source: str) -> bool:
+    """Whether a module's source compiles numba kernels (directly or through `jit`)."""
+    return "njit" in source or "wmtsim.core.jit import" in source
+
+
 def kernel_sources(root: Path = PACKAGE_DIR) -> list[Path]:
     """The modules defining numba kernels, plus the package modules they reach by import.
 
     Every ``.py`` file under ``root`` (all subpackages) is a candidate; a module defines
-    kernels when its source mentions ``njit``. Imports are resolved with the real rules
+    kernels when its source mentions ``njit`` or imports `wmtsim.core.jit` (the one place
+    that sets numba's options). Imports are resolved with the real rules
     (absolute, relative, lazy), so a callee moved to another subpackage still counts, and a
     module no kernel reaches (the CLI, the dashboard, the studies) does not.
     """
     files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     todo = [name for name, p in files.items()
-            if "njit" in p.read_text(encoding="utf-8") and p.name != "numba_cache.py"]
+            if _defines_kernels(p.read_text(encoding="utf-8")) and p.name != "numba_cache.py"]
     seen: set[str] = set()
     while todo:
         name = todo.pop()

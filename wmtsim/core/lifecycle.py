@@ -9,7 +9,6 @@ only implementations of the candidate pool, the branch priorities and suppressio
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import (
     ACTION,
@@ -22,11 +21,12 @@ from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.params import P_TAU_OBS
 from wmtsim.core.scoring import _branch_priority_core
 
 
-@njit(cache=True)
+@jit
 def _mark_active_path(parent: np.ndarray, active: int, n: int, on_path: np.ndarray) -> None:
     """P_t = Path(root, v*_t): mark the task hierarchy from the query to the active task."""
     for i in range(n):
@@ -37,7 +37,7 @@ def _mark_active_path(parent: np.ndarray, active: int, n: int, on_path: np.ndarr
         v = parent[v]
 
 
-@njit(cache=True)
+@jit
 def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                     on_path: np.ndarray, n: int, eligible: np.ndarray) -> None:
     """MODEL.md §4 step 2: which nodes the selector may choose from (ε_i).
@@ -54,7 +54,7 @@ def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                          np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
 
 
-@njit(cache=True)
+@jit
 def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                          on_path: np.ndarray, n: int, eligible: np.ndarray,
                          in_folded: np.ndarray, in_obsolete: np.ndarray) -> None:
@@ -82,7 +82,7 @@ def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray
             eligible[v] = not in_folded[v]
 
 
-@njit(cache=True)
+@jit
 def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                        u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
                        priority: np.ndarray) -> None:
@@ -98,7 +98,7 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
 
 
-@njit(cache=True)
+@jit
 def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
                             priority: np.ndarray, u_max: np.ndarray, u_sum: np.ndarray,
@@ -132,7 +132,7 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
             priority[b] = np.nan
 
 
-@njit(cache=True)
+@jit
 def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
               priority: np.ndarray, n: int, p: np.ndarray) -> int:
     """Eq. 7: z_root ← obsolete when U_b < τ_obs, for every eligible branch.
@@ -149,7 +149,7 @@ def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
     return count
 
 
-@njit(cache=True)
+@jit
 def _branch_of(parent: np.ndarray, kind: np.ndarray, v: int) -> int:
     """The task branch a node belongs to (nearest task ancestor-or-self), or -1."""
     a = v

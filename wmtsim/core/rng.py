@@ -9,7 +9,7 @@ readable simulator uses.
 
 from __future__ import annotations
 
-from numba import njit, uint64
+from numba import uint64
 
 from wmtsim.core.draws import (  # noqa: F401 (re-exported: the registry lives there)
     _C1,
@@ -33,16 +33,17 @@ from wmtsim.core.draws import (  # noqa: F401 (re-exported: the registry lives t
     STEP_WORLD,
     uniform_py,
 )
+from wmtsim.core.jit import jit
 
 
-@njit(cache=True)
+@jit
 def _mix(z):
     z = (z ^ (z >> uint64(30))) * uint64(_C1)
     z = (z ^ (z >> uint64(27))) * uint64(_C2)
     return z ^ (z >> uint64(31))
 
 
-@njit(cache=True)
+@jit
 def _step_key(seed, traj, step):
     """The hash of the key's first three parts; many draws of one step share it."""
     h = _mix(uint64(seed & _MASK) + uint64(_GOLDEN))
@@ -50,7 +51,7 @@ def _step_key(seed, traj, step):
     return _mix(h ^ (uint64(step & _MASK) + uint64(_GOLDEN)))
 
 
-@njit(cache=True)
+@jit
 def _uniform_at(key, node, purpose):
     """The draw for (node, purpose) under a `_step_key`: `_uniform` to the bit."""
     h = _mix(key ^ (uint64(node & _MASK) + uint64(_GOLDEN)))
@@ -58,7 +59,7 @@ def _uniform_at(key, node, purpose):
     return float(h >> uint64(11)) * _INV_2_53
 
 
-@njit(cache=True)
+@jit
 def _uniform(seed: int, traj: int, step: int, node: int, purpose: int) -> float:
     """A uniform draw in [0, 1) with 53 random bits."""
     return _uniform_at(_step_key(seed, traj, step), node, purpose)

@@ -14,8 +14,8 @@ Floating-point conventions, shared with `wmtsim.reference` so both agree to the 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from wmtsim.core.jit import jit
 from wmtsim.core.params import (
     P_ALPHA,
     P_BETA,
@@ -32,7 +32,7 @@ from wmtsim.core.params import (
 )
 
 
-@njit(cache=True)
+@jit
 def _clip01(x: float) -> float:
     """clip_[0,1] of Eq. 5."""
     if x < 0.0:
@@ -42,7 +42,7 @@ def _clip01(x: float) -> float:
     return x
 
 
-@njit(cache=True)
+@jit
 def _rho_power(rho: float, k: int) -> float:
     """ρ^k as a product of k factors, so Python and numba give the same bits."""
     g = 1.0
@@ -51,19 +51,19 @@ def _rho_power(rho: float, k: int) -> float:
     return g
 
 
-@njit(cache=True)
+@jit
 def _event_score(success: bool, p: np.ndarray) -> float:
     """Eq. 2: ũ = u_success on success, u_failure on failure (it replaces, not blends)."""
     return p[P_U_SUCCESS] if success else p[P_U_FAILURE]
 
 
-@njit(cache=True)
+@jit
 def _event_resets_m(p: np.ndarray) -> bool:
     """Whether an outcome event also resets m (toolkit decision, see `Params`)."""
     return p[P_EVENT_RESETS_M] != 0.0
 
 
-@njit(cache=True)
+@jit
 def _decay_multiplier(m: int, is_global: bool, p: np.ndarray) -> float:
     """Eq. 4: g(m) = ρ_G for global memories, ρ^min(m, M) otherwise."""
     if is_global:
@@ -71,7 +71,7 @@ def _decay_multiplier(m: int, is_global: bool, p: np.ndarray) -> float:
     return _rho_power(p[P_RHO], min(m, int(p[P_M])))
 
 
-@njit(cache=True)
+@jit
 def _feedback_one(u: float, m: int, eligible: bool, selected: bool, is_global: bool,
                   p: np.ndarray) -> tuple[float, int]:
     """Eqs. 3–5 for one node: returns the new (u, m).
@@ -92,7 +92,7 @@ def _feedback_one(u: float, m: int, eligible: bool, selected: bool, is_global: b
     return _clip01(u * _decay_multiplier(m_new, is_global, p)), m_new
 
 
-@njit(cache=True)
+@jit
 def _first_selected_not_eligible(eligible: np.ndarray, selected: np.ndarray, n: int) -> int:
     """Index of the first node with s = 1 and ε = 0 (forbidden by Eq. 3), or -1."""
     for i in range(n):
@@ -101,7 +101,7 @@ def _first_selected_not_eligible(eligible: np.ndarray, selected: np.ndarray, n: 
     return -1
 
 
-@njit(cache=True)
+@jit
 def _selection_feedback(u: np.ndarray, m: np.ndarray, eligible: np.ndarray,
                         selected: np.ndarray, is_global: np.ndarray, p: np.ndarray,
                         n: int) -> None:
@@ -110,7 +110,7 @@ def _selection_feedback(u: np.ndarray, m: np.ndarray, eligible: np.ndarray,
         u[i], m[i] = _feedback_one(u[i], m[i], eligible[i], selected[i], is_global[i], p)
 
 
-@njit(cache=True)
+@jit
 def _cumulative_exponent(r: int, M: int) -> int:
     """h_M(r) of Eq. 15: r(r+1)/2 if r ≤ M, else M·r − M(M−1)/2."""
     if r <= M:
@@ -118,7 +118,7 @@ def _cumulative_exponent(r: int, M: int) -> int:
     return M * r - M * (M - 1) // 2
 
 
-@njit(cache=True)
+@jit
 def _branch_priority_core(u_max: float, u_sum: float, size: int, n_failed: int,
                           n_obsolete: int, p: np.ndarray) -> float:
     """Eq. 6 from a branch's statistics.
@@ -132,7 +132,7 @@ def _branch_priority_core(u_max: float, u_sum: float, size: int, n_failed: int,
             - p[P_GAMMA] * (n_failed / inv) - p[P_DELTA] * (n_obsolete / inv))
 
 
-@njit(cache=True)
+@jit
 def _branch_priority(u: np.ndarray, failed_action: np.ndarray, obsolete: np.ndarray,
                      p: np.ndarray) -> float:
     """Eq. 6 over one branch's node arrays (summed in array order)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import (
     ACTION,
@@ -22,6 +21,7 @@ from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _branch_priorities_into,
     _candidate_pool_into,
@@ -130,7 +130,7 @@ from wmtsim.engine.world import (
 )
 
 
-@njit(cache=True)
+@jit
 def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                  is_global, eligible, selected, on_path, priority, answered, sw, p, st,
                  wk, out, X, S):
@@ -244,7 +244,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
     return n
 
 
-@njit(cache=True)
+@jit
 def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
             st, out):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
@@ -311,7 +311,7 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
         out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
 
 
-@njit(cache=True)
+@jit
 def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
 

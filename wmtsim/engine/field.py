@@ -24,7 +24,6 @@ the C library's on both sides.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import ACTION, GLOBAL, TASK
 from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module's old path)
@@ -92,6 +91,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     M_WIN_HEAD,
     Baselines,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.params import P_BUDGET
 from wmtsim.core.policies import (
     FAM_GENERATIVE,
@@ -139,7 +139,7 @@ from wmtsim.engine.forest import (
 # ------------------------------------------------------------------ the dispatch point
 
 
-@njit(cache=True)
+@jit
 def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,
                    blast, bfreq, bstr, bwin, bmisc, sw_family, sw_variant, sw_eviction,
                    sw_threshold, sw_cluster, p, st, bl, out):
@@ -191,7 +191,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
     return n
 
 
-@njit(cache=True)
+@jit
 def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,
                        bmisc, eligible, selected, sw_family, sw_variant, F, p, st, bl):
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
@@ -245,7 +245,7 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
     return n
 
 
-@njit(cache=True)
+@jit
 def _baseline_supersede(bs, v):
     """A supersede/invalidate event for a field policy that acts on it (mem0's DELETE,
     TraceRetain's conflict resolution): a stored memory is deleted. Returns whether it
@@ -262,7 +262,7 @@ def _baseline_supersede(bs, v):
 # ------------------------------------------------------------------ Generative Agents
 
 
-@njit(cache=True)
+@jit
 def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, tokens,
                  budget, st, bl):
     """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
@@ -326,7 +326,7 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
 # ------------------------------------------------------------------ queues and windows
 
 
-@njit(cache=True)
+@jit
 def _recall_search(n, bs, eligible, selected, util, k, tokens, budget, used):
     """MemGPT recall search at a critical step: up to ``k`` evicted messages most similar
     to the query come back into the context, within what the budget leaves."""
@@ -341,7 +341,7 @@ def _recall_search(n, bs, eligible, selected, util, k, tokens, budget, used):
     _fit(score, cands, c, k, tokens, budget, used, selected)
 
 
-@njit(cache=True)
+@jit
 def _baseline_eligible(n, on_path, bs, eligible):
     """ε of a field policy: the store (and MemGPT's searchable recall storage)."""
     for v in range(n):

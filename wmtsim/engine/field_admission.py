@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_MEM0
@@ -43,6 +42,7 @@ from wmtsim.core.field_knobs import (
     M_WIN_COUNT,
     M_WIN_HEAD,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
@@ -81,7 +81,7 @@ from wmtsim.engine.forest import (
 )
 
 
-@njit(cache=True)
+@jit
 def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
     """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
@@ -165,7 +165,7 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
 
 
 
-@njit(cache=True)
+@jit
 def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
     """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
     importance + frequency (lowest w_imp·imp/10 + w_freq·retrievals/(steps since created
@@ -199,7 +199,7 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
 
 
 
-@njit(cache=True)
+@jit
 def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
                 p, st, out):
     """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
@@ -247,7 +247,7 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
 
 
 
-@njit(cache=True)
+@jit
 def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
     """mem0 (main.py `Memory._add_to_vector_store`, before v3) for one new fact.
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
@@ -21,6 +20,7 @@ from wmtsim.core.field_knobs import (
     B_IN,
     B_SCORER_BASE_TOKENS,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import (
     ST_P_LEAK,
@@ -43,7 +43,7 @@ from wmtsim.engine.forest import (
 )
 
 
-@njit(cache=True)
+@jit
 def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
     """The importance scorer stub: an integer rating in [lo, 10].
 
@@ -60,7 +60,7 @@ def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
 
 
 
-@njit(cache=True)
+@jit
 def _similarity(a, b, topic, rel, cross):
     """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
     t = 1.0 if topic[a] == topic[b] else cross
@@ -68,7 +68,7 @@ def _similarity(a, b, topic, rel, cross):
 
 
 
-@njit(cache=True)
+@jit
 def _content_similarity(a, b, F, cross):
     """TraceRetain's near-duplicate stub (the article's cosine > 0.95 on near-identical
     text): 0 unless both traces are of the same kind, outcome and evidence (the key
@@ -80,7 +80,7 @@ def _content_similarity(a, b, F, cross):
 
 
 
-@njit(cache=True)
+@jit
 def _fit(score, cands, c, cap, tokens, budget, used, selected):
     """Greedy retrieval under the budget: ``cands[:c]`` by descending score (ties keep
     their order), each taken when it fits in what is left of ``budget`` (one that does
@@ -102,7 +102,7 @@ def _fit(score, cands, c, cap, tokens, budget, used, selected):
 
 
 
-@njit(cache=True)
+@jit
 def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
     """A queue's context under the budget: its running summary ``z`` first (if any and
     it fits), then the queued items newest first until one does not fit, at most
@@ -125,14 +125,14 @@ def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
 
 
 
-@njit(cache=True)
+@jit
 def _cap(own, st):
     """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
     return int(own) if own > 0 else int(st[ST_TOP_K])
 
 
 
-@njit(cache=True)
+@jit
 def _power(x, k):
     """x^k as k factors (the project's convention; no pow)."""
     g = 1.0
@@ -142,7 +142,7 @@ def _power(x, k):
 
 
 
-@njit(cache=True)
+@jit
 def _top_by(score, cands, k_cands, k):
     """The first ``k`` of ``cands[:k_cands]`` by descending score (ties: slot order)."""
     neg = np.empty(k_cands)
@@ -156,7 +156,7 @@ def _top_by(score, cands, k_cands, k):
 
 
 
-@njit(cache=True)
+@jit
 def _absorb(seed, traj, step, v, F, st, host):
     """Does the summariser carry poisoned item ``v`` into the summary of task slot
     ``host``? (p_leak draw; on a leak, ``v``'s `F_LEAK` provenance records it for IP.)"""
@@ -171,7 +171,7 @@ def _absorb(seed, traj, step, v, F, st, host):
 
 
 
-@njit(cache=True)
+@jit
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
     kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
@@ -185,7 +185,7 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
 
 
 
-@njit(cache=True)
+@jit
 def _minmax(x, c):
     """Min-max scale to [0, 1] in place; a constant vector becomes 0.5 (as GA's code)."""
     lo = x[0]

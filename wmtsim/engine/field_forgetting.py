@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from wmtsim.core.codes import SUMMARY
 from wmtsim.core.draws import PURPOSE_FORGET
 from wmtsim.core.field_knobs import (
@@ -23,6 +21,7 @@ from wmtsim.core.field_knobs import (
     B_POPPING,
     M_SUMMARY,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import (
@@ -44,7 +43,7 @@ from wmtsim.engine.forest import (
 )
 
 
-@njit(cache=True)
+@jit
 def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
     """Forgetting pass (at a session start): t = steps since creation or last recall /
     mb_time_scale (the source's days).
@@ -72,7 +71,7 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
 
 
 
-@njit(cache=True)
+@jit
 def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
                     summarize, to_state, summary_rel, p, st, out):
     """Pop the oldest queued items while the queue (+ summary) is over ``limit``.
@@ -115,7 +114,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
 
 
 
-@njit(cache=True)
+@jit
 def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
@@ -132,7 +131,7 @@ def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, 
 
 
 
-@njit(cache=True)
+@jit
 def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,
                 summary_rel, p, st, out):
     """Items marked popping at this step go to ``final_state``; with ``summarize`` they

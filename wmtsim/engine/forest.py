@@ -13,7 +13,6 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import (
     ACTIVE,
@@ -24,6 +23,7 @@ from wmtsim.core.codes import (
     STATE_NAMES,
     SUMMARY,
 )
+from wmtsim.core.jit import jit
 
 # Positions of the per-slot arrays in the tuple the kernels take (`Forest.rows`).
 (F_WID, F_PARENT, F_KIND, F_STATE, F_U, F_M, F_TOKENS, F_CREATED, F_OUTCOME, F_POISONED,
@@ -138,7 +138,7 @@ class Forest:
         return "\n".join(lines)
 
 
-@njit(cache=True)
+@jit
 def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     """Create slot ``v`` (the next one) with its initial score (MODEL.md §2).
 
@@ -158,7 +158,7 @@ def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     F[F_LEAK][v] = 0
 
 
-@njit(cache=True)
+@jit
 def _task_depth(parent, s):
     """Depth of task slot ``s`` (the root query 0, a top-level subtask 1, ...)."""
     d = 0
@@ -168,7 +168,7 @@ def _task_depth(parent, s):
     return d
 
 
-@njit(cache=True)
+@jit
 def _draw_id(F, v):
     """The identity slot ``v``'s stub draws are keyed by: its world id, or for a summary
     ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
@@ -178,7 +178,7 @@ def _draw_id(F, v):
     return np.int64(DRAW_SUMMARY) + np.int64(F[F_WID][F[F_PARENT][v]])
 
 
-@njit(cache=True)
+@jit
 def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
     """Create slot ``z`` as a summary node under ``parent_slot`` (MODEL.md §1: the compact
     node standing for a folded branch), clean, without evidence and with no tokens yet."""

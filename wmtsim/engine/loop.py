@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import get_num_threads, njit, prange, set_num_threads
+from numba import get_num_threads, prange, set_num_threads
 
 from wmtsim.core.codes import (
     ACTIVE,
@@ -37,6 +37,7 @@ from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _candidate_pool,
     _mark_active_path,
@@ -202,7 +203,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     return counts, forest, rec
 
 
-@njit(parallel=True, cache=True)
+@jit(parallel=True)
 def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
                counts, B, bl):
     n = n_events.shape[0]
@@ -222,7 +223,7 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
             b_row, bl)
 
 
-@njit(cache=True)
+@jit
 def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):
     """Create slot ``v`` for world node ``w``, copying its static properties."""
     w_kind, w_tokens, w_topic, w_rel = Wr[WR_KIND], Wr[WR_TOKENS], Wr[WR_TOPIC], Wr[WR_REL]
@@ -242,7 +243,7 @@ def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):
     slot_of[w] = v
 
 
-@njit(cache=True)
+@jit
 def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
     """Play one trajectory's script under the policy; write its counters into ``out``."""
     w_parent, w_kind, w_topic, w_outcome = Wr[WR_PARENT], Wr[WR_KIND], Wr[WR_TOPIC], Wr[WR_OUTCOME]
@@ -390,7 +391,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
     return n, active
 
 
-@njit(cache=True)
+@jit
 def _poison_remains(v, F, eligible, slot_of):
     """IP's P_r (Eq. 10, MODEL.md §5): poisoned memory ``v`` is still eligible at the
     end, or is carried by an eligible contaminated summary.
@@ -418,7 +419,7 @@ def _poison_remains(v, F, eligible, slot_of):
     return False
 
 
-@njit(cache=True)
+@jit
 def _record(r, step, n, o, F, eligible, selected, R, out):
     """Keep this step's u, m, state, ε, s, poisoned flags and tokens for a recorded trajectory
     (``R``: the arrays of `_RECORDED`, in that order)."""

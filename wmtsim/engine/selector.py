@@ -6,12 +6,12 @@ memory's latent relevance, which the reasoner reads too.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
+from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _branch_of,
 )
@@ -49,7 +49,7 @@ _SQRT3 = 1.7320508075688772
 
 
 
-@njit(cache=True)
+@jit
 def _relevance(v, topic_now, kind, topic, rel, cross):
     """A memory's latent relevance to the current subtask (or to the final answer)."""
     if topic_now == NO_TOPIC:
@@ -62,7 +62,7 @@ def _relevance(v, topic_now, kind, topic, rel, cross):
 
 
 
-@njit(cache=True)
+@jit
 def _query_utility(key, v, topic_now, cross, F, st):
     """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
     noise (``key``: the step's `_step_key`). The field policies use it as their
@@ -75,7 +75,7 @@ def _query_utility(key, v, topic_now, cross, F, st):
 
 
 
-@njit(cache=True)
+@jit
 def _noise(key, d):
     """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (exact in any language).
 
@@ -89,7 +89,7 @@ def _noise(key, d):
 
 
 
-@njit(cache=True)
+@jit
 def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,
                   weighted, struct, p, st):
     """The selector stub: greedy by utility under the budget B (and the top-k cap).
@@ -131,7 +131,7 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
 
 
 
-@njit(cache=True)
+@jit
 def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
     """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
 
@@ -176,7 +176,7 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
 
 
 
-@njit(cache=True)
+@jit
 def _in_unit(parent, is_global, v, b):
     """Is slot ``v`` in A3's unit ``b`` (v itself, or a descendant of task ``b``)?"""
     if is_global[b] or is_global[v]:

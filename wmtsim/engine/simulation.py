@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from wmtsim import __version__
+from wmtsim.core.bootstrap import mean_ci, pooled_ci
 from wmtsim.core.codes import KIND_NAMES, STATE_NAMES
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import COUNTERS, METRICS, RATIOS, metrics_from_counters
@@ -72,43 +72,6 @@ class SimResult:
     def tree(self, i: int) -> list[dict[str, Any]]:
         """Trajectory ``i``'s final memory tree (readable records)."""
         return self.forest.tree(i - int(self.trajectories["trajectory"][0]))
-
-
-def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
-            seed: int = 0) -> dict[str, float]:
-    """Mean and percentile-bootstrap interval of the finite values of ``x``."""
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
-    mean = float(x.mean())
-    if x.size < 2 or np.all(x == x[0]):
-        return {"mean": mean, "low": mean, "high": mean, "n": int(x.size)}
-    res = stats.bootstrap((x,), np.mean, confidence_level=confidence,
-                          n_resamples=n_resamples, method="percentile",
-                          rng=np.random.default_rng(seed), vectorized=True)
-    return {"mean": mean, "low": float(res.confidence_interval.low),
-            "high": float(res.confidence_interval.high), "n": int(x.size)}
-
-
-def pooled_ci(num: np.ndarray, den: np.ndarray, confidence: float = 0.95,
-              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
-    """Σ num / Σ den over trajectories with a percentile-bootstrap interval (trajectories
-    resampled, numerator and denominator together)."""
-    total = float(den.sum())
-    if total <= 0:
-        return {"pooled": float("nan"), "pooled_low": float("nan"),
-                "pooled_high": float("nan")}
-    value = float(num.sum()) / total
-    if num.size < 2:
-        return {"pooled": value, "pooled_low": value, "pooled_high": value}
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_resamples, num.size))
-    sums_den = den[idx].sum(axis=1)
-    ok = sums_den > 0
-    stat = num[idx].sum(axis=1)[ok] / sums_den[ok]
-    alpha = (1.0 - confidence) / 2.0
-    return {"pooled": value, "pooled_low": float(np.quantile(stat, alpha)),
-            "pooled_high": float(np.quantile(stat, 1.0 - alpha))}
 
 
 def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,

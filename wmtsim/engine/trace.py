@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmtsim.core.atomic import atomic_write, atomic_write_parquet, commit, temp_path
 from wmtsim.core.params import Params
 from wmtsim.engine.trace_events import (  # noqa: F401 (the old module's names)
     _ERROR_RANK,
@@ -206,10 +206,8 @@ class _BatchWriter:
         missing = [p for p in self.path.parents if not p.exists()]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.created = missing
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                   dir=self.path.parent)
-        self.tmp = Path(tmp)
-        self.file = os.fdopen(fd, "wb")
+        self.tmp = temp_path(self.path)
+        self.file = open(self.tmp, "wb")
 
     def write(self, frame: pl.DataFrame) -> None:
         if self.file is None:
@@ -235,10 +233,8 @@ class _BatchWriter:
 
             pl.DataFrame(schema={n: getattr(pl, d) for n, d in REPLAY_COLUMNS}
                          ).write_parquet(self.file)
-        self.file.flush()
-        os.fsync(self.file.fileno())
         self.file.close()
-        os.replace(self.tmp, self.path)
+        commit(self.tmp, self.path)
         self.done = True
 
     def abort(self) -> None:
@@ -282,7 +278,7 @@ def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
     """Write ``frame`` to ``.parquet`` or ``.csv`` (by extension), atomically.
 
     The data goes to a temporary file in the target directory, which is then renamed over
-    ``out`` (`os.replace`), so a reader never sees a half-written file.
+    ``out`` (`wmtsim.core.atomic`), so a reader never sees a half-written file.
     """
     path = Path(out)
     suffix = path.suffix.lower()
@@ -290,15 +286,6 @@ def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
         raise ValueError(f"cannot write {str(path)!r}: unsupported extension "
                          f"{path.suffix or '(none)'!r}; allowed: {', '.join(OUTPUT_FORMATS)}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        if suffix == ".parquet":
-            frame.write_parquet(tmp)
-        else:
-            frame.write_csv(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    if suffix == ".parquet":
+        return atomic_write_parquet(frame, path)
+    return atomic_write(path, frame.write_csv)

@@ -9,9 +9,10 @@ is a pure function of ``(seed, world, i)``, drawn with `wmtsim.core.rng` keyed b
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from wmtsim.core.codes import NO_PARENT
+from wmtsim.core.jit import jit
 from wmtsim.core.validation import check_int
 from wmtsim.core.world_spec import (  # noqa: F401 (re-exported for the module's old path)
     IJ_DEPTH,
@@ -152,7 +153,7 @@ def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
     )
 
 
-@njit(parallel=True, cache=True)
+@jit(parallel=True)
 def _count_batch(w, poison, seed, start, n, nb, eb, counts):
     for i in prange(n):
         a = _empty_row_arrays(nb, eb)
@@ -162,7 +163,7 @@ def _count_batch(w, poison, seed, start, n, nb, eb, counts):
             a[10], a[11], a[12])
 
 
-@njit(parallel=True, cache=True)
+@jit(parallel=True)
 def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,
                 evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
     for i in prange(n):
@@ -172,7 +173,7 @@ def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,
                       op[i], arg[i])
 
 
-@njit(cache=True)
+@jit
 def _empty_row_arrays(nb, eb):
     return (np.full(nb, NO_PARENT, np.int32), np.zeros(nb, np.int8), np.zeros(nb, np.int32),
             np.full(nb, NO_TOPIC, np.int32), np.zeros(nb, np.float64),

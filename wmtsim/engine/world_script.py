@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, ROOT, SUCCESS, TASK
+from wmtsim.core.jit import jit
 from wmtsim.core.rng import (
     PURPOSE_DETECT,
     PURPOSE_REVIEW,
@@ -80,34 +80,34 @@ from wmtsim.core.world_spec import (
 )
 
 
-@njit(cache=True)
+@jit
 def _draw(seed, traj, counter):
     """The world's draws: a counter that advances once per draw, in a fixed order."""
     return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
 
 
 
-@njit(cache=True)
+@jit
 def _randint(lo, hi, u):
     """An integer in [lo, hi] from one uniform draw."""
     return lo + min(int(u * (hi - lo + 1)), hi - lo)
 
 
 
-@njit(cache=True)
+@jit
 def _normal(u1, u2):
     """Box–Muller: a standard normal from two uniforms (world generation only)."""
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
 
-@njit(cache=True)
+@jit
 def _clip01(x):
     return min(1.0, max(0.0, x))
 
 
 
-@njit(cache=True)
+@jit
 def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,
                   poisoned, persuasiveness, outcome, rider, top, op, arg):
     """Write trajectory ``traj``'s world nodes and script; return (nodes, events, injected)."""
@@ -277,7 +277,7 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
 
 
 
-@njit(cache=True)
+@jit
 def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
     """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
     its poisons not yet detected is detected with its probability (a draw keyed by the
@@ -294,14 +294,14 @@ def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
 
 
 
-@njit(cache=True)
+@jit
 def _action_tokens(w, u1, u2):
     z = _normal(u1, u2)
     return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
 
 
 
-@njit(cache=True)
+@jit
 def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):
     """Common properties of an injected memory (draws counters c-1 and c)."""
     poisoned[v] = True
@@ -314,7 +314,7 @@ def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiv
 
 
 
-@njit(cache=True)
+@jit
 def _new_action(v, s, parent, kind, topic, top):
     """World node ``v`` is an action of subtask ``s`` (about ``s``, under its top level)."""
     parent[v] = s
@@ -324,7 +324,7 @@ def _new_action(v, s, parent, kind, topic, top):
 
 
 
-@njit(cache=True)
+@jit
 def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
                   pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
                   evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):

@@ -149,9 +149,8 @@ def run(
     import polars as pl
 
     from wmtsim import __version__
+    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
     from wmtsim.studies.report import (
-        atomic_write_bytes,
-        atomic_write_parquet,
         render_summary,
         run_policies,
         summarise,
@@ -377,10 +376,10 @@ def calibrate(
     """
     from rich.table import Table
 
+    from wmtsim.core.atomic import atomic_write_bytes
     from wmtsim.studies.calibrate import calibrate as run_calibrate
     from wmtsim.studies.calibrate import parse_knob
     from wmtsim.studies.outdir import OutputError, check_out_file, default_folder
-    from wmtsim.studies.report import atomic_write_bytes
     from wmtsim.studies.scenario import ScenarioError, update_toml_text
 
     s = _load(scenario)
@@ -476,8 +475,8 @@ def schema(
     if stdout:
         print(text, end="")
         return
+    from wmtsim.core.atomic import atomic_write_bytes
     from wmtsim.studies.outdir import OutputError, check_out_file
-    from wmtsim.studies.report import atomic_write_bytes
 
     path = out or SCHEMA_FILE
     try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wmtsim.core.bootstrap import Resampler, mean_interval
 from wmtsim.core.metrics import METRICS
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
 from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
@@ -44,39 +45,10 @@ def _higher_is_better(metric: str) -> bool:
 # --- per-point means with bootstrap intervals ----------------------------------------------
 
 
-class _Resampler:
-    """Bootstrap index matrices, one per sample size (shared by every point of that size:
-    the same resamples for every point keeps comparisons between points paired)."""
-
-    def __init__(self, n_resamples: int, seed: int) -> None:
-        self.n_resamples, self.seed = n_resamples, seed
-        self._cache: dict[int, np.ndarray] = {}
-
-    def means(self, x: np.ndarray) -> np.ndarray:
-        n = x.size
-        if n not in self._cache:
-            rng = np.random.default_rng([self.seed, n])
-            self._cache[n] = rng.integers(0, n, size=(self.n_resamples, n), dtype=np.int32)
-        return np.asarray(x[self._cache[n]].mean(axis=1))
-
-
 def bootstrap_mean(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 1000,
                    seed: int = 0) -> tuple[float, float, float, int]:
     """Mean and percentile-bootstrap interval of the finite values of ``x``."""
-    return _bootstrap(x, confidence, _Resampler(n_resamples, seed))
-
-
-def _bootstrap(x: np.ndarray, confidence: float, rs: _Resampler
-               ) -> tuple[float, float, float, int]:
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return float("nan"), float("nan"), float("nan"), 0
-    mean = float(x.mean())
-    if x.size < 2:
-        return mean, mean, mean, int(x.size)
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(rs.means(x), [alpha, 1.0 - alpha])
-    return mean, float(lo), float(hi), int(x.size)
+    return mean_interval(x, confidence, Resampler(n_resamples, seed, np.int32))
 
 
 def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
@@ -84,7 +56,7 @@ def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
                 ) -> pl.DataFrame:
     """One row per computed point: its metadata, and for each metric the mean, ``_low``,
     ``_high`` (bootstrap interval over trajectories) and ``_n`` (finite trajectories)."""
-    rs = _Resampler(n_resamples, seed)
+    rs = Resampler(n_resamples, seed, np.int32)  # int32 indices, as sweeps always drew
     rows: list[dict[str, Any]] = []
     for chunk in results.manifest["chunks"]:
         traj = pl.read_parquet(results.root / CHUNKS / chunk["trajectories"],
@@ -92,7 +64,7 @@ def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
         for (key,), part in traj.group_by("key", maintain_order=True):
             row: dict[str, Any] = {"key": key}
             for m in metrics:
-                mean, lo, hi, n = _bootstrap(part[m].to_numpy().astype(np.float64),
+                mean, lo, hi, n = mean_interval(part[m].to_numpy().astype(np.float64),
                                              confidence, rs)
                 row.update({m: mean, f"{m}_low": lo, f"{m}_high": hi, f"{m}_n": n})
             rows.append(row)

@@ -64,11 +64,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim.core.metrics import METRICS, metrics_from_counters
+from wmtsim.core.bootstrap import paired_bootstrap
+from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
 from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
 from wmtsim.studies.shapley import (
     _finite_mean,
-    _paired_bootstrap,
     permutation_masks,
     shapley_exact,
     shapley_sampled,
@@ -84,8 +84,6 @@ if TYPE_CHECKING:
 NOT_SWITCHES = ("name", "label", "family", "variant", "eviction", "threshold", "cluster")
 EXACT_MAX_SWITCHES = 10  # 2^10 = 1024 coalitions: beyond that, sample permutations
 DEFAULT_METRICS = ("asr", "prr", "br", "tsr", "prompt_tokens")
-# Metrics beyond `wmtsim.metrics.METRICS`, derived per trajectory as `wmtsim.report` does.
-DERIVED_METRICS = ("avg_prompt_tokens",)
 SELECTION_NAMES = {SEL_NONE: "none", SEL_EVERYTHING: "everything", SEL_ITEMS: "items",
                    SEL_BRANCHES: "branches"}
 SWITCH_LABELS = {
@@ -358,7 +356,7 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
                        else np.full(k, np.nan))
         n_common = int(common.sum())
         contribution = phi_t.mean(axis=1) if n_common else np.full(k, np.nan)
-        low, high = _paired_bootstrap(phi_t, n_resamples, alpha, rng)
+        low, high = paired_bootstrap(phi_t, n_resamples, alpha, rng)
         from_mean = float(x[index[0]].mean()) if n_common else math.nan
         to_mean = float(x[index[(1 << k) - 1]].mean()) if n_common else math.nan
         for j, s in enumerate(players):
@@ -412,7 +410,7 @@ def _effect(metric: str, contribution: float) -> str:
     """``improves`` / ``worsens`` by the metric's better direction; ``no effect`` at 0."""
     if contribution == 0 or not math.isfinite(contribution):
         return "no effect"
-    better = METRICS[metric][1] if metric in METRICS else "lower"  # avg_prompt_tokens
+    better = BETTER.get(metric, "lower")
     if better not in ("higher", "lower"):
         return "raises" if contribution > 0 else "lowers"
     return "improves" if (contribution > 0) == (better == "higher") else "worsens"
@@ -481,8 +479,8 @@ def write_attribution(att: Attribution, out: Path, charts: bool = True) -> list[
     import json
 
     from wmtsim import __version__
+    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
     from wmtsim.studies.analysis import write_chart
-    from wmtsim.studies.report import atomic_write_bytes, atomic_write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(att.table, out / "attribution.parquet"),

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wmtsim.core.bootstrap import Resampler
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 
@@ -107,22 +108,7 @@ def table4_claims() -> tuple[Claim, ...]:
 # --- the test in one cell ------------------------------------------------------------------
 
 
-class _Resampler:
-    """Bootstrap index matrices, one per sample size, shared by every pair of a cell."""
-
-    def __init__(self, n_resamples: int, seed: int) -> None:
-        self.n_resamples, self.seed = n_resamples, seed
-        self._cache: dict[int, np.ndarray] = {}
-
-    def means(self, x: np.ndarray) -> np.ndarray:
-        n = x.size
-        if n not in self._cache:
-            rng = np.random.default_rng([self.seed, n])
-            self._cache[n] = rng.integers(0, n, size=(self.n_resamples, n))
-        return np.asarray(x[self._cache[n]].mean(axis=1))
-
-
-def evaluate(claim: Claim, values: dict[str, np.ndarray], resampler: _Resampler,
+def evaluate(claim: Claim, values: dict[str, np.ndarray], resampler: Resampler,
              alpha: float = 0.05) -> dict[str, Any]:
     """The claim's status on one cell; ``values[policy]`` are per-trajectory values on
     the same trajectories (see the module docstring for the test)."""
@@ -249,7 +235,7 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
     seed = int(res.manifest["design"].get("seed") or 0)
     for knob in knobs.iter_rows(named=True):
         cell = joined.filter(pl.col("row") == knob["row"])
-        resampler = _Resampler(n_resamples, seed)
+        resampler = Resampler(n_resamples, seed)
         for claim in claims:
             wide = (cell.filter(pl.col("policy").is_in(claim.policies))
                     .pivot(on="policy", index=["replicate", "trajectory"],
@@ -319,8 +305,8 @@ def render_summary(cm: ClaimsMap) -> Any:
 def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
                  ) -> list[Path]:
     """claims.parquet, claims_map.html/.png and claims.json (definitions, knobs)."""
+    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
     from wmtsim.studies.analysis import write_chart
-    from wmtsim.studies.report import atomic_write_bytes, atomic_write_parquet
 
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)

@@ -134,7 +134,7 @@ def write_curves(frame: pl.DataFrame, out: Path, title: str = "",
     """curves.parquet, curves.md and curves.png (Altair through vl-convert) in ``out``."""
     import vl_convert as vlc
 
-    from wmtsim.studies.report import atomic_write_bytes, atomic_write_parquet
+    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(frame, out / "curves.parquet"),

@@ -28,6 +28,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from wmtsim.core.atomic import fsync_path
+
 RESULTS = Path("results")
 MAX_COMPONENT = 100  # characters of a scenario name kept in a folder name
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -135,14 +137,6 @@ def check_out_file(path: Path, option: str = "--out") -> Path:
 
 
 # --- writing a folder as one unit -----------------------------------------------------------
-
-
-def fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _fsync_tree(root: Path) -> None:

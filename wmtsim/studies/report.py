@@ -20,6 +20,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+from wmtsim.core.metrics import BETTER, LABELS, SUMMARY_METRICS
+
 if TYPE_CHECKING:
     import polars as pl
     from rich.table import Table
@@ -73,15 +76,6 @@ def paper_wmt_token_change() -> tuple[float, float]:
 
 # --- running and comparing -----------------------------------------------------------------
 
-SUMMARY_METRICS = ("asr", "prr", "ip", "br", "af", "ccr", "tsr", "final_correct",
-                   "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps", "llm_calls",
-                   "latency_ms")
-LABELS = {"asr": "ASR ↓", "prr": "PRR ↓", "ip": "IP ↓", "br": "BR ↓", "af": "AF ↓",
-          "ccr": "CCR ↓", "tsr": "TSR ↑", "final_correct": "final answer correct ↑",
-          "latency_ms": "sim. latency ms / step ↓", "accuracy": "step accuracy ↑",
-          "prompt_tokens": "prompt tokens / task ↓",
-          "avg_prompt_tokens": "avg prompt tokens / step ↓", "steps": "prompt steps",
-          "llm_calls": "LLM calls"}
 WITHIN = 0.05  # Full WMT's row must lie this close to the paper (ASR, PRR, BR, TSR)
 Progress = Callable[[str], None]
 
@@ -197,7 +191,7 @@ def _paper_cells(paper: str | None) -> dict[tuple[str, str], float]:
 
 
 def _better(metric: str) -> int:
-    return 1 if metric in ("tsr", "accuracy", "final_correct") else -1
+    return 1 if BETTER.get(metric) == "higher" else -1
 
 
 def _paired_cell(comp: Comparison, policy: str, metric: str) -> dict[str, Any] | None:
@@ -432,20 +426,6 @@ def comparison_tables(comp: Comparison) -> list[Table]:
 
 
 # --- writing -------------------------------------------------------------------------------
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return path
-
-
-def atomic_write_parquet(frame: pl.DataFrame, path: Path) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    frame.write_parquet(tmp)
-    os.replace(tmp, path)
-    return path
 
 
 def tables_markdown(tables: Sequence[Table]) -> str:

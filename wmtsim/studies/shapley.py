@@ -1,6 +1,6 @@
 """Shapley values of a coalition game (the mechanism attribution of `wmtsim.studies.attribution`):
-exact over all 2^k coalitions, or sampled over permutations, with paired percentile
-bootstrap intervals of the per-trajectory contributions.
+exact over all 2^k coalitions, or sampled over permutations, with their paired percentile
+bootstrap intervals from `wmtsim.core.bootstrap.paired_bootstrap`.
 """
 
 from __future__ import annotations
@@ -75,21 +75,3 @@ def shapley_sampled(value: Callable[[int], np.ndarray], k: int, orders: np.ndarr
 def _finite_mean(x: np.ndarray) -> float:
     f = x[np.isfinite(x)]
     return float(f.mean()) if f.size else math.nan
-
-
-def _paired_bootstrap(phi_t: np.ndarray, n_resamples: int, alpha: float,
-                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile intervals of each row's mean, every row resampled with the same
-    trajectory indices (paired); chunks keep the index matrix small."""
-    k, n = phi_t.shape
-    if n == 0:
-        return np.full(k, np.nan), np.full(k, np.nan)
-    means = np.empty((n_resamples, k))
-    step = max(1, 2_000_000 // n)
-    for start in range(0, n_resamples, step):
-        b = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(b, n))
-        for j in range(k):
-            means[start:start + b, j] = phi_t[j][idx].mean(axis=1)
-    return (np.quantile(means, alpha / 2, axis=0),
-            np.quantile(means, 1 - alpha / 2, axis=0))

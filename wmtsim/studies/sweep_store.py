@@ -31,11 +31,12 @@ import numpy as np
 import polars as pl
 
 from wmtsim import __version__
+from wmtsim.core.atomic import atomic_write_parquet, atomic_write_text
 from wmtsim.studies.sweep_design import ChunkResult, Plan
 from wmtsim.studies.sweep_file import METRIC_NAMES, Sweep, SweepError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    pass
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -47,41 +48,9 @@ _FIXED = ("row", "block", "base", "block_param", "scenario", "replicate", "seed"
           "key")
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Write via ``write(tmp)``, fsync, then rename over ``path``: all or nothing."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    _fsync_dir(path.parent)
-
-
-def _write_text(path: Path, text: str) -> None:
-    def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8")
-
-    atomic_write(path, write)
-
-
-def _write_parquet(path: Path, frame: pl.DataFrame) -> None:
-    atomic_write(path, lambda tmp: frame.write_parquet(tmp, compression="zstd",
-                                                      statistics=False))
+def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
+    """A sweep's Parquet files: zstd, no column statistics, written atomically."""
+    atomic_write_parquet(frame, path, compression="zstd", statistics=False)
 
 
 def design_frame(plan: Plan) -> pl.DataFrame:
@@ -180,7 +149,7 @@ class Store:
             self._write_manifest()
         self.chunk_dir.mkdir(exist_ok=True)
         if not (self.root / DESIGN).exists():
-            _write_parquet(self.root / DESIGN, self.design)
+            _write_parquet(self.design, self.root / DESIGN)
         self._scan_chunks()
         self._write_manifest()
 
@@ -246,7 +215,7 @@ class Store:
             "complete": self._complete or len(self._keys) == len(self.plan.points),
             "chunks": sorted(self.chunks, key=lambda c: c["index"]),
         }
-        _write_text(self.root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+        atomic_write_text(self.root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
     # --- writing ----------------------------------------------------------------------
 
@@ -259,7 +228,7 @@ class Store:
         for j, metric in enumerate(METRIC_NAMES):
             traj[metric] = res.values[:, :, j].reshape(-1)
         traj_path = self.chunk_dir / f"trajectories-{name}.parquet"
-        _write_parquet(traj_path, pl.DataFrame(traj))
+        _write_parquet(pl.DataFrame(traj), traj_path)
         rows = [self._row_values[key] for key in res.keys]
         cols: dict[str, Any] = {"key": res.keys}
         for c in ("row", "scenario", "replicate", "seed", "policy"):
@@ -273,7 +242,7 @@ class Store:
             cols[f"{metric}_sd"] = res.sds[:, j]
             cols[f"{metric}_n"] = res.counts[:, j]
         points_path = self.chunk_dir / f"points-{name}.parquet"
-        _write_parquet(points_path, pl.DataFrame(cols))
+        _write_parquet(pl.DataFrame(cols), points_path)
         with open(self.root / LOG, "a", encoding="utf-8") as log:
             log.write("".join(f"{self.session}\t{res.index}\t{key}\n" for key in res.keys))
             log.flush()
