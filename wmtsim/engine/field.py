@@ -14,7 +14,7 @@ lives in extra arrays beside the forest:
 ``bstr``   MemoryBank strength S.
 
 Every rule is documented in docs/policies.md; the readable twin is
-`wmtsim.baselines_reference`, and both agree bit for bit (tests/test_baselines.py).
+`wmtsim.baselines_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
 Floating-point conventions shared with the twin: powers are products in a loop; the
 MemoryBank threshold compares ``t > S · time_scale · ln(1/θ)`` with the last factor
 precomputed in Python (`Baselines.pack`); ``math.exp`` (stochastic MemoryBank only) is

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import counters
 
 from wmtsim.codes import KIND_NAMES, OUTCOME_NAMES, STATE_NAMES
 from wmtsim.forest import Forest
@@ -95,10 +96,6 @@ def engine_run(name: str, policy: str) -> SimResult:
     return simulate(scenario_world(name), policy, params=params, stubs=stubs)
 
 
-def engine_counters(res: SimResult) -> np.ndarray:
-    return res.trajectories.select([f"n_{c}" for c in COUNTERS]).to_numpy()
-
-
 def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World) -> None:
     """Engine slot v of trajectory i is the v-th node (creation order) of its tree."""
     for i, tree in enumerate(trees):
@@ -133,7 +130,7 @@ def test_engine_equals_simulator(scenario: str, policy: str) -> None:
     world = scenario_world(scenario)
     res = engine_run(scenario, policy)
     counts, trees = simulate_reference(world, policy, params, stubs)
-    eng = engine_counters(res)
+    eng = counters(res)
     for k, name in enumerate(COUNTERS):
         np.testing.assert_array_equal(eng[:, k], counts[:, k], err_msg=name)
     assert_same_trees(res.forest, trees, world)
@@ -150,7 +147,7 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     assert any((w.poisoned & (w.outcome == 2)).any() for w in worlds)  # failed poison
 
     def total(name: str, policy: str, counter: str) -> float:
-        return float(engine_counters(engine_run(name, policy))[:, C[counter]].sum())
+        return float(counters(engine_run(name, policy))[:, C[counter]].sum())
 
     assert total("tight_budget_suppression", "wmt", "suppressed") > 0
     assert total("tight_budget_suppression", "a3_no_semantic", "suppressed") > 0
@@ -158,7 +155,7 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     assert total("nested_resume_topk", "wmt", "folds") > 0
     # Selection binds: some selector step takes less than the whole pool.
     for name in ("nested_resume_topk", "tight_budget_suppression"):
-        c = engine_counters(engine_run(name, "tree_selection"))
+        c = counters(engine_run(name, "tree_selection"))
         assert (c[:, C["ccr_sum"]] < c[:, C["ccr_steps"]]).any()
     # Some fold summary absorbed poison (p_leak / p_leak_rider).
     f = engine_run("tight_budget_suppression", "tree_selection_summary").forest
@@ -212,7 +209,7 @@ def test_engine_equals_simulator_on_random_points(seed: int) -> None:
     for policy in POLICIES:
         res = simulate(world, policy, params=params, stubs=stubs)
         counts, trees = simulate_reference(world, policy, params, stubs)
-        np.testing.assert_array_equal(engine_counters(res), counts, err_msg=policy)
+        np.testing.assert_array_equal(counters(res), counts, err_msg=policy)
         assert_same_trees(res.forest, trees, world)
 
 

@@ -11,19 +11,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import sweep_frames
 from test_sweep_support import write_files
 
 from wmtsim.sweep import load_sweep, run_sweep
-from wmtsim.sweep_store import load_results
 
 pytestmark = pytest.mark.cluster
 
 distributed = pytest.importorskip("distributed")
-
-
-def frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
-    res = load_results(out)
-    return res.points.sort("key"), res.trajectories().collect().sort("key", "trajectory")
 
 
 # Worker processes shutting down at the end of the test may leave resource-tracker or
@@ -39,7 +34,7 @@ def test_dask_cluster_results_match_a_local_run(tmp_path: Path) -> None:
         report = run_sweep(sweep, tmp_path / "dask", progress=False,
                            scheduler=cluster.scheduler_address)
     assert report.computed == 12
-    a, b = frames(tmp_path / "local"), frames(tmp_path / "dask")
+    a, b = sweep_frames(tmp_path / "local"), sweep_frames(tmp_path / "dask")
     assert a[0].equals(b[0]) and a[1].equals(b[1])
 
 
@@ -79,5 +74,5 @@ def test_sigkill_then_resume_gives_the_uninterrupted_results(tmp_path: Path) -> 
     assert not list(out.rglob("*.tmp"))
 
     run_sweep(sweep, tmp_path / "clean", progress=False)
-    a, b = frames(tmp_path / "clean"), frames(out)
+    a, b = sweep_frames(tmp_path / "clean"), sweep_frames(out)
     assert a[0].equals(b[0]) and a[1].equals(b[1])

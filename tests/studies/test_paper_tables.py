@@ -9,14 +9,14 @@ documentation states the outcome a fresh run gives.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from wmtsim.report import compare, paper_table4
 from wmtsim.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,15 @@ docs/findings.md, block replacement is exact, and its tables render the library'
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # studies/ is a top-level package of the repository
     sys.path.insert(0, str(REPO))
 
-from studies.run import (  # noqa: E402
+from studies.run import (
     ATTRIBUTIONS,
     CLAIMS_MAPS,
     FINDINGS,
@@ -22,8 +21,8 @@ from studies.run import (  # noqa: E402
     claims_markdown,
     replace_block,
 )
-from wmtsim.attribution import attribute  # noqa: E402
-from wmtsim.scenario import load_scenario  # noqa: E402
+from wmtsim.attribution import attribute
+from wmtsim.scenario import load_scenario
 
 
 def test_every_generated_block_exists_and_its_figure_and_table_are_shipped() -> None:

@@ -1,6 +1,6 @@
 """SIGKILL at every rename (issue 16, points 3 and 4; method in docs/faults.md).
 
-`tests/kill_at_rename.py` runs a command in a fresh process and kills it with SIGKILL at
+`tests/studies/kill_at_rename.py` runs a command in a fresh process and kills it with SIGKILL at
 its K-th rename, before or after it takes effect. ``wmtsim run --out`` must leave the old
 complete result, the new complete result, or no folder — never a mix of two runs; a sweep
 killed anywhere, even before its first manifest, must resume to the same results as an

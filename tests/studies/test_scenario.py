@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from wmtsim.scenario import (
     SCHEMA_FILE,
@@ -15,8 +16,6 @@ from wmtsim.scenario import (
     schema_text,
     shipped_scenarios,
 )
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -5,22 +5,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import polars as pl
 import pytest
+from conftest import sweep_frames
 from test_sweep_support import GRID, write_files
 from typer.testing import CliRunner
 
 from wmtsim.cli import app
 from wmtsim.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
 from wmtsim.sweep_store import load_results
-
-
-def frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A folder's results in a canonical order (chunk layout does not matter)."""
-    res = load_results(out)
-    traj = res.trajectories().collect().sort("key", "trajectory")
-    return res.points.sort("key"), traj
-
 
 # --- bad sweep files -------------------------------------------------------------------------
 
@@ -134,7 +126,7 @@ def test_resume_computes_only_missing_points(tmp_path: Path) -> None:
     assert (rest.already, rest.computed) == (4, 8)
     again = run_sweep(sweep, tmp_path / "part", progress=False)
     assert again.computed == 0
-    a, b = frames(tmp_path / "full"), frames(tmp_path / "part")
+    a, b = sweep_frames(tmp_path / "full"), sweep_frames(tmp_path / "part")
     assert a[0].equals(b[0]) and a[1].equals(b[1])
     log = (tmp_path / "part" / "computed.log").read_text().split("\n")
     keys = [line.split("\t")[2] for line in log if line]
@@ -162,7 +154,7 @@ def test_local_pool_matches_in_process(tmp_path: Path) -> None:
     sweep = load_sweep(write_files(tmp_path))
     run_sweep(sweep, tmp_path / "one", progress=False, threads=2)
     run_sweep(sweep, tmp_path / "pool", progress=False, workers=2)
-    a, b = frames(tmp_path / "one"), frames(tmp_path / "pool")
+    a, b = sweep_frames(tmp_path / "one"), sweep_frames(tmp_path / "pool")
     assert a[0].equals(b[0]) and a[1].equals(b[1])
 
 

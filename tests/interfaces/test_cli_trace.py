@@ -9,12 +9,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import REPO
 from typer.testing import CliRunner
 
 from wmtsim.cli import app, demo_trace_path
 from wmtsim.trace import REPLAY_COLUMNS, replay
 
-REPO = Path(__file__).resolve().parents[1]
 PAPER_A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
 runner = CliRunner()
 

@@ -10,13 +10,13 @@ import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import REPO, no_exception
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.attribution import attribute
 from wmtsim.claims import Claim, claims_map, grid_sweep, summary_frame, write_claims
 from wmtsim.scenario import load_scenario
 
-REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "wmtsim" / "interfaces" / "dashboard" / "views" / "why.py"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
 N = 40
@@ -40,10 +40,6 @@ def _page(claims: str) -> AppTest:
     return at
 
 
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
 # A table of the page by a column only it has (AppTest does not expose dataframe keys).
 TABLES = {"why_table": "from_mean", "why_coalitions": "moved_by_rule",
           "why_claims_summary": "undecided"}
@@ -61,11 +57,11 @@ def _frame(at: AppTest, key: str) -> pl.DataFrame:
 def test_why_page_shows_the_library_attribution_and_reacts(claims_folder: str) -> None:
     at = _page(claims_folder)
     at.run()
-    _no_exception(at)
+    no_exception(at)
     at.sidebar.number_input(key="why_n").set_value(N).run()
     at.sidebar.selectbox(key="why_from").set_value("a2_no_controller").run()
     at.sidebar.multiselect(key="why_metrics").set_value(["asr", "tsr"]).run()
-    _no_exception(at)
+    no_exception(at)
     shown = _frame(at, "why_table")
     sc = load_scenario("paper_poisoning")
     lib = attribute(sc, "a2_no_controller", "wmt", metrics=("asr", "tsr"), n=N, seed=sc.seed,
@@ -82,7 +78,7 @@ def test_why_page_shows_the_library_attribution_and_reacts(claims_folder: str) -
     assert len(at.get("vega_lite_chart")) == 2  # the waterfall and the claims map
     # Another pair of configurations: another decomposition (one switch only).
     at.sidebar.selectbox(key="why_from").set_value("a3_no_semantic").run()
-    _no_exception(at)
+    no_exception(at)
     assert _frame(at, "why_table")["mechanism"].unique().to_list() == [
         "selection branches→items"]
 
@@ -92,7 +88,7 @@ def test_same_configuration_is_explained_not_an_exception(claims_folder: str) ->
     at.run()
     at.sidebar.number_input(key="why_n").set_value(N).run()
     at.sidebar.selectbox(key="why_from").set_value("wmt").run()
-    _no_exception(at)
+    no_exception(at)
     assert any("same switches" in i.value for i in at.info)
 
 
@@ -100,13 +96,13 @@ def test_claims_map_counts_are_the_library_ones(claims_folder: str) -> None:
     at = _page(claims_folder)
     at.run()
     at.sidebar.number_input(key="why_n").set_value(N).run()
-    _no_exception(at)
+    no_exception(at)
     summary = _frame(at, "why_claims_summary")
     lib = summary_frame(pl.read_parquet(Path(claims_folder) / "claims.parquet"))
     assert summary.to_dicts() == lib.to_dicts()
     at.multiselect(key="why_claim_pick").set_value(["A2 lowest BR"]).run()
-    _no_exception(at)
+    no_exception(at)
     assert _frame(at, "why_claims_summary")["claim"].to_list() == ["A2 lowest BR"]
     at.text_input(key="why_claims").set_value(str(Path(claims_folder) / "nope")).run()
-    _no_exception(at)
+    no_exception(at)
     assert any("not available" in w.value for w in at.warning)

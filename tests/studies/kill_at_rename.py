@@ -1,6 +1,6 @@
 """Run ``wmtsim ARGS`` and SIGKILL the process at its K-th rename (docs/faults.md).
 
-``python tests/kill_at_rename.py K before|after ARGS...``: every ``os.rename`` /
+``python tests/studies/kill_at_rename.py K before|after ARGS...``: every ``os.rename`` /
 ``os.replace`` and the atomic exchange of `wmtsim.outdir` are counted; at the K-th the
 process kills itself with SIGKILL just before or just after the rename takes effect, so
 no ``finally`` block or cleanup runs: what is on disk is what a real kill leaves. When

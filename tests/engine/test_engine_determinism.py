@@ -8,6 +8,7 @@ from dataclasses import fields
 import numpy as np
 import polars as pl
 import pytest
+from conftest import counters
 
 from wmtsim.forest import Forest
 from wmtsim.metrics import COUNTERS
@@ -30,10 +31,6 @@ def run(policy: str, n: int = N, seed: int = 7, start: int = 0,
         threads: int | None = None, record: int = 0) -> SimResult:
     return simulate(SPEC, policy, n=n, seed=seed, start=start, params=PARAMS, stubs=STUBS,
                     threads=threads, record_steps=record)
-
-
-def counters(res: SimResult) -> np.ndarray:
-    return res.trajectories.select([f"n_{c}" for c in COUNTERS]).to_numpy()
 
 
 def assert_forests_equal(a: Forest, b: Forest, offset: int = 0) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from conftest import counters
 
 from wmtsim.baselines import B_DROPPED, B_EVICTED, B_IN, Baselines
 from wmtsim.metrics import COUNTERS, C
@@ -64,10 +65,6 @@ def world_of(case: str) -> World:
 def engine_run(case: str, policy: str) -> SimResult:
     _, knobs, stubs, _ = CASES[case]
     return simulate(world_of(case), policy, stubs=stubs, baselines=knobs)
-
-
-def counters(res: SimResult) -> np.ndarray:
-    return res.trajectories.select([f"n_{c}" for c in COUNTERS]).to_numpy()
 
 
 @pytest.mark.parametrize("policy", FIELD_POLICIES)

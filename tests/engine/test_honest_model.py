@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 import wmtsim.simulator as simulator_module
 from wmtsim.baselines import Baselines
@@ -122,9 +123,8 @@ def test_only_policies_with_supersede_act_on_the_event() -> None:
 
 
 def test_policies_table_in_docs_has_the_supersede_column() -> None:
-    from pathlib import Path
 
-    text = Path(__file__).resolve().parents[1].joinpath("docs", "model_decisions.md").read_text()
+    text = REPO.joinpath("docs", "model_decisions.md").read_text()
     assert "acts on supersede" in text
     for name, pol in POLICIES.items():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))

@@ -8,13 +8,14 @@ from typing import Any
 
 import polars as pl
 import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wmtsim import trace
 from wmtsim.trace import _fast_valid, _validator, run, stream
 
-TRACES = sorted((Path(__file__).resolve().parents[1] / "scenarios" / "traces").glob("*.jsonl"))
+TRACES = sorted((REPO / "scenarios" / "traces").glob("*.jsonl"))
 
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 2**31) | st.floats(-1e3, 1e3)

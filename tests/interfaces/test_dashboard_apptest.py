@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import REPO, no_exception
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.formatting import interval, num, plural
@@ -19,7 +20,6 @@ from wmtsim.simulation import simulate
 from wmtsim.trace import replay
 from wmtsim.world import PoisonSpec, WorldSpec
 
-REPO = Path(__file__).resolve().parents[1]
 PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
 
@@ -65,10 +65,6 @@ def _prefix(at: AppTest) -> str:
     return keys[0].split("_")[0]
 
 
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
 def _frame(at: AppTest, *columns: str) -> pl.DataFrame:
     """The first table shown whose columns include ``columns`` (tables carry no key)."""
     for df in at.dataframe:
@@ -94,10 +90,10 @@ def _metrics(at: AppTest) -> dict[str, list[str]]:
 def test_app_declares_four_pages_and_renders_the_default() -> None:
     at = AppTest.from_file(str(PAGES.parent / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert at.title[0].value == "Poisoning dynamics"
     at.switch_page("views/trace.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.title[0].value == "Trace replay"
 
 
@@ -107,14 +103,14 @@ def test_app_declares_four_pages_and_renders_the_default() -> None:
 
 def test_dynamics_shows_the_library_numbers_and_reacts(scenario_file: str) -> None:
     at = _with_scenario(_page("dynamics"), scenario_file)
-    _no_exception(at)
+    no_exception(at)
     assert len(at.get("vega_lite_chart")) == 8  # 4 charts x 2 configurations
 
     ref = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1).trajectories
     lin = simulate(WORLD, "linear", n=N, seed=SEED, threads=1).trajectories
     for k in (0, 7):
         at.sidebar.number_input(key="dyn_trajectory").set_value(k).run()
-        _no_exception(at)
+        no_exception(at)
         shown = _metrics(at)
         # first column: the scenario's last policy (wmt); second: its first (linear)
         assert shown["BR (trajectory)"] == [num(ref["br"][k]), num(lin["br"][k])]
@@ -124,7 +120,7 @@ def test_dynamics_shows_the_library_numbers_and_reacts(scenario_file: str) -> No
     # The step slider moves the view: the caption names the step.
     captions = [c.value for c in at.caption]
     at.slider(key="dyn_step").set_value(3).run()
-    _no_exception(at)
+    no_exception(at)
     assert [c.value for c in at.caption] != captions
     assert any(c.value.startswith("step 3:") for c in at.caption)
 
@@ -139,7 +135,7 @@ def test_dynamics_params_change_the_trajectory(scenario_file: str) -> None:
     before = [c.proto.spec for c in at.get("vega_lite_chart")]
     # A small budget B makes the selector miss memories, so they decay (Eqs. 3-5).
     at.sidebar.number_input(key="dyn_param_budget").set_value(128).run()
-    _no_exception(at)
+    no_exception(at)
     after = _metrics(at)["PRR (trajectory)"]
     lib = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1,
                    params=Params(budget=128)).trajectories
@@ -159,7 +155,7 @@ def test_compare_table_equals_simulate_summary(scenario_file: str) -> None:
     at = _page("compare")
     at = _with_scenario(at, scenario_file)
     at.sidebar.number_input(key="cmp_n").set_value(N).run()
-    _no_exception(at)
+    no_exception(at)
     table = _table(at)
     assert set(table["configuration"]) == {"Linear History", "Full WMT"}
     summary = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1).summary()
@@ -188,7 +184,7 @@ def test_compare_table_equals_simulate_summary(scenario_file: str) -> None:
 
     # Editing a parameter in the sidebar re-runs the library with it.
     at.sidebar.number_input(key="cmp_param_budget").set_value(128).run()
-    _no_exception(at)
+    no_exception(at)
     changed = _table(at)
     lib = simulate(WORLD, "wmt", n=N, seed=SEED, threads=1, params=Params(budget=128)).summary()
     got = changed.filter((pl.col("configuration") == "Full WMT")
@@ -198,17 +194,17 @@ def test_compare_table_equals_simulate_summary(scenario_file: str) -> None:
 
     # Choosing configurations changes the rows.
     at.sidebar.multiselect(key="cmp_policies").set_value(["a1_unweighted"]).run()
-    _no_exception(at)
+    no_exception(at)
     assert set(_table(at)["configuration"]) == {"A1 Unweighted Tree"}
 
 
 def test_compare_without_a_scenario_asks_for_one() -> None:
     at = _page("compare").run()
-    _no_exception(at)
+    no_exception(at)
     at.sidebar.radio(key="cmp_source").set_value("file path").run()
     assert any("Enter the path" in i.value for i in at.info)
     at.sidebar.text_input(key="cmp_path").set_value("/nonexistent/x.toml").run()
-    _no_exception(at)
+    no_exception(at)
     assert any("cannot load the scenario" in e.value for e in at.error)
 
 
@@ -249,7 +245,7 @@ def _sweep_page(folder: str) -> AppTest:
 
 def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     at = _sweep_page(sweeps["grid"])
-    _no_exception(at)
+    no_exception(at)
     assert at.get("vega_lite_chart")  # heatmap, Pareto front, drill-down charts
     assert any("Sensitivity indices not available" in w.value for w in at.warning)
 
@@ -263,24 +259,24 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     shown = _frame(at, "trajectory", "br", "tsr")
     assert shown["br"].to_list() == pytest.approx(stored["br"].to_list())
     at.selectbox(key="sweep_trajectory").set_value(5).run()
-    _no_exception(at)
+    no_exception(at)
     row = stored.filter(pl.col("trajectory") == 5)
     assert _metrics(at)["BR (trajectory)"] == [num(row["br"][0])]
 
     # Controls: another metric and another point change what is shown.
     spec_before = [c.proto.spec for c in at.get("vega_lite_chart")]
     at.sidebar.selectbox(key="sweep_metric").set_value("asr").run()
-    _no_exception(at)
+    no_exception(at)
     assert [c.proto.spec for c in at.get("vega_lite_chart")] != spec_before
     at.selectbox(key="sweep_point").select_index(3).run()
-    _no_exception(at)
+    no_exception(at)
     assert at.selectbox(key="sweep_point").value != key
 
 
 def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
                                                  tmp_path: Path) -> None:
     at = _sweep_page(sweeps["sobol"])
-    _no_exception(at)
+    no_exception(at)
     from wmtsim.analysis import sobol_indices
     from wmtsim.sweep_store import load_results
 
@@ -294,7 +290,7 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
     assert at.get("vega_lite_chart")
 
     missing = _sweep_page(str(tmp_path))  # a link to a folder that holds no sweep
-    _no_exception(missing)
+    no_exception(missing)
     assert any("not available" in w.value for w in missing.warning)
 
 
@@ -304,7 +300,7 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
 
 def test_trace_replay_demo_and_step_slider() -> None:
     at = _page("trace").run()
-    _no_exception(at)
+    no_exception(at)
     from wmtsim.cli import demo_trace_path
 
     frame = replay(demo_trace_path())
@@ -314,7 +310,7 @@ def test_trace_replay_demo_and_step_slider() -> None:
     lib = frame.filter(pl.col("step") == 1)
     assert table["u"].to_list() == lib["u"].to_list()
     at.slider(key="trace_step").set_value(4).run()
-    _no_exception(at)
+    no_exception(at)
     table4 = _frame(at, "node", "u", "selected")
     assert table4["u"].to_list() == frame.filter(pl.col("step") == 4)["u"].to_list()
     assert table4["u"].to_list() != table["u"].to_list()
@@ -336,7 +332,7 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     at = _page("trace").run()
     at.sidebar.text_input(key="trace_path").set_value(str(path)).run()
-    _no_exception(at)
+    no_exception(at)
     assert _metrics(at)["failed expect lines"] == ["2"]
     expects = _frame(at, "status", "line")
     failed = expects.filter(pl.col("status") == "FAILED")["line"].to_list()
@@ -344,7 +340,7 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
 
     path.write_text('{"op": "task", "id": "t"}\n', encoding="utf-8")
     at.sidebar.text_input(key="trace_path").set_value(str(path) + "").run()
-    _no_exception(at)
+    no_exception(at)
 
 
 @pytest.mark.parametrize("policy", ["linear", "wmt"])
@@ -425,9 +421,9 @@ def test_dynamics_follows_a_scenario_switch(scenario_file: str, other_file: str)
     at.sidebar.number_input(key="dyn_trajectory").set_value(4).run()
     at.slider(key="dyn_step").set_value(2).run()
     at.sidebar.text_input(key="dyn_path").set_value(other_file).run()
-    _no_exception(at)
+    no_exception(at)
     at.sidebar.number_input(key="dyn_trajectory").set_value(1).run()  # one more rerun
-    _no_exception(at)
+    no_exception(at)
 
     # The controls show the new scenario's defaults, not the old choices.
     assert at.sidebar.selectbox(key="dyn_policy_a").value == "a3_no_semantic"
@@ -462,7 +458,7 @@ def test_compare_follows_a_scenario_switch(scenario_file: str, other_file: str) 
                                                           "linear"]).run()
     at.sidebar.number_input(key="cmp_n").set_value(30).run()
     at.sidebar.text_input(key="cmp_path").set_value(other_file).run()
-    _no_exception(at)
+    no_exception(at)
 
     assert at.sidebar.multiselect(key="cmp_policies").value == ["a1_unweighted",
                                                                 "a3_no_semantic"]
@@ -504,7 +500,7 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     os.utime(Path(sweeps["sobol"]) / "manifest.json")  # the newest
     monkeypatch.setenv(services.RESULTS_ENV, str(root))
     at = _page("sweep").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.sidebar.selectbox(key="sweep_folder").options == [sweeps["sobol"],
                                                                 sweeps["grid"]]
     assert at.subheader[0].value == "sobol: sobol design, 32 of 32 points computed"
@@ -515,7 +511,7 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     at.sidebar.selectbox(key="sweep_metric").set_value("asr").run()
 
     at.sidebar.selectbox(key="sweep_folder").set_value(sweeps["grid"]).run()
-    _no_exception(at)
+    no_exception(at)
     assert at.subheader[0].value == "grid: grid design, 12 of 12 points computed"
     assert at.sidebar.selectbox(key="sweep_metric").value == "tsr"  # the default again
     assert at.sidebar.selectbox(key="sweep_policy").value == "linear"
@@ -536,7 +532,7 @@ def test_trace_replay_follows_a_trace_switch(tmp_path: Path) -> None:
                      '{"op": "select", "selected": []}\n{"op": "select", "selected": []}\n',
                      encoding="utf-8")
     at.sidebar.text_input(key="trace_path").set_value(str(trace)).run()
-    _no_exception(at)
+    no_exception(at)
     assert at.slider(key="trace_step").value == 1
     assert at.subheader[0].value == str(trace)
     assert _metrics(at)["select steps"] == ["2"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from conftest import REPO
 
 import wmtsim
 from wmtsim.params import Params
@@ -16,7 +17,6 @@ from wmtsim.reference import MemoryTree
 from wmtsim.testing import assert_trace_matches
 from wmtsim.trace import REPLAY_COLUMNS, Divergence, check, replay, run, write_frame
 
-REPO = Path(__file__).resolve().parents[1]
 PAPER_A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
 
 

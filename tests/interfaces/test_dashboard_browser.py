@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REPO
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
-REPO = Path(__file__).resolve().parents[1]
 # Screenshots go to a temporary folder, or to WMTSIM_SCREENSHOTS (`make screenshots`
 # sets it to docs/screenshots/, the README's pictures) so a test run leaves the tree clean.
 SHOTS_ENV = os.environ.get("WMTSIM_SCREENSHOTS")
