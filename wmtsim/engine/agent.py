@@ -13,14 +13,7 @@ import math
 
 import numpy as np
 
-from wmtsim.core.codes import (
-    ACTION,
-    FAILURE,
-    FOLDED,
-    OBSOLETE,
-    SUMMARY,
-    TASK,
-)
+from wmtsim.core.codes import ACTION, FAILURE, FOLDED, OBSOLETE, SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _branch_priorities_into,
@@ -47,9 +40,7 @@ from wmtsim.core.metrics import (
     C_SUMMARISER_CALLS,
     C_SUPPRESSED,
 )
-from wmtsim.core.params import (
-    P_U_INIT_SUMMARY,
-)
+from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.policies import (
     S_CLUSTER,
     S_EVICTION,
@@ -94,10 +85,7 @@ from wmtsim.core.stubs import (
     ST_SUMMARISER_BASE_TOKENS,
     ST_WARNING_TOKENS,
 )
-from wmtsim.engine.field import (
-    _baseline_retrieve,
-    _baseline_step,
-)
+from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.forest import (
     F_EVIDENCE,
     F_KIND,
@@ -120,14 +108,8 @@ from wmtsim.engine.forest import (
     _draw_id,
     _task_depth,
 )
-from wmtsim.engine.selector import (
-    _query_utility,
-    _select_branches,
-    _select_items,
-)
-from wmtsim.engine.world import (
-    NO_TOPIC,
-)
+from wmtsim.engine.selector import _query_utility, _select_branches, _select_items
+from wmtsim.engine.world import NO_TOPIC
 
 
 @jit

@@ -133,9 +133,6 @@ from wmtsim.engine.forest import (
     F_TOKENS,
 )
 
-# ------------------------------------------------------------------ shared small rules
-
-
 # ------------------------------------------------------------------ the dispatch point
 
 
@@ -256,9 +253,6 @@ def _baseline_supersede(bs, v):
     return False
 
 
-# ------------------------------------------------------------------ TraceRetain
-
-
 # ------------------------------------------------------------------ Generative Agents
 
 
@@ -317,13 +311,7 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
     _fit(score, ordered, c, cap, tokens, budget, 0.0, selected)
 
 
-# ------------------------------------------------------------------ MemoryBank
-
-
-# ------------------------------------------------------------------ mem0
-
-
-# ------------------------------------------------------------------ queues and windows
+# ------------------------------------------------------- MemGPT's recall storage; eligibility
 
 
 @jit

@@ -52,10 +52,7 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
 )
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import (
-    ST_C_SUM,
-    ST_SUMMARISER_BASE_TOKENS,
-)
+from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
@@ -164,7 +161,6 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
     return n
 
 
-
 @jit
 def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
     """The stored item to evict: LRU (oldest access), LFU (fewest retrievals, then LRU),
@@ -196,7 +192,6 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
             best_key = key
             best_key2 = key2
     return best
-
 
 
 @jit
@@ -244,7 +239,6 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     out[13] += 1  # C_LLM_CALLS
     out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n
-
 
 
 @jit

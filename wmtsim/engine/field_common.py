@@ -14,19 +14,10 @@ import numpy as np
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
-from wmtsim.core.field_knobs import (
-    _SQRT3,
-    B_IMPORTANCE_NOISE,
-    B_IN,
-    B_SCORER_BASE_TOKENS,
-)
+from wmtsim.core.field_knobs import _SQRT3, B_IMPORTANCE_NOISE, B_IN, B_SCORER_BASE_TOKENS
 from wmtsim.core.jit import jit
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import (
-    ST_P_LEAK,
-    ST_P_LEAK_RIDER,
-    ST_TOP_K,
-)
+from wmtsim.core.stubs import ST_P_LEAK, ST_P_LEAK_RIDER, ST_TOP_K
 from wmtsim.engine.forest import (
     F_EVIDENCE,
     F_KIND,
@@ -59,13 +50,11 @@ def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
     return min(10.0, max(lo, r))
 
 
-
 @jit
 def _similarity(a, b, topic, rel, cross):
     """Item–item similarity stub: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
     t = 1.0 if topic[a] == topic[b] else cross
     return t * (1.0 - abs(rel[a] - rel[b]))
-
 
 
 @jit
@@ -77,7 +66,6 @@ def _content_similarity(a, b, F, cross):
     if kind[a] != kind[b] or outcome[a] != outcome[b] or evidence[a] != evidence[b]:
         return 0.0
     return _similarity(a, b, F[F_TOPIC], F[F_REL], cross)
-
 
 
 @jit
@@ -99,7 +87,6 @@ def _fit(score, cands, c, cap, tokens, budget, used, selected):
             used += tokens[v]
             count += 1
     return used
-
 
 
 @jit
@@ -124,12 +111,10 @@ def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
     return used
 
 
-
 @jit
 def _cap(own, st):
     """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
     return int(own) if own > 0 else int(st[ST_TOP_K])
-
 
 
 @jit
@@ -139,7 +124,6 @@ def _power(x, k):
     for _ in range(k):
         g *= x
     return g
-
 
 
 @jit
@@ -153,7 +137,6 @@ def _top_by(score, cands, k_cands, k):
     for j in range(out.shape[0]):
         out[j] = cands[order[j]]
     return out
-
 
 
 @jit
@@ -170,7 +153,6 @@ def _absorb(seed, traj, step, v, F, st, host):
     return False
 
 
-
 @jit
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
@@ -182,7 +164,6 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
                           bl[B_IMPORTANCE_NOISE], lo)
     out[12] += bl[B_SCORER_BASE_TOKENS] + tokens[v]  # C_PROMPT_TOKENS
     out[13] += 1  # C_LLM_CALLS
-
 
 
 @jit

@@ -24,13 +24,8 @@ from wmtsim.core.field_knobs import (
 from wmtsim.core.jit import jit
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import (
-    ST_C_SUM,
-    ST_SUMMARISER_BASE_TOKENS,
-)
-from wmtsim.engine.field_common import (
-    _absorb,
-)
+from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
+from wmtsim.engine.field_common import _absorb
 from wmtsim.engine.forest import (
     F_CREATED,
     F_KIND,
@@ -68,7 +63,6 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
             r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / 5.0 * bstr[v])
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) > r:
                 bs[v] = B_FORGOTTEN
-
 
 
 @jit
@@ -113,7 +107,6 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
                        summary_rel, p, st, out)
 
 
-
 @jit
 def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
@@ -128,7 +121,6 @@ def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, 
     s_old = float(tokens[z]) if z >= 0 else 0.0
     return _finish_pop(seed, traj, step, n, F, bs, bmisc, B_EVICTED, summarize, s_old, popped,
                        summary_rel, p, st, out)
-
 
 
 @jit

@@ -7,29 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from wmtsim.core.codes import (
-    SUMMARY,
-    TASK,
-)
+from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.jit import jit
-from wmtsim.core.lifecycle import (
-    _branch_of,
-)
-from wmtsim.core.params import (
-    P_BUDGET,
-)
-from wmtsim.core.rng import (
-    PURPOSE_SELECTOR_NOISE,
-    _step_key,
-    _uniform_at,
-)
-from wmtsim.core.stubs import (
-    ST_POISON_BOOST,
-    ST_SELECTOR_NOISE,
-    ST_TOP_K,
-    ST_W_B,
-    ST_W_U,
-)
+from wmtsim.core.lifecycle import _branch_of
+from wmtsim.core.params import P_BUDGET
+from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
+from wmtsim.core.stubs import ST_POISON_BOOST, ST_SELECTOR_NOISE, ST_TOP_K, ST_W_B, ST_W_U
 from wmtsim.engine.forest import (
     F_KIND,
     F_PARENT,
@@ -40,13 +23,10 @@ from wmtsim.engine.forest import (
     F_U,
     _draw_id,
 )
-from wmtsim.engine.world import (
-    NO_TOPIC,
-)
+from wmtsim.engine.world import NO_TOPIC
 
 # sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = 1.7320508075688772
-
 
 
 @jit
@@ -61,7 +41,6 @@ def _relevance(v, topic_now, kind, topic, rel, cross):
     return rel[v] * cross
 
 
-
 @jit
 def _query_utility(key, v, topic_now, cross, F, st):
     """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
@@ -72,7 +51,6 @@ def _query_utility(key, v, topic_now, cross, F, st):
     if poisoned[v] and kind[v] != SUMMARY:
         x += st[ST_POISON_BOOST]
     return x + st[ST_SELECTOR_NOISE] * _noise(key, _draw_id(F, v))
-
 
 
 @jit
@@ -86,7 +64,6 @@ def _noise(key, d):
     for k in range(4):
         s += _uniform_at(key, 4 * d + k, PURPOSE_SELECTOR_NOISE)
     return (s - 2.0) * _SQRT3
-
 
 
 @jit
@@ -128,7 +105,6 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
             count += 1
             if top_k > 0 and count >= top_k:
                 break
-
 
 
 @jit
@@ -173,7 +149,6 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
             for v in range(n):
                 if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
                     selected[v] = True
-
 
 
 @jit

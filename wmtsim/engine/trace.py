@@ -97,24 +97,7 @@ class Replay:
 
 
 # ---------------------------------------------------------------------------------------
-# Reading and validating lines
-
-
-# --- a fast validator compiled from the same schema --------------------------------------
-#
-# jsonschema costs ~30 µs a line, most of a replay's time. `_fast_checks` compiles the
-# schema's per-op definitions into plain Python checks that *accept* only lines the schema
-# accepts; anything they do not accept goes to jsonschema, which gives the exact verdict
-# and the message. A keyword the compiler does not know stops it (so a schema edit cannot
-# make the two disagree silently); tests compare both on generated lines.
-
-
-# ---------------------------------------------------------------------------------------
-# The flat tree
-
-
-# ---------------------------------------------------------------------------------------
-# Replay
+# Replay (reading lines: `trace_events`; the tree and the replayer: `trace_replay`)
 
 
 def run(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],

@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     pass
 
 
-
 _SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "trace.schema.json"
-
 
 
 class TraceError(ValueError):
@@ -37,13 +35,11 @@ class TraceError(ValueError):
         return (type(self), (self.line, self.message))
 
 
-
 @cache
 def _schema() -> dict[str, Any]:
     with _SCHEMA_FILE.open(encoding="utf-8") as f:
         schema: dict[str, Any] = json.load(f)
     return schema
-
 
 
 @cache
@@ -53,20 +49,16 @@ def _validator() -> Any:
     return Draft202012Validator(_schema())
 
 
-
 def _op_fields(op: str) -> list[str]:
     return list(_schema()["$defs"][op]["properties"])
-
 
 
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
                int: "an integer", float: "a number", type(None): "null"}
 
 
-
 def _json_type(value: object) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
-
 
 
 def _field_name(path: Iterable[object]) -> str:
@@ -76,10 +68,8 @@ def _field_name(path: Iterable[object]) -> str:
     return out
 
 
-
 _TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "an object", "array": "an array"}
-
 
 
 def _friendly(error: Any, event: Mapping[str, Any]) -> str:
@@ -125,13 +115,19 @@ def _friendly(error: Any, event: Mapping[str, Any]) -> str:
     return f"field {name!r}: {error.message}" if name else error.message
 
 
-
 _ERROR_RANK = {"required": 1, "additionalProperties": 2, "type": 3}
 
 
+# --- a fast validator compiled from the same schema --------------------------------------
+#
+# jsonschema costs ~30 µs a line, most of a replay's time. `_fast_checks` compiles the
+# schema's per-op definitions into plain Python checks that *accept* only lines the schema
+# accepts; anything they do not accept goes to jsonschema, which gives the exact verdict
+# and the message. A keyword the compiler does not know stops it (so a schema edit cannot
+# make the two disagree silently); tests compare both on generated lines.
+
 
 _Check = Any  # Callable[[object], bool]
-
 
 
 def _resolve(node: Any) -> Any:
@@ -140,10 +136,8 @@ def _resolve(node: Any) -> Any:
     return node
 
 
-
 def _is_int(x: object) -> bool:
     return type(x) is int
-
 
 
 def _compile(node: Any) -> _Check:
@@ -192,7 +186,6 @@ def _compile(node: Any) -> _Check:
     return lambda x: all(c(x) for c in checks)
 
 
-
 @cache
 def _fast_checks() -> dict[str, tuple[frozenset[str], dict[str, _Check], list[frozenset[str]]]]:
     """Per op: required fields, a predicate per allowed field, ``anyOf`` required sets."""
@@ -204,7 +197,6 @@ def _fast_checks() -> dict[str, tuple[frozenset[str], dict[str, _Check], list[fr
         out[op] = (frozenset(d["required"]),
                    {k: _compile(v) for k, v in d["properties"].items()}, any_of)
     return out
-
 
 
 def _fast_valid(event: Mapping[str, Any]) -> bool:
@@ -221,7 +213,6 @@ def _fast_valid(event: Mapping[str, Any]) -> bool:
     return not any_of or any(alt <= event.keys() for alt in any_of)
 
 
-
 def _validate(event: Mapping[str, Any], line: int) -> None:
     if _fast_valid(event):
         return
@@ -236,7 +227,6 @@ def _validate(event: Mapping[str, Any], line: int) -> None:
     raise TraceError(line, _friendly(min(errors, key=rank), event))
 
 
-
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in pairs:
@@ -246,10 +236,8 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
-
 
 
 def _finite_float(text: str) -> float:
@@ -257,7 +245,6 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(x):  # 1e400 parses as inf: it would pass or fail every check
         raise ValueError(f"the number {text} is out of range (beyond ±1.8e308)")
     return x
-
 
 
 def _bad_unicode(obj: Any) -> str | None:
@@ -278,7 +265,6 @@ def _bad_unicode(obj: Any) -> str | None:
     return None
 
 
-
 def _parse(text: str, line: int) -> dict[str, Any]:
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicate_keys,
@@ -294,7 +280,6 @@ def _parse(text: str, line: int) -> dict[str, Any]:
     if "\\u" in text and (bad := _bad_unicode(obj)) is not None:
         raise TraceError(line, f"invalid Unicode: {bad!r} holds a lone surrogate escape")
     return obj
-
 
 
 def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str]
@@ -325,7 +310,6 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
         yield line, event
     if empty:
         raise TraceError(1, "the trace is empty; its first line must be a query")
-
 
 
 def _lines(path: Path) -> Iterator[str]:

@@ -32,9 +32,7 @@ from wmtsim.core.codes import (
     TASK,
 )
 from wmtsim.core.params import Params
-from wmtsim.engine.trace_events import (
-    TraceError,
-)
+from wmtsim.engine.trace_events import TraceError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -58,8 +56,6 @@ REPLAY_COLUMNS: tuple[tuple[str, str], ...] = (
 """Columns of the replay frame and their polars dtypes, in order."""
 
 
-
-
 @dataclass(frozen=True)
 class Divergence:
     """The first ``expect`` line that does not hold."""
@@ -75,7 +71,6 @@ class Divergence:
         tol = "exact" if self.tol is None else f"tolerance {self.tol:g}"
         return (f"line {self.line}: node {self.node!r} field {self.field}: "
                 f"expected {self.expected!r}, got {self.got!r} ({tol})")
-
 
 
 class _FlatTree:
@@ -132,7 +127,6 @@ class _FlatTree:
         self.defined_on.append(line)
         self.n += 1
         return v
-
 
 
 class _Replayer:
@@ -382,7 +376,6 @@ class _Replayer:
             cols[name] = np.concatenate([getattr(z, name) for z in steps])
         df = pl.DataFrame({name: cols[name] for name, _ in REPLAY_COLUMNS}, schema=schema)
         return df.with_columns(pl.col("priority").fill_nan(None))
-
 
 
 @dataclass(frozen=True)

@@ -86,12 +86,10 @@ def _draw(seed, traj, counter):
     return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
 
 
-
 @jit
 def _randint(lo, hi, u):
     """An integer in [lo, hi] from one uniform draw."""
     return lo + min(int(u * (hi - lo + 1)), hi - lo)
-
 
 
 @jit
@@ -100,11 +98,9 @@ def _normal(u1, u2):
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
-
 @jit
 def _clip01(x):
     return min(1.0, max(0.0, x))
-
 
 
 @jit
@@ -276,7 +272,6 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
     return nn, ne, n_injected
 
 
-
 @jit
 def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
     """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
@@ -293,12 +288,10 @@ def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
     return ne, c
 
 
-
 @jit
 def _action_tokens(w, u1, u2):
     z = _normal(u1, u2)
     return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
-
 
 
 @jit
@@ -313,7 +306,6 @@ def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiv
         tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
 
 
-
 @jit
 def _new_action(v, s, parent, kind, topic, top):
     """World node ``v`` is an action of subtask ``s`` (about ``s``, under its top level)."""
@@ -321,7 +313,6 @@ def _new_action(v, s, parent, kind, topic, top):
     kind[v] = ACTION
     topic[v] = s
     top[v] = top[s]
-
 
 
 @jit

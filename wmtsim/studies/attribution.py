@@ -196,9 +196,6 @@ def coalition_policy(p: Policy, q: Policy, players: Sequence[str], mask: int
     return replace(config, name=name, label=name), moved
 
 
-# --- Shapley values of a per-trajectory game ---------------------------------------------
-
-
 # --- running the coalitions ----------------------------------------------------------------
 
 

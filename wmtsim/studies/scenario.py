@@ -404,9 +404,6 @@ def _resolve_override(source: str, key: str) -> str:
                         "a top-level key, or a bare Params field name")
 
 
-# --- JSON Schema, generated from the dataclasses -------------------------------------------
-
-
 def _allowed_text(cls: type, name: str) -> str:
     if cls is PoisonSpec and name == "kind":
         return " | ".join(POISON_KINDS)

@@ -12,9 +12,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.policies import (
-    Policy,
-)
+from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
 PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
@@ -66,7 +64,6 @@ def minmax(xs: list[float]) -> list[float]:
     lo, hi = min(xs), max(xs)
     span = hi - lo
     return [0.5 if span == 0.0 else (x - lo) / span for x in xs]
-
 
 
 class StoreBase:

@@ -32,13 +32,9 @@ from wmtsim.core.metrics import (
     C_SUCCESS,
     C_SUMMARISER_CALLS,
 )
-from wmtsim.core.policies import (
-    Policy,
-)
+from wmtsim.core.policies import Policy
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import (
-    NO_TOPIC,
-)
+from wmtsim.core.world_spec import NO_TOPIC
 from wmtsim.twins.reference import MemoryTree
 
 # Scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
@@ -63,7 +59,6 @@ class Facts:
     top: int
     warnings: int = 0  # a summary: the failure warnings it keeps
     absorbed: set[str] | None = None  # a summary: the memories that leaked into it
-
 
 
 class AgentStubs:

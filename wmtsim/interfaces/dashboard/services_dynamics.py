@@ -11,12 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import (
-    THREADS,
-    ParamItems,
-    _load,
-    _setup,
-)
+from wmtsim.interfaces.dashboard.services_runs import THREADS, ParamItems, _load, _setup
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_dynamics import (
-    TrajectoryView,
-    _view,
-)
-from wmtsim.interfaces.dashboard.services_runs import (
-    REPO,
-    THREADS,
-    Unavailable,
-)
+from wmtsim.interfaces.dashboard.services_dynamics import TrajectoryView, _view
+from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, Unavailable
 
 
 def _analysis() -> Any:

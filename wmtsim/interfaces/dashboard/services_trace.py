@@ -11,9 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_dynamics import (
-    tree_layout,
-)
+from wmtsim.interfaces.dashboard.services_dynamics import tree_layout
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import (
-    REPO,
-    THREADS,
-    _load,
-)
+from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load
 
 
 def wmt_configurations() -> dict[str, str]:
