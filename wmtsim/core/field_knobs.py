@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.core.validation import check_int, check_real, fail
+from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
 (B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING,
@@ -23,167 +24,134 @@ B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotte
 M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
 
 _SQRT3 = 1.7320508075688772
+_TRUE_FALSE = "true | false"  # the allowed text of a boolean knob here
 
 
 @dataclass(frozen=True)
 class Baselines:
     """Knobs of the field's policies (POLICIES.md), with documented defaults.
 
-    capacity: TraceRetain's long-term store size K (items and cluster summaries).
-    top_k: item cap of TraceRetain, MemoryBank (paper, stochastic), Generative Agents
-        (paper) and mem0 retrieval; 0 (default) = the shared cap, `Stubs.top_k`, the very
-        cap WMT's selector has (none of these designs fixes its own). Every retrieval is
-        also greedy under the scenario's token budget B (`Params.budget`).
-    importance_noise: s.d. of the importance scorer stub's noise, in rating points.
-    z_window: TraceRetain: sliding window of previous scores for the z-score.
-    z_threshold: TraceRetain: retain when z > z_threshold.
-    raw_threshold: TraceRetain fixed variant (and the z rule's cold start, fewer than two
-        previous scores or zero spread): retain when the raw score >= raw_threshold.
-    dup_threshold: TraceRetain rule filter: drop a trace whose similarity to a stored one
-        exceeds it (near-duplicate; the earliest is kept).
-    dup_content: TraceRetain near-duplicate test on content (article: embedding cosine
-        > 0.95, i.e. near-identical text): two traces can only be duplicates when they
-        are of the same kind, outcome and evidence (the key fact); false = the topic-level
-        similarity alone (the rule before issue 12, which dropped unique evidence).
-    min_tokens: TraceRetain rule filter: drop traces shorter than this without evidence.
-    drop_failed: TraceRetain rule filter: treat failed-action reports as low-priority.
-    importance_weight, frequency_weight: TraceRetain importance-weighted eviction (the
-        article, §3.4: "importance · 0.7 + recent access frequency · 0.3"): evict the
-        lowest importance_weight · importance/10 + frequency_weight · retrievals per
-        prompt step since the memory was created.
-    recency_weight, recency_decay: the LRU-with-importance variant (the article's "in my
-        practice": least recently used and low importance) importance_weight ·
-        importance/10 + recency_weight · recency_decay^(steps idle).
-    replace_threshold: TraceRetain similarity eviction: a new item replaces the most
-        similar stored one when their similarity >= replace_threshold.
-    cluster_size: TraceRetain clusters: a topic's stored items are summarised into one
-        when this many are stored (originals archived).
-    scorer_base_tokens: prompt tokens of one importance-rating call (plus the item).
-    ga_top_k: Generative Agents retrieval size (30 in the public code).
-    ga_decay: Generative Agents recency 0.995^(hours since last access).
-    hours_per_step: simulated hours per prompt step (GA recency).
-    ga_code_decay: public-code variant: rank-based recency decay^rank.
-    ga_w_recency, ga_w_importance, ga_w_relevance: paper weights (1, 1, 1).
-    gac_w_recency, gac_w_importance, gac_w_relevance: public-code weights (0.5, 2, 3).
-    mb_threshold: MemoryBank: forget when R = exp(-t/S) < mb_threshold.
-    mb_time_scale: MemoryBank: prompt steps per unit of t.
-    mb_s_cap: stochastic MemoryBank: cap on the strength S (public code: 3).
-    window_tokens: MemGPT context window W for the message queue and its summary;
-        0 (default) = the scenario's budget B.
-    evict_fraction: MemGPT: on overflow evict at least this share of the queue's tokens.
-    keep_last: MemGPT: the newest messages never evicted.
-    recall_k: MemGPT: items found by a recall-storage search at a critical step (Letta
-        constants.py RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), within what B leaves.
-    window_steps: sliding window: keep items created in the last k prompt steps.
-    token_limit: token buffer: pop the oldest items until the buffer (and its running
-        summary) is under this many tokens; 0 (default) = the budget B.
-    mb_session_steps: MemoryBank: prompt steps per session; the forgetting pass runs at
-        the start of each session (the public code forgets once per memory load,
-        forget_memory.py `initial_load_forget_and_save`); 0 (default) = one session per
-        trajectory, so no forgetting inside a task.
-    mb_code_top_k: MemoryBank public code: retrieved memories (sys_args.py
-        memory_search_top_k = 2).
-    mb_code_recent: MemoryBank public code: the newest memories always in the prompt
-        (forget_memory.py LLM_HISTORY_LEN = 3, the last dialogue turns).
-    frequency_weight: see importance_weight.
-    mem0_search_k: mem0: stored memories retrieved per new fact for the decision
-        (main.py `_add_to_vector_store`: vector_store.search(top_k=5)).
-    mem0_match: mem0 decision stub: a retrieved memory at least this similar is about
-        the same fact; below it the fact is added (ADD).
-    mem0_p_update, mem0_p_delete, mem0_p_none: how often the decision on a matched fact
-        is UPDATE (the new fact overwrites the old memory: last writer wins), DELETE (the
-        old memory is deleted as contradicted, the new fact not stored) or NONE (already
-        known: nothing stored); the rest is ADD. Modelling choices, not measured rates.
+    Each knob's default, range and doc is its `knob` declaration.
     """
 
-    capacity: int = 8
-    top_k: int = 0
-    importance_noise: float = 1.5
-    z_window: int = 50
-    z_threshold: float = 0.5
-    raw_threshold: float = 7.0
-    dup_threshold: float = 0.95
-    min_tokens: int = 20
-    drop_failed: bool = False
-    importance_weight: float = 0.7
-    recency_weight: float = 0.3
-    recency_decay: float = 0.99
-    replace_threshold: float = 0.8
-    cluster_size: int = 4
-    scorer_base_tokens: int = 50
-    ga_top_k: int = 30
-    ga_decay: float = 0.995
-    hours_per_step: float = 1.0
-    ga_code_decay: float = 0.99
-    ga_w_recency: float = 1.0
-    ga_w_importance: float = 1.0
-    ga_w_relevance: float = 1.0
-    gac_w_recency: float = 0.5
-    gac_w_importance: float = 2.0
-    gac_w_relevance: float = 3.0
-    mb_threshold: float = 0.5
-    mb_time_scale: float = 10.0
-    mb_s_cap: int = 3
-    window_tokens: int = 0
-    evict_fraction: float = 0.75
-    keep_last: int = 3
-    recall_k: int = 5
-    window_steps: int = 8
-    token_limit: int = 0
-    dup_content: bool = True
-    mb_session_steps: int = 0
-    mb_code_top_k: int = 2
-    mb_code_recent: int = 3
-    frequency_weight: float = 0.3
-    mem0_search_k: int = 5
-    mem0_match: float = 0.8
-    mem0_p_update: float = 0.3
-    mem0_p_delete: float = 0.1
-    mem0_p_none: float = 0.3
+    capacity: int = knob(8, lo=1, hi=100_000,
+        doc="TraceRetain's long-term store size K (items and cluster summaries).")
+    top_k: int = knob(0, hi=100_000,
+        doc='item cap of TraceRetain, MemoryBank (paper, stochastic), Generative Agents (paper) '
+            "and mem0 retrieval; 0 (default) = the shared cap, `Stubs.top_k`, the very cap WMT's "
+            'selector has (none of these designs fixes its own). Every retrieval is also greedy '
+            "under the scenario's token budget B (`Params.budget`).")
+    importance_noise: float = knob(1.5, lo=0.0, hi=10.0,
+        doc="s.d. of the importance scorer stub's noise, in rating points.")
+    z_window: int = knob(50, lo=2, hi=10_000,
+        doc='TraceRetain: sliding window of previous scores for the z-score.')
+    z_threshold: float = knob(0.5, lo=-10.0, hi=10.0,
+        doc='TraceRetain: retain when z > z_threshold.')
+    raw_threshold: float = knob(7.0, lo=0.0, hi=10.0,
+        doc="TraceRetain fixed variant (and the z rule's cold start, fewer than two previous "
+            'scores or zero spread): retain when the raw score >= raw_threshold.')
+    dup_threshold: float = knob(0.95, lo=0.0, hi=1.0,
+        doc='TraceRetain rule filter: drop a trace whose similarity to a stored one exceeds it '
+            '(near-duplicate; the earliest is kept).')
+    min_tokens: int = knob(20,
+        doc='TraceRetain rule filter: drop traces shorter than this without evidence.')
+    drop_failed: bool = knob(False, allowed=_TRUE_FALSE,
+        doc='TraceRetain rule filter: treat failed-action reports as low-priority.')
+    importance_weight: float = knob(0.7, lo=0.0, hi=100.0,
+        doc='TraceRetain importance-weighted eviction (the article, §3.4: "importance · 0.7 + '
+            'recent access frequency · 0.3"): evict the lowest importance_weight · importance/10 '
+            '+ frequency_weight · retrievals per prompt step since the memory was created.')
+    recency_weight: float = knob(0.3, lo=0.0, hi=100.0,
+        doc='the LRU-with-importance variant (the article\'s "in my practice": least recently used'
+            ' and low importance) importance_weight · importance/10 + recency_weight · '
+            'recency_decay^(steps idle).')
+    recency_decay: float = knob(0.99, lo=0.0, hi=1.0, lo_open=True,
+        doc='the LRU-with-importance variant (the article\'s "in my practice": least recently used'
+            ' and low importance) importance_weight · importance/10 + recency_weight · '
+            'recency_decay^(steps idle).')
+    replace_threshold: float = knob(0.8, lo=0.0, hi=1.0,
+        doc='TraceRetain similarity eviction: a new item replaces the most similar stored one '
+            'when their similarity >= replace_threshold.')
+    cluster_size: int = knob(4, lo=2, hi=10_000,
+        doc="TraceRetain clusters: a topic's stored items are summarised into one when this many "
+            'are stored (originals archived).')
+    scorer_base_tokens: int = knob(50,
+        doc='prompt tokens of one importance-rating call (plus the item).')
+    ga_top_k: int = knob(30, lo=1, hi=100_000,
+        doc='Generative Agents retrieval size (30 in the public code).')
+    ga_decay: float = knob(0.995, lo=0.0, hi=1.0, lo_open=True,
+        doc='Generative Agents recency 0.995^(hours since last access).')
+    hours_per_step: float = knob(1.0, lo=0.0, hi=1e6, lo_open=True,
+        doc='simulated hours per prompt step (GA recency).')
+    ga_code_decay: float = knob(0.99, lo=0.0, hi=1.0, lo_open=True,
+        doc='public-code variant: rank-based recency decay^rank.')
+    ga_w_recency: float = knob(1.0, lo=0.0, hi=100.0, doc='paper weights (1, 1, 1).')
+    ga_w_importance: float = knob(1.0, lo=0.0, hi=100.0, doc='paper weights (1, 1, 1).')
+    ga_w_relevance: float = knob(1.0, lo=0.0, hi=100.0, doc='paper weights (1, 1, 1).')
+    gac_w_recency: float = knob(0.5, lo=0.0, hi=100.0, doc='public-code weights (0.5, 2, 3).')
+    gac_w_importance: float = knob(2.0, lo=0.0, hi=100.0, doc='public-code weights (0.5, 2, 3).')
+    gac_w_relevance: float = knob(3.0, lo=0.0, hi=100.0, doc='public-code weights (0.5, 2, 3).')
+    mb_threshold: float = knob(0.5, lo=0.0, hi=1.0, lo_open=True, hi_open=True,
+        doc='MemoryBank: forget when R = exp(-t/S) < mb_threshold.')
+    mb_time_scale: float = knob(10.0, lo=0.0, hi=1e9, lo_open=True,
+        doc='MemoryBank: prompt steps per unit of t.')
+    mb_s_cap: int = knob(3, hi=1_000_000,
+        doc='stochastic MemoryBank: cap on the strength S (public code: 3).')
+    window_tokens: int = knob(0,
+        doc='MemGPT context window W for the message queue and its summary; 0 (default) = the '
+            "scenario's budget B.")
+    evict_fraction: float = knob(0.75, lo=0.0, hi=1.0,
+        doc="MemGPT: on overflow evict at least this share of the queue's tokens.")
+    keep_last: int = knob(3, hi=10_000, doc='MemGPT: the newest messages never evicted.')
+    recall_k: int = knob(5, hi=100_000,
+        doc='MemGPT: items found by a recall-storage search at a critical step (Letta '
+            'constants.py RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), within what B leaves.')
+    window_steps: int = knob(8, lo=1, hi=1_000_000,
+        doc='sliding window: keep items created in the last k prompt steps.')
+    token_limit: int = knob(0,
+        doc='token buffer: pop the oldest items until the buffer (and its running summary) is '
+            'under this many tokens; 0 (default) = the budget B.')
+    dup_content: bool = knob(True, allowed=_TRUE_FALSE,
+        doc='TraceRetain near-duplicate test on content (article: embedding cosine > 0.95, i.e. '
+            'near-identical text): two traces can only be duplicates when they are of the same '
+            'kind, outcome and evidence (the key fact); false = the topic-level similarity alone '
+            '(the rule before issue 12, which dropped unique evidence).')
+    mb_session_steps: int = knob(0, hi=1_000_000,
+        doc='MemoryBank: prompt steps per session; the forgetting pass runs at the start of each '
+            'session (the public code forgets once per memory load, forget_memory.py '
+            '`initial_load_forget_and_save`); 0 (default) = one session per trajectory, so no '
+            'forgetting inside a task.')
+    mb_code_top_k: int = knob(2, lo=1, hi=100_000,
+        doc='MemoryBank public code: retrieved memories (sys_args.py memory_search_top_k = 2).')
+    mb_code_recent: int = knob(3, hi=100_000,
+        doc='MemoryBank public code: the newest memories always in the prompt (forget_memory.py '
+            'LLM_HISTORY_LEN = 3, the last dialogue turns).')
+    frequency_weight: float = knob(0.3, lo=0.0, hi=100.0, doc='see importance_weight.')
+    mem0_search_k: int = knob(5, lo=1, hi=100_000,
+        doc='mem0: stored memories retrieved per new fact for the decision (main.py '
+            '`_add_to_vector_store`: vector_store.search(top_k=5)).')
+    mem0_match: float = knob(0.8, lo=0.0, hi=1.0,
+        doc='mem0 decision stub: a retrieved memory at least this similar is about the same fact;'
+            ' below it the fact is added (ADD).')
+    mem0_p_update: float = knob(0.3, lo=0.0, hi=1.0,
+        doc='how often the decision on a matched fact is UPDATE (the new fact overwrites the old '
+            'memory: last writer wins), DELETE (the old memory is deleted as contradicted, the '
+            'new fact not stored) or NONE (already known: nothing stored); the rest is ADD. '
+            'Modelling choices, not measured rates.')
+    mem0_p_delete: float = knob(0.1, lo=0.0, hi=1.0,
+        doc='how often the decision on a matched fact is UPDATE (the new fact overwrites the old '
+            'memory: last writer wins), DELETE (the old memory is deleted as contradicted, the '
+            'new fact not stored) or NONE (already known: nothing stored); the rest is ADD. '
+            'Modelling choices, not measured rates.')
+    mem0_p_none: float = knob(0.3, lo=0.0, hi=1.0,
+        doc='how often the decision on a matched fact is UPDATE (the new fact overwrites the old '
+            'memory: last writer wins), DELETE (the old memory is deleted as contradicted, the '
+            'new fact not stored) or NONE (already known: nothing stored); the rest is ADD. '
+            'Modelling choices, not measured rates.')
 
     def __post_init__(self) -> None:
         owner = "Baselines"
-        check_int(owner, "capacity", self.capacity, 1, 100_000)
-        check_int(owner, "top_k", self.top_k, 0, 100_000)
-        check_real(owner, "importance_noise", self.importance_noise, 0.0, 10.0)
-        check_int(owner, "z_window", self.z_window, 2, 10_000)
-        check_real(owner, "z_threshold", self.z_threshold, -10.0, 10.0)
-        check_real(owner, "raw_threshold", self.raw_threshold, 0.0, 10.0)
-        check_real(owner, "dup_threshold", self.dup_threshold, 0.0, 1.0)
-        check_int(owner, "min_tokens", self.min_tokens, 0)
-        for name in ("drop_failed", "dup_content"):
-            if not isinstance(getattr(self, name), bool):
-                fail(owner, name, getattr(self, name), "true | false")
-        for name in ("importance_weight", "recency_weight", "frequency_weight", "ga_w_recency",
-                     "ga_w_importance", "ga_w_relevance", "gac_w_recency",
-                     "gac_w_importance", "gac_w_relevance"):
-            check_real(owner, name, getattr(self, name), 0.0, 100.0)
-        for name in ("recency_decay", "ga_decay", "ga_code_decay"):
-            check_real(owner, name, getattr(self, name), 0.0, 1.0, lo_open=True)
-        check_real(owner, "replace_threshold", self.replace_threshold, 0.0, 1.0)
-        check_int(owner, "cluster_size", self.cluster_size, 2, 10_000)
-        check_int(owner, "scorer_base_tokens", self.scorer_base_tokens, 0)
-        check_int(owner, "ga_top_k", self.ga_top_k, 1, 100_000)
-        check_real(owner, "hours_per_step", self.hours_per_step, 0.0, 1e6, lo_open=True)
-        check_real(owner, "mb_threshold", self.mb_threshold, 0.0, 1.0, lo_open=True,
-                   allowed="(0, 1)")
-        if self.mb_threshold >= 1.0:
-            fail(owner, "mb_threshold", self.mb_threshold, "(0, 1)")
-        check_real(owner, "mb_time_scale", self.mb_time_scale, 0.0, 1e9, lo_open=True)
-        check_int(owner, "mb_s_cap", self.mb_s_cap, 0, 1_000_000)
-        check_int(owner, "window_tokens", self.window_tokens, 0)
-        check_real(owner, "evict_fraction", self.evict_fraction, 0.0, 1.0)
-        check_int(owner, "keep_last", self.keep_last, 0, 10_000)
-        check_int(owner, "recall_k", self.recall_k, 0, 100_000)
-        check_int(owner, "window_steps", self.window_steps, 1, 1_000_000)
-        check_int(owner, "token_limit", self.token_limit, 0)
-        check_int(owner, "mb_session_steps", self.mb_session_steps, 0, 1_000_000)
-        check_int(owner, "mb_code_top_k", self.mb_code_top_k, 1, 100_000)
-        check_int(owner, "mb_code_recent", self.mb_code_recent, 0, 100_000)
-        check_int(owner, "mem0_search_k", self.mem0_search_k, 1, 100_000)
-        check_real(owner, "mem0_match", self.mem0_match, 0.0, 1.0)
-        for name in ("mem0_p_update", "mem0_p_delete", "mem0_p_none"):
-            check_real(owner, name, getattr(self, name), 0.0, 1.0)
+        check_knobs(owner, self)
         total = self.mem0_p_update + self.mem0_p_delete + self.mem0_p_none
         if total > 1.0:
             fail(owner, "mem0_p_none", self.mem0_p_none,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.core.validation import as_int, as_real, fail
+from wmtsim.core.knobs import check_knobs, knob
 
 # Slots of the packed parameter vector, in field order.
 P_U_SUCCESS = 0
@@ -35,16 +35,7 @@ P_EVENT_RESETS_M = 16
 P_GLOBAL_MISS_COUNT = 17
 N_PARAMS = 18
 
-_SCORES = (
-    "u_success",
-    "u_failure",
-    "u_init_root",
-    "u_init_task",
-    "u_init_action",
-    "u_init_global",
-    "u_init_summary",
-)
-_COEFFICIENTS = ("alpha", "beta", "gamma", "delta")
+_NON_NEGATIVE = "[0, inf), finite"  # the branch coefficients' allowed text
 
 
 @dataclass(frozen=True)
@@ -68,49 +59,34 @@ class Params:
       count is 1". Default 1.
     """
 
-    u_success: float = 0.75
-    u_failure: float = 0.30
-    u_init_root: float = 1.00
-    u_init_task: float = 0.90
-    u_init_action: float = 0.50
-    u_init_global: float = 0.60
-    u_init_summary: float = 0.80
-    rho: float = 0.90
-    rho_g: float = 0.98
-    M: int = 3
-    alpha: float = 0.60
-    beta: float = 0.30
-    gamma: float = 0.20
-    delta: float = 0.20
-    tau_obs: float = 0.10
-    budget: int = 1024
-    event_resets_m: bool = False
-    global_miss_count: int = 1
+    u_success: float = knob(0.75, lo=0.0, hi=1.0)
+    u_failure: float = knob(0.30, lo=0.0, hi=1.0)
+    u_init_root: float = knob(1.00, lo=0.0, hi=1.0)
+    u_init_task: float = knob(0.90, lo=0.0, hi=1.0)
+    u_init_action: float = knob(0.50, lo=0.0, hi=1.0)
+    u_init_global: float = knob(0.60, lo=0.0, hi=1.0)
+    u_init_summary: float = knob(0.80, lo=0.0, hi=1.0)
+    rho: float = knob(0.90, lo=0.0, hi=1.0, lo_open=True)
+    rho_g: float = knob(0.98, lo=0.0, hi=1.0, lo_open=True)
+    M: int = knob(3, lo=1)
+    alpha: float = knob(0.60, lo=0.0, allowed=_NON_NEGATIVE)
+    beta: float = knob(0.30, lo=0.0, allowed=_NON_NEGATIVE)
+    gamma: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE)
+    delta: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE)
+    tau_obs: float = knob(0.10, allowed="a finite number")
+    budget: int = knob(1024, lo=1)
+    event_resets_m: bool = knob(False)
+    global_miss_count: int = knob(1)
 
     def __post_init__(self) -> None:
         # Validate, and store plain Python numbers (numpy scalars from sweeps included).
-        def put(name: str, value: object) -> None:
+        for name, value in check_knobs("Params", self).items():
             object.__setattr__(self, name, value)
-
-        owner = "Params"
-        for name in _SCORES:
-            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0))
         if not self.u_success > self.u_failure:
             raise ValueError(
                 f"Params.u_success={self.u_success!r} must be greater than "
                 f"u_failure={self.u_failure!r} (Eq. 2: success scores above failure)"
             )
-        for name in ("rho", "rho_g"):
-            put(name, as_real(owner, name, getattr(self, name), 0.0, 1.0, lo_open=True))
-        put("M", as_int(owner, "M", self.M, 1))
-        for name in _COEFFICIENTS:
-            put(name, as_real(owner, name, getattr(self, name), 0.0,
-                              allowed="[0, inf), finite"))
-        put("tau_obs", as_real(owner, "tau_obs", self.tau_obs, allowed="a finite number"))
-        put("budget", as_int(owner, "budget", self.budget, 1))
-        if not isinstance(self.event_resets_m, bool):
-            fail(owner, "event_resets_m", self.event_resets_m, "true or false")
-        put("global_miss_count", as_int(owner, "global_miss_count", self.global_miss_count, 0))
 
     def pack(self) -> np.ndarray:
         """The parameters as a float64 vector indexed by the ``P_*`` slots."""

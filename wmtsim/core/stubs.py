@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.core.validation import check_int, check_real, fail
+from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.validation import fail
 
 
 @dataclass(frozen=True)
@@ -51,53 +52,34 @@ class Stubs:
     per prompt token (reported per prompt step as ``latency_ms``).
     """
 
-    selector_noise: float = 0.15
-    poison_boost: float = 0.10
-    w_u: float = 0.50
-    w_b: float = 0.30
-    top_k: int = 0
-    c_sum: float = 0.30
-    p_leak: float = 0.30
-    p_leak_rider: float = 0.90
-    p_persuade: float = 0.80
-    p_persuade_vs_evidence: float = 0.30
-    p_guess: float = 0.10
-    p_use_max: float = 0.95
-    dilution_tokens: float = 4000.0
-    base_tokens: int = 100
-    selector_base_tokens: int = 50
-    selector_read_fraction: float = 0.25
-    summariser_base_tokens: int = 50
-    struct_tokens: int = 4
-    p_misled: float = 1.0
-    obs_in_context: bool = True
-    warning_tokens: int = 0
-    call_latency_ms: float = 400.0
-    token_latency_ms: float = 0.05
+    selector_noise: float = knob(0.15, lo=0.0, hi=10.0)
+    poison_boost: float = knob(0.10, lo=-1.0, hi=1.0)
+    w_u: float = knob(0.50, lo=0.0, hi=10.0)
+    w_b: float = knob(0.30, lo=0.0, hi=10.0)
+    top_k: int = knob(0)
+    c_sum: float = knob(0.30, lo=0.0, hi=1.0)
+    p_leak: float = knob(0.30, lo=0.0, hi=1.0)
+    p_leak_rider: float = knob(0.90, lo=0.0, hi=1.0)
+    p_persuade: float = knob(0.80, lo=0.0, hi=1.0)
+    p_persuade_vs_evidence: float = knob(0.30, lo=0.0, hi=1.0)
+    p_guess: float = knob(0.10, lo=0.0, hi=1.0)
+    p_use_max: float = knob(0.95, lo=0.0, hi=1.0)
+    dilution_tokens: float = knob(4000.0, lo=0.0, hi=1e9, lo_open=True)
+    base_tokens: int = knob(100)
+    selector_base_tokens: int = knob(50)
+    selector_read_fraction: float = knob(0.25, lo=0.0, hi=1.0)
+    summariser_base_tokens: int = knob(50)
+    struct_tokens: int = knob(4)
+    p_misled: float = knob(1.0, lo=0.0, hi=1.0)
+    obs_in_context: bool = knob(True)
+    # A summary keeps one warning per failed action: bounded so its int32 token size
+    # cannot overflow (memories per trajectory × 1,000 stays under 2^31 − 2^30).
+    warning_tokens: int = knob(0, hi=1000)
+    call_latency_ms: float = knob(400.0, lo=0.0, hi=1e6)
+    token_latency_ms: float = knob(0.05, lo=0.0, hi=1e3)
 
     def __post_init__(self) -> None:
-        owner = "Stubs"
-        check_real(owner, "selector_noise", self.selector_noise, 0.0, 10.0)
-        check_real(owner, "poison_boost", self.poison_boost, -1.0, 1.0)
-        check_real(owner, "w_u", self.w_u, 0.0, 10.0)
-        check_real(owner, "w_b", self.w_b, 0.0, 10.0)
-        check_int(owner, "top_k", self.top_k, 0)
-        check_real(owner, "c_sum", self.c_sum, 0.0, 1.0)
-        for name in ("p_leak", "p_leak_rider", "p_persuade", "p_persuade_vs_evidence",
-                     "p_guess", "p_use_max", "p_misled"):
-            check_real(owner, name, getattr(self, name), 0.0, 1.0)
-        check_real(owner, "selector_read_fraction", self.selector_read_fraction, 0.0, 1.0)
-        check_real(owner, "dilution_tokens", self.dilution_tokens, 0.0, 1e9, lo_open=True)
-        for name in ("base_tokens", "selector_base_tokens", "summariser_base_tokens",
-                     "struct_tokens"):
-            check_int(owner, name, getattr(self, name), 0)
-        # A summary keeps one warning per failed action: bounded so its int32 token size
-        # cannot overflow (memories per trajectory × 1,000 stays under 2^31 − 2^30).
-        check_int(owner, "warning_tokens", self.warning_tokens, 0, 1000)
-        if not isinstance(self.obs_in_context, bool):
-            fail(owner, "obs_in_context", self.obs_in_context, "true or false")
-        check_real(owner, "call_latency_ms", self.call_latency_ms, 0.0, 1e6)
-        check_real(owner, "token_latency_ms", self.token_latency_ms, 0.0, 1e3)
+        check_knobs("Stubs", self)
 
     def pack(self) -> np.ndarray:
         return np.array([getattr(self, f.name) for f in fields(self)], dtype=np.float64)

@@ -19,21 +19,35 @@ from typing import Any
 MAX_INT = 2**53  # the implicit upper bound of every integer knob (exact in a float64)
 
 
+class KnobError(ValueError):
+    """A knob's value out of its declared range: ``<owner>.<name>=<value> is invalid;
+    allowed: <text>``, with the parts kept as attributes (`owner`, `name`, `value`,
+    `allowed`) so callers need not parse the message."""
+
+    def __init__(self, owner: str, name: str, value: object, allowed: str):
+        self.owner = owner
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{owner}.{name}={value!r} is invalid; allowed: {allowed}")
+
+
 def fail(owner: str, name: str, value: object, allowed: str) -> None:
-    raise ValueError(f"{owner}.{name}={value!r} is invalid; allowed: {allowed}")
+    raise KnobError(owner, name, value, allowed)
 
 
 def as_real(owner: str, name: str, value: object, lo: float = -math.inf,
-            hi: float = math.inf, *, lo_open: bool = False, allowed: str | None = None
-            ) -> float:
-    """A finite real in [lo, hi] (or (lo, hi] with ``lo_open``), as a Python float."""
-    text = allowed or f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+            hi: float = math.inf, *, lo_open: bool = False, hi_open: bool = False,
+            allowed: str | None = None) -> float:
+    """A finite real in [lo, hi] (``lo_open``/``hi_open`` leave out an end), as a float."""
+    text = allowed or f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         fail(owner, name, value, text)
     v = float(value)  # type: ignore[arg-type]
     if math.isnan(v):
         fail(owner, name, value, f"{text} (NaN is not allowed)")
-    if not math.isfinite(v) or v < lo or v > hi or (lo_open and v == lo):
+    if (not math.isfinite(v) or v < lo or v > hi or (lo_open and v == lo)
+            or (hi_open and v == hi)):
         fail(owner, name, value, text)
     return v
 

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.core.validation import check_int, check_int_range, check_real, fail
+from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.validation import fail
 
 OP_GLOBAL = 0
 OP_TASK = 1
@@ -69,60 +70,49 @@ Z_MAX = math.sqrt(2 * 53 * math.log(2))
 class PoisonSpec:
     """One scripted poison injection (SIMULATION.md, "Scripted poison injections").
 
-    kind: ``failed`` (recorded as a failure, starts at u_failure), ``plausible`` (recorded
-        as a success, starts at u_success — the hard case of paper A.4), ``global`` (a
-        poisoned global memory), ``summary`` (a plausible-looking observation crafted to
-        ride into its branch's fold summary: low apparent relevance, leaks with
-        ``Stubs.p_leak_rider``).
-    subtask: index of the top-level subtask it targets, in execution order (taken modulo
-        the trajectory's number of subtasks); -1 draws one at random.
-    position: position among that subtask's actions (0 = first; clipped to the end);
-        -1 draws one at random.
-    count: how many copies of this injection each trajectory gets.
-    p_inject: probability that each copy is injected in a given trajectory.
-    apparent_relevance: how relevant it looks to the selector (poison is crafted to look
-        relevant), in [0, 1].
-    persuasiveness: multiplier in [0, 1] on the reasoner's persuasion probability.
-    p_supersede: detection probability: a later clean action of the same subtask detects
-        and supersedes it (marks it obsolete, for policies that act on supersede events,
-        `Policy.supersede`) with this probability, at each later clean action or at the
-        first one only (`WorldSpec.supersede_rule`). No later clean action, no detection
-        (unless `WorldSpec.supersede_review` is switched on).
-    tokens: its token size; 0 draws it like a regular action's.
-    depth: 1 targets the top-level subtask itself; ``d > 1`` a subtask nested ``d − 1``
-        levels below it: one child, drawn at random, of the first subtask at depth
-        ``d − 1`` (in execution order) that has children. Not injected when the target
-        has no subtask at that depth.
-    on_resume: lands in the resumed visit of its top-level target (SIMULATION.md,
-        ``p_resume``) instead of the first visit; not injected when the target is not
-        resumed. Needs ``depth = 1`` (only top-level subtasks are resumed).
+    Each knob's default, range and doc is its `knob` declaration.
     """
 
-    kind: str
-    subtask: int = -1
-    position: int = -1
-    count: int = 1
-    p_inject: float = 1.0
-    apparent_relevance: float = 0.9
-    persuasiveness: float = 1.0
-    p_supersede: float = 0.0
-    tokens: int = 0
-    depth: int = 1
-    on_resume: bool = False
+    kind: str = knob(choices=POISON_KINDS,
+        doc='``failed`` (recorded as a failure, starts at u_failure), ``plausible`` (recorded as '
+            'a success, starts at u_success — the hard case of paper A.4), ``global`` (a poisoned'
+            ' global memory), ``summary`` (a plausible-looking observation crafted to ride into '
+            "its branch's fold summary: low apparent relevance, leaks with "
+            '``Stubs.p_leak_rider``).')
+    subtask: int = knob(-1, lo=-1, hi=MAX_NODES,
+        doc='index of the top-level subtask it targets, in execution order (taken modulo the '
+            "trajectory's number of subtasks); -1 draws one at random.")
+    position: int = knob(-1, lo=-1, hi=MAX_NODES,
+        doc="position among that subtask's actions (0 = first; clipped to the end); -1 draws one "
+            'at random.')
+    count: int = knob(1, hi=1000, doc='how many copies of this injection each trajectory gets.')
+    p_inject: float = knob(1.0, lo=0.0, hi=1.0,
+        doc='probability that each copy is injected in a given trajectory.')
+    apparent_relevance: float = knob(0.9, lo=0.0, hi=1.0,
+        doc='how relevant it looks to the selector (poison is crafted to look relevant), in [0, '
+            '1].')
+    persuasiveness: float = knob(1.0, lo=0.0, hi=1.0,
+        doc="multiplier in [0, 1] on the reasoner's persuasion probability.")
+    p_supersede: float = knob(0.0, lo=0.0, hi=1.0,
+        doc='detection probability: a later clean action of the same subtask detects and '
+            'supersedes it (marks it obsolete, for policies that act on supersede events, '
+            '`Policy.supersede`) with this probability, at each later clean action or at the '
+            'first one only (`WorldSpec.supersede_rule`). No later clean action, no detection '
+            '(unless `WorldSpec.supersede_review` is switched on).')
+    tokens: int = knob(0, hi=MAX_TOKENS, doc="its token size; 0 draws it like a regular action's.")
+    depth: int = knob(1, lo=1, hi=6,
+        doc='1 targets the top-level subtask itself; ``d > 1`` a subtask nested ``d − 1`` levels '
+            'below it: one child, drawn at random, of the first subtask at depth ``d − 1`` (in '
+            'execution order) that has children. Not injected when the target has no subtask at '
+            'that depth.')
+    on_resume: bool = knob(False,
+        doc='lands in the resumed visit of its top-level target (SIMULATION.md, ``p_resume``) '
+            'instead of the first visit; not injected when the target is not resumed. Needs '
+            '``depth = 1`` (only top-level subtasks are resumed).')
 
     def __post_init__(self) -> None:
         owner = "PoisonSpec"
-        if self.kind not in POISON_KINDS:
-            fail(owner, "kind", self.kind, " | ".join(POISON_KINDS))
-        check_int(owner, "subtask", self.subtask, -1, MAX_NODES)
-        check_int(owner, "position", self.position, -1, MAX_NODES)
-        check_int(owner, "count", self.count, 0, 1000)
-        for name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
-            check_real(owner, name, getattr(self, name), 0.0, 1.0)
-        check_int(owner, "tokens", self.tokens, 0, MAX_TOKENS)
-        check_int(owner, "depth", self.depth, 1, 6)
-        if not isinstance(self.on_resume, bool):
-            fail(owner, "on_resume", self.on_resume, "true or false")
+        check_knobs(owner, self)
         if self.on_resume and self.depth != 1:
             fail(owner, "on_resume", self.on_resume,
                  "false when depth > 1 (only top-level subtasks are resumed)")
@@ -138,68 +128,67 @@ class WorldSpec:
 
     Ranges ``(min, max)`` are drawn uniformly over the integers, both ends included.
 
-    n_subtasks: top-level subtasks per query.
-    max_depth: nesting depth of subtasks (1 = subtasks directly under the query).
-    p_nested: probability that a subtask below ``max_depth`` has child subtasks.
-    nested_subtasks: how many child subtasks a nesting subtask has.
-    n_actions: actions (interaction steps) per subtask.
-    p_success: probability that an action succeeds.
-    p_evidence: probability that a subtask's evidence is found by one of its successful,
-        non-distractor actions.
-    p_distractor: probability that an action is a distractor (relevant-looking noise).
-    relevance, relevance_sd: latent relevance of an action to its own subtask
-        (mean, s.d.; clipped to [0, 1]).
-    distractor_relevance: apparent relevance of a distractor to its own subtask.
-    cross_relevance: multiplier on relevance to any other subtask (and to the final answer,
-        except for subtask nodes and summaries, which carry results).
-    task_relevance, summary_relevance: relevance of a subtask node / a fold summary.
-    tokens_median, tokens_sigma: lognormal token size of an action.
-    task_tokens, query_tokens: token size of a subtask description / of the query.
-    n_globals: benign global memories present from the start (conversation mode).
-    global_relevance: their relevance; each concerns a random subtask with probability 1/2,
-        else none in particular.
-    p_resume: probability that, after a top-level subtask (other than the first)
-        completes, the agent returns to an earlier one (reopen).
-    resume_actions: actions taken in a resumed subtask.
-    supersede_rule: when a later clean action of the poison's subtask may detect it:
-        ``each`` (every later clean action, each with probability ``p_supersede``) or
-        ``first`` (only the first later clean action). SIMULATION.md: "a later clean
-        action can supersede it".
-    supersede_review: opt-in timing beyond the spec (default off): just before a subtask's
-        answer, each of its injected poisons not yet detected is detected with probability
-        ``p_supersede`` by a review, with or without a later clean action.
-    p_revise: probability that an action's outcome is revised (flipped) by the next action
-        of the same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or
-        revised"). No revision when no action follows.
-    poison: the scripted injections.
+    Each knob's default, range and doc is its `knob` declaration.
     """
 
-    n_subtasks: tuple[int, int] = (2, 4)
-    max_depth: int = 1
-    p_nested: float = 0.0
-    nested_subtasks: tuple[int, int] = (1, 2)
-    n_actions: tuple[int, int] = (2, 5)
-    p_success: float = 0.8
-    p_evidence: float = 0.9
-    p_distractor: float = 0.2
-    relevance: float = 0.7
-    relevance_sd: float = 0.1
-    distractor_relevance: float = 0.6
-    cross_relevance: float = 0.3
-    task_relevance: float = 0.8
-    summary_relevance: float = 0.7
-    tokens_median: float = 60.0
-    tokens_sigma: float = 0.5
-    task_tokens: int = 20
-    query_tokens: int = 40
-    n_globals: int = 0
-    global_relevance: float = 0.5
-    p_resume: float = 0.1
-    resume_actions: tuple[int, int] = (1, 2)
-    supersede_rule: str = "each"
-    supersede_review: bool = False
-    p_revise: float = 0.0
-    poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)
+    n_subtasks: tuple[int, int] = knob((2, 4), lo=1, hi=MAX_NODES,
+        doc='top-level subtasks per query.')
+    max_depth: int = knob(1, lo=1, hi=6,
+        doc='nesting depth of subtasks (1 = subtasks directly under the query).')
+    p_nested: float = knob(0.0, lo=0.0, hi=1.0,
+        doc='probability that a subtask below ``max_depth`` has child subtasks.')
+    nested_subtasks: tuple[int, int] = knob((1, 2), lo=1, hi=MAX_NODES,
+        doc='how many child subtasks a nesting subtask has.')
+    n_actions: tuple[int, int] = knob((2, 5), hi=MAX_NODES,
+        doc='actions (interaction steps) per subtask.')
+    p_success: float = knob(0.8, lo=0.0, hi=1.0, doc='probability that an action succeeds.')
+    p_evidence: float = knob(0.9, lo=0.0, hi=1.0,
+        doc="probability that a subtask's evidence is found by one of its successful, non-"
+            'distractor actions.')
+    p_distractor: float = knob(0.2, lo=0.0, hi=1.0,
+        doc='probability that an action is a distractor (relevant-looking noise).')
+    relevance: float = knob(0.7, lo=0.0, hi=1.0,
+        doc='latent relevance of an action to its own subtask (mean, s.d.; clipped to [0, 1]).')
+    relevance_sd: float = knob(0.1, lo=0.0, hi=1.0,
+        doc='latent relevance of an action to its own subtask (mean, s.d.; clipped to [0, 1]).')
+    distractor_relevance: float = knob(0.6, lo=0.0, hi=1.0,
+        doc='apparent relevance of a distractor to its own subtask.')
+    cross_relevance: float = knob(0.3, lo=0.0, hi=1.0,
+        doc='multiplier on relevance to any other subtask (and to the final answer, except for '
+            'subtask nodes and summaries, which carry results).')
+    task_relevance: float = knob(0.8, lo=0.0, hi=1.0,
+        doc='relevance of a subtask node / a fold summary.')
+    summary_relevance: float = knob(0.7, lo=0.0, hi=1.0,
+        doc='relevance of a subtask node / a fold summary.')
+    tokens_median: float = knob(60.0, lo=1.0, hi=1e6, doc='lognormal token size of an action.')
+    tokens_sigma: float = knob(0.5, lo=0.0, hi=5.0, doc='lognormal token size of an action.')
+    task_tokens: int = knob(20, hi=MAX_TOKENS,
+        doc='token size of a subtask description / of the query.')
+    query_tokens: int = knob(40, hi=MAX_TOKENS,
+        doc='token size of a subtask description / of the query.')
+    n_globals: int = knob(0, hi=10_000,
+        doc='benign global memories present from the start (conversation mode).')
+    global_relevance: float = knob(0.5, lo=0.0, hi=1.0,
+        doc='their relevance; each concerns a random subtask with probability 1/2, else none in '
+            'particular.')
+    p_resume: float = knob(0.1, lo=0.0, hi=1.0,
+        doc='probability that, after a top-level subtask (other than the first) completes, the '
+            'agent returns to an earlier one (reopen).')
+    resume_actions: tuple[int, int] = knob((1, 2), hi=MAX_NODES,
+        doc='actions taken in a resumed subtask.')
+    supersede_rule: str = knob('each', choices=SUPERSEDE_RULES,
+        doc="when a later clean action of the poison's subtask may detect it: ``each`` (every "
+            'later clean action, each with probability ``p_supersede``) or ``first`` (only the '
+            'first later clean action). SIMULATION.md: "a later clean action can supersede it".')
+    supersede_review: bool = knob(False,
+        doc="opt-in timing beyond the spec (default off): just before a subtask's answer, each of"
+            ' its injected poisons not yet detected is detected with probability ``p_supersede`` '
+            'by a review, with or without a later clean action.')
+    p_revise: float = knob(0.0, lo=0.0, hi=1.0,
+        doc="probability that an action's outcome is revised (flipped) by the next action of the "
+            'same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or revised"). No'
+            ' revision when no action follows.')
+    poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)  # the scripted injections
 
     def __post_init__(self) -> None:
         owner = "WorldSpec"
@@ -208,25 +197,7 @@ class WorldSpec:
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
-        check_int_range(owner, "n_subtasks", self.n_subtasks, 1, MAX_NODES)
-        check_int(owner, "max_depth", self.max_depth, 1, 6)
-        check_int_range(owner, "nested_subtasks", self.nested_subtasks, 1, MAX_NODES)
-        check_int_range(owner, "n_actions", self.n_actions, 0, MAX_NODES)
-        check_int_range(owner, "resume_actions", self.resume_actions, 0, MAX_NODES)
-        for name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
-                     "distractor_relevance", "cross_relevance", "task_relevance",
-                     "summary_relevance", "global_relevance", "p_resume", "p_revise"):
-            check_real(owner, name, getattr(self, name), 0.0, 1.0)
-        check_real(owner, "relevance_sd", self.relevance_sd, 0.0, 1.0)
-        check_real(owner, "tokens_median", self.tokens_median, 1.0, 1e6)
-        check_real(owner, "tokens_sigma", self.tokens_sigma, 0.0, 5.0)
-        check_int(owner, "task_tokens", self.task_tokens, 0, MAX_TOKENS)
-        check_int(owner, "query_tokens", self.query_tokens, 0, MAX_TOKENS)
-        check_int(owner, "n_globals", self.n_globals, 0, 10_000)
-        if self.supersede_rule not in SUPERSEDE_RULES:
-            fail(owner, "supersede_rule", self.supersede_rule, " | ".join(SUPERSEDE_RULES))
-        if not isinstance(self.supersede_review, bool):
-            fail(owner, "supersede_review", self.supersede_review, "true or false")
+        check_knobs(owner, self)
         poison = tuple(self.poison)
         for k, item in enumerate(poison):
             if not isinstance(item, PoisonSpec):

@@ -47,6 +47,7 @@ from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES, TABLE123_POLICIES
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.validation import KnobError
 from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, WorldSpec
 from wmtsim.studies.scenario_schema import (  # noqa: F401 (the old module's names)
     DEFAULT_N,
@@ -57,17 +58,11 @@ from wmtsim.studies.scenario_schema import (  # noqa: F401 (the old module's nam
     SECTIONS,
     TOP_LEVEL,
     _dataclass_schema,
-    _field_docs,
     _type_schema,
     json_schema,
     schema_text,
     write_schema,
 )
-
-_OWNER_MESSAGE = re.compile(r"^(?P<owner>\w+)\.(?P<name>[\w\[\].]+)=(?P<value>.*) is invalid; "
-                            r"allowed: (?P<allowed>.*)$", re.S)
-_PARAMS_MESSAGE = re.compile(r"^Params\.(?P<name>\w+)=(?P<value>.*) is invalid; "
-                             r"allowed: (?P<allowed>.*)$", re.S)
 
 
 class ScenarioError(ValueError):
@@ -309,17 +304,17 @@ def _build(source: str, path: str, cls: type, values: Any) -> Any:
     try:
         return cls(**values)
     except ValueError as e:
-        raise _map_error(source, path, cls, str(e)) from None
+        raise _map_error(source, path, cls, e) from None
     except TypeError as e:  # e.g. a table where a number belongs
         raise ScenarioError(source, path, str(e)) from None
 
 
-def _map_error(source: str, path: str, cls: type, message: str) -> ScenarioError:
-    m = _OWNER_MESSAGE.match(message)
-    if m:
-        name = m.group("name")
+def _map_error(source: str, path: str, cls: type, error: ValueError) -> ScenarioError:
+    message = str(error)
+    if isinstance(error, KnobError):
+        name = error.name
         key = f"{path}.{name}" if not name.startswith("poison[") else name
-        return ScenarioError(source, key, f"{m.group('value')} is invalid", m.group("allowed"))
+        return ScenarioError(source, key, f"{error.value!r} is invalid", error.allowed)
     m = re.match(r"^unknown parameter\(s\) (\w+)", message)
     if m:
         return ScenarioError(source, f"{path}.{m.group(1)}", "unknown key",

@@ -1,13 +1,13 @@
 """The scenario file's format: its sections, top-level keys and defaults, and its JSON Schema
-(``wmtsim/schemas/scenario.schema.json``), generated from the dataclass fields, types,
-defaults and field docs of `WorldSpec`, `PoisonSpec`, `Stubs`, `Params` and the field's
-knobs; a test asserts the shipped file is current. Loading is `wmtsim.studies.scenario`.
+(``wmtsim/schemas/scenario.schema.json``), generated from the dataclass fields, types and
+knob declarations (`wmtsim.core.knobs`: default, range, doc) of `WorldSpec`, `PoisonSpec`,
+`Stubs`, `Params` and the field's knobs; a test asserts the shipped file is current. Loading
+is `wmtsim.studies.scenario`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import types
 import typing
 from dataclasses import MISSING, fields
@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.knobs import Knob
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, WorldSpec
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 
 PAPER_TABLES = ("table4", "table123")
 
@@ -40,25 +41,6 @@ DEFAULT_N = 1000
 
 
 DEFAULT_SEED = 0
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """``name: text`` entries of a dataclass docstring (continuation lines joined)."""
-    docs: dict[str, str] = {}
-    current: list[str] = []
-    doc = (cls.__doc__ or "").splitlines()
-    for line in doc:
-        m = re.match(r"^\s{4}([a-z_][a-z_0-9]*(?:, [a-z_][a-z_0-9]*)*): (.*)$", line)
-        if m:
-            current = m.group(1).split(", ")
-            for name in current:
-                docs[name] = m.group(2).strip()
-        elif current and line.startswith("        ") and line.strip():
-            for name in current:
-                docs[name] += " " + line.strip()
-        else:
-            current = []
-    return docs
 
 
 def _type_schema(tp: Any) -> dict[str, Any]:
@@ -86,9 +68,20 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
+def _add_knob(s: dict[str, Any], spec: Knob) -> None:
+    """A knob's declared range (on each item of a ``(min, max)`` pair) and doc."""
+    bounds = spec.schema()
+    if spec.kind == "int_range":
+        for item in s["prefixItems"]:
+            item.update(bounds)
+    else:
+        s.update(bounds)
+    if spec.doc:
+        s["description"] = spec.doc
+
+
 def _dataclass_schema(cls: type, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
-    docs = _field_docs(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in fields(cls):
@@ -100,10 +93,9 @@ def _dataclass_schema(cls: type, skip: tuple[str, ...] = ()) -> dict[str, Any]:
             s["default"] = list(d) if isinstance(d, tuple) else d
         elif f.default_factory is MISSING:
             required.append(f.name)
-        if cls is PoisonSpec and f.name == "kind":
-            s["enum"] = list(POISON_KINDS)
-        if f.name in docs:
-            s["description"] = docs[f.name]
+        spec = f.metadata.get("knob")
+        if isinstance(spec, Knob):
+            _add_knob(s, spec)
         props[f.name] = s
     out: dict[str, Any] = {"type": "object", "title": cls.__name__,
                            "description": (cls.__doc__ or "").strip().split("\n\n")[0]
