@@ -27,16 +27,7 @@ from wmtsim.baselines import (
     _mem0_admit,
 )
 from wmtsim.codes import ACTION, FAILURE, SUCCESS
-from wmtsim.forest import (
-    F_EVIDENCE,
-    F_KIND,
-    F_OUTCOME,
-    F_POISONED,
-    F_REL,
-    F_TOPIC,
-    F_WID,
-    Forest,
-)
+from wmtsim.forest import Forest, ForestRows
 from wmtsim.params import Params
 from wmtsim.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
 from wmtsim.simulation import simulate
@@ -46,13 +37,13 @@ from wmtsim.world import PoisonSpec, WorldSpec, generate
 UNSELECTIVE = ("no_memory", "linear", "tree", "tree_summary")
 
 
-def forest_row(n: int) -> tuple[np.ndarray, ...]:
-    """One trajectory's per-slot arrays (`Forest.rows`, row 0) of ``n`` action slots."""
-    rows = tuple(a[0] for a in Forest.allocate(1, n, n).rows())
-    rows[F_KIND][:] = ACTION
-    rows[F_OUTCOME][:] = SUCCESS
-    rows[F_TOPIC][:] = 0
-    rows[F_WID][:] = np.arange(n)
+def forest_row(n: int) -> ForestRows:
+    """One trajectory's per-slot arrays (`Forest.row`) of ``n`` action slots."""
+    rows = Forest.allocate(1, n, n).row(0)
+    rows.kind[:] = ACTION
+    rows.outcome[:] = SUCCESS
+    rows.topic[:] = 0
+    rows.wid[:] = np.arange(n)
     return rows
 
 
@@ -65,11 +56,11 @@ def test_traceretain_near_duplicate_compares_content_not_topic_alone() -> None:
     # similarity 0.99; but one carries the key fact (evidence), so they are not the
     # same content and neither is a duplicate of the other.
     F = forest_row(3)
-    F[F_REL][:] = [0.80, 0.81, 0.80]
-    F[F_EVIDENCE][:] = [False, True, False]
+    F.rel[:] = [0.80, 0.81, 0.80]
+    F.evidence[:] = [False, True, False]
     assert _content_similarity(0, 1, F, 0.2) == 0.0
     assert _content_similarity(0, 2, F, 0.2) == 1.0  # same kind, outcome, evidence
-    F[F_OUTCOME][2] = FAILURE
+    F.outcome[2] = FAILURE
     assert _content_similarity(0, 2, F, 0.2) == 0.0
 
 
@@ -168,8 +159,8 @@ def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
     # decision stub applies: UPDATE overwrites the true fact with the poisoned one (last
     # writer wins), DELETE removes it as contradicted, NONE keeps it and drops the new.
     F = forest_row(2)
-    F[F_REL][:] = [0.8, 0.9]
-    F[F_POISONED][1] = True
+    F.rel[:] = [0.8, 0.9]
+    F.poisoned[1] = True
     bs = np.array([B_IN, B_UNSEEN], np.int8)
     out = np.zeros(40)
     bl = Baselines(**knobs).pack()  # type: ignore[arg-type]
@@ -179,7 +170,7 @@ def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
     assert out[13] == 2  # extraction + decision calls
     # Below the match threshold: always ADD.
     bs = np.array([B_IN, B_UNSEEN], np.int8)
-    F[F_TOPIC][1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
+    F.topic[1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
     _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
                 out)
     assert (bs[0], bs[1]) == (B_IN, B_IN)

@@ -189,7 +189,7 @@ def test_engine_slots_draw_with_their_world_identity() -> None:
     res = simulate(sc.world, "wmt", n=50, seed=1, params=sc.params, stubs=sc.stubs)
     f = res.forest
     for i in range(5):
-        row = tuple(a[i] for a in f.rows())
+        row = f.row(i)
         for v in range(int(f.n_slots[i])):
             d = _draw_id(row, v)
             if f.kind[i, v] == SUMMARY:
@@ -261,7 +261,7 @@ def test_a3_takes_whole_subtrees_hand_case() -> None:
     kind = [0, TASK, ACTION, TASK, ACTION, TASK, ACTION]
     for v in range(7):
         f.parent[0, v], f.kind[0, v], f.tokens[0, v], f.u[0, v] = parent[v], kind[v], 10, 0.5
-    row = tuple(a[0] for a in f.rows())
+    row = f.row(0)
     eligible = np.array([False] + [True] * 6)
     is_global = np.zeros(7, np.bool_)
     priority = np.array([np.nan, 0.9, np.nan, 0.5, np.nan, 0.7, np.nan])

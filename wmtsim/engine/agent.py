@@ -87,23 +87,6 @@ from wmtsim.core.stubs import (
 )
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.forest import (
-    F_EVIDENCE,
-    F_KIND,
-    F_LEAK,
-    F_M,
-    F_OUTCOME,
-    F_PARENT,
-    F_PERS,
-    F_POISONED,
-    F_RIDER,
-    F_STATE,
-    F_SUMMARY,
-    F_TOKENS,
-    F_TOP,
-    F_TOPIC,
-    F_U,
-    F_WARNINGS,
-    F_WID,
     _add_summary,
     _draw_id,
     _task_depth,
@@ -121,8 +104,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
     Returns the slot count (a field policy may create a summary). ``X`` carries the
     field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
     """
-    parent, kind, state, u = F[F_PARENT], F[F_KIND], F[F_STATE], F[F_U]
-    m, tokens, outcome, poisoned = F[F_M], F[F_TOKENS], F[F_OUTCOME], F[F_POISONED]
+    parent, kind, state, u = F.parent, F.kind, F.state, F.u
+    m, tokens, outcome, poisoned = F.m, F.tokens, F.outcome, F.poisoned
     mode = sw[S_SELECTION]
     struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
 
@@ -230,8 +213,8 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
             st, out):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
-    f_wid, parent, kind, poisoned = F[F_WID], F[F_PARENT], F[F_KIND], F[F_POISONED]
-    evidence, topic, pers, top = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS], F[F_TOP]
+    f_wid, parent, kind, poisoned = F.wid, F.parent, F.kind, F.poisoned
+    evidence, topic, pers, top = F.evidence, F.topic, F.persuasiveness, F.top
     # The context the reasoner reads: the selected memories and the observation just made.
     seen_obs = last_obs >= 0 and st[ST_OBS_IN_CONTEXT] != 0.0 and not selected[last_obs]
     # What the answer needs: the subtask's evidence, or (final) every top-level result.
@@ -301,14 +284,14 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
     warnings (one per failed action, ``warning_tokens`` each), and each poisoned memory
     that was eligible at this step with probability p_leak (p_leak_rider for
-    summary-riding poison), recorded in the absorbed memory's ``F_LEAK`` provenance.
+    summary-riding poison), recorded in the absorbed memory's ``leak`` provenance.
     Returns the new slot count.
     """
-    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
-    u, m, tokens, poisoned = F[F_U], F[F_M], F[F_TOKENS], F[F_POISONED]
-    evidence, topic, pers = F[F_EVIDENCE], F[F_TOPIC], F[F_PERS]
-    rider, top, summary = F[F_RIDER], F[F_TOP], F[F_SUMMARY]
-    outcome, warnings, leak = F[F_OUTCOME], F[F_WARNINGS], F[F_LEAK]
+    f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
+    u, m, tokens, poisoned = F.u, F.m, F.tokens, F.poisoned
+    evidence, topic, pers = F.evidence, F.topic, F.persuasiveness
+    rider, top, summary = F.rider, F.top, F.summary
+    outcome, warnings, leak = F.outcome, F.warnings, F.leak
     raw = 0.0
     has_evidence = False
     leaked = False

@@ -128,10 +128,6 @@ from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's nam
     _queue_overflow,
     _window_slide,
 )
-from wmtsim.engine.forest import (
-    F_KIND,
-    F_TOKENS,
-)
 
 # ------------------------------------------------------------------ the dispatch point
 
@@ -145,7 +141,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
     Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
     (a summary may have been created); `_baseline_retrieve` then fills ε and s.
     """
-    kind = F[F_KIND]
+    kind = F.kind
     n0 = n
     # 1. Admission of the items created since the last step, in creation order.
     for v in range(bmisc[M_SEEN], n0):
@@ -194,7 +190,7 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
     query similarity ``util`` of every slot) within the budget B, and the access
     statistics."""
-    tokens = F[F_TOKENS]
+    tokens = F.tokens
     budget = p[P_BUDGET]
     # 3. The pool ε and the retrieval s, never more than B tokens.
     recent = np.zeros(n, np.bool_)  # MemoryBank code: history turns, not recalls

@@ -43,6 +43,7 @@ from wmtsim.core.field_knobs import (
     M_WIN_HEAD,
 )
 from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
@@ -62,17 +63,6 @@ from wmtsim.engine.field_common import (
     _top_by,
 )
 from wmtsim.engine.forest import (
-    F_CREATED,
-    F_EVIDENCE,
-    F_KIND,
-    F_OUTCOME,
-    F_PERS,
-    F_POISONED,
-    F_REL,
-    F_SUMMARY,
-    F_TOKENS,
-    F_TOP,
-    F_TOPIC,
     _add_summary,
     _draw_id,
 )
@@ -82,8 +72,8 @@ from wmtsim.engine.forest import (
 def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
     """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
-    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
-    evidence, topic, rel = F[F_EVIDENCE], F[F_TOPIC], F[F_REL]
+    kind, tokens, outcome = F.kind, F.tokens, F.outcome
+    evidence, topic, rel = F.evidence, F.topic, F.rel
     # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
     #    failed-action reports when they are low-priority.
     for w in range(v):
@@ -143,7 +133,7 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
         if bs[w] == B_IN:
             stored += 1
     if victim < 0 and stored >= bl[B_CAPACITY]:
-        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, F[F_CREATED], eviction, bl)
+        victim = _tr_victim(step, n, bs, bimp, blast, bfreq, F.created, eviction, bl)
     if victim >= 0:
         bs[victim] = B_EVICTED
     bs[v] = B_IN
@@ -198,8 +188,8 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
 def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
                 p, st, out):
     """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
-    kind, tokens, poisoned, evidence = F[F_KIND], F[F_TOKENS], F[F_POISONED], F[F_EVIDENCE]
-    topic, pers, top, summary = F[F_TOPIC], F[F_PERS], F[F_TOP], F[F_SUMMARY]
+    kind, tokens, poisoned, evidence = F.kind, F.tokens, F.poisoned, F.evidence
+    topic, pers, top, summary = F.topic, F.persuasiveness, F.top, F.summary
     ts = slot_of[t]
     z = summary[ts]
     raw = 0.0
@@ -235,9 +225,9 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     bimp[z] = imp
     blast[z] = step
     bfreq[z] = 0
-    out[15] += 1  # C_SUMMARISER_CALLS
-    out[13] += 1  # C_LLM_CALLS
-    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_SUMMARISER_CALLS] += 1
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n
 
 
@@ -254,7 +244,7 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
     or ADD, with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest;
     without a match, ADD.
     """
-    kind, tokens, topic, rel = F[F_KIND], F[F_TOKENS], F[F_TOPIC], F[F_REL]
+    kind, tokens, topic, rel = F.kind, F.tokens, F.topic, F.rel
     n = v
     cands = np.empty(n, np.int64)
     score = np.empty(n)
@@ -268,8 +258,8 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
     read = 0.0
     for w in found:
         read += tokens[w]
-    out[12] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read  # C_PROMPT_TOKENS
-    out[13] += 2  # C_LLM_CALLS: extraction + decision
+    out[C_PROMPT_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
+    out[C_LLM_CALLS] += 2  # extraction + decision
     bs[v] = B_IN
     blast[v] = step
     bfreq[v] = 0

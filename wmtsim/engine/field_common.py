@@ -16,19 +16,10 @@ from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import _SQRT3, B_IMPORTANCE_NOISE, B_IN, B_SCORER_BASE_TOKENS
 from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_P_LEAK, ST_P_LEAK_RIDER, ST_TOP_K
 from wmtsim.engine.forest import (
-    F_EVIDENCE,
-    F_KIND,
-    F_LEAK,
-    F_OUTCOME,
-    F_PARENT,
-    F_POISONED,
-    F_REL,
-    F_RIDER,
-    F_TOKENS,
-    F_TOPIC,
     _draw_id,
     _task_depth,
 )
@@ -62,10 +53,10 @@ def _content_similarity(a, b, F, cross):
     """TraceRetain's near-duplicate stub (the article's cosine > 0.95 on near-identical
     text): 0 unless both traces are of the same kind, outcome and evidence (the key
     fact), else the item–item similarity."""
-    kind, outcome, evidence = F[F_KIND], F[F_OUTCOME], F[F_EVIDENCE]
+    kind, outcome, evidence = F.kind, F.outcome, F.evidence
     if kind[a] != kind[b] or outcome[a] != outcome[b] or evidence[a] != evidence[b]:
         return 0.0
-    return _similarity(a, b, F[F_TOPIC], F[F_REL], cross)
+    return _similarity(a, b, F.topic, F.rel, cross)
 
 
 @jit
@@ -94,7 +85,7 @@ def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
     """A queue's context under the budget: its running summary ``z`` first (if any and
     it fits), then the queued items newest first until one does not fit, at most
     ``limit`` of them (0 = all). Returns the tokens used."""
-    kind, tokens = F[F_KIND], F[F_TOKENS]
+    kind, tokens = F.kind, F.tokens
     if z >= 0 and eligible[z] and bs[z] == B_IN and used + tokens[z] <= budget:
         selected[z] = True
         used += tokens[z]
@@ -142,13 +133,13 @@ def _top_by(score, cands, k_cands, k):
 @jit
 def _absorb(seed, traj, step, v, F, st, host):
     """Does the summariser carry poisoned item ``v`` into the summary of task slot
-    ``host``? (p_leak draw; on a leak, ``v``'s `F_LEAK` provenance records it for IP.)"""
-    poisoned, rider = F[F_POISONED], F[F_RIDER]
+    ``host``? (p_leak draw; on a leak, ``v``'s ``leak`` provenance records it for IP.)"""
+    poisoned, rider = F.poisoned, F.rider
     if not poisoned[v]:
         return False
     p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
     if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
-        F[F_LEAK][v] |= np.int64(1) << np.int64(_task_depth(F[F_PARENT], host))
+        F.leak[v] |= np.int64(1) << np.int64(_task_depth(F.parent, host))
         return True
     return False
 
@@ -156,14 +147,14 @@ def _absorb(seed, traj, step, v, F, st, host):
 @jit
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
-    kind, tokens, outcome = F[F_KIND], F[F_TOKENS], F[F_OUTCOME]
-    evidence, rel = F[F_EVIDENCE], F[F_REL]
+    kind, tokens, outcome = F.kind, F.tokens, F.outcome
+    evidence, rel = F.evidence, F.rel
     ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
     ev = 1.0 if evidence[v] else 0.0
     bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
                           bl[B_IMPORTANCE_NOISE], lo)
-    out[12] += bl[B_SCORER_BASE_TOKENS] + tokens[v]  # C_PROMPT_TOKENS
-    out[13] += 1  # C_LLM_CALLS
+    out[C_PROMPT_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
+    out[C_LLM_CALLS] += 1
 
 
 @jit

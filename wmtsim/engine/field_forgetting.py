@@ -22,17 +22,12 @@ from wmtsim.core.field_knobs import (
     M_SUMMARY,
 )
 from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import _absorb
 from wmtsim.engine.forest import (
-    F_CREATED,
-    F_KIND,
-    F_PERS,
-    F_POISONED,
-    F_SUMMARY,
-    F_TOKENS,
     _add_summary,
     _draw_id,
 )
@@ -75,7 +70,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
     the summary they would make is still over the limit. With ``summarize`` they are
     merged with the old summary into one (ceil(c_sum · (old + popped tokens)) tokens).
     """
-    kind, tokens = F[F_KIND], F[F_TOKENS]
+    kind, tokens = F.kind, F.tokens
     q = 0.0
     n_q = 0
     for v in range(n):
@@ -111,7 +106,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
 def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
-    kind, tokens, created = F[F_KIND], F[F_TOKENS], F[F_CREATED]
+    kind, tokens, created = F.kind, F.tokens, F.created
     popped = 0.0
     for v in range(n):
         if bs[v] == B_IN and kind[v] != SUMMARY and created[v] <= step - k:
@@ -133,7 +128,7 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     evidence (a running summary is lossy) and absorbs each popped poisoned item with
     p_leak (p_leak_rider for summary riders): it is then contaminated.
     """
-    tokens, poisoned, pers = F[F_TOKENS], F[F_POISONED], F[F_PERS]
+    tokens, poisoned, pers = F.tokens, F.poisoned, F.persuasiveness
     leaked = False
     leak_pers = 0.0
     any_popped = False
@@ -153,14 +148,14 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
         n += 1
         _add_summary(F, z, 0, -1, -1, summary_rel, p[P_U_INIT_SUMMARY], step)
         bmisc[M_SUMMARY] = z
-        F[F_SUMMARY][0] = z  # the root's summary: IP follows what it absorbed
+        F.summary[0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped
     tokens[z] = math.ceil(st[ST_C_SUM] * raw)
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)
     bs[z] = B_IN
-    out[15] += 1  # C_SUMMARISER_CALLS
-    out[13] += 1  # C_LLM_CALLS
-    out[12] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_SUMMARISER_CALLS] += 1
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n

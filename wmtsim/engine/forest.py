@@ -9,8 +9,8 @@ trajectory back into readable records for the dashboard and for debugging.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,10 +25,35 @@ from wmtsim.core.codes import (
 )
 from wmtsim.core.jit import jit
 
-# Positions of the per-slot arrays in the tuple the kernels take (`Forest.rows`).
-(F_WID, F_PARENT, F_KIND, F_STATE, F_U, F_M, F_TOKENS, F_CREATED, F_OUTCOME, F_POISONED,
- F_EVIDENCE, F_TOPIC, F_REL, F_PERS, F_RIDER, F_TOP, F_SUMMARY, F_WARNINGS,
- F_LEAK) = range(19)
+
+class ForestRows(NamedTuple):
+    """The per-slot arrays of a `Forest`, as the kernels take them (`Forest.rows`).
+
+    A named tuple of arrays (numba reads it natively, like pynndescent's ``FlatTree``), so
+    the order is written once, here, and kernels read ``F.u[v]``. The fields carry the
+    `Forest` field names (a test checks it); each is ``(n, capacity)`` for the whole batch,
+    or ``(capacity,)`` for one trajectory (`row`).
+    """
+
+    wid: np.ndarray
+    parent: np.ndarray
+    kind: np.ndarray
+    state: np.ndarray
+    u: np.ndarray
+    m: np.ndarray
+    tokens: np.ndarray
+    created: np.ndarray
+    outcome: np.ndarray
+    poisoned: np.ndarray
+    evidence: np.ndarray
+    topic: np.ndarray
+    rel: np.ndarray
+    persuasiveness: np.ndarray
+    rider: np.ndarray
+    top: np.ndarray
+    summary: np.ndarray
+    warnings: np.ndarray
+    leak: np.ndarray
 
 
 @dataclass
@@ -86,9 +111,13 @@ class Forest:
             n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64),
         )
 
-    def rows(self) -> tuple[np.ndarray, ...]:
-        """The per-slot arrays in declaration order (what the engine kernel takes)."""
-        return tuple(getattr(self, f.name) for f in fields(self))[:-2]
+    def rows(self) -> ForestRows:
+        """The per-slot arrays ``(n, capacity)`` as the engine kernel takes them."""
+        return ForestRows(**{name: getattr(self, name) for name in ForestRows._fields})
+
+    def row(self, i: int) -> ForestRows:
+        """Trajectory ``i``'s per-slot arrays (views), as the lifecycle kernels take them."""
+        return ForestRows._make(a[i] for a in self.rows())
 
     @property
     def n(self) -> int:
@@ -139,23 +168,34 @@ class Forest:
 
 
 @jit
+def _forest_row(F, i):
+    """Row ``i`` of the batch's `ForestRows` (one trajectory's per-slot arrays)."""
+    return ForestRows(
+        wid=F.wid[i], parent=F.parent[i], kind=F.kind[i], state=F.state[i], u=F.u[i],
+        m=F.m[i], tokens=F.tokens[i], created=F.created[i], outcome=F.outcome[i],
+        poisoned=F.poisoned[i], evidence=F.evidence[i], topic=F.topic[i], rel=F.rel[i],
+        persuasiveness=F.persuasiveness[i], rider=F.rider[i], top=F.top[i],
+        summary=F.summary[i], warnings=F.warnings[i], leak=F.leak[i])
+
+
+@jit
 def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     """Create slot ``v`` (the next one) with its initial score (MODEL.md §2).
 
-    ``F`` is the tuple of one trajectory's per-slot arrays (`Forest.rows`, row i). The
+    ``F`` is one trajectory's `ForestRows` (`Forest.row`). The
     static properties (tokens, topic, ...) are the caller's to set.
     """
-    F[F_WID][v] = wid
-    F[F_PARENT][v] = parent_slot
-    F[F_KIND][v] = kind_
-    F[F_STATE][v] = ACTIVE
-    F[F_U][v] = u0
-    F[F_M][v] = 0
-    F[F_CREATED][v] = step
-    F[F_OUTCOME][v] = 0
-    F[F_SUMMARY][v] = -1
-    F[F_WARNINGS][v] = 0
-    F[F_LEAK][v] = 0
+    F.wid[v] = wid
+    F.parent[v] = parent_slot
+    F.kind[v] = kind_
+    F.state[v] = ACTIVE
+    F.u[v] = u0
+    F.m[v] = 0
+    F.created[v] = step
+    F.outcome[v] = 0
+    F.summary[v] = -1
+    F.warnings[v] = 0
+    F.leak[v] = 0
 
 
 @jit
@@ -172,10 +212,10 @@ def _task_depth(parent, s):
 def _draw_id(F, v):
     """The identity slot ``v``'s stub draws are keyed by: its world id, or for a summary
     ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
-    w = F[F_WID][v]
+    w = F.wid[v]
     if w >= 0:
         return np.int64(w)
-    return np.int64(DRAW_SUMMARY) + np.int64(F[F_WID][F[F_PARENT][v]])
+    return np.int64(DRAW_SUMMARY) + np.int64(F.wid[F.parent[v]])
 
 
 @jit
@@ -183,11 +223,11 @@ def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
     """Create slot ``z`` as a summary node under ``parent_slot`` (MODEL.md §1: the compact
     node standing for a folded branch), clean, without evidence and with no tokens yet."""
     _add_node(F, z, -1, parent_slot, SUMMARY, u0, step)
-    F[F_TOKENS][z] = 0
-    F[F_POISONED][z] = False
-    F[F_EVIDENCE][z] = False
-    F[F_TOPIC][z] = topic
-    F[F_TOP][z] = top
-    F[F_REL][z] = rel
-    F[F_PERS][z] = 0.0
-    F[F_RIDER][z] = False
+    F.tokens[z] = 0
+    F.poisoned[z] = False
+    F.evidence[z] = False
+    F.topic[z] = topic
+    F.top[z] = top
+    F.rel[z] = rel
+    F.persuasiveness[z] = 0.0
+    F.rider[z] = False

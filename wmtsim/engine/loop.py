@@ -79,25 +79,9 @@ from wmtsim.engine.field import (
     _baseline_supersede,
 )
 from wmtsim.engine.forest import (
-    F_EVIDENCE,
-    F_KIND,
-    F_LEAK,
-    F_M,
-    F_OUTCOME,
-    F_PARENT,
-    F_PERS,
-    F_POISONED,
-    F_REL,
-    F_RIDER,
-    F_STATE,
-    F_SUMMARY,
-    F_TOKENS,
-    F_TOP,
-    F_TOPIC,
-    F_U,
-    F_WID,
     Forest,
     _add_node,
+    _forest_row,
     _task_depth,
 )
 from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
@@ -119,20 +103,9 @@ from wmtsim.engine.world import (
     OP_REVISE,
     OP_SUPERSEDE,
     OP_TASK,
-    WR_ARG,
-    WR_EVIDENCE,
-    WR_KIND,
-    WR_OP,
-    WR_OUTCOME,
-    WR_PARENT,
-    WR_PERS,
-    WR_POISONED,
-    WR_REL,
-    WR_RIDER,
-    WR_TOKENS,
-    WR_TOP,
-    WR_TOPIC,
     World,
+    _world_row,
+    world_rows,
 )
 
 # Per-step records kept for the first trajectories of a batch, in the order the kernels
@@ -189,10 +162,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     try:
         _run_batch(
             world.seed, world.start, world.n_events,
-            (world.parent, world.kind, world.tokens, world.topic, world.rel,
-             world.evidence, world.poisoned, world.persuasiveness, world.outcome,
-             world.rider, world.top, world.op, world.arg),
-            forest.rows(), forest.slot_of, forest.n_slots, forest.active,
+            world_rows(world), forest.rows(), forest.slot_of, forest.n_slots, forest.active,
             policy_switches, p, st,
             np.array([world.spec.cross_relevance, world.spec.summary_relevance]),
             tuple(rec[k] for k in _RECORDED), counts, B, bl)
@@ -208,12 +178,9 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
                counts, B, bl):
     n = n_events.shape[0]
     for i in prange(n):
-        # Row i of every array, in tuple order (the world's, the forest's).
-        w_row = (W[0][i], W[1][i], W[2][i], W[3][i], W[4][i], W[5][i], W[6][i], W[7][i],
-                 W[8][i], W[9][i], W[10][i], W[11][i], W[12][i])
-        f_row = (F[0][i], F[1][i], F[2][i], F[3][i], F[4][i], F[5][i], F[6][i], F[7][i],
-                 F[8][i], F[9][i], F[10][i], F[11][i], F[12][i], F[13][i], F[14][i],
-                 F[15][i], F[16][i], F[17][i], F[18][i])
+        # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
+        w_row = _world_row(W, i)
+        f_row = _forest_row(F, i)
         # prange indices may be unsigned: make every index arithmetic signed.
         r = np.int64(i) if i < R[0].shape[0] else np.int64(-1)
         b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
@@ -224,32 +191,27 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
 
 
 @jit
-def _add_world_node(F, slot_of, Wr, v, w, parent_slot, u0, step):
+def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
     """Create slot ``v`` for world node ``w``, copying its static properties."""
-    w_kind, w_tokens, w_topic, w_rel = Wr[WR_KIND], Wr[WR_TOKENS], Wr[WR_TOPIC], Wr[WR_REL]
-    w_evidence, w_poisoned, w_pers = Wr[WR_EVIDENCE], Wr[WR_POISONED], Wr[WR_PERS]
-    w_rider, w_top = Wr[WR_RIDER], Wr[WR_TOP]
-    _add_node(F, v, w, parent_slot, w_kind[w], u0, step)
-    tokens, poisoned, evidence, topic = F[F_TOKENS], F[F_POISONED], F[F_EVIDENCE], F[F_TOPIC]
-    rel, pers, rider, top = F[F_REL], F[F_PERS], F[F_RIDER], F[F_TOP]
-    tokens[v] = w_tokens[w]
-    poisoned[v] = w_poisoned[w]
-    evidence[v] = w_evidence[w]
-    topic[v] = w_topic[w]
-    rel[v] = w_rel[w]
-    pers[v] = w_pers[w]
-    rider[v] = w_rider[w]
-    top[v] = w_top[w]
+    _add_node(F, v, w, parent_slot, W.kind[w], u0, step)
+    F.tokens[v] = W.tokens[w]
+    F.poisoned[v] = W.poisoned[w]
+    F.evidence[v] = W.evidence[w]
+    F.topic[v] = W.topic[w]
+    F.rel[v] = W.rel[w]
+    F.persuasiveness[v] = W.persuasiveness[w]
+    F.rider[v] = W.rider[w]
+    F.top[v] = W.top[w]
     slot_of[w] = v
 
 
 @jit
-def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
+def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
     """Play one trajectory's script under the policy; write its counters into ``out``."""
-    w_parent, w_kind, w_topic, w_outcome = Wr[WR_PARENT], Wr[WR_KIND], Wr[WR_TOPIC], Wr[WR_OUTCOME]
-    op, arg = Wr[WR_OP], Wr[WR_ARG]
-    f_wid, parent, kind, state = F[F_WID], F[F_PARENT], F[F_KIND], F[F_STATE]
-    u, m, outcome, poisoned = F[F_U], F[F_M], F[F_OUTCOME], F[F_POISONED]
+    w_parent, w_kind, w_topic, w_outcome = W.parent, W.kind, W.topic, W.outcome
+    op, arg = W.op, W.arg
+    f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
+    u, m, outcome, poisoned = F.u, F.m, F.outcome, F.poisoned
     cap = kind.shape[0]
     is_global = np.zeros(cap, np.bool_)
     eligible = np.zeros(cap, np.bool_)
@@ -280,7 +242,7 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
     zero: Any = np.int64(0)
     no_topic: Any = np.int64(NO_TOPIC)
     yes, no = np.bool_(True), np.bool_(False)
-    _add_world_node(F, slot_of, Wr, zero, zero, np.int64(NO_PARENT), p[P_U_INIT_ROOT], zero)
+    _add_world_node(F, slot_of, W, zero, zero, np.int64(NO_PARENT), p[P_U_INIT_ROOT], zero)
     n: Any = np.int64(1)
     active: Any = np.int64(0)
     step: Any = np.int64(0)
@@ -289,19 +251,19 @@ def _run_one(seed, traj, n_ev, Wr, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl)
         o = op[e]
         a = arg[e]
         if o == OP_GLOBAL:
-            _add_world_node(F, slot_of, Wr, n, np.int64(a), np.int64(NO_PARENT),
+            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT),
                             p[P_U_INIT_GLOBAL], step)
             is_global[n] = True
             n += 1
         elif o == OP_TASK:
-            _add_world_node(F, slot_of, Wr, n, np.int64(a), np.int64(slot_of[w_parent[a]]),
+            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(slot_of[w_parent[a]]),
                             p[P_U_INIT_TASK],
                             step)
             active = n
             n += 1
         elif o == OP_ACTION:
             v = n
-            _add_world_node(F, slot_of, Wr, v, np.int64(a), np.int64(slot_of[w_parent[a]]),
+            _add_world_node(F, slot_of, W, v, np.int64(a), np.int64(slot_of[w_parent[a]]),
                             p[P_U_INIT_ACTION],
                             step)
             n += 1
@@ -396,14 +358,14 @@ def _poison_remains(v, F, eligible, slot_of):
     """IP's P_r (Eq. 10, MODEL.md §5): poisoned memory ``v`` is still eligible at the
     end, or is carried by an eligible contaminated summary.
 
-    ``F_LEAK`` bit ``d`` of a memory says it leaked into the summary of the task at depth
+    ``leak`` bit ``d`` of a memory says it leaked into the summary of the task at depth
     ``d`` above its home (an action's home is its task; a global memory's is the subtask
     it concerns, or the root); a summary that leaked into an outer summary carries what
     it absorbed on. Tasks are visited nearest first, so one walk follows every chain.
     """
     if eligible[v]:
         return True
-    parent, summary, leak, topic = F[F_PARENT], F[F_SUMMARY], F[F_LEAK], F[F_TOPIC]
+    parent, summary, leak, topic = F.parent, F.summary, F.leak, F.topic
     carried = leak[v]
     a = parent[v]
     if a < 0:  # a global memory
@@ -427,7 +389,7 @@ def _record(r, step, n, o, F, eligible, selected, R, out):
         return
     (rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_pois, rec_n, rec_event, rec_tokens,
      rec_node_tokens) = R
-    u, m, state, poisoned, tokens = F[F_U], F[F_M], F[F_STATE], F[F_POISONED], F[F_TOKENS]
+    u, m, state, poisoned, tokens = F.u, F.m, F.state, F.poisoned, F.tokens
     for v in range(n):
         rec_u[r, step, v] = u[v]
         rec_m[r, step, v] = m[v]

@@ -14,13 +14,6 @@ from wmtsim.core.params import P_BUDGET
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
 from wmtsim.core.stubs import ST_POISON_BOOST, ST_SELECTOR_NOISE, ST_TOP_K, ST_W_B, ST_W_U
 from wmtsim.engine.forest import (
-    F_KIND,
-    F_PARENT,
-    F_POISONED,
-    F_REL,
-    F_TOKENS,
-    F_TOPIC,
-    F_U,
     _draw_id,
 )
 from wmtsim.engine.world import NO_TOPIC
@@ -46,7 +39,7 @@ def _query_utility(key, v, topic_now, cross, F, st):
     """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
     noise (``key``: the step's `_step_key`). The field policies use it as their
     similarity to the current query, as an embedding retriever would see it."""
-    kind, poisoned, topic, rel = F[F_KIND], F[F_POISONED], F[F_TOPIC], F[F_REL]
+    kind, poisoned, topic, rel = F.kind, F.poisoned, F.topic, F.rel
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
         x += st[ST_POISON_BOOST]
@@ -74,7 +67,7 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
     utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
     to the older memory. An item that does not fit is skipped and the next one tried.
     """
-    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
+    parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
     key = _step_key(seed, traj, step)
@@ -117,7 +110,7 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
     those, if they fit. So a nested branch taken first leaves its enclosing branch the
     rest. No semantic relevance is used.
     """
-    parent, kind, u, tokens = F[F_PARENT], F[F_KIND], F[F_U], F[F_TOKENS]
+    parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     unit_score = np.full(n, np.inf)
     for v in range(n):
         if not eligible[v]:

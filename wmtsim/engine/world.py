@@ -8,6 +8,8 @@ is a pure function of ``(seed, world, i)``, drawn with `wmtsim.core.rng` keyed b
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import prange
 
@@ -112,6 +114,34 @@ from wmtsim.engine.world_script import (  # noqa: F401 (the old module's names)
 )
 
 
+class WorldRows(NamedTuple):
+    """A `World`'s node and script arrays, as the kernels take them (`world_rows`).
+
+    A named tuple of arrays (numba reads it natively), so the order is written once, here,
+    and kernels read ``W.kind[w]``. The fields carry `World`'s field names (a test checks
+    it); each is ``(n, nodes)`` / ``(n, events)`` for a batch, or one row of those.
+    """
+
+    parent: np.ndarray
+    kind: np.ndarray
+    tokens: np.ndarray
+    topic: np.ndarray
+    rel: np.ndarray
+    evidence: np.ndarray
+    poisoned: np.ndarray
+    persuasiveness: np.ndarray
+    outcome: np.ndarray
+    rider: np.ndarray
+    top: np.ndarray
+    op: np.ndarray
+    arg: np.ndarray
+
+
+def world_rows(world: World) -> WorldRows:
+    """``world``'s node and script arrays as the engine kernel takes them."""
+    return WorldRows(**{name: getattr(world, name) for name in WorldRows._fields})
+
+
 def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> World:
     """Generate trajectories ``start .. start+n-1`` of ``(seed, spec)``.
 
@@ -126,30 +156,28 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     _count_batch(w, poison, seed, start, n, nb, eb, counts)
     max_nodes = int(counts[:, 0].max())
     max_events = int(counts[:, 1].max())
-    arrays = _empty_arrays(n, max_nodes, max_events)
-    _fill_batch(w, poison, seed, start, n, *arrays)
-    names = ("parent", "kind", "tokens", "topic", "rel", "evidence", "poisoned",
-             "persuasiveness", "outcome", "rider", "top", "op", "arg")
-    return World(seed=seed, start=start, spec=spec, **dict(zip(names, arrays, strict=True)),
+    W = _empty_arrays(n, max_nodes, max_events)
+    _fill_batch(w, poison, seed, start, n, W)
+    return World(seed=seed, start=start, spec=spec, **W._asdict(),
                  n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
                  n_injected=counts[:, 2].copy())
 
 
-def _empty_arrays(n: int, nodes: int, events: int) -> tuple[np.ndarray, ...]:
-    return (
-        np.full((n, nodes), NO_PARENT, dtype=np.int32),  # parent
-        np.zeros((n, nodes), dtype=np.int8),  # kind
-        np.zeros((n, nodes), dtype=np.int32),  # tokens
-        np.full((n, nodes), NO_TOPIC, dtype=np.int32),  # topic
-        np.zeros((n, nodes), dtype=np.float64),  # rel
-        np.zeros((n, nodes), dtype=np.bool_),  # evidence
-        np.zeros((n, nodes), dtype=np.bool_),  # poisoned
-        np.zeros((n, nodes), dtype=np.float64),  # persuasiveness
-        np.zeros((n, nodes), dtype=np.int8),  # outcome
-        np.zeros((n, nodes), dtype=np.bool_),  # rider
-        np.full((n, nodes), NO_TOPIC, dtype=np.int32),  # top
-        np.full((n, events), -1, dtype=np.int8),  # op
-        np.full((n, events), -1, dtype=np.int32),  # arg
+def _empty_arrays(n: int, nodes: int, events: int) -> WorldRows:
+    return WorldRows(
+        parent=np.full((n, nodes), NO_PARENT, dtype=np.int32),
+        kind=np.zeros((n, nodes), dtype=np.int8),
+        tokens=np.zeros((n, nodes), dtype=np.int32),
+        topic=np.full((n, nodes), NO_TOPIC, dtype=np.int32),
+        rel=np.zeros((n, nodes), dtype=np.float64),
+        evidence=np.zeros((n, nodes), dtype=np.bool_),
+        poisoned=np.zeros((n, nodes), dtype=np.bool_),
+        persuasiveness=np.zeros((n, nodes), dtype=np.float64),
+        outcome=np.zeros((n, nodes), dtype=np.int8),
+        rider=np.zeros((n, nodes), dtype=np.bool_),
+        top=np.full((n, nodes), NO_TOPIC, dtype=np.int32),
+        op=np.full((n, events), -1, dtype=np.int8),
+        arg=np.full((n, events), -1, dtype=np.int32),
     )
 
 
@@ -159,26 +187,38 @@ def _count_batch(w, poison, seed, start, n, nb, eb, counts):
         a = _empty_row_arrays(nb, eb)
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
         counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(
-            w, poison, seed, traj, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-            a[10], a[11], a[12])
+            w, poison, seed, traj, a.parent, a.kind, a.tokens, a.topic, a.rel, a.evidence,
+            a.poisoned, a.persuasiveness, a.outcome, a.rider, a.top, a.op, a.arg)
 
 
 @jit(parallel=True)
-def _fill_batch(w, poison, seed, start, n, parent, kind, tokens, topic, rel,
-                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
+def _fill_batch(w, poison, seed, start, n, W):
     for i in prange(n):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        _generate_one(w, poison, seed, traj, parent[i], kind[i], tokens[i], topic[i], rel[i],
-                      evidence[i], poisoned[i], persuasiveness[i], outcome[i], rider[i], top[i],
-                      op[i], arg[i])
+        _generate_one(w, poison, seed, traj, W.parent[i], W.kind[i], W.tokens[i],
+                      W.topic[i], W.rel[i], W.evidence[i], W.poisoned[i],
+                      W.persuasiveness[i], W.outcome[i], W.rider[i], W.top[i], W.op[i],
+                      W.arg[i])
+
+
+@jit
+def _world_row(W, i):
+    """Row ``i`` of the batch's `WorldRows` (one trajectory's world and script)."""
+    return WorldRows(
+        parent=W.parent[i], kind=W.kind[i], tokens=W.tokens[i], topic=W.topic[i],
+        rel=W.rel[i], evidence=W.evidence[i], poisoned=W.poisoned[i],
+        persuasiveness=W.persuasiveness[i], outcome=W.outcome[i], rider=W.rider[i],
+        top=W.top[i], op=W.op[i], arg=W.arg[i])
 
 
 @jit
 def _empty_row_arrays(nb, eb):
-    return (np.full(nb, NO_PARENT, np.int32), np.zeros(nb, np.int8), np.zeros(nb, np.int32),
-            np.full(nb, NO_TOPIC, np.int32), np.zeros(nb, np.float64),
-            np.zeros(nb, np.bool_), np.zeros(nb, np.bool_), np.zeros(nb, np.float64),
-            np.zeros(nb, np.int8), np.zeros(nb, np.bool_), np.full(nb, NO_TOPIC, np.int32),
-            np.full(eb, -1, np.int8), np.full(eb, -1, np.int32))
-
-
+    """One trajectory's scratch `WorldRows` for counting (``nb`` nodes, ``eb`` events)."""
+    return WorldRows(
+        parent=np.full(nb, NO_PARENT, np.int32), kind=np.zeros(nb, np.int8),
+        tokens=np.zeros(nb, np.int32), topic=np.full(nb, NO_TOPIC, np.int32),
+        rel=np.zeros(nb, np.float64), evidence=np.zeros(nb, np.bool_),
+        poisoned=np.zeros(nb, np.bool_), persuasiveness=np.zeros(nb, np.float64),
+        outcome=np.zeros(nb, np.int8), rider=np.zeros(nb, np.bool_),
+        top=np.full(nb, NO_TOPIC, np.int32), op=np.full(eb, -1, np.int8),
+        arg=np.full(eb, -1, np.int32))

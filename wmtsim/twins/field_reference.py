@@ -14,6 +14,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -295,8 +296,8 @@ class BaselineMemory(StoreBase):
         for w in found:
             read += h.tree.nodes[w].tokens
         tok = float(h.tree.nodes[v].tokens)
-        h.out[12] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read  # prompt tokens
-        h.out[13] += 2  # LLM calls: extraction + decision
+        h.out[C_PROMPT_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
+        h.out[C_LLM_CALLS] += 2  # extraction + decision
         it.place, it.last, it.freq = "in", h.step, 0
         if not found or self.similarity(v, found[0]) < k.mem0_match:
             return  # ADD

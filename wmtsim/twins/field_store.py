@@ -12,6 +12,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
 from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
@@ -136,8 +137,8 @@ class StoreBase:
         x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
              + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
         out = self.h.out
-        out[12] += float(self.k.scorer_base_tokens) + node.tokens  # prompt tokens
-        out[13] += 1  # LLM calls
+        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_LLM_CALLS] += 1
         _ = st
         return min(10.0, max(lo, float(math.floor(x + 0.5))))
 
@@ -151,6 +152,6 @@ class StoreBase:
 
     def summariser_call(self, raw: float) -> None:
         out = self.h.out
-        out[15] += 1  # summariser calls
-        out[13] += 1  # LLM calls
-        out[12] += float(self.h.st.summariser_base_tokens) + raw
+        out[C_SUMMARISER_CALLS] += 1
+        out[C_LLM_CALLS] += 1
+        out[C_PROMPT_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
