@@ -322,7 +322,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
             active = s
             last_obs = -1
         elif o == OP_FINAL:
-            active = 0
+            active = zero  # typed, not literal: one _prompt_step specialisation
             n = _prompt_step(seed, traj, step, n, active, no_topic, yes, np.int64(-1), F,
                              is_global,
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
