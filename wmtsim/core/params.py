@@ -59,24 +59,35 @@ class Params:
       count is 1". Default 1.
     """
 
-    u_success: float = knob(0.75, lo=0.0, hi=1.0)
-    u_failure: float = knob(0.30, lo=0.0, hi=1.0)
-    u_init_root: float = knob(1.00, lo=0.0, hi=1.0)
-    u_init_task: float = knob(0.90, lo=0.0, hi=1.0)
-    u_init_action: float = knob(0.50, lo=0.0, hi=1.0)
-    u_init_global: float = knob(0.60, lo=0.0, hi=1.0)
-    u_init_summary: float = knob(0.80, lo=0.0, hi=1.0)
-    rho: float = knob(0.90, lo=0.0, hi=1.0, lo_open=True)
-    rho_g: float = knob(0.98, lo=0.0, hi=1.0, lo_open=True)
-    M: int = knob(3, lo=1)
-    alpha: float = knob(0.60, lo=0.0, allowed=_NON_NEGATIVE)
-    beta: float = knob(0.30, lo=0.0, allowed=_NON_NEGATIVE)
-    gamma: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE)
-    delta: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE)
-    tau_obs: float = knob(0.10, allowed="a finite number")
-    budget: int = knob(1024, lo=1)
-    event_resets_m: bool = knob(False)
-    global_miss_count: int = knob(1)
+    u_success: float = knob(0.75, lo=0.0, hi=1.0, doc="Eq. 2: score set by a successful outcome")
+    u_failure: float = knob(0.30, lo=0.0, hi=1.0,
+        doc="Eq. 2: score set by a failed outcome (below u_success)")
+    u_init_root: float = knob(1.00, lo=0.0, hi=1.0,
+        doc="initial score of the root query (MODEL.md §2)")
+    u_init_task: float = knob(0.90, lo=0.0, hi=1.0, doc="initial score of a task node")
+    u_init_action: float = knob(0.50, lo=0.0, hi=1.0,
+        doc="initial score of an action before its outcome")
+    u_init_global: float = knob(0.60, lo=0.0, hi=1.0, doc="initial score of a global memory")
+    u_init_summary: float = knob(0.80, lo=0.0, hi=1.0, doc="initial score of a fold summary")
+    rho: float = knob(0.90, lo=0.0, hi=1.0, lo_open=True,
+        doc="Eq. 4: decay factor per missed selection")
+    rho_g: float = knob(0.98, lo=0.0, hi=1.0, lo_open=True,
+        doc="Eq. 4: decay factor of a global memory")
+    M: int = knob(3, lo=1, doc="Eq. 4: cap on the decay exponent's miss count")
+    alpha: float = knob(0.60, lo=0.0, allowed=_NON_NEGATIVE,
+        doc="Eq. 6: weight of the branch's maximum score")
+    beta: float = knob(0.30, lo=0.0, allowed=_NON_NEGATIVE,
+        doc="Eq. 6: weight of the branch's mean score")
+    gamma: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE,
+        doc="Eq. 6: penalty per failed-action fraction")
+    delta: float = knob(0.20, lo=0.0, allowed=_NON_NEGATIVE,
+        doc="Eq. 6: penalty per obsolete-node fraction")
+    tau_obs: float = knob(0.10, allowed="a finite number",
+        doc="Eq. 7: a branch with U_b below it becomes obsolete")
+    budget: int = knob(1024, lo=1, doc="the selector's token budget B")
+    event_resets_m: bool = knob(False,
+        doc="an outcome event also resets m (default: Eq. 3, it does not)")
+    global_miss_count: int = knob(1, doc="a global memory's stored miss count after a miss")
 
     def __post_init__(self) -> None:
         # Validate, and store plain Python numbers (numpy scalars from sweeps included).

@@ -52,31 +52,50 @@ class Stubs:
     per prompt token (reported per prompt step as ``latency_ms``).
     """
 
-    selector_noise: float = knob(0.15, lo=0.0, hi=10.0)
-    poison_boost: float = knob(0.10, lo=-1.0, hi=1.0)
-    w_u: float = knob(0.50, lo=0.0, hi=10.0)
-    w_b: float = knob(0.30, lo=0.0, hi=10.0)
-    top_k: int = knob(0)
-    c_sum: float = knob(0.30, lo=0.0, hi=1.0)
-    p_leak: float = knob(0.30, lo=0.0, hi=1.0)
-    p_leak_rider: float = knob(0.90, lo=0.0, hi=1.0)
-    p_persuade: float = knob(0.80, lo=0.0, hi=1.0)
-    p_persuade_vs_evidence: float = knob(0.30, lo=0.0, hi=1.0)
-    p_guess: float = knob(0.10, lo=0.0, hi=1.0)
-    p_use_max: float = knob(0.95, lo=0.0, hi=1.0)
-    dilution_tokens: float = knob(4000.0, lo=0.0, hi=1e9, lo_open=True)
-    base_tokens: int = knob(100)
-    selector_base_tokens: int = knob(50)
-    selector_read_fraction: float = knob(0.25, lo=0.0, hi=1.0)
-    summariser_base_tokens: int = knob(50)
-    struct_tokens: int = knob(4)
-    p_misled: float = knob(1.0, lo=0.0, hi=1.0)
-    obs_in_context: bool = knob(True)
+    selector_noise: float = knob(0.15, lo=0.0, hi=10.0,
+        doc="s.d. of the selector's noise on apparent relevance (Irwin-Hall ≈ normal)")
+    poison_boost: float = knob(0.10, lo=-1.0, hi=1.0,
+        doc="apparent-relevance boost of injected poison in the selector's utility")
+    w_u: float = knob(0.50, lo=0.0, hi=10.0,
+        doc="weight of the retention score u in the selector's utility (policies with scores)")
+    w_b: float = knob(0.30, lo=0.0, hi=10.0,
+        doc="weight of the branch priority U_b in the selector's utility (policies with scores)")
+    top_k: int = knob(0, doc="the selector keeps at most top_k memories (0 = no cap)")
+    c_sum: float = knob(0.30, lo=0.0, hi=1.0,
+        doc="a fold summary has ceil(c_sum · branch tokens) tokens")
+    p_leak: float = knob(0.30, lo=0.0, hi=1.0,
+        doc="probability that an eligible poisoned memory leaks into its fold summary")
+    p_leak_rider: float = knob(0.90, lo=0.0, hi=1.0,
+        doc="leak probability of summary-riding poison (kind 'summary')")
+    p_persuade: float = knob(0.80, lo=0.0, hi=1.0,
+        doc="probability that poison in context compromises a critical step (x persuasiveness)")
+    p_persuade_vs_evidence: float = knob(0.30, lo=0.0, hi=1.0,
+        doc="the same when the clean evidence is also in context")
+    p_guess: float = knob(0.10, lo=0.0, hi=1.0,
+        doc="probability of answering right without the needed evidence")
+    p_use_max: float = knob(0.95, lo=0.0, hi=1.0,
+        doc="context-dilution curve: P(use) = p_use_max · T½ / (T½ + T)")
+    dilution_tokens: float = knob(4000.0, lo=0.0, hi=1e9, lo_open=True,
+        doc="context-dilution half-point T½ in memory tokens")
+    base_tokens: int = knob(100,
+        doc="fixed prompt tokens of every LLM call (query, tools, instructions)")
+    selector_base_tokens: int = knob(50, doc="fixed tokens of a selector call")
+    selector_read_fraction: float = knob(0.25, lo=0.0, hi=1.0,
+        doc="share of each candidate's tokens the selector call reads")
+    summariser_base_tokens: int = knob(50,
+        doc="fixed tokens of a summariser call (plus the branch's tokens)")
+    struct_tokens: int = knob(4, doc="tokens per serialised memory in tree-structured contexts")
+    p_misled: float = knob(1.0, lo=0.0, hi=1.0,
+        doc="probability that a compromised step is a wrong answer (1 = the spec)")
+    obs_in_context: bool = knob(True,
+        doc="the reasoner reads the observation just made (a poisoned one can persuade)")
     # A summary keeps one warning per failed action: bounded so its int32 token size
     # cannot overflow (memories per trajectory × 1,000 stays under 2^31 − 2^30).
-    warning_tokens: int = knob(0, hi=1000)
-    call_latency_ms: float = knob(400.0, lo=0.0, hi=1e6)
-    token_latency_ms: float = knob(0.05, lo=0.0, hi=1e3)
+    warning_tokens: int = knob(0, hi=1000, doc="tokens each failure warning adds to a fold summary")
+    call_latency_ms: float = knob(400.0, lo=0.0, hi=1e6,
+        doc="simulated latency of one LLM call, ms")
+    token_latency_ms: float = knob(0.05, lo=0.0, hi=1e3,
+        doc="simulated latency per prompt token, ms")
 
     def __post_init__(self) -> None:
         check_knobs("Stubs", self)
