@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from wmtsim.engine.trace import Replay, Streamed
 
 from wmtsim.interfaces.cli_common import (
+    ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
     _fail,
     _print_table,
     app,
@@ -341,14 +344,11 @@ def sweep(
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output folder (chunked Parquet + manifest).",
         show_default=False)],
-    workers: Annotated[int, typer.Option(
-        "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")] = 1,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", help="A dask.distributed scheduler address (wmtsim[cluster]).",
-        show_default=False)] = None,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue a sweep in --out (which must exist).")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Run a parameter sweep; only points missing from --out are computed.
 

@@ -3,11 +3,22 @@ exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from wmtsim.core.formatting import plural
+
+# Options shared by the commands that run on the sweep machinery (sweep, claims).
+WorkersOpt = Annotated[int, typer.Option(
+    "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="A dask.distributed scheduler address (needs the cluster extra: "
+         "pip install 'wmtsim\\[cluster]').",
+    show_default=False)]
+ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
 app = typer.Typer(
     name="wmtsim",

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from wmtsim.interfaces.cli_common import ProgressOpt, SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
     NOpt,
     ScenarioArg,
@@ -107,15 +108,12 @@ def claims(
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Output folder [default: results/<scenario>/claims].",
         show_default=False)] = None,
-    workers: Annotated[int, typer.Option(
-        "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")] = 1,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", help="A dask.distributed scheduler address (wmtsim[cluster]).",
-        show_default=False)] = None,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue the sweep in --out/sweep (which must exist).")] = False,
     charts: ChartsOpt = True,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
     set_: SetOpt = None,
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
