@@ -103,9 +103,9 @@ class Engine:
     """`wmtsim.engine.run` on one World under one policy with default parameters."""
 
     def __init__(self, policy: str = "wmt") -> None:
-        from wmtsim.params import Params
-        from wmtsim.policies import get_policy
-        from wmtsim.stubs import Stubs
+        from wmtsim.core.params import Params
+        from wmtsim.core.policies import get_policy
+        from wmtsim.core.stubs import Stubs
 
         self.policy = policy
         self.switches = get_policy(policy).pack()
@@ -120,20 +120,20 @@ class Engine:
 
 
 def _prompt_steps(counts: Any) -> int:
-    from wmtsim.metrics import C_PROMPT_STEPS
+    from wmtsim.core.metrics import C_PROMPT_STEPS
 
     return int(np.asarray(counts)[:, C_PROMPT_STEPS].sum())
 
 
 def _generate(spec: Any, n: int, seed: int = 0) -> Any:
-    from wmtsim.world import generate
+    from wmtsim.engine.world import generate
 
     return generate(spec, seed=seed, n=n)
 
 
 def _warm() -> None:
     """Load (or compile) the kernels so no section times compilation."""
-    from wmtsim.world import WorldSpec
+    from wmtsim.engine.world import WorldSpec
 
     w = _generate(WorldSpec(), 4)
     eng = Engine()
@@ -158,7 +158,7 @@ def thread_counts() -> list[int]:
 
 def _reference_simulator() -> Callable[..., Any] | None:
     try:
-        module = importlib.import_module("wmtsim.simulator")
+        module = importlib.import_module("wmtsim.twins.simulator")
     except ImportError:
         return None
     fn = getattr(module, "simulate_reference", None)
@@ -166,16 +166,16 @@ def _reference_simulator() -> Callable[..., Any] | None:
 
 
 def bench_reference(sz: Sizes) -> dict[str, Any]:
-    """Single-threaded engine vs `wmtsim.simulator.simulate_reference` on one World."""
-    from wmtsim.metrics import C_NODES
-    from wmtsim.params import Params
-    from wmtsim.stubs import Stubs
-    from wmtsim.world import WorldSpec
+    """Single-threaded engine vs `wmtsim.twins.simulator.simulate_reference` on one World."""
+    from wmtsim.core.metrics import C_NODES
+    from wmtsim.core.params import Params
+    from wmtsim.core.stubs import Stubs
+    from wmtsim.engine.world import WorldSpec
 
     simulate_reference = _reference_simulator()
     if simulate_reference is None:
-        return {"skipped": "wmtsim.simulator.simulate_reference is not available yet",
-                "rows": [_row("engine vs pure Python", "skipped (no wmtsim.simulator)",
+        return {"skipped": "wmtsim.twins.simulator.simulate_reference is not available yet",
+                "rows": [_row("engine vs pure Python", "skipped (no wmtsim.twins.simulator)",
                               f">= {GOAL_VS_PYTHON:.0f}x", None)]}
     _warm()
     eng = Engine("wmt")
@@ -229,7 +229,7 @@ def bench_reference(sz: Sizes) -> dict[str, Any]:
 # --- 2. thread scaling -----------------------------------------------------------------
 
 def bench_threads(sz: Sizes) -> dict[str, Any]:
-    from wmtsim.world import WorldSpec
+    from wmtsim.engine.world import WorldSpec
 
     _warm()
     eng = Engine("wmt")
@@ -277,7 +277,7 @@ def bench_threads(sz: Sizes) -> dict[str, Any]:
 
 def node_spec(target: int) -> Any:
     """A world whose trees end with about ``target`` nodes: s subtasks of a actions each."""
-    from wmtsim.world import WorldSpec
+    from wmtsim.engine.world import WorldSpec
 
     s = max(1, round(math.sqrt((target - 1) / 2)))
     a = max(1, round((target - 1) / s) - 1)
@@ -286,7 +286,7 @@ def node_spec(target: int) -> Any:
 
 def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
     """Per-step cost as trees grow; single-threaded so per-step costs compare cleanly."""
-    from wmtsim.metrics import C_NODES
+    from wmtsim.core.metrics import C_NODES
 
     _warm()
     eng = Engine("wmt")
@@ -328,7 +328,7 @@ def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
 
 def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
     """Time as the batch grows (all threads): linear means flat per-step cost."""
-    from wmtsim.world import WorldSpec
+    from wmtsim.engine.world import WorldSpec
 
     _warm()
     eng = Engine("wmt")
@@ -359,8 +359,8 @@ def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
 
 def bench_paper(sz: Sizes) -> dict[str, Any]:
     """Full WMT, all threads: engine time per trajectory-step vs the paper's 0.080 ms."""
-    from wmtsim.simulation import simulate
-    from wmtsim.world import WorldSpec
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.world import WorldSpec
 
     _warm()
     eng = Engine("wmt")
@@ -472,7 +472,7 @@ def bench_startup(sz: Sizes) -> dict[str, Any]:
         timed("warm_seconds", cmd, cold, sz.repeats)
         timed("warmup_cold_seconds", [_wmtsim_exe(), "warmup"], warm)
         timed("after_warmup_seconds", cmd, warm, sz.repeats)
-        # What each kernel group cost in the cold run (`wmtsim.warm` markers).
+        # What each kernel group cost in the cold run (`wmtsim.engine.warm` markers).
         out["cold_groups"] = {p.name.removeprefix(".compiled-"): float(p.read_text())
                               for p in sorted(cold.glob(".compiled-*"))}
         groups = ", ".join(f"{g} {s:.0f} s" for g, s in out["cold_groups"].items())
@@ -523,8 +523,8 @@ def bench_attribution(sz: Sizes) -> dict[str, Any]:
     paper_poisoning and gaia_like), all threads: wall time of each, world generation,
     every coalition and the paired bootstrap included."""
     from studies.run import ATTRIBUTIONS
-    from wmtsim.attribution import attribute
-    from wmtsim.scenario import load_scenario
+    from wmtsim.studies.attribution import attribute
+    from wmtsim.studies.scenario import load_scenario
 
     _warm()
     n = sz.attribution_trajectories

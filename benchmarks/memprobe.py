@@ -62,12 +62,12 @@ def _peak_rss() -> int:
 def probe(n: int, policy: str = "wmt") -> dict[str, Any]:
     import numpy as np
 
+    from wmtsim.core.params import Params
+    from wmtsim.core.policies import get_policy
+    from wmtsim.core.stubs import Stubs
     from wmtsim.engine import run
-    from wmtsim.params import Params
-    from wmtsim.policies import get_policy
-    from wmtsim.simulation import simulate
-    from wmtsim.stubs import Stubs
-    from wmtsim.world import WorldSpec, generate
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.world import WorldSpec, generate
 
     spec = WorldSpec()
     pol, p, st = get_policy(policy).pack(), Params().pack(), Stubs().pack()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 
-from wmtsim.policies import POLICIES
-from wmtsim.report import run_policies
-from wmtsim.scenario import load_scenario
-from wmtsim.simulation import METRIC_NAMES, mean_ci, paired_difference
+from wmtsim.core.policies import POLICIES
+from wmtsim.engine.simulation import METRIC_NAMES, mean_ci, paired_difference
+from wmtsim.studies.report import run_policies
+from wmtsim.studies.scenario import load_scenario
 
 SHOWN = [m for m in METRIC_NAMES if m not in ("steps", "llm_calls")] + ["llm_calls"]
 

@@ -47,8 +47,8 @@ def _frame_arrays(prefix: str, frame: pl.DataFrame) -> dict[str, np.ndarray]:
 def _random_trace(seed: int, n_ops: int = 60) -> list[dict[str, Any]]:
     """A valid trace of random ops with expect lines (the readable twin `MemoryTree` keeps
     it valid: selections come from its candidate pool). Only used when recording."""
-    from wmtsim.params import Params
-    from wmtsim.reference import MemoryTree
+    from wmtsim.core.params import Params
+    from wmtsim.twins.reference import MemoryTree
 
     rng = random.Random(seed)
     tree = MemoryTree(Params(), root_id="q")
@@ -99,12 +99,12 @@ def _random_trace(seed: int, n_ops: int = 60) -> list[dict[str, Any]]:
 
 def collect(folder: Path) -> dict[str, np.ndarray]:
     """Compute every golden array (``folder`` holds or receives the random traces)."""
-    from wmtsim.policies import POLICIES
-    from wmtsim.scenario import load_scenario, shipped_scenarios
-    from wmtsim.simulation import simulate
-    from wmtsim.sweep import run_sweep, sweep_from_dict
-    from wmtsim.sweep_store import load_results
-    from wmtsim.trace import run
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.trace import run
+    from wmtsim.studies.scenario import load_scenario, shipped_scenarios
+    from wmtsim.studies.sweep import run_sweep, sweep_from_dict
+    from wmtsim.studies.sweep_store import load_results
 
     out: dict[str, np.ndarray] = {}
     for name in sorted(shipped_scenarios()):

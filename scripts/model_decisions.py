@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
-from wmtsim.policies import POLICIES, TABLE4_POLICIES
-from wmtsim.report import _paper_cells, paired_vs, summarise, table4_checks
-from wmtsim.scenario import Scenario, load_scenario
-from wmtsim.simulation import simulate
-from wmtsim.world import generate
+from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import generate
+from wmtsim.studies.report import _paper_cells, paired_vs, summarise, table4_checks
+from wmtsim.studies.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,7 +111,7 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
         .alias("paper"))
-    from wmtsim.report import Comparison
+    from wmtsim.studies.report import Comparison
 
     comp = Comparison(sc, n, sc.seed, TABLE4_POLICIES, summary, paired_vs(results, "wmt", 200),
                       [], 0.0)

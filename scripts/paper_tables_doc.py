@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wmtsim.report import (
+from wmtsim.studies.report import (
     LABELS,
     Comparison,
     compare,
@@ -23,7 +23,7 @@ from wmtsim.report import (
     policy_label,
     table4_feasibility,
 )
-from wmtsim.scenario import load_scenario
+from wmtsim.studies.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 T4_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")

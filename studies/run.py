@@ -1,8 +1,8 @@
 """The shipped "why" study: ``python -m studies.run`` (``make study``).
 
-1. Mechanism attribution (`wmtsim.attribution`) of Full WMT against Linear and against
+1. Mechanism attribution (`wmtsim.studies.attribution`) of Full WMT against Linear and against
    A2 on ``paper_poisoning`` and ``gaia_like`` (n = 2000, seed 0, exact Shapley values).
-2. Claims maps (`wmtsim.claims`) of Table 4's claims over detection × persuasiveness
+2. Claims maps (`wmtsim.studies.claims`) of Table 4's claims over detection × persuasiveness
    (studies/claims_detection.toml) and selector noise × poison boost
    (studies/claims_noise.toml), on the sweep machinery.
 
@@ -88,7 +88,7 @@ def _significant(r: dict[str, Any]) -> bool:
 def attribution_sentences(table: pl.DataFrame) -> str:
     """Per metric: the difference, and the mechanisms whose interval excludes 0, largest
     first, each with whether it improves or worsens the metric."""
-    from wmtsim.attribution import _effect
+    from wmtsim.studies.attribution import _effect
 
     out = []
     for m in table["metric"].unique(maintain_order=True).to_list():
@@ -144,11 +144,11 @@ def replace_block(text: str, name: str, body: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     from wmtsim import __version__
-    from wmtsim.analysis import write_chart
-    from wmtsim.attribution import attribute, waterfall_chart
-    from wmtsim.claims import claims_map, heatmap_chart, table4_claims
-    from wmtsim.scenario import load_scenario
-    from wmtsim.sweep import load_sweep
+    from wmtsim.studies.analysis import write_chart
+    from wmtsim.studies.attribution import attribute, waterfall_chart
+    from wmtsim.studies.claims import claims_map, heatmap_chart, table4_claims
+    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.sweep import load_sweep
 
     ap = argparse.ArgumentParser(prog="python -m studies.run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,7 +16,7 @@ import numpy as np
 if TYPE_CHECKING:
     import polars as pl
 
-    from wmtsim.simulation import SimResult
+    from wmtsim.engine.simulation import SimResult
 
 REPO = Path(__file__).resolve().parents[1]
 """The repository root (scenarios/, docs/, sweeps/ ... are read from here)."""
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def counters(res: SimResult) -> np.ndarray:
     """A result's raw counters as an ``(n, N_COUNTERS)`` matrix, in `COUNTERS` order."""
-    from wmtsim.metrics import COUNTERS
+    from wmtsim.core.metrics import COUNTERS
 
     return res.trajectories.select([f"n_{c}" for c in COUNTERS]).to_numpy()
 
@@ -32,7 +32,7 @@ def counters(res: SimResult) -> np.ndarray:
 def sweep_frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A sweep folder's points and trajectories in a canonical order (the chunk layout
     does not matter)."""
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.sweep_store import load_results
 
     res = load_results(out)
     return res.points.sort("key"), res.trajectories().collect().sort("key", "trajectory")

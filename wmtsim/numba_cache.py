@@ -3,7 +3,7 @@
 numba (``cache=True``) invalidates a cached kernel when the kernel's own file changes,
 but not when a kernel it calls in *another* module changes — a documented numba
 limitation. wmtsim's kernels call across modules (engine → lifecycle → scoring), so an
-edit to `wmtsim.scoring` could leave a stale engine in the cache. To rule that out,
+edit to `wmtsim.core.scoring` could leave a stale engine in the cache. To rule that out,
 wmtsim points numba at ``$XDG_CACHE_HOME/wmtsim/numba-<fingerprint>`` (default
 ``~/.cache/wmtsim/...``), where the fingerprint hashes every source file of the package
 and the numba version: any change starts a fresh cache. A ``NUMBA_CACHE_DIR`` set by the

@@ -20,7 +20,7 @@ def assert_trace_matches(
     Raises:
         AssertionError: at the first divergence; the message names the line number, node,
             field, expected and actual values and the tolerance.
-        wmtsim.trace.TraceError: the trace itself is malformed (``"line N: ..."``).
+        wmtsim.engine.trace.TraceError: the trace itself is malformed (``"line N: ..."``).
     """
     from wmtsim.engine.trace import check
 

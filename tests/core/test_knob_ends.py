@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wmtsim.params import Params
-from wmtsim.simulation import simulate
-from wmtsim.stubs import Stubs
-from wmtsim.validation import MAX_INT
-from wmtsim.world import MAX_NODES, MAX_TOKENS, PoisonSpec, WorldSpec
+from wmtsim.core.params import Params
+from wmtsim.core.stubs import Stubs
+from wmtsim.core.validation import MAX_INT
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import MAX_NODES, MAX_TOKENS, PoisonSpec, WorldSpec
 
 TINY = 5e-324  # the smallest positive float: the end of a range open at 0
 BIG = 1.7976931348623157e308  # the largest finite float: the end of [0, inf), finite

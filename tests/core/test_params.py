@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wmtsim.params import N_PARAMS, P_M, P_RHO, P_TAU_OBS, Params
+from wmtsim.core.params import N_PARAMS, P_M, P_RHO, P_TAU_OBS, Params
 
 
 def kwargs(name: str, value: object) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Properties stated directly by the paper (MODEL.md §2, Eqs. 3–5, 15), checked with
-Hypothesis on the public functions of `wmtsim.scoring` and on the reference tree."""
+Hypothesis on the public functions of `wmtsim.core.scoring` and on the reference tree."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmtsim.params import Params
-from wmtsim.reference import MemoryTree
-from wmtsim.scoring import cumulative_exponent, selection_feedback
+from wmtsim.core.params import Params
+from wmtsim.core.scoring import cumulative_exponent, selection_feedback
+from wmtsim.twins.reference import MemoryTree
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

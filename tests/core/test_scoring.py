@@ -10,15 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.params import Params
-from wmtsim.reference import MemoryTree
-from wmtsim.scoring import (
+from wmtsim.core.params import Params
+from wmtsim.core.scoring import (
     branch_priority,
     cumulative_exponent,
     decay_multiplier,
     event_score,
     selection_feedback,
 )
+from wmtsim.twins.reference import MemoryTree
 
 REL = 1e-12
 

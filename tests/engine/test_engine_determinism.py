@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 from conftest import counters
 
-from wmtsim.forest import Forest
-from wmtsim.metrics import COUNTERS
-from wmtsim.params import Params
-from wmtsim.simulation import SimResult, simulate
-from wmtsim.stubs import Stubs
-from wmtsim.world import PoisonSpec, WorldSpec
+from wmtsim.core.metrics import COUNTERS
+from wmtsim.core.params import Params
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.forest import Forest
+from wmtsim.engine.simulation import SimResult, simulate
+from wmtsim.engine.world import PoisonSpec, WorldSpec
 
 SPEC = WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(1, 4),
                  p_resume=0.5, n_globals=2,

@@ -6,13 +6,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wmtsim.codes import ACTION, FAILURE, SUCCESS, TASK
-from wmtsim.params import Params
-from wmtsim.policies import POLICIES
-from wmtsim.simulation import SimResult, simulate
-from wmtsim.simulator import simulate_reference
-from wmtsim.stubs import Stubs
-from wmtsim.world import PoisonSpec, WorldSpec, generate
+from wmtsim.core.codes import ACTION, FAILURE, SUCCESS, TASK
+from wmtsim.core.params import Params
+from wmtsim.core.policies import POLICIES
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.simulation import SimResult, simulate
+from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.twins.simulator import simulate_reference
 
 POISONED = WorldSpec(
     n_subtasks=(2, 3), n_actions=(2, 4), n_globals=1,

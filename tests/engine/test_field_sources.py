@@ -13,7 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wmtsim.baselines import (
+from wmtsim.core.codes import ACTION, FAILURE, SUCCESS
+from wmtsim.core.params import Params
+from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.field import (
     B_DELETED,
     B_DROPPED,
     B_FORGOTTEN,
@@ -26,13 +30,9 @@ from wmtsim.baselines import (
     _mb_forget,
     _mem0_admit,
 )
-from wmtsim.codes import ACTION, FAILURE, SUCCESS
-from wmtsim.forest import Forest, ForestRows
-from wmtsim.params import Params
-from wmtsim.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
-from wmtsim.simulation import simulate
-from wmtsim.stubs import Stubs
-from wmtsim.world import PoisonSpec, WorldSpec, generate
+from wmtsim.engine.forest import Forest, ForestRows
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
 
 UNSELECTIVE = ("no_memory", "linear", "tree", "tree_summary")
 
@@ -133,8 +133,8 @@ def test_memorybank_code_formula_as_written_makes_strength_forget_faster() -> No
 
 def test_memorybank_forgets_only_at_session_starts() -> None:
     w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=3, n=10)
+    from wmtsim.core.policies import get_policy
     from wmtsim.engine import run
-    from wmtsim.policies import get_policy
 
     for p in ("memorybank", "memorybank_stochastic", "memorybank_code"):
         for session, forgets in ((0, False), (1, True)):
@@ -235,8 +235,8 @@ def test_unselective_baselines_serialise_everything_as_before() -> None:
 
 
 def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from wmtsim.field import budget_curves, parse_budgets, verdict, write_curves
-    from wmtsim.scenario import load_scenario
+    from wmtsim.studies.field_curves import budget_curves, parse_budgets, verdict, write_curves
+    from wmtsim.studies.scenario import load_scenario
 
     assert parse_budgets("200, 400,200") == [200, 400]
     with pytest.raises(ValueError, match="--budget 'x'"):

@@ -16,22 +16,18 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-import wmtsim.simulator as simulator_module
-from wmtsim.baselines import Baselines
-from wmtsim.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
+import wmtsim.twins.simulator as simulator_module
+from wmtsim.core.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
+from wmtsim.core.metrics import RATIOS, C
+from wmtsim.core.params import Params
+from wmtsim.core.policies import POLICIES
+from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.field import Baselines
+from wmtsim.engine.forest import Forest
 from wmtsim.engine.loop import _select_branches
-from wmtsim.forest import Forest
-from wmtsim.metrics import RATIOS, C
-from wmtsim.params import Params
-from wmtsim.policies import POLICIES
-from wmtsim.report import table4_feasibility
-from wmtsim.rng import PURPOSE_SELECTOR_NOISE
-from wmtsim.scenario import load_scenario
-from wmtsim.simulation import metric_ci, simulate
-from wmtsim.simulator import simulate_reference
-from wmtsim.stubs import Stubs
-from wmtsim.sweep import content_hash
-from wmtsim.world import (
+from wmtsim.engine.simulation import metric_ci, simulate
+from wmtsim.engine.world import (
     OP_ACTION,
     OP_COMPLETE,
     OP_REOPEN,
@@ -43,6 +39,10 @@ from wmtsim.world import (
     WorldSpec,
     generate,
 )
+from wmtsim.studies.report import table4_feasibility
+from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.sweep import content_hash
+from wmtsim.twins.simulator import simulate_reference
 
 
 def _events(w: World, i: int) -> list[tuple[int, int]]:
@@ -183,7 +183,7 @@ def test_a_memory_gets_the_same_draws_under_every_policy(monkeypatch: pytest.Mon
 
 
 def test_engine_slots_draw_with_their_world_identity() -> None:
-    from wmtsim.forest import _draw_id
+    from wmtsim.engine.forest import _draw_id
 
     sc = load_scenario("gaia_like")
     res = simulate(sc.world, "wmt", n=50, seed=1, params=sc.params, stubs=sc.stubs)
@@ -226,8 +226,8 @@ def test_point_key_covers_the_field_knobs_and_results_follow() -> None:
 def test_sweep_over_a_field_knob_stores_distinct_points(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import polars as pl
 
-    from wmtsim.sweep import load_sweep, run_sweep
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweep_store import load_results
 
     path = tmp_path / "ga.toml"
     path.write_text('name = "ga_k"\nscenario = "gaia_like"\npolicies = '

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.cli import app
-from wmtsim.trace import TraceError, read_events, replay
+from wmtsim.engine.trace import TraceError, read_events, replay
+from wmtsim.interfaces.cli import app
 
 Q = '{"op": "query"}'
 TASK = '{"op": "task", "id": "t", "parent": "root"}'

@@ -12,8 +12,8 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmtsim import trace
-from wmtsim.trace import _fast_valid, _validator, run, stream
+from wmtsim.engine import trace
+from wmtsim.engine.trace import _fast_valid, _validator, run, stream
 
 TRACES = sorted((REPO / "scenarios" / "traces").glob("*.jsonl"))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
-from wmtsim.simulation import simulate
-from wmtsim.world import (
+from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import (
     OP_ACTION,
     OP_COMPLETE,
     OP_FINAL,

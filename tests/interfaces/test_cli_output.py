@@ -10,9 +10,9 @@ import pytest
 from rich.table import Table
 from typer.testing import CliRunner
 
-from wmtsim import cli
-from wmtsim.cli import app
-from wmtsim.formatting import interval, num, plural
+from wmtsim.core.formatting import interval, num, plural
+from wmtsim.interfaces import cli
+from wmtsim.interfaces.cli import app
 
 runner = CliRunner()
 
@@ -131,7 +131,7 @@ def test_analyze_error_names_the_folder(tmp_path: Path) -> None:
 
 
 def test_analyze_prints_a_summary(tmp_path: Path) -> None:
-    from wmtsim.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweep import load_sweep, run_sweep
 
     (tmp_path / "s.toml").write_text(
         'name = "tiny"\nscenario = "paper_poisoning"\npolicies = ["wmt"]\n'

@@ -14,11 +14,11 @@ pytest.importorskip("streamlit")
 from conftest import REPO, no_exception
 from streamlit.testing.v1 import AppTest
 
-from wmtsim.formatting import interval, num, plural
-from wmtsim.params import Params
-from wmtsim.simulation import simulate
-from wmtsim.trace import replay
-from wmtsim.world import PoisonSpec, WorldSpec
+from wmtsim.core.formatting import interval, num, plural
+from wmtsim.core.params import Params
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.trace import replay
+from wmtsim.engine.world import PoisonSpec, WorldSpec
 
 PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
@@ -214,7 +214,7 @@ def test_compare_without_a_scenario_asks_for_one() -> None:
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory: pytest.TempPathFactory, scenario_file: str) -> dict[str, str]:
-    from wmtsim.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("sweeps")
     (root / "sc.toml").write_text(SCENARIO, encoding="utf-8")
@@ -251,7 +251,7 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
 
     # The drill-down shows the stored per-trajectory metrics of the chosen point, and the
     # re-simulated trajectory's BR equals what the sweep stored for it.
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.sweep_store import load_results
 
     res = load_results(sweeps["grid"])
     key = at.selectbox(key="sweep_point").value
@@ -277,8 +277,8 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
                                                  tmp_path: Path) -> None:
     at = _sweep_page(sweeps["sobol"])
     no_exception(at)
-    from wmtsim.analysis import sobol_indices
-    from wmtsim.sweep_store import load_results
+    from wmtsim.studies.analysis import sobol_indices
+    from wmtsim.studies.sweep_store import load_results
 
     with warnings.catch_warnings():  # NaN intervals where a tiny design has no variance
         warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
@@ -301,7 +301,7 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
 def test_trace_replay_demo_and_step_slider() -> None:
     at = _page("trace").run()
     no_exception(at)
-    from wmtsim.cli import demo_trace_path
+    from wmtsim.interfaces.cli import demo_trace_path
 
     frame = replay(demo_trace_path())
     assert _metrics(at)["select steps"] == [str(frame.select(pl.col("step").max()).item())]
@@ -318,7 +318,7 @@ def test_trace_replay_demo_and_step_slider() -> None:
 
 
 def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
-    from wmtsim.cli import demo_trace_path
+    from wmtsim.interfaces.cli import demo_trace_path
 
     lines = demo_trace_path().read_text(encoding="utf-8").splitlines()
     bad: list[int] = []
@@ -363,8 +363,7 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
                                                         ) -> None:
     from typer.testing import CliRunner
 
-    from wmtsim import cli
-
+    from wmtsim.interfaces import cli
     # As if wmtsim were installed from a wheel: no dashboard/ inside the package.
     monkeypatch.setattr(cli, "__file__", str(tmp_path / "wmtsim" / "cli.py"))
     result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])

@@ -49,12 +49,12 @@ def _free_port() -> int:
 
 def _wmtsim() -> list[str]:
     exe = Path(sys.executable).with_name("wmtsim")
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.cli"]
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli"]
 
 
 @pytest.fixture(scope="module")
 def sweep_folder(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from wmtsim.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("browser_sweep")
     (root / "sweep.toml").write_text(

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.cli import app
-from wmtsim.sweep import load_sweep, run_sweep
+from wmtsim.interfaces.cli import app
+from wmtsim.studies.sweep import load_sweep, run_sweep
 
 
 @dataclass(frozen=True)

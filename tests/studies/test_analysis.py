@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from test_sweep_support import write_files
 
-from wmtsim.analysis import (
+from wmtsim.studies.analysis import (
     analyze,
     bootstrap_mean,
     pareto_front,
@@ -19,8 +19,8 @@ from wmtsim.analysis import (
     robust_settings,
     sobol_from_blocks,
 )
-from wmtsim.sweep import ParameterSpec, Sweep, design_rows, load_sweep, run_sweep
-from wmtsim.sweep_store import load_results
+from wmtsim.studies.sweep import ParameterSpec, Sweep, design_rows, load_sweep, run_sweep
+from wmtsim.studies.sweep_store import load_results
 
 
 def naive_front(cost: np.ndarray, value: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Mechanism attribution (`wmtsim.attribution`): Shapley values, the dependency rule,
+"""Mechanism attribution (`wmtsim.studies.attribution`): Shapley values, the dependency rule,
 efficiency against `simulate`, intervals, outputs and the ``attribute`` command."""
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from wmtsim.attribution import (
+from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, Policy
+from wmtsim.engine import run
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import generate
+from wmtsim.interfaces.cli import app
+from wmtsim.studies.attribution import (
     DEPENDENCIES,
     NOT_SWITCHES,
     Attribution,
@@ -32,12 +37,7 @@ from wmtsim.attribution import (
     waterfall_frame,
     write_attribution,
 )
-from wmtsim.cli import app
-from wmtsim.engine import run
-from wmtsim.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, Policy
-from wmtsim.scenario import Scenario, load_scenario
-from wmtsim.simulation import simulate
-from wmtsim.world import generate
+from wmtsim.studies.scenario import Scenario, load_scenario
 
 # --- Shapley values on toy games -----------------------------------------------------------
 

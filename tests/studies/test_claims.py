@@ -1,4 +1,4 @@
-"""The claims map (`wmtsim.claims`): the per-cell test, the grid on the sweep machinery,
+"""The claims map (`wmtsim.studies.claims`): the per-cell test, the grid on the sweep machinery,
 the files and the ``claims`` command."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.claims import (
+from wmtsim.core.bootstrap import Resampler
+from wmtsim.core.policies import TABLE4_POLICIES
+from wmtsim.interfaces.cli import app
+from wmtsim.studies.claims import (
     STATUSES,
     Claim,
     claims_map,
@@ -21,11 +24,8 @@ from wmtsim.claims import (
     table4_claims,
     write_claims,
 )
-from wmtsim.cli import app
-from wmtsim.core.bootstrap import Resampler
-from wmtsim.policies import TABLE4_POLICIES
-from wmtsim.scenario import load_scenario
-from wmtsim.sweep import SweepError
+from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.sweep import SweepError
 
 
 def test_table4_claims() -> None:

@@ -13,8 +13,8 @@ import re
 import pytest
 from conftest import REPO
 
-from wmtsim.report import compare, paper_table4
-from wmtsim.scenario import load_scenario
+from wmtsim.studies.report import compare, paper_table4
+from wmtsim.studies.scenario import load_scenario
 
 ROOT = REPO
 

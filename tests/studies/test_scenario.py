@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from wmtsim.scenario import (
+from wmtsim.studies.scenario import (
     SCHEMA_FILE,
     ScenarioError,
     load_scenario,
@@ -109,7 +109,7 @@ def test_with_overrides() -> None:
 def test_update_toml_text_sets_keys_of_array_tables() -> None:
     import tomllib
 
-    from wmtsim.scenario import update_toml_text
+    from wmtsim.studies.scenario import update_toml_text
 
     text = ('[world]\np_success = 0.8\n\n[[poison]]\nkind = "failed"  # a comment\n'
             'position = 1\n\n[[poison]]\nkind = "plausible"\n')

@@ -21,8 +21,8 @@ from studies.run import (
     claims_markdown,
     replace_block,
 )
-from wmtsim.attribution import attribute
-from wmtsim.scenario import load_scenario
+from wmtsim.studies.attribution import attribute
+from wmtsim.studies.scenario import load_scenario
 
 
 def test_every_generated_block_exists_and_its_figure_and_table_are_shipped() -> None:

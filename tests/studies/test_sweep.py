@@ -10,9 +10,9 @@ from conftest import sweep_frames
 from test_sweep_support import GRID, write_files
 from typer.testing import CliRunner
 
-from wmtsim.cli import app
-from wmtsim.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
-from wmtsim.sweep_store import load_results
+from wmtsim.interfaces.cli import app
+from wmtsim.studies.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
+from wmtsim.studies.sweep_store import load_results
 
 # --- bad sweep files -------------------------------------------------------------------------
 

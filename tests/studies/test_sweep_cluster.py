@@ -14,7 +14,7 @@ import pytest
 from conftest import sweep_frames
 from test_sweep_support import write_files
 
-from wmtsim.sweep import load_sweep, run_sweep
+from wmtsim.studies.sweep import load_sweep, run_sweep
 
 pytestmark = pytest.mark.cluster
 
@@ -46,7 +46,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_results(tmp_path: Path) -> 
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "wmtsim.cli", "sweep", str(path), "--out", str(out),
+            [sys.executable, "-m", "wmtsim.interfaces.cli", "sweep", str(path), "--out", str(out),
              "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 60
     chunks = out / "chunks"

@@ -1,7 +1,7 @@
 """The field's memory policies (POLICIES.md, docs/policies.md) in the one engine.
 
-Each policy's numba version (`wmtsim.baselines` via `wmtsim.engine`) equals its readable
-twin (`wmtsim.baselines_reference` via `wmtsim.simulator`) exactly, on small batches and
+Each policy's numba version (`wmtsim.engine.field` via `wmtsim.engine`) equals its readable
+twin (`wmtsim.twins.field_reference` via `wmtsim.twins.simulator`) exactly, on small batches and
 with knobs that make every rule bind; then each policy's characteristic behaviour holds
 in a purpose-built world; bad knobs raise ValueError naming the field.
 """
@@ -17,15 +17,15 @@ import polars as pl
 import pytest
 from conftest import counters
 
-from wmtsim.baselines import B_DROPPED, B_EVICTED, B_IN, Baselines
-from wmtsim.metrics import COUNTERS, C
-from wmtsim.params import Params
-from wmtsim.policies import FIELD_POLICIES, POLICIES, SEL_BASELINE
-from wmtsim.scenario import ScenarioError, load_scenario
-from wmtsim.simulation import SimResult, simulate
-from wmtsim.simulator import simulate_reference
-from wmtsim.stubs import Stubs
-from wmtsim.world import POISON_KINDS, PoisonSpec, World, WorldSpec, generate
+from wmtsim.core.metrics import COUNTERS, C
+from wmtsim.core.params import Params
+from wmtsim.core.policies import FIELD_POLICIES, POLICIES, SEL_BASELINE
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.field import B_DROPPED, B_EVICTED, B_IN, Baselines
+from wmtsim.engine.simulation import SimResult, simulate
+from wmtsim.engine.world import POISON_KINDS, PoisonSpec, World, WorldSpec, generate
+from wmtsim.studies.scenario import ScenarioError, load_scenario
+from wmtsim.twins.simulator import simulate_reference
 
 ALL_POISON = tuple(PoisonSpec(kind, p_supersede=0.5, persuasiveness=0.8)
                    for kind in POISON_KINDS)
@@ -105,7 +105,7 @@ def one_task_world(actions: int, seed: int = 0, tokens: float = 60.0) -> World:
 
 
 def test_lru_and_lfu_evict_the_least_recently_and_least_frequently_retrieved() -> None:
-    from wmtsim.baselines import _tr_victim
+    from wmtsim.engine.field import _tr_victim
 
     bs = np.array([B_IN, B_IN, B_IN, B_DROPPED], np.int8)
     imp = np.array([9.0, 2.0, 5.0, 0.0])
@@ -127,8 +127,8 @@ def test_bounded_store_never_exceeds_capacity_and_evicts() -> None:
     knobs = Baselines(capacity=3, z_threshold=-10.0, min_tokens=0, dup_threshold=1.0)
     for p in ("traceretain_z", "traceretain_lfu", "traceretain_importance"):
         res = simulate(w, p, baselines=knobs)
+        from wmtsim.core.policies import get_policy
         from wmtsim.engine import run  # the store's final places
-        from wmtsim.policies import get_policy
         _, _, rec = run(w, get_policy(p).pack(), Params().pack(), Stubs().pack(), 0, None,
                         knobs.pack())
         assert ((rec["baseline_place"] == B_IN).sum(axis=1) <= 3).all(), p
@@ -207,7 +207,7 @@ def test_sliding_window_keeps_only_the_last_k_steps_and_token_buffer_its_limit()
 
 
 def test_generative_agents_code_variant_ranks_recency_oldest_first() -> None:
-    from wmtsim.baselines_reference import minmax, power
+    from wmtsim.twins.field_reference import minmax, power
 
     assert minmax([2.0, 2.0]) == [0.5, 0.5]
     assert power(0.99, 3) == 0.99 * 0.99 * 0.99
@@ -248,7 +248,7 @@ def test_scenario_section_and_overrides() -> None:
 def test_policies_registered_and_reference_is_pure_python() -> None:
     assert len(FIELD_POLICIES) == 19
     assert all(POLICIES[p].selection == SEL_BASELINE for p in FIELD_POLICIES)
-    import wmtsim.baselines_reference as ref
+    import wmtsim.twins.field_reference as ref
 
     tree = ast.parse(Path(ref.__file__).read_text(encoding="utf-8"))
     for node in ast.walk(tree):

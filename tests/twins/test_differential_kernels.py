@@ -1,7 +1,7 @@
 """The numba kernels against the readable reference on random event sequences.
 
-`ArrayTree` below is a minimal flat-array twin of `wmtsim.reference.MemoryTree` whose
-equations all come from the kernels (`wmtsim.lifecycle`, `wmtsim.scoring`); only the
+`ArrayTree` below is a minimal flat-array twin of `wmtsim.twins.reference.MemoryTree` whose
+equations all come from the kernels (`wmtsim.core.lifecycle`, `wmtsim.core.scoring`); only the
 bookkeeping of events (append a node, flip a state) is written here. Both trees receive
 the same random events and must agree exactly (==, not approx) after every event.
 """
@@ -14,11 +14,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmtsim import codes
-from wmtsim.lifecycle import _branch_priorities, _candidate_pool, _mark_active_path, _suppress
-from wmtsim.params import Params
-from wmtsim.reference import MemoryTree
-from wmtsim.scoring import _event_resets_m, _event_score, _selection_feedback
+from wmtsim.core import codes
+from wmtsim.core.lifecycle import _branch_priorities, _candidate_pool, _mark_active_path, _suppress
+from wmtsim.core.params import Params
+from wmtsim.core.scoring import _event_resets_m, _event_score, _selection_feedback
+from wmtsim.twins.reference import MemoryTree
 
 CAP = 256
 KIND = {name: code for code, name in enumerate(codes.KIND_NAMES)}

@@ -1,7 +1,7 @@
 """The batched numba engine against the readable simulator, exactly (==, not approx).
 
 Every policy of MODEL.md §7 plays the same generated worlds in `wmtsim.engine` and in
-`wmtsim.simulator.simulate_reference`; the per-trajectory counters and every node of the
+`wmtsim.twins.simulator.simulate_reference`; the per-trajectory counters and every node of the
 final trees (u, m, state, tokens, ...) must agree to the bit. The worlds below are small
 but exercise nesting, resumed subtasks, global memories, all four poison kinds,
 supersession, suppression, budgets and top-k caps that bind, ties in the selector, and
@@ -18,16 +18,14 @@ import numpy as np
 import pytest
 from conftest import counters
 
-from wmtsim.codes import KIND_NAMES, OUTCOME_NAMES, STATE_NAMES
-from wmtsim.forest import Forest
-from wmtsim.metrics import COUNTERS, C
-from wmtsim.params import Params
-from wmtsim.policies import POLICIES
-from wmtsim.reference import MemoryTree
-from wmtsim.simulation import SimResult, simulate
-from wmtsim.simulator import simulate_reference
-from wmtsim.stubs import Stubs
-from wmtsim.world import (
+from wmtsim.core.codes import KIND_NAMES, OUTCOME_NAMES, STATE_NAMES
+from wmtsim.core.metrics import COUNTERS, C
+from wmtsim.core.params import Params
+from wmtsim.core.policies import POLICIES
+from wmtsim.core.stubs import Stubs
+from wmtsim.engine.forest import Forest
+from wmtsim.engine.simulation import SimResult, simulate
+from wmtsim.engine.world import (
     OP_REOPEN,
     OP_SUPERSEDE,
     POISON_KINDS,
@@ -36,6 +34,8 @@ from wmtsim.world import (
     WorldSpec,
     generate,
 )
+from wmtsim.twins.reference import MemoryTree
+from wmtsim.twins.simulator import simulate_reference
 
 N = 30
 
@@ -217,12 +217,12 @@ def test_simulator_uses_no_engine_code() -> None:
     """The readable twin shares constants and the draw, never numba or the kernels."""
     import ast
 
-    import wmtsim.simulator
+    import wmtsim.twins.simulator
     import wmtsim.twins.stubs_reference
 
     imported = set()
     trees = [ast.parse(Path(m.__file__).read_text(encoding="utf-8"))
-             for m in (wmtsim.simulator, wmtsim.twins.stubs_reference)]
+             for m in (wmtsim.twins.simulator, wmtsim.twins.stubs_reference)]
     for node in (n for tree in trees for n in ast.walk(tree)):
         if isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}

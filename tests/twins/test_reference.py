@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from wmtsim.params import Params
-from wmtsim.reference import MemoryTree, Node
+from wmtsim.core.params import Params
+from wmtsim.twins.reference import MemoryTree, Node
 
 
 def small_tree() -> MemoryTree:
@@ -240,7 +240,7 @@ def test_reference_is_independent_of_the_kernels() -> None:
     import ast
     import inspect
 
-    import wmtsim.reference as reference
+    import wmtsim.twins.reference as reference
 
     tree = ast.parse(inspect.getsource(reference))
     imported: set[str] = set()

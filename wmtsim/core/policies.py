@@ -37,9 +37,9 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
   variants follow the article's default (keep conflicting memories side by side).
 
 The policies of the field (POLICIES.md) are configurations of the same engine too:
-selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.baselines`
-(readable twin: `wmtsim.baselines_reference`), chosen by ``family`` and its variant
-switches; their knobs are `wmtsim.baselines.Baselines`. See docs/policies.md:
+selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field`
+(readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` and its variant
+switches; their knobs are `wmtsim.engine.field.Baselines`. See docs/policies.md:
 ``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
 ``generative_agents``, ``generative_agents_code``, ``memorybank``,
 ``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,
@@ -57,7 +57,7 @@ SEL_NONE = 0
 SEL_EVERYTHING = 1
 SEL_ITEMS = 2
 SEL_BRANCHES = 3
-SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.baselines`
+SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.engine.field`
 
 # Families: WMT's own configurations, and the policies of POLICIES.md.
 (FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
@@ -100,7 +100,7 @@ class Policy:
 def _field(name: str, label: str, family: int, variant: int = 0,
            eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
            cluster: bool = False, supersede: bool = False) -> Policy:
-    """A policy of the field: no tree, no scores, no fold; `wmtsim.baselines` selects.
+    """A policy of the field: no tree, no scores, no fold; `wmtsim.engine.field` selects.
     ``supersede`` only where the policy's own design has a contradiction rule."""
     return Policy(name, label, False, False, SEL_BASELINE, False, False, False, family,
                   variant, eviction, threshold, cluster, supersede)

@@ -5,7 +5,7 @@ function validates and coerces its inputs and calls the kernel, so the engine an
 user-facing API run one source of the math. Kernels read constants from the packed
 parameter vector (`Params.pack`).
 
-Floating-point conventions, shared with `wmtsim.reference` so both agree to the bit:
+Floating-point conventions, shared with `wmtsim.twins.reference` so both agree to the bit:
 
 * ρ^k is computed as a product of ``k`` factors ρ (never ``pow``), see `_rho_power`;
 * branch sums Σ u_i run over V_b in creation order, root first (Eq. 6).

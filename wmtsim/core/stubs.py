@@ -1,6 +1,6 @@
 """Knobs of the three LLM stubs: selector, summariser, reasoner (SIMULATION.md).
 
-The stubs' behaviour lives in `wmtsim.engine` (numba) and `wmtsim.simulator` (readable
+The stubs' behaviour lives in `wmtsim.engine` (numba) and `wmtsim.twins.simulator` (readable
 twin); this module only declares and validates their parameters.
 """
 

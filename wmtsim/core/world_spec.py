@@ -4,7 +4,7 @@ SIMULATION.md, "Trajectory generation". A trajectory is one query's execution: a
 query, subtasks run depth-first, actions with outcomes, token sizes, relevance and
 evidence, distractors, global memories, resumed subtasks and scripted poison injections.
 The world never depends on the memory policy: trajectory ``i`` is a pure function of
-``(seed, world, i)`` (common random numbers), drawn with `wmtsim.rng` keyed by
+``(seed, world, i)`` (common random numbers), drawn with `wmtsim.core.rng` keyed by
 ``(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)``.
 
 A generated batch is a `World`: per-trajectory arrays of *world nodes* (static

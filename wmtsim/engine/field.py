@@ -1,7 +1,7 @@
 """The memory policies of the field (POLICIES.md) as kernels of the one engine.
 
 `wmtsim.engine` plays the same world scripts, stubs, reasoner and accounting for every
-policy; a policy with selection ``baseline`` (`wmtsim.policies.SEL_BASELINE`) hands one
+policy; a policy with selection ``baseline`` (`wmtsim.core.policies.SEL_BASELINE`) hands one
 thing to this module, at one dispatch point of the prompt step: which memories are kept
 (the store, the candidate pool ε) and which are put in the context (s). Its per-slot state
 lives in extra arrays beside the forest:
@@ -14,7 +14,7 @@ lives in extra arrays beside the forest:
 ``bstr``   MemoryBank strength S.
 
 Every rule is documented in docs/policies.md; the readable twin is
-`wmtsim.baselines_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
+`wmtsim.twins.field_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
 Floating-point conventions shared with the twin: powers are products in a loop; the
 MemoryBank threshold compares ``t > S · time_scale · ln(1/θ)`` with the last factor
 precomputed in Python (`Baselines.pack`); ``math.exp`` (stochastic MemoryBank only) is

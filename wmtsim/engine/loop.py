@@ -1,9 +1,9 @@
 """The batched engine: every trajectory of a `World` under one memory policy, in numba.
 
 One compiled loop serves all ten configurations of MODEL.md §7: the policy's switches
-(`wmtsim.policies`) decide which steps run. The memory math is not restated here: scoring
-and lifecycle go through the kernels of `wmtsim.scoring` and `wmtsim.lifecycle`. Every
-random draw is `wmtsim.rng._uniform` keyed by (seed, trajectory, step, node, purpose),
+(`wmtsim.core.policies`) decide which steps run. The memory math is not restated here: scoring
+and lifecycle go through the kernels of `wmtsim.core.scoring` and `wmtsim.core.lifecycle`. Every
+random draw is `wmtsim.core.rng._uniform` keyed by (seed, trajectory, step, node, purpose),
 so results are the same for any thread count or chunking.
 
 One prompt-construction cycle (MODEL.md §4, `_prompt_step`):
@@ -120,7 +120,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
     ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
-    eligible and selected for every slot. ``bl`` is `wmtsim.baselines.Baselines.pack()`
+    eligible and selected for every slot. ``bl`` is `wmtsim.engine.field.Baselines.pack()`
     (defaults when None), read by the field's policies only; their final per-slot state
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
@@ -219,7 +219,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
     on_path = np.zeros(cap, np.bool_)
     priority = np.full(cap, np.nan)
     answered = np.zeros(w_kind.shape[0], np.bool_)  # subtask answered correctly (world id)
-    # The field's policies (wmtsim.baselines): per-trajectory scratch beside ``Bs``; None
+    # The field's policies (wmtsim.engine.field): per-trajectory scratch beside ``Bs``; None
     # for WMT's configurations (``bl is None``: the field's branches are compiled out).
     if bl is None:
         X = None

@@ -62,7 +62,7 @@ class SimResult:
         ``mean``/``low``/``high``: the mean of per-trajectory values; trajectories where a
         metric is undefined (e.g. IP without injections) are left out, ``n`` says how many
         remain. ``pooled``/``pooled_low``/``pooled_high``: a ratio metric pooled over the
-        corpus (Σ numerator / Σ denominator, `wmtsim.metrics.RATIOS`), as a paper's table
+        corpus (Σ numerator / Σ denominator, `wmtsim.core.metrics.RATIOS`), as a paper's table
         over its scenario set is computed; for the other metrics the same as the mean.
         """
         return pl.DataFrame([{"policy": self.policy, "metric": name,
@@ -137,7 +137,7 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
     per-step u, m, state and selections for the first trajectories. ``baselines`` holds
-    the knobs of the field's policies (`wmtsim.baselines.Baselines`; docs/policies.md).
+    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/policies.md).
     """
     params = params or Params()
     stubs = stubs or Stubs()

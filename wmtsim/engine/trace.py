@@ -6,7 +6,7 @@ A trace is one JSON object per line (format: ``docs/trace_format.md``, schema:
 batched engine uses: `scoring._event_score` (Eq. 2), `lifecycle._mark_active_path` and
 `lifecycle._candidate_pool` (MODEL.md §4), `scoring._selection_feedback` (Eqs. 3–5),
 `lifecycle._branch_priorities` (Eq. 6) and `lifecycle._suppress` (Eq. 7). The pure-Python
-`wmtsim.reference` is the oracle that replay is tested against, never used here.
+`wmtsim.twins.reference` is the oracle that replay is tested against, never used here.
 
 Public API: `replay` (a polars frame, one row per select step and node), `check` (the first
 failed ``expect`` line, or None), `run` (both, plus counts), `write_frame` (atomic Parquet or

@@ -10,10 +10,10 @@ is compiling and roughly how long it takes. A marker file per group in the cache
 Groups, each compiled only when a job needs it:
 
 ==========  =================================================================
-``world``   world generation (`wmtsim.world`)
+``world``   world generation (`wmtsim.engine.world`)
 ``engine``  the engine for WMT's own configurations (no field kernels)
-``field``   the engine for the field's policies (`wmtsim.baselines`)
-``trace``   trace replay (`wmtsim.trace`)
+``field``   the engine for the field's policies (`wmtsim.engine.field`)
+``trace``   trace replay (`wmtsim.engine.trace`)
 ==========  =================================================================
 """
 

@@ -481,18 +481,18 @@ def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], me
     return lines
 
 
-# Scenario commands (run, compare, calibrate, schema) live in wmtsim.cli_scenarios.
+# Scenario commands (run, compare, calibrate, schema) live in wmtsim.interfaces.cli_scenarios.
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 
 _register_scenario_commands(app)
 
-# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.cli_why.
+# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.interfaces.cli_why.
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_why_commands(app)
 
 
-def main() -> None:  # pragma: no cover - `python -m wmtsim.cli`
+def main() -> None:  # pragma: no cover - `python -m wmtsim.interfaces.cli`
     app()
 
 

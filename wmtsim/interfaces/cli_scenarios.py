@@ -1,7 +1,7 @@
 """The scenario commands of the ``wmtsim`` CLI: run, compare, calibrate, schema.
 
-`register` adds them to the app of `wmtsim.cli`. Exit codes as there: 0 success, 1 a claim
-or check that does not hold (``compare --strict``), 2 bad input (a scenario that does not
+`register` adds them to the app of `wmtsim.interfaces.cli`. Exit codes as there: 0 success,
+1 a claim or check that does not hold (``compare --strict``), 2 bad input (a scenario that does not
 load, a bad option); bad input writes nothing.
 """
 
@@ -80,7 +80,7 @@ def paper_table4_policies() -> tuple[str, ...]:
 
 def _compile_first(policies: Sequence[str]) -> None:
     """On a fresh numba cache, compile the kernel groups these policies need first,
-    saying so on stderr (`wmtsim.warm`): a silent compile looks like a hang."""
+    saying so on stderr (`wmtsim.engine.warm`): a silent compile looks like a hang."""
     from wmtsim.engine.warm import ensure_compiled, groups_for
 
     ensure_compiled(groups_for(policies), say=_note)
@@ -218,7 +218,7 @@ def _out_folder(out: Path | None, name: str, command: str) -> Path:
 
 @contextmanager
 def _writing(folder: Path) -> Iterator[Path]:
-    """`wmtsim.outdir.result_folder`, with write failures (a full disk) as exit 2."""
+    """`wmtsim.studies.outdir.result_folder`, with write failures (a full disk) as exit 2."""
     from wmtsim.studies.outdir import OutputError, result_folder
 
     try:
@@ -304,7 +304,8 @@ def compare(
 
 def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
                    seed: int | None, threads: int | None, out_dir: Path) -> None:
-    """``compare --budget``: every policy (wmtsim.field.budget_curves) at each budget."""
+    """``compare --budget``: every policy at each budget
+    (`wmtsim.studies.field_curves.budget_curves`)."""
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_curves import (
         budget_curves,

@@ -1,8 +1,8 @@
 """The "why" commands of the ``wmtsim`` CLI: attribute and claims.
 
-`register` adds them to the app of `wmtsim.cli`. Exit codes as there: 0 success, 2 bad
+`register` adds them to the app of `wmtsim.interfaces.cli`. Exit codes as there: 0 success, 2 bad
 input (a scenario that does not load, an unknown configuration, metric or knob); bad input
-writes nothing. The work is done by `wmtsim.attribution` and `wmtsim.claims`.
+writes nothing. The work is done by `wmtsim.studies.attribution` and `wmtsim.studies.claims`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def attribute(
     trajectories (common random numbers); each switch's contribution is its Shapley
     value, with a paired 95% bootstrap interval. The contributions sum exactly to
     mean(Q) − mean(P). Coalitions that are not meaningful configurations follow the
-    dependency rule of `wmtsim.attribution` (shown per coalition in coalitions.parquet).
+    dependency rule of `wmtsim.studies.attribution` (shown per coalition in coalitions.parquet).
 
     [bold]Examples[/bold]
 

@@ -284,7 +284,7 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             ) -> dict[str, Path | list[Path]]:
     """Write ``point_means``, ``pareto``, ``robust`` (and ``sobol`` for sobol designs)
     tables as CSV and Parquet, the charts and a ``manifest.json``, to ``out`` (default
-    ``root/analysis``), as one unit (`wmtsim.outdir.result_folder`): a bad metric or a
+    ``root/analysis``), as one unit (`wmtsim.studies.outdir.result_folder`): a bad metric or a
     failure on the way leaves ``out`` as it was. The manifest says whether the sweep was
     complete (`incomplete` gives the counts to warn about)."""
     from wmtsim.studies.outdir import result_folder

@@ -22,7 +22,7 @@ larger ones, or any with ``permutations=R``, by sampling R random orders of the 
 orders, reported with its standard error over the orders (``perm_se``); efficiency still
 holds exactly, because every order telescopes from P to Q.
 
-**Switches.** A mechanism switch is any field of `wmtsim.policies.Policy` other than
+**Switches.** A mechanism switch is any field of `wmtsim.core.policies.Policy` other than
 its name, label and the switches of the field's policies (`NOT_SWITCHES`), so a switch
 added to `Policy` is picked up without touching this module. A non-boolean switch
 (``selection``) is one player moving from P's value to Q's.
@@ -201,7 +201,7 @@ def coalition_policy(p: Policy, q: Policy, players: Sequence[str], mask: int
 
 def _metric_values(counts: np.ndarray) -> dict[str, np.ndarray]:
     """Per-trajectory metrics, as `simulate(...).trajectories` has them (plus
-    `DERIVED_METRICS`, as `wmtsim.report.run_policies` derives them)."""
+    `DERIVED_METRICS`, as `wmtsim.studies.report.run_policies` derives them)."""
     out = {k: np.asarray(v, dtype=np.float64) for k, v in metrics_from_counters(counts).items()}
     with np.errstate(divide="ignore", invalid="ignore"):
         out["avg_prompt_tokens"] = out["prompt_tokens"] / out["steps"]
@@ -211,8 +211,8 @@ def _metric_values(counts: np.ndarray) -> dict[str, np.ndarray]:
 class CoalitionRunner:
     """Runs configurations on one generated world, each distinct configuration once.
 
-    This is `wmtsim.simulation.simulate` without its provenance frame (the same
-    `simulation.run_engine` call and `metrics_from_counters`, as `wmtsim.sweep.run_task`),
+    This is `wmtsim.engine.simulation.simulate` without its provenance frame (the same
+    `simulation.run_engine` call and `metrics_from_counters`, as `wmtsim.studies.sweep.run_task`),
     so the values are those of ``simulate(world, ...).trajectories``.
     """
 

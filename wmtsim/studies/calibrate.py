@@ -81,7 +81,7 @@ def parse_knob(text: str) -> Knob:
 def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: int,
                    metrics: Sequence[str] = PAPER_METRICS) -> dict[str, dict[str, float]]:
     """Each metric per policy on common random numbers (`report.run_policies`): ratio
-    metrics pooled over trajectories (Σ/Σ, `wmtsim.metrics.RATIOS`), the others the mean
+    metrics pooled over trajectories (Σ/Σ, `wmtsim.core.metrics.RATIOS`), the others the mean
     of their finite per-trajectory values."""
     from wmtsim.core.metrics import RATIOS
 

@@ -5,7 +5,7 @@ of itself and ``others`` — "Full WMT lowest ASR" is ``Claim(metric="asr",
 subject="wmt", others=(the other Table 4 configurations), sense="best")``; with one
 other configuration it is a plain comparison of two. `claims_map` evaluates a list of
 claims (`table4_claims` by default) on every cell of a grid over two world or stub knobs,
-run by the sweep machinery (`wmtsim.sweep.run_sweep`: resumable, local pool or Dask), and
+run by the sweep machinery (`wmtsim.studies.sweep.run_sweep`: resumable, local pool or Dask), and
 draws a heatmap per claim.
 
 The test in a cell, on common random numbers (every configuration on the same
@@ -57,7 +57,7 @@ SWEEP_DIR = "sweep"
 @dataclass(frozen=True)
 class Claim:
     """``subject`` is the ``sense`` ("best" or "worst") of itself and ``others`` on
-    ``metric`` (better = the metric's direction in `wmtsim.metrics.METRICS`)."""
+    ``metric`` (better = the metric's direction in `wmtsim.core.metrics.METRICS`)."""
 
     label: str
     metric: str
@@ -93,7 +93,7 @@ class Claim:
 
 def table4_claims() -> tuple[Claim, ...]:
     """Table 4's orderings: Full WMT best and Linear worst on ASR, PRR, BR, AF and TSR,
-    among the five Table 4 configurations (as `wmtsim.report.table4_checks`)."""
+    among the five Table 4 configurations (as `wmtsim.studies.report.table4_checks`)."""
     out = []
     for m in ("asr", "prr", "br", "af", "tsr"):
         higher = METRICS[m][1] == "higher"

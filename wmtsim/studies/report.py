@@ -305,7 +305,7 @@ def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
 
 
 def _ci(cell: dict[str, Any], sign: bool = False, value: str = "mean") -> str:
-    """``value [low, high]`` of a summary cell (`wmtsim.formatting.interval`); ``value`` is
+    """``value [low, high]`` of a summary cell (`wmtsim.core.formatting.interval`); ``value`` is
     ``mean`` (per-trajectory mean) or ``pooled`` (Σ/Σ over trajectories)."""
     from wmtsim.core.formatting import interval
 

@@ -4,7 +4,7 @@ A sweep file (TOML) names a base scenario, the policies, the parameters to vary 
 design. `load_sweep` validates it as strictly as a scenario (unknown keys are errors, the
 message names the file, the key path and what is allowed), `plan` expands it into
 *points* — one (design row, scenario, replicate, policy) each — and `run_sweep` runs the
-points that are missing from an output folder (`wmtsim.sweep_store`), in-process, on a
+points that are missing from an output folder (`wmtsim.studies.sweep_store`), in-process, on a
 local process pool or on a ``dask.distributed`` cluster.
 
 Reproducibility: a point's result is a pure function of its *key*, the hash of what the

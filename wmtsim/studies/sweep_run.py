@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def run_task(task: Task) -> ChunkResult:
     """Simulate a chunk's points; each distinct (world, seed) is generated once.
 
-    This is `wmtsim.simulation.simulate` without the provenance frame (which costs as much
+    This is `wmtsim.engine.simulation.simulate` without the provenance frame (which costs as much
     as the engine on small batches): the same `simulation.run_engine` call and the same
     `metrics_from_counters`, so results are identical to ``simulate(...).trajectories``.
     """

@@ -302,7 +302,7 @@ class SweepResults:
 
 
 def load_results(root: str | os.PathLike[str]) -> SweepResults:
-    """Read a sweep folder written by `wmtsim.sweep.run_sweep`."""
+    """Read a sweep folder written by `wmtsim.studies.sweep.run_sweep`."""
     r = Path(root)
     try:
         manifest = json.loads((r / MANIFEST).read_text(encoding="utf-8"))

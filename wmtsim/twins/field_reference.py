@@ -1,10 +1,10 @@
-"""The readable twin of `wmtsim.baselines`: the field's memory policies in plain Python.
+"""The readable twin of `wmtsim.engine.field`: the field's memory policies in plain Python.
 
-`wmtsim.simulator` plays a world script; for a policy with selection ``baseline`` it asks
+`wmtsim.twins.simulator` plays a world script; for a policy with selection ``baseline`` it asks
 a `BaselineMemory` at every prompt step which memories are kept (the pool ε) and which go
 into the context (s). One `Item` per memory, in creation order; the rules below restate
 docs/policies.md and must agree with the numba kernels bit for bit. No numba here; the
-only shared pieces are the draw (`wmtsim.rng.uniform_py`), the knobs and the constants.
+only shared pieces are the draw (`wmtsim.core.rng.uniform_py`), the knobs and the constants.
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ class BaselineMemory(StoreBase):
     def mem0_admit(self, v: str) -> None:
         """Extraction + search of the mem0_search_k most similar stored memories + one
         decision call: UPDATE / DELETE / NONE on a match (similarity >= mem0_match) with
-        the knobs' probabilities, else ADD (see `wmtsim.baselines._mem0_admit`)."""
+        the knobs' probabilities, else ADD (see `wmtsim.engine.field._mem0_admit`)."""
         h, k, it = self.h, self.k, self.items[v]
         stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
         found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)

@@ -1,8 +1,8 @@
 """The readable oracle: one Weighted Memory Tree, one Python object per node.
 
 This module restates MODEL.md in plain Python so that it can be read beside the spec and
-used as the independent twin of the numba kernels (`wmtsim.scoring`,
-`wmtsim.lifecycle`). It is slow on purpose and imports neither numba nor those kernels;
+used as the independent twin of the numba kernels (`wmtsim.core.scoring`,
+`wmtsim.core.lifecycle`). It is slow on purpose and imports neither numba nor those kernels;
 the only shared piece is `Params`.
 
 Two floating-point conventions make it agree with the kernels to the bit (MODEL.md says

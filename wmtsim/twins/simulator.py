@@ -1,12 +1,12 @@
 """The readable simulator: the batched engine's twin in plain Python, one trajectory at a time.
 
 `simulate_reference` plays the same generated `World` (world generation is shared,
-`wmtsim.world.generate`) under one policy of MODEL.md §7, with the memory held in a
-`wmtsim.reference.MemoryTree` (one Python object per node) and the three LLM stubs of
+`wmtsim.engine.world.generate`) under one policy of MODEL.md §7, with the memory held in a
+`wmtsim.twins.reference.MemoryTree` (one Python object per node) and the three LLM stubs of
 SIMULATION.md written out as plain functions. It is slow on purpose: it exists to be read
 beside the spec and to prove the numba engine (`wmtsim.engine`) right, counter for
 counter and node for node. It imports neither numba nor the engine's kernels; every
-random draw is `wmtsim.rng.uniform_py` with the engine's key
+random draw is `wmtsim.core.rng.uniform_py` with the engine's key
 ``(seed, trajectory, step, memory identity, purpose)``: a world memory's identity is its
 world id, a summary's is ``DRAW_SUMMARY`` + its task's world id (never a slot, so every
 policy gives a memory the same draws).
@@ -78,11 +78,11 @@ def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
                        ) -> tuple[np.ndarray, list[MemoryTree]]:
     """Play every trajectory of ``world`` under ``policy``, slowly and readably.
 
-    Returns the counters ``(n, N_COUNTERS)`` (columns: `wmtsim.metrics.COUNTERS`) and each
+    Returns the counters ``(n, N_COUNTERS)`` (columns: `wmtsim.core.metrics.COUNTERS`) and each
     trajectory's final `MemoryTree`; both must equal the engine's exactly. A policy of the
     field (selection ``baseline``) keeps its store in a
-    `wmtsim.baselines_reference.BaselineMemory` with knobs ``baselines`` (a
-    `wmtsim.baselines.Baselines`; defaults when None); pass a list as ``memories`` to get
+    `wmtsim.twins.field_reference.BaselineMemory` with knobs ``baselines`` (a
+    `wmtsim.engine.field.Baselines`; defaults when None); pass a list as ``memories`` to get
     each trajectory's.
     """
     pol = get_policy(policy)
@@ -134,7 +134,7 @@ class _Trajectory(AgentStubs):
         self.out = [0.0] * N_COUNTERS
         self.step = 0
         self.answered: dict[int, bool] = {}  # subtask (world id) -> answered correctly
-        # A policy of the field keeps its own store (wmtsim.baselines_reference).
+        # A policy of the field keeps its own store (wmtsim.twins.field_reference).
         self.memory = reference_model(self, pol, baselines)  # None for WMT's own
 
     # ---------------------------------------------------------------- bookkeeping

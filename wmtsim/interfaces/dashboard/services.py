@@ -10,7 +10,7 @@ seed, parameter overrides as ``((name, value), ...)`` tuples) and is cached with
 and chart components only render what these functions return.
 
 Simulations run with ``threads=1``: Streamlit runs each session's script on its own
-thread, and numba's thread count is set per call by `wmtsim.simulation.simulate` (its global
+thread, and numba's thread count is set per call by `wmtsim.engine.simulation.simulate` (its global
 threading layer is never touched here).
 
 Parts of the library that may be missing (scenarios, the paper comparison, sweeps) raise

@@ -30,7 +30,7 @@ def _root() -> Path:
 REPO = _root()
 
 
-# Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.metrics.METRICS).
+# Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.core.metrics.METRICS).
 PAPER_METRICS = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af",
                  "TSR": "tsr", "CCR": "ccr"}
 
@@ -63,7 +63,7 @@ def _scenario_module() -> Any:
     try:
         from wmtsim.studies import scenario
     except ImportError as e:
-        raise Unavailable(f"wmtsim.scenario cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.scenario cannot be imported ({e})") from None
     return scenario
 
 
@@ -131,7 +131,7 @@ def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: 
 
 
 def _table4() -> dict[str, dict[str, float]]:
-    """Table 4 as policy -> metric -> value: `wmtsim.report.paper_table4` when the
+    """Table 4 as policy -> metric -> value: `wmtsim.studies.report.paper_table4` when the
     library has it, else the values printed in the paper (MODEL.md §6)."""
     try:
         from wmtsim.studies.report import paper_table4
@@ -175,11 +175,11 @@ def paper_values(paper: str | None) -> pl.DataFrame:
 @st.cache_data(show_spinner=False)
 def paper_benign(policies: tuple[str, ...]) -> pl.DataFrame:
     """Tables 1–3 (benign study) per configuration, averaged over models and benchmarks
-    (`wmtsim.report.paper_table123`): accuracy % and prompt tokens in millions."""
+    (`wmtsim.studies.report.paper_table123`): accuracy % and prompt tokens in millions."""
     try:
         from wmtsim.studies.report import paper_table123
     except ImportError as e:
-        raise Unavailable(f"wmtsim.report cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.report cannot be imported ({e})") from None
     table = paper_table123()
     rows = [{"policy": p, **{k: float(v) for k, v in table[p].items()}}
             for p in policies if p in table]

@@ -23,7 +23,7 @@ def _analysis() -> Any:
     try:
         from wmtsim.studies import analysis
     except ImportError as e:
-        raise Unavailable(f"wmtsim.analysis cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.analysis cannot be imported ({e})") from None
     return analysis
 
 
@@ -40,12 +40,12 @@ class SweepView:
 
 @st.cache_data(show_spinner="Reading the sweep…", max_entries=16)
 def load_sweep_folder(folder: str, mtime: float = 0.0) -> SweepView:
-    """`wmtsim.sweep_store.load_results` of ``folder`` (``mtime`` invalidates the cache
+    """`wmtsim.studies.sweep_store.load_results` of ``folder`` (``mtime`` invalidates the cache
     when the sweep grows)."""
     try:
         from wmtsim.studies.sweep_store import load_results
     except ImportError as e:
-        raise Unavailable(f"wmtsim.sweep_store cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.sweep_store cannot be imported ({e})") from None
     res = load_results(folder)
     metrics = tuple(res.manifest.get("metrics") or ())
     return SweepView(str(res.root), res.manifest, tuple(res.parameters), metrics,
@@ -131,14 +131,14 @@ def grid_means(table: pl.DataFrame, x: str, y: str, metric: str,
 
 def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
     """The points of ``table`` on the Pareto front of ``benefit`` (maximised) against
-    ``cost`` (minimised): `wmtsim.analysis.pareto_front`."""
+    ``cost`` (minimised): `wmtsim.studies.analysis.pareto_front`."""
     return _analysis().pareto_front(table, cost=cost, value=benefit)
 
 
 @st.cache_data(show_spinner="Computing sensitivity indices…", max_entries=16)
 def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     """Sobol indices (S1, ST with intervals) of ``metric`` per policy and parameter:
-    `wmtsim.analysis.sobol_indices` (needs a sobol design)."""
+    `wmtsim.studies.analysis.sobol_indices` (needs a sobol design)."""
     from wmtsim.studies.sweep_store import load_results
 
     with warnings.catch_warnings():
@@ -150,7 +150,7 @@ def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
 
 
 def sensitivity_chart(indices: pl.DataFrame) -> Any:
-    """`wmtsim.analysis.sensitivity_chart` of the indices."""
+    """`wmtsim.studies.analysis.sensitivity_chart` of the indices."""
     return _analysis().sensitivity_chart(indices)
 
 
@@ -167,7 +167,7 @@ def _sweep_point(manifest: dict[str, Any], key: str) -> Any:
     try:
         from wmtsim.studies.sweep import load_sweep, plan
     except ImportError as e:
-        raise Unavailable(f"wmtsim.sweep cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.sweep cannot be imported ({e})") from None
     path = manifest.get("sweep_file")
     if not path or not Path(path).is_file():
         raise Unavailable(f"the sweep file {path!r} is not there any more, so the point "

@@ -32,7 +32,7 @@ def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
 
 @st.cache_data(show_spinner="Replaying…", max_entries=32)
 def replay_trace(text: str) -> TraceView:
-    """Replay a JSONL trace with `wmtsim.trace.run`; raises `TraceError` for a bad trace.
+    """Replay a JSONL trace with `wmtsim.engine.trace.run`; raises `TraceError` for a bad trace.
 
     Every ``expect`` line is checked on its own (the trace with the other expect lines
     blanked), so all failing lines are reported, not only the first.

@@ -23,7 +23,7 @@ def wmt_configurations() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class AttributionView:
-    """`wmtsim.attribution.attribute`'s table and coalitions, and what it ran."""
+    """`wmtsim.studies.attribution.attribute`'s table and coalitions, and what it ran."""
 
     table: pl.DataFrame
     coalitions: pl.DataFrame
@@ -35,7 +35,7 @@ class AttributionView:
 def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
                 metrics: tuple[str, ...], n: int, seed: int) -> AttributionView:
     """Shapley attribution of ``to − from`` over their differing switches, on one world
-    (`wmtsim.attribution.attribute`); raises ValueError for a request it refuses."""
+    (`wmtsim.studies.attribution.attribute`); raises ValueError for a request it refuses."""
     from wmtsim.studies.attribution import attribute
 
     att = attribute(_load(name, toml_text), from_policy, to_policy, metrics=metrics, n=n,
@@ -44,7 +44,7 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
 
 
 def waterfall_chart(table: pl.DataFrame) -> Any:
-    """`wmtsim.attribution.waterfall_chart` of an attribution table, two metrics per row
+    """`wmtsim.studies.attribution.waterfall_chart` of an attribution table, two metrics per row
     (three overflow the page at 1280 px)."""
     from wmtsim.studies.attribution import waterfall_chart as chart
 
@@ -65,7 +65,7 @@ def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[
 
 @st.cache_data(show_spinner="Reading the claims map…", max_entries=16)
 def claims_view(path: str, mtime: float = 0.0) -> tuple[tuple[str, ...], pl.DataFrame]:
-    """The knobs and table of a claims map (`wmtsim.claims.load_claims`; ``mtime``
+    """The knobs and table of a claims map (`wmtsim.studies.claims.load_claims`; ``mtime``
     invalidates the cache when it is rewritten)."""
     from wmtsim.studies.claims import load_claims
 
@@ -80,14 +80,14 @@ def claims_mtime(path: str) -> float:
 
 
 def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
-    """`wmtsim.claims.heatmap_chart`: one heatmap per claim."""
+    """`wmtsim.studies.claims.heatmap_chart`: one heatmap per claim."""
     from wmtsim.studies.claims import heatmap_chart
 
     return heatmap_chart(table, x, y)
 
 
 def claims_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: cells where it holds, is undecided, fails (`wmtsim.claims`)."""
+    """Per claim: cells where it holds, is undecided, fails (`wmtsim.studies.claims`)."""
     from wmtsim.studies.claims import summary_frame
 
     return summary_frame(table)

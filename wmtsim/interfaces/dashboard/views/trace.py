@@ -11,7 +11,7 @@ from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Trace replay")
 st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "
-           "`wmtsim.trace.run`: the scores after each select step, the tree, and every "
+           "`wmtsim.engine.trace.run`: the scores after each select step, the tree, and every "
            "`expect` line checked.")
 
 up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],

@@ -57,7 +57,7 @@ else:
         moved = view.coalitions.filter(pl.col("moved_by_rule") != "")
         with st.expander(f"coalitions ({moved.height} mapped by the dependency rule)"):
             st.caption("A dependent switch follows its prerequisite: reopen needs fold, "
-                       "A3's branch selection needs scores (wmtsim.attribution).")
+                       "A3's branch selection needs scores (wmtsim.studies.attribution).")
             st.dataframe(view.coalitions, hide_index=True, key="why_coalitions")
 
 st.divider()
