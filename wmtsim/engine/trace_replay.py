@@ -9,8 +9,9 @@ Reading events is `wmtsim.engine.trace_events`; the public API is `wmtsim.engine
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,7 +71,7 @@ class Divergence:
     tol: float | None  # the u tolerance; None for the exact fields m and state
     # The named rules (`wmtsim.engine.trace_rules`) that last set the node's values, when
     # the replay records rules; not part of equality.
-    rules: tuple[str, ...] = field(default=(), compare=False)
+    rules: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     def __str__(self) -> str:
         tol = "exact" if self.tol is None else f"tolerance {self.tol:g}"

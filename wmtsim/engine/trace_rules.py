@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -204,14 +205,13 @@ class RuleRecorder:
             names.append("supersede.folded")
         self._set(v, *names)
 
-    def select(self, t: object, n: int, explicit: bool, u0: np.ndarray, m0: np.ndarray,
+    def select(self, t: Any, n: int, explicit: bool, u0: np.ndarray, m0: np.ndarray,
                state0: np.ndarray, priority: np.ndarray, p: Params) -> None:
         """One select step; ``t`` is the replayer's tree after Eqs. 3–7, ``u0``, ``m0``
         the values before Eqs. 3–5, ``state0`` the states before Eq. 7 and ``priority``
         Eq. 6 before suppression."""
-        parent, kind, state = t.parent, t.kind, t.state  # type: ignore[attr-defined]
-        eligible, selected, on_path = t.eligible, t.selected, t.on_path  # type: ignore[attr-defined]
-        outcome, m = t.outcome, t.m  # type: ignore[attr-defined]
+        parent, kind, outcome, m = t.parent, t.kind, t.outcome, t.m
+        eligible, selected, on_path = t.eligible, t.selected, t.on_path
         if explicit:
             self.fire("select.explicit_candidates")
         if not eligible[:n].any():
