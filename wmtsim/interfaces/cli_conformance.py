@@ -93,8 +93,8 @@ def expect(
     except OSError as e:
         raise _fail(f"cannot read {str(trace)!r} or write {str(out)!r}: "
                     f"{e.strerror or e}") from None
-    added = sum(1 for line in lines if line.startswith('{"op": "expect"'))
-    _say(f"wrote {out}: {plural(len(lines), 'line')}, {plural(added, 'expect line')}")
+    expects = sum(1 for line in lines if line.startswith('{"op": "expect"'))
+    _say(f"wrote {out}: {plural(len(lines), 'line')}, {plural(expects, 'expect line')}")
 
 
 @conformance_app.command("generate")
