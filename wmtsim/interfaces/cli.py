@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from wmtsim.engine.trace import Replay, Streamed
 
+from wmtsim.interfaces import cli_conformance as _conformance
 from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
@@ -61,7 +62,7 @@ def _run_trace(trace: Path) -> Replay:
         raise _fail(f"{trace}: cannot read: {e.strerror or e}") from None
 
 
-def _stream_trace(trace: Path, out: Path | None) -> Streamed:
+def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streamed:
     """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
     problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
     from wmtsim.engine.trace import TraceError, stream
@@ -70,7 +71,7 @@ def _stream_trace(trace: Path, out: Path | None) -> Streamed:
     try:
         if out is not None:
             check_out_file(out)
-        return stream(trace, out=out)
+        return stream(trace, out=out, rules=rules)
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None  # the error names the file
     except OutputError as e:
@@ -151,7 +152,8 @@ def replay(
 
 
 @app.command()
-def check(trace: TraceArg) -> None:
+def check(trace: TraceArg, coverage: _conformance.CoverageOpt = False,
+          all_: _conformance.AllOpt = False) -> None:
     """Replay a trace and verify its [bold]expect[/bold] lines.
 
     Exit 0 when every expectation holds, 1 at the first that does not (printing its line,
@@ -159,9 +161,10 @@ def check(trace: TraceArg) -> None:
 
     [bold]Example[/bold]
 
-      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl[/cyan]
+      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl --coverage --all[/cyan]
     """
-    result = _stream_trace(trace, None)
+    result = _stream_trace(trace, None, rules=coverage or all_)
+    _conformance.report_rules(trace, result, coverage, all_)  # exits 1 if --all found some
     d = result.divergence
     if d is not None:
         tol = "exact" if d.tol is None else f"{d.tol:g}"
@@ -481,20 +484,15 @@ def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], me
     return lines
 
 
-# Scenario commands (run, compare, calibrate, schema) live in wmtsim.interfaces.cli_scenarios.
+# Commands in their own modules: cli_scenarios (run, compare, calibrate, schema), cli_why
+# (attribute, claims: mechanism attribution, the claims map), cli_conformance (expect, ...).
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
-
-_register_scenario_commands(app)
-
-# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.interfaces.cli_why.
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
+_register_scenario_commands(app)
 _register_why_commands(app)
+_conformance.register(app)
 
 
-def main() -> None:  # pragma: no cover - `python -m wmtsim.interfaces.cli`
+if __name__ == "__main__":  # pragma: no cover - `python -m wmtsim.interfaces.cli`
     app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

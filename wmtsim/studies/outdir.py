@@ -34,7 +34,7 @@ RESULTS = Path("results")
 MAX_COMPONENT = 100  # characters of a scenario name kept in a folder name
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _NAME_MAX = 255 - 40  # a path component's bytes, leaving room for ".partial-PID" etc.
-RESULT_COMMANDS = ("run", "compare", "analyze")  # manifests that mark a result folder
+RESULT_COMMANDS = ("run", "compare", "analyze", "conformance")  # manifests of result folders
 
 
 class OutputError(ValueError):
