@@ -1,7 +1,7 @@
 """Run ``wmtsim ARGS`` and SIGKILL the process at its K-th rename (docs/faults.md).
 
 ``python tests/studies/kill_at_rename.py K before|after ARGS...``: every ``os.rename`` /
-``os.replace`` and the atomic exchange of `wmtsim.studies.outdir` are counted; at the K-th the
+``os.replace`` and the atomic exchange of `wmtsim.core.output` are counted; at the K-th the
 process kills itself with SIGKILL just before or just after the rename takes effect, so
 no ``finally`` block or cleanup runs: what is on disk is what a real kill leaves. When
 the command makes fewer than K renames it finishes normally and exits 0.
@@ -29,7 +29,7 @@ def main() -> None:
             return result
         return renamed
 
-    from wmtsim.studies import outdir
+    from wmtsim.core import output as outdir
     os.rename = wrap(os.rename)
     os.replace = wrap(os.replace)
     outdir._exchange = wrap(outdir._exchange)

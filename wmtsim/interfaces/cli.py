@@ -41,12 +41,39 @@ TraceArg = Annotated[Path, typer.Argument(
     show_default=False)]
 
 
-def _check_out(out: Path | None) -> None:
+def _is_replay_file(path: Path) -> bool:
+    """A replay written before (its columns are the replay's): the one kind of existing
+    file ``replay --out`` and ``demo --out`` replace."""
+    from wmtsim.engine.trace import REPLAY_COLUMNS
+
+    names = [n for n, _ in REPLAY_COLUMNS]
+    try:
+        if path.suffix.lower() == ".csv":
+            with open(path, "rb") as f:
+                return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
+                    names)
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names) == names
+    except Exception:  # unreadable, not Parquet: not ours
+        return False
+
+
+def _check_out(out: Path | None) -> Path | None:
+    """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
+    file, or a replay written before; a symbolic link is followed."""
+    from wmtsim.core.output import OutputError, check_out_file
     from wmtsim.engine.trace import OUTPUT_FORMATS
 
-    if out is not None and out.suffix.lower() not in OUTPUT_FORMATS:
+    if out is None:
+        return None
+    if out.suffix.lower() not in OUTPUT_FORMATS:
         raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
                     f"allowed: {', '.join(OUTPUT_FORMATS)}")
+    try:
+        return check_out_file(out, ours=_is_replay_file, what="a replay written before")
+    except OutputError as e:
+        raise _fail(str(e)) from None
 
 
 def _run_trace(trace: Path) -> Replay:
@@ -64,32 +91,35 @@ def _run_trace(trace: Path) -> Replay:
 def _stream_trace(trace: Path, out: Path | None) -> Streamed:
     """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
     problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import TraceError, stream
-    from wmtsim.studies.outdir import OutputError, check_out_file
 
     try:
-        if out is not None:
-            check_out_file(out)
         return stream(trace, out=out)
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None  # the error names the file
-    except OutputError as e:
-        raise _fail(str(e)) from None
     except IsADirectoryError:
         raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
-    except OSError as e:
-        what = "write" if out is not None and e.filename != str(trace) else "read"
-        target = out if what == "write" else trace
-        raise _fail(f"cannot {what} {str(target)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        if isinstance(e, OSError) and (out is None or e.filename == str(trace)):
+            raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
+        failure = write_failure(out or trace, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _write(frame: pl.DataFrame, out: Path) -> Path:
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import write_frame
 
     try:
         return write_frame(frame, out)
-    except OSError as e:
-        raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        failure = write_failure(out, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _fmt(x: float | None) -> str:
@@ -132,7 +162,7 @@ def replay(
 
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
-    _check_out(out)
+    out = _check_out(out)
     result = _stream_trace(trace, out)
     nodes = result.last.height
     out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
@@ -239,7 +269,8 @@ def demo(
 
       [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
     """
-    _check_out(out)
+    checked = _check_out(out)
+    out = checked if checked is not None else out
     trace = demo_trace_path()
     result = _run_trace(trace)
     out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
@@ -394,6 +425,7 @@ def analyze(
 
       [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
     """
+    from wmtsim.core.output import OutputError
     from wmtsim.studies.analysis import analyze as run_analysis
     from wmtsim.studies.analysis import incomplete
     from wmtsim.studies.sweep import SweepError
@@ -401,12 +433,11 @@ def analyze(
     try:
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
         missing = incomplete(sweep_dir)
+    except OutputError as e:  # --out unusable, or a failed write (a full disk)
+        raise _fail(str(e)) from None
     except (SweepError, ValueError) as e:
         text = str(e)
         raise _fail(text if str(sweep_dir) in text else f"{sweep_dir}: {text}") from None
-    except OSError as e:
-        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
-                    f"{e.strerror or e}; nothing was written") from None
     if missing is not None:
         err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
                           f"{missing[1]} points computed); these results cover only those "

@@ -3,6 +3,9 @@ exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -112,3 +115,32 @@ def _print_table(table: Table, full: str | None = None) -> None:
                           highlight=False)
 
 
+
+
+# --- writing results: every command goes through wmtsim.core.output ---------------------------
+
+
+def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = ()
+                ) -> Path:
+    """``--out``, or ``results/<safe name>/<command>``; checked before any work (a
+    symbolic link followed)."""
+    from wmtsim.core.output import OutputError, check_out_folder, default_folder
+
+    folder = out if out is not None else default_folder(name, command)
+    try:
+        return check_out_folder(folder, command, keep=keep)
+    except OutputError as e:
+        raise _fail(str(e)) from None
+
+
+@contextmanager
+def _writing(folder: Path, command: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """`wmtsim.core.output.result_folder`, with a failed write (a full disk, from any
+    library) as exit 2 naming the folder; nothing is left half-written."""
+    from wmtsim.core.output import OutputError, result_folder
+
+    try:
+        with result_folder(folder, command, keep=keep) as work:
+            yield work
+    except OutputError as e:
+        raise _fail(str(e)) from None
