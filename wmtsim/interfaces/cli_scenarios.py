@@ -369,8 +369,6 @@ def calibrate(
     if method not in ("differential_evolution", "nelder-mead"):
         raise _cli()._fail(f"--method {method!r}; allowed: differential_evolution, "
                            "nelder-mead")
-    if not order_weight == order_weight:  # NaN passes click's range check
-        raise _cli()._fail("--order-weight nan: allowed: a finite number in [0, 1e12]")
     if out is not None and out.suffix == ".toml":
         raise _cli()._fail(f"--out {str(out)!r}: calibrate writes a folder (calibrated.toml, "
                            "errors.csv, manifest.json); allowed: a folder path")
