@@ -17,16 +17,16 @@ from wmtsim.studies.scenario import load_scenario
 
 
 def test_small_fit_writes_a_scenario_and_an_error_report(tmp_path: Path) -> None:
-    out = tmp_path / "fit.toml"
+    out = tmp_path / "fit"
     result = CliRunner().invoke(app, [
         "calibrate", "paper_poisoning", "--target", "paper-table4", "-n", "20",
         "--maxiter", "1", "--knob", "stubs.p_leak=0:1", "--knob", "params.budget=100:600:int",
         "--fit-on", "wmt", "--fit-on", "linear", "--weight", "wmt=4", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    fitted = load_scenario(out)  # the comments of the source are kept; it still loads
+    fitted = load_scenario(out / "calibrated.toml")  # the source's comments are kept; it loads
     assert 0.0 <= fitted.stubs.p_leak <= 1.0
     assert 100 <= fitted.params.budget <= 600
-    with out.with_suffix(".errors.csv").open() as f:
+    with (out / "errors.csv").open() as f:
         cells = list(csv.DictReader(f))
     assert {c["policy"] for c in cells} == set(paper_table4())
     fitted_cells = {(c["policy"], c["metric"]) for c in cells if c["fitted"] == "True"}
@@ -37,7 +37,7 @@ def test_small_fit_writes_a_scenario_and_an_error_report(tmp_path: Path) -> None
 
 
 def test_bad_arguments_exit_2_and_write_nothing(tmp_path: Path) -> None:
-    out = tmp_path / "fit.toml"
+    out = tmp_path / "fit"
     for extra in (["--fit-on", "bogus"], ["--knob", "stubs.nope=0:1"],
                   ["--knob", "stubs.p_leak"], ["--weight", "wmt=x"], ["--target", "table9"]):
         result = CliRunner().invoke(app, ["calibrate", "paper_poisoning", "-n", "5",
