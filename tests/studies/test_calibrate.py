@@ -63,5 +63,5 @@ def test_objective_is_zero_on_the_target_and_penalises_a_broken_ordering() -> No
 def test_knob_parser() -> None:
     assert parse_knob("stubs.top_k=1:8:int") == Knob("stubs.top_k", 1.0, 8.0, True)
     assert parse_knob("poison[0].p_inject=0:1").value(1.7) == 1.0
-    with pytest.raises(ValueError, match="expected key=low:high"):
+    with pytest.raises(ValueError, match="allowed: key=low:high"):
         parse_knob("stubs.p_leak")
