@@ -198,8 +198,8 @@ def manifest(traces: list[CorpusTrace]) -> dict[str, Any]:
 
 def write_corpus(folder: Path, traces: list[CorpusTrace] | None = None) -> list[Path]:
     """Write the corpus into ``folder`` (an existing, empty folder: the caller's
-    `wmtsim.studies.outdir.result_folder` makes the swap atomic). Returns the files."""
-    from wmtsim.core.atomic import atomic_write_text
+    `wmtsim.core.output.result_folder` makes the swap atomic). Returns the files."""
+    from wmtsim.core.output import atomic_write_text
 
     traces = build_corpus() if traces is None else traces
     paths = [atomic_write_text(folder / t.file, "".join(line + "\n" for line in t.lines))

@@ -266,7 +266,7 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float
 
 
 def _save(folder: Path, name: str, lines: list[str]) -> Path:
-    from wmtsim.core.atomic import atomic_write_text
+    from wmtsim.core.output import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"minimal_{name}.jsonl"

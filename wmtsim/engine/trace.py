@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wmtsim.core.atomic import atomic_write, atomic_write_parquet, commit, temp_path
+from wmtsim.core.output import atomic_write, atomic_write_parquet, commit, temp_path
 from wmtsim.core.params import Params
 from wmtsim.engine.trace_events import (  # noqa: F401 (the old module's names)
     _ERROR_RANK,
@@ -299,8 +299,10 @@ class _BatchWriter:
         if self.parquet is not None:
             with contextlib.suppress(Exception):
                 self.parquet.close()
-        self.file.close()
-        self.tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a full disk fails the final flush too
+            self.file.close()
+        with contextlib.suppress(OSError):
+            self.tmp.unlink(missing_ok=True)
         for folder in self.created:  # innermost first
             with contextlib.suppress(OSError):
                 folder.rmdir()
@@ -334,7 +336,7 @@ def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
     """Write ``frame`` to ``.parquet`` or ``.csv`` (by extension), atomically.
 
     The data goes to a temporary file in the target directory, which is then renamed over
-    ``out`` (`wmtsim.core.atomic`), so a reader never sees a half-written file.
+    ``out`` (`wmtsim.core.output`), so a reader never sees a half-written file.
     """
     path = Path(out)
     suffix = path.suffix.lower()

@@ -27,6 +27,7 @@ from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    _check_out,
     _fail,
     _print_table,
     app,
@@ -40,14 +41,6 @@ DEMO_OUT = Path("results/demo/paper_a4_replay.parquet")
 TraceArg = Annotated[Path, typer.Argument(
     help="A trace file: JSON Lines, one event per line (see docs/trace_format.md).",
     show_default=False)]
-
-
-def _check_out(out: Path | None) -> None:
-    from wmtsim.engine.trace import OUTPUT_FORMATS
-
-    if out is not None and out.suffix.lower() not in OUTPUT_FORMATS:
-        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
-                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
 
 
 def _run_trace(trace: Path) -> Replay:
@@ -65,32 +58,35 @@ def _run_trace(trace: Path) -> Replay:
 def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streamed:
     """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
     problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import TraceError, stream
-    from wmtsim.studies.outdir import OutputError, check_out_file
 
     try:
-        if out is not None:
-            check_out_file(out)
         return stream(trace, out=out, rules=rules)
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None  # the error names the file
-    except OutputError as e:
-        raise _fail(str(e)) from None
     except IsADirectoryError:
         raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
-    except OSError as e:
-        what = "write" if out is not None and e.filename != str(trace) else "read"
-        target = out if what == "write" else trace
-        raise _fail(f"cannot {what} {str(target)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        if isinstance(e, OSError) and (out is None or e.filename == str(trace)):
+            raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
+        failure = write_failure(out or trace, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _write(frame: pl.DataFrame, out: Path) -> Path:
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import write_frame
 
     try:
         return write_frame(frame, out)
-    except OSError as e:
-        raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        failure = write_failure(out, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _fmt(x: float | None) -> str:
@@ -133,7 +129,7 @@ def replay(
 
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
-    _check_out(out)
+    out = _check_out(out)
     result = _stream_trace(trace, out)
     nodes = result.last.height
     out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
@@ -242,7 +238,8 @@ def demo(
 
       [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
     """
-    _check_out(out)
+    checked = _check_out(out)
+    out = checked if checked is not None else out
     trace = demo_trace_path()
     result = _run_trace(trace)
     out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
@@ -397,6 +394,7 @@ def analyze(
 
       [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
     """
+    from wmtsim.core.output import OutputError
     from wmtsim.studies.analysis import analyze as run_analysis
     from wmtsim.studies.analysis import incomplete
     from wmtsim.studies.sweep import SweepError
@@ -404,12 +402,11 @@ def analyze(
     try:
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
         missing = incomplete(sweep_dir)
+    except OutputError as e:  # --out unusable, or a failed write (a full disk)
+        raise _fail(str(e)) from None
     except (SweepError, ValueError) as e:
         text = str(e)
         raise _fail(text if str(sweep_dir) in text else f"{sweep_dir}: {text}") from None
-    except OSError as e:
-        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
-                    f"{e.strerror or e}; nothing was written") from None
     if missing is not None:
         err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
                           f"{missing[1]} points computed); these results cover only those "

@@ -65,9 +65,8 @@ def expect(
       [cyan]wmtsim expect my_agent_log.jsonl --out my_agent_log.golden.jsonl[/cyan]
     """
     from wmtsim.conformance.expect import annotate
-    from wmtsim.core.atomic import atomic_write_text
+    from wmtsim.core.output import OutputError, atomic_write_text, check_out_file
     from wmtsim.engine.trace import TraceError
-    from wmtsim.studies.outdir import OutputError, check_out_file
 
     points: list[str | int] = []
     for item in at or ["select"]:
@@ -108,13 +107,17 @@ def generate_cmd(
     Deterministic: the hand-written cases of every named rule plus seeded random traces,
     each with the reference's expect lines and tagged with the rules its replay fires.
     """
-    from wmtsim.conformance.corpus import build_corpus, write_corpus
-    from wmtsim.studies.outdir import OutputError, result_folder
+    from wmtsim.conformance.corpus import build_corpus, manifest, write_corpus
+    from wmtsim.core.output import OutputError, result_folder, write_manifest
 
     traces = build_corpus()
     try:
-        with result_folder(out) as work:
+        with result_folder(out, "conformance") as work:
             write_corpus(work, traces)
+            # The corpus index doubles as the result's manifest: add the command line,
+            # the version and the file list (the shipped copy carries the index alone).
+            index = {k: v for k, v in manifest(traces).items() if k != "command"}
+            write_manifest(work, "conformance", index)
     except OutputError as e:
         raise _fail(str(e)) from None
     except OSError as e:

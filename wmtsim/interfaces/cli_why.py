@@ -26,6 +26,8 @@ from wmtsim.interfaces.cli_scenarios import (
 
 ThreadsOpt = Annotated[int | None, typer.Option(
     "--threads", "-t", min=1, help="Numba threads.", show_default=False)]
+MAX_PERMUTATIONS = 1_000_000  # sampled orders of attribute: R·k marginal runs, bounded
+KEEP = ("sweep",)  # the claims map's resumable sweep, carried into each new result
 ChartsOpt = Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")]
 
 
@@ -42,11 +44,13 @@ def attribute(
     n: NOpt = None,
     seed: SeedOpt = None,
     permutations: Annotated[int | None, typer.Option(
-        "--permutations", min=1, help="Sample this many orders of the switches instead "
-                                      "of the exact lattice.", show_default=False)] = None,
+        "--permutations", min=1, max=MAX_PERMUTATIONS,
+        help="Sample this many orders of the switches (1 to 1,000,000) instead of the "
+             "exact lattice.", show_default=False)] = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Write attribution.parquet, coalitions.parquet and the "
-                            "waterfall chart here.", show_default=False)] = None,
+        "--out", "-o", help="Output folder, replaced as a whole: attribution.parquet, "
+                            "coalitions.parquet, the waterfall chart and manifest.json "
+                            "(default: write nothing).", show_default=False)] = None,
     threads: ThreadsOpt = None,
     charts: ChartsOpt = True,
     set_: SetOpt = None,
@@ -71,6 +75,7 @@ def attribute(
 
     _check_threads(threads)
     s = _load(scenario, set_)
+    out_dir = None if out is None else _cli()._out_folder(out, s.name, "attribute")
     from wmtsim.core.policies import POLICIES
     from wmtsim.interfaces.cli_scenarios import _compile_first
 
@@ -86,8 +91,9 @@ def attribute(
          f"{att.seconds:.1f} s; {moved.height} coalitions mapped by the dependency rule"
          + (f" ({', '.join(sorted(set(','.join(moved['moved_by_rule']).split(','))))})"
             if moved.height else ""))
-    if out is not None:
-        written = write_attribution(att, out, charts=charts)
+    if out_dir is not None:
+        with _cli()._writing(out_dir, "attribute") as work:
+            written = write_attribution(att, work, charts=charts)
         _say(f"written to {out}/: {', '.join(p.name for p in written)}")
 
 
@@ -134,6 +140,7 @@ def claims(
 
       [cyan]wmtsim claims --sweep my_grid.toml -o results/my_claims --workers 2[/cyan]
     """
+    from wmtsim.core.output import recover_kept
     from wmtsim.studies.claims import (
         claims_map,
         grid_sweep,
@@ -155,13 +162,15 @@ def claims(
             s = _load(scenario, set_)
             spec = grid_sweep(s, [parse_vary(v) for v in vary], levels, n, seed,
                               table4_claims())
-        out_dir = out or Path("results") / spec.scenarios[0].name / "claims"
+        out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
+        recover_kept(out_dir, KEEP)
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
                         progress=progress)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
     _cli()._print_table(render_summary(cm))
-    written = write_claims(cm, out_dir, charts=charts)
+    with _cli()._writing(out_dir, "claims", keep=KEEP) as work:
+        written = write_claims(cm, work, charts=charts)
     _say(f"{cm.table.height} (claim, cell) tests in {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
 

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ import polars as pl
 
 from wmtsim.core.bootstrap import Resampler, mean_interval
 from wmtsim.core.metrics import METRICS
+from wmtsim.core.output import atomic_write, atomic_write_parquet
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
 from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
 
@@ -269,10 +269,14 @@ def sensitivity_chart(indices: pl.DataFrame) -> alt.FacetChart:
 
 
 def write_chart(chart: Any, base: Path) -> list[Path]:
-    """Write ``base``.html and ``base``.png (PNG via vl-convert); returns the files."""
+    """Write ``base``.html and ``base``.png (PNG via vl-convert), each atomically; returns
+    the files."""
+    from wmtsim.core.output import atomic_write
+
     html, png = base.with_suffix(".html"), base.with_suffix(".png")
-    chart.save(str(html))
-    chart.save(str(png))
+    # altair picks the format from the name's suffix: keep it on the temporary file too.
+    atomic_write(html, lambda tmp: chart.save(str(tmp), format="html"))
+    atomic_write(png, lambda tmp: chart.save(str(tmp), format="png"))
     return [html, png]
 
 
@@ -284,10 +288,12 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             ) -> dict[str, Path | list[Path]]:
     """Write ``point_means``, ``pareto``, ``robust`` (and ``sobol`` for sobol designs)
     tables as CSV and Parquet, the charts and a ``manifest.json``, to ``out`` (default
-    ``root/analysis``), as one unit (`wmtsim.studies.outdir.result_folder`): a bad metric or a
-    failure on the way leaves ``out`` as it was. The manifest says whether the sweep was
-    complete (`incomplete` gives the counts to warn about)."""
-    from wmtsim.studies.outdir import result_folder
+    ``root/analysis``), as one unit (`wmtsim.core.output.result_folder`): a bad metric or a
+    failure on the way leaves ``out`` as it was. Everything is computed before anything
+    is written, so a damaged sweep is named as such (`SweepError`), never blamed on
+    ``out``. The manifest says whether the sweep was complete (`incomplete` gives the
+    counts to warn about)."""
+    from wmtsim.core.output import check_out_folder, result_folder, write_manifest
 
     if not Path(root).is_dir():
         raise SweepError(f"{root}: not a sweep folder (not a folder at all); allowed: a "
@@ -295,18 +301,28 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
     results = load_results(root)
     if metric not in METRIC_NAMES:
         raise SweepError(f"--metric {metric!r} is unknown; allowed: {', '.join(METRIC_NAMES)}")
-    dest = Path(out) if out is not None else Path(root) / "analysis"
+    dest = check_out_folder(Path(out) if out is not None else Path(root) / "analysis",
+                            "analyze")
+    try:
+        tables, chart_objects = _analysis(results, metric, n_resamples, charts)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).split("\n")[0]
+        raise SweepError(f"{root}: cannot read the sweep's chunks ({reason}); the sweep "
+                         "folder is damaged: re-run `wmtsim sweep` into a new --out") from None
     written: dict[str, Path | list[Path]] = {}
-    with result_folder(dest) as work:
-        _analyze_into(results, work, metric, n_resamples, charts, written)
-        manifest = {"command": "analyze", "sweep": str(root),
-                    "sweep_id": results.manifest.get("sweep_id"), "metric": metric,
-                    "points_done": results.manifest.get("n_done"),
-                    "points_total": results.manifest.get("n_points"),
-                    "complete": bool(results.manifest.get("complete")),
-                    "files": sorted(p.name for p in work.iterdir())}
-        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
-                                            encoding="utf-8")
+    with result_folder(dest, "analyze") as work:
+        for name, frame in tables.items():
+            atomic_write_parquet(frame, work / f"{name}.parquet")
+            atomic_write(work / f"{name}.csv", frame.write_csv)
+            written[name] = work / f"{name}.csv"
+        for name, (chart, base) in chart_objects.items():
+            written[name] = write_chart(chart, work / base)
+        write_manifest(work, "analyze", {
+            "sweep": str(root), "sweep_id": results.manifest.get("sweep_id"),
+            "metric": metric, "points_done": results.manifest.get("n_done"),
+            "points_total": results.manifest.get("n_points"),
+            "complete": bool(results.manifest.get("complete")),
+            "n_resamples": n_resamples})
     return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
             for k, v in written.items()}
 
@@ -319,35 +335,30 @@ def incomplete(root: str | os.PathLike[str]) -> tuple[int, int] | None:
     return int(manifest.get("n_done", 0)), int(manifest.get("n_points", 0))
 
 
-def _analyze_into(results: SweepResults, dest: Path, metric: str, n_resamples: int,
-                  charts: bool, written: dict[str, Path | list[Path]]) -> None:
+def _analysis(results: SweepResults, metric: str, n_resamples: int, charts: bool
+              ) -> tuple[dict[str, pl.DataFrame], dict[str, tuple[Any, str]]]:
+    """The tables (name -> frame) and charts (name -> (chart, file base)) of `analyze`."""
     metrics = tuple(dict.fromkeys((metric, *DEFAULT_METRICS)))
     means = point_means(results, metrics, n_resamples=n_resamples)
     table = results.design.join(means.select("key", *[c for c in means.columns
                                                       if c.startswith(metrics)]),
                                 on="key", how="inner")
     params = results.parameters
-
-    def save(name: str, frame: pl.DataFrame) -> None:
-        frame.write_parquet(dest / f"{name}.parquet")
-        frame.write_csv(dest / f"{name}.csv")
-        written[name] = dest / f"{name}.csv"
-
-    save("point_means", means)
     front = pareto_front(means, by=("policy",))
-    save("pareto", front)
-    save("robust", robust_settings(table, params, metric))
+    tables = {"point_means": means, "pareto": front,
+              "robust": robust_settings(table, params, metric)}
     indices = None
     if results.kind == "sobol":
         indices = sobol_indices(results, metric, n_resamples=n_resamples)
-        save("sobol", indices)
+        tables["sobol"] = indices
+    chart_objects: dict[str, tuple[Any, str]] = {}
     if charts and means.height:
-        written["pareto_chart"] = write_chart(pareto_chart(means, front), dest / "pareto")
+        chart_objects["pareto_chart"] = (pareto_chart(means, front), "pareto")
         numeric = [p for p in params if means.schema[p].is_numeric()]
         if len(numeric) >= 2:
-            written["heatmap_chart"] = write_chart(
+            chart_objects["heatmap_chart"] = (
                 heatmap_chart(means, numeric[0], numeric[1], metric,
-                              binned=results.kind != "grid"), dest / "heatmap")
+                              binned=results.kind != "grid"), "heatmap")
         if indices is not None and indices.height:
-            written["sensitivity_chart"] = write_chart(sensitivity_chart(indices),
-                                                       dest / "sensitivity")
+            chart_objects["sensitivity_chart"] = (sensitivity_chart(indices), "sensitivity")
+    return tables, chart_objects

@@ -472,11 +472,9 @@ def _g(x: float) -> str:
 
 
 def write_attribution(att: Attribution, out: Path, charts: bool = True) -> list[Path]:
-    """attribution.parquet, coalitions.parquet, waterfall.html/.png, manifest.json."""
-    import json
-
-    from wmtsim import __version__
-    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+    """attribution.parquet, coalitions.parquet, waterfall.html/.png, manifest.json, into
+    ``out`` (the hidden folder of `wmtsim.core.output.result_folder`)."""
+    from wmtsim.core.output import atomic_write_parquet, write_manifest
     from wmtsim.studies.analysis import write_chart
 
     out.mkdir(parents=True, exist_ok=True)
@@ -485,11 +483,9 @@ def write_attribution(att: Attribution, out: Path, charts: bool = True) -> list[
     if charts:
         title = f"{att.scenario}: {att.from_policy} → {att.to_policy} (n={att.n})"
         written += write_chart(waterfall_chart(att.table, title), out / "waterfall")
-    manifest = {"command": "attribute", "scenario": att.scenario, "from": att.from_policy,
-                "to": att.to_policy, "switches": list(att.players), "method": att.method,
-                "n": att.n, "seed": att.seed, "configurations_run": att.runs,
-                "coalitions": att.coalitions.height, "seconds": round(att.seconds, 3),
-                "wmtsim_version": __version__}
-    written.append(atomic_write_bytes(out / "manifest.json",
-                                      json.dumps(manifest, indent=2).encode()))
+    written.append(write_manifest(out, "attribute", {
+        "scenario": att.scenario, "from": att.from_policy, "to": att.to_policy,
+        "switches": list(att.players), "method": att.method, "n": att.n, "seed": att.seed,
+        "configurations_run": att.runs, "coalitions": att.coalitions.height,
+        "seconds": round(att.seconds, 3)}))
     return written

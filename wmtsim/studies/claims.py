@@ -304,8 +304,10 @@ def render_summary(cm: ClaimsMap) -> Any:
 
 def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
                  ) -> list[Path]:
-    """claims.parquet, claims_map.html/.png and claims.json (definitions, knobs)."""
-    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+    """claims.parquet, claims_map.html/.png, claims.json (definitions, knobs) and
+    manifest.json into ``out`` (the hidden folder of `wmtsim.core.output.result_folder`;
+    the sweep stays in the result's ``sweep/``)."""
+    from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet, write_manifest
     from wmtsim.studies.analysis import write_chart
 
     root = Path(out)
@@ -320,6 +322,9 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
             "seconds": round(cm.seconds, 3)}
     written.append(atomic_write_bytes(root / "claims.json",
                                       json.dumps(meta, indent=2).encode()))
+    written.append(write_manifest(root, "claims", {
+        **meta, "files": [p.name for p in written], "cells": cm.table["row"].n_unique()
+        if cm.table.height else 0}))
     return written
 
 

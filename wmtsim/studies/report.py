@@ -20,8 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
 from wmtsim.core.metrics import BETTER, LABELS, SUMMARY_METRICS
+from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
 
 if TYPE_CHECKING:
     import polars as pl
@@ -442,8 +442,9 @@ def tables_markdown(tables: Sequence[Table]) -> str:
 
 
 def write_comparison(comp: Comparison, out: Path) -> list[Path]:
-    """summary.parquet, paired.parquet, checks.json, report.txt and manifest.json."""
-    from wmtsim import __version__
+    """summary.parquet, paired.parquet, checks.json, report.txt and manifest.json, into
+    ``out`` (the hidden folder of `wmtsim.core.output.result_folder`)."""
+    from wmtsim.core.output import write_manifest
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(comp.summary, out / "summary.parquet"),
@@ -452,12 +453,10 @@ def write_comparison(comp: Comparison, out: Path) -> list[Path]:
                                   json.dumps(comp.checks, indent=2).encode())]
     text = tables_markdown(comparison_tables(comp))
     written.append(atomic_write_bytes(out / "report.txt", text.encode()))
-    manifest = {"command": "compare", "scenario": comp.scenario.to_dict(),
-                "source": comp.scenario.source, "n": comp.n, "seed": comp.seed,
-                "policies": list(comp.policies), "wmtsim_version": __version__,
-                "seconds": round(comp.seconds, 3),
-                "checks_passed": sum(c["passed"] for c in comp.checks),
-                "checks_total": len(comp.checks)}
-    written.append(atomic_write_bytes(out / "manifest.json",
-                                      json.dumps(manifest, indent=2).encode()))
+    written.append(write_manifest(out, "compare", {
+        "scenario": comp.scenario.to_dict(), "source": comp.scenario.source, "n": comp.n,
+        "seed": comp.seed, "policies": list(comp.policies),
+        "seconds": round(comp.seconds, 3),
+        "checks_passed": sum(c["passed"] for c in comp.checks),
+        "checks_total": len(comp.checks)}))
     return written
