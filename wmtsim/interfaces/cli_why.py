@@ -14,6 +14,7 @@ import typer
 
 from wmtsim.interfaces.cli_common import ProgressOpt, SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
+    CorrectionOpt,
     NOpt,
     ScenarioArg,
     SeedOpt,
@@ -66,8 +67,9 @@ def attribute(
       [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -m
       prompt_tokens --out results/why[/cyan]
     """
-    from wmtsim.studies.attribution import DEFAULT_METRICS, render_table, write_attribution
+    from wmtsim.studies.attribution import DEFAULT_METRICS, write_attribution
     from wmtsim.studies.attribution import attribute as run_attribute
+    from wmtsim.studies.attribution_table import render_table
 
     _check_threads(threads)
     s = _load(scenario, set_)
@@ -115,14 +117,18 @@ def claims(
     charts: ChartsOpt = True,
     progress: ProgressOpt = True,
     set_: SetOpt = None,
+    correction: CorrectionOpt = "holm",
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
 
     Each claim ("Full WMT lowest ASR", "Linear highest BR", ...) is tested in every cell
-    with paired bootstrap intervals on common random numbers: holds (significantly),
-    fails (another configuration is significantly better) or undecided. The grid runs on
-    the sweep machinery (resumable, --workers, --scheduler) into --out/sweep; the table
-    and heatmaps go to --out.
+    with paired tests on common random numbers (the paired t-test, or the exact
+    permutation test when few trajectories differ), all (claim, cell) tests one family
+    corrected by --correction (Holm by default; bh for an exploratory map): holds
+    (significant), holds (not significant), tie, or fails (significant: another
+    configuration is significantly better), at two-sided 5%. The grid runs on the sweep
+    machinery (resumable, --workers, --scheduler) into --out/sweep; the table and
+    heatmaps go to --out.
 
     [bold]Examples[/bold]
 
@@ -157,12 +163,12 @@ def claims(
                               table4_claims())
         out_dir = out or Path("results") / spec.scenarios[0].name / "claims"
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
-                        progress=progress)
+                        progress=progress, correction=correction)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
     _cli()._print_table(render_summary(cm))
     written = write_claims(cm, out_dir, charts=charts)
-    _say(f"{cm.table.height} (claim, cell) tests in {cm.seconds:.1f} s; written to "
+    _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
 
 
