@@ -65,7 +65,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import paired_bootstrap
-from wmtsim.core.inference import adjust
+from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
 from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
 from wmtsim.studies.shapley import (
@@ -356,7 +356,7 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
         n_common = int(common.sum())
         contribution = phi_t.mean(axis=1) if n_common else np.full(k, np.nan)
         low, high = paired_bootstrap(phi_t, n_resamples, alpha, rng)
-        tests = contribution_tests(phi_t, low, high, alpha)
+        tests = contribution_tests(phi_t, low, high, alpha, metric_bound(metric))
         from_mean = float(x[index[0]].mean()) if n_common else math.nan
         to_mean = float(x[index[(1 << k) - 1]].mean()) if n_common else math.nan
         for j, s in enumerate(players):

@@ -119,17 +119,19 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
 
 
 def contribution_tests(phi_t: np.ndarray, low: np.ndarray, high: np.ndarray,
-                       alpha: float = ALPHA) -> list[dict[str, Any]]:
+                       alpha: float = ALPHA, bound: float | None = None
+                       ) -> list[dict[str, Any]]:
     """Per row of ``phi_t`` (k, n) — one mechanism's per-trajectory contributions — its
     test of "the mean is not 0" (`paired_effect` against 0: exact when few trajectories
     carry a nonzero contribution) and its interval: the shared paired bootstrap
     (``low``, ``high``) when enough trajectories are nonzero, else `paired_effect`'s
-    conservative bound. Returns low, high, n_nonzero, p, test per row (uncorrected)."""
+    conservative bound (with none nonzero: ``± bound`` · 3/n, the rule of three, NaN for
+    an unbounded metric). Returns low, high, n_nonzero, p, test per row (uncorrected)."""
     from wmtsim.core.inference import SPARSE
 
     out = []
     for j in range(phi_t.shape[0]):
-        e = paired_effect(phi_t[j], np.zeros(phi_t.shape[1]), alpha=alpha,
+        e = paired_effect(phi_t[j], np.zeros(phi_t.shape[1]), alpha=alpha, bound=bound,
                           interval=bool(np.count_nonzero(phi_t[j]) < SPARSE))
         sparse = e["n_nonzero"] < SPARSE
         out.append({"low": e["low"] if sparse else float(low[j]),
