@@ -321,7 +321,7 @@ def compare(
         _cli()._print_table(t, full=str(out_dir / "report.txt"))
     with _writing(out_dir) as work:
         written = write_comparison(comp, work)
-    if history:
+    if history and precision is not None:
         from wmtsim.studies.precision import headline_precision
 
         worst = max(headline_precision(comp), key=lambda r: r["half_width"])
