@@ -431,6 +431,11 @@ from wmtsim.interfaces.cli_scenarios import register as _register_scenario_comma
 
 _register_scenario_commands(app)
 
+# compare (the paper's claims as tested verdicts) lives in wmtsim.interfaces.cli_compare.
+from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
+
+_register_compare(app)
+
 # Mechanism attribution and the claims map (attribute, claims) live in wmtsim.interfaces.cli_why.
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 

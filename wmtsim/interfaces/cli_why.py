@@ -166,7 +166,10 @@ def claims(
                         progress=progress, correction=correction)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
+    from wmtsim.studies.claims import CRN_NOTE
+
     _cli()._print_table(render_summary(cm))
+    _say(CRN_NOTE)
     written = write_claims(cm, out_dir, charts=charts)
     _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")

@@ -310,16 +310,18 @@ def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
 def render_summary(cm: ClaimsMap) -> Any:
     from rich.table import Table
 
+    cells = cm.table["row"].n_unique() if cm.table.height else 0
     t = Table(title=f"{cm.scenario}: claims over {cm.parameters[0]} × {cm.parameters[1]} "
-                    f"(cells per verdict; family: {cm.family})", title_justify="left",
-              caption=CRN_NOTE, caption_justify="left")
-    for col in ("claim", *STATUSES, "cells"):
-        t.add_column(col, justify="left" if col == "claim" else "right")
+                    f"({cells} cells per verdict; family: {cm.family})",
+              title_justify="left")
+    t.add_column("claim")
+    headers = ("holds\nsignificant", "holds\nnot sig.", "tie", "fails\nsignificant")
+    for h in headers:
+        t.add_column(h, justify="right")
     styles = ("green", "", "", "red")
     for r in summary_frame(cm.table).iter_rows(named=True):
         t.add_row(r["claim"], *[f"[{st}]{r[v]}[/{st}]" if st else str(r[v])
-                                for v, st in zip(STATUSES, styles, strict=True)],
-                  str(r["cells"]))
+                                for v, st in zip(STATUSES, styles, strict=True)])
     return t
 
 

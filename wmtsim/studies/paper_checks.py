@@ -29,7 +29,9 @@ from wmtsim.studies.verdicts import check_claim, read_family
 
 if TYPE_CHECKING:
     from wmtsim.engine.simulation import SimResult
-    from wmtsim.studies.report import Comparison
+
+# A `wmtsim.studies.report.Comparison` (not imported: report imports this module).
+Comparison = Any
 
 WITHIN = 0.05  # Full WMT's row must lie this close to the paper (ASR, PRR, BR, TSR)
 TABLE4_ORDER = ("asr", "prr", "br", "af", "tsr")
@@ -105,9 +107,9 @@ def table4_checks(comp: Comparison, correction: str = "holm") -> list[dict[str, 
     Full WMT best and Linear worst on ASR, PRR, BR, AF, TSR (each against the other
     Table 4 configurations), and Full WMT within `WITHIN` of the paper on ASR, PRR, BR,
     TSR; one family (``correction``)."""
-    from wmtsim.studies.report import paper_table4
-
-    results = {p: comp.results[p] for p in paper_table4() if p in comp.results}
+    # the Table 4 configurations of this comparison: those with a paper value
+    results = {p: comp.results[p] for p in comp.policies
+               if p in comp.results and comp.cell(p, "asr").get("paper") is not None}
     rows: list[dict[str, Any]] = []
     if "wmt" in results and "linear" in results:
         for m in TABLE4_ORDER:
@@ -138,10 +140,11 @@ def table4_checks(comp: Comparison, correction: str = "holm") -> list[dict[str, 
     return read_checks(rows, correction)
 
 
-def table123_checks(comp: Comparison, correction: str = "holm") -> list[dict[str, Any]]:
-    """Tables 1–3's directions as paired tests of per-trajectory means (one family)."""
-    from wmtsim.studies.report import paper_wmt_token_change
-
+def table123_checks(comp: Comparison, correction: str = "holm",
+                    paper_range: tuple[float, float] = (-0.40, -0.25)
+                    ) -> list[dict[str, Any]]:
+    """Tables 1–3's directions as paired tests of per-trajectory means (one family);
+    ``paper_range``: the paper's range of WMT's token change vs Linear (shown)."""
     res = comp.results
     rows: list[dict[str, Any]] = []
 
@@ -155,7 +158,7 @@ def table123_checks(comp: Comparison, correction: str = "holm") -> list[dict[str
 
     above("wmt", "linear", "tsr", "accuracy: Full WMT > Linear")
     if "wmt" in res and "linear" in res:
-        lo, hi = paper_wmt_token_change()
+        lo, hi = paper_range
         w = res["wmt"].trajectories["prompt_tokens"].to_numpy().astype(np.float64)
         lin = res["linear"].trajectories["prompt_tokens"].to_numpy().astype(np.float64)
         r = range_test(w, lin, 1 - 0.40, 1 - 0.25, den_ref=lin)

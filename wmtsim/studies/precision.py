@@ -66,3 +66,16 @@ def compare_to_precision(scenario: Scenario, precision: float, n: int | None = N
         if not math.isfinite(h) or h <= precision or n >= n_max:
             return comp, history
         n = min(n_max, max(2 * n, math.ceil(1.1 * n * (h / precision) ** 2)))
+
+
+def precision_text(comp: Comparison, history: list[tuple[int, float]], precision: float,
+                   n_max: int) -> str:
+    """What `compare --precision` prints: each run's widest half-width and the widest
+    headline cell with its Monte Carlo standard error."""
+    worst = max(headline_precision(comp), key=lambda r: r["half_width"])
+    reached = "" if history[-1][1] <= precision else (
+        f"; --n-max {n_max} reached before ±{precision:g}")
+    return ("precision: " + ", ".join(f"n={k}: widest ±{h:.3g}" for k, h in history)
+            + f"; widest headline cell {worst['policy']} {worst['metric'].upper()} "
+              f"{worst['value']:.3f} ± {worst['half_width']:.3g} (Monte Carlo standard "
+              f"error {worst['mcse']:.2g})" + reached)

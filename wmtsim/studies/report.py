@@ -204,7 +204,7 @@ def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
     if scenario.paper == "table4":
         comp.checks = table4_checks(comp, correction)
     elif scenario.paper == "table123":
-        comp.checks = table123_checks(comp, correction)
+        comp.checks = table123_checks(comp, correction, paper_wmt_token_change())
     comp.seconds = time.perf_counter() - t0
     return comp
 
