@@ -377,11 +377,26 @@ def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFr
     a claims table alone (a .parquet file, as studies/tables/ holds them)."""
     root = Path(path)
     if root.is_file() and root.suffix == ".parquet":
-        table = pl.read_parquet(root)
+        table = _current(root, pl.read_parquet(root))
         return {"scenario": None, "parameters": list(knob_columns(table))}, table
     try:
         meta = json.loads((root / "claims.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{root}: not a claims map (no claims.json, and not a "
                          ".parquet claims table)") from None
-    return meta, pl.read_parquet(root / CLAIMS_FILE)
+    return meta, _current(root, pl.read_parquet(root / CLAIMS_FILE))
+
+
+# Columns a claims table of this version has; an older table lacks some (and speaks the
+# older verdict vocabulary), so it is refused with a message rather than misdrawn.
+_REQUIRED = ("claim", "status", "margin", "n", "n_nonzero", "test", "p_adjusted")
+
+
+def _current(path: Path, table: pl.DataFrame) -> pl.DataFrame:
+    missing = [c for c in _REQUIRED if c not in table.columns]
+    if missing or not set(table["status"].unique().to_list()) <= set(STATUSES):
+        raise ValueError(f"{path}: a claims table written by an older wmtsim (missing "
+                         f"{', '.join(missing) or 'nothing'}; verdicts "
+                         f"{sorted(table['status'].unique().to_list())}); rerun "
+                         "`wmtsim claims` (or `make study`) to rewrite it")
+    return table
