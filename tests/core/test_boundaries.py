@@ -291,7 +291,7 @@ def test_branch_selector_budget_exactly_filled_and_one_over(budget: int,
     assert _twin_branches(budget) == expected
 
 
-# --------------------------------------------------------------------------- a fold at the last step
+# ---------------------------------------------------------------- a fold at the last step
 
 # Three top-level subtasks of two actions each, every outcome a success, no resumes and
 # no poison: the script is (task, action, action, complete) × 3, then the final answer.

@@ -1,0 +1,198 @@
+"""Sign and direction of every reported difference (issue 30, item 3).
+
+Each test constructs a case whose answer's sign is known by construction — one
+configuration is better than the other by a fixed amount on every trajectory, or by a
+shift chosen against the bootstrap's own quantiles — and checks the numbers (means,
+interval ends, statuses), not their printed form: `paired_difference` (a − b), the
+comparison's Δ (`paired_vs`: policy − reference), the bootstrap intervals' ends, the claims
+cell test (`evaluate`: which quantile decides "holds" and "fails") and the Shapley
+attribution (to − from).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+import pytest
+
+from wmtsim.core.bootstrap import Resampler, mean_ci, paired_bootstrap, pooled_ci
+from wmtsim.engine.simulation import SimResult, paired_difference, simulate
+from wmtsim.engine.world import WorldSpec
+from wmtsim.studies.claims import Claim, evaluate
+from wmtsim.studies.report import paired_vs
+from wmtsim.studies.shapley import shapley_exact, shapley_sampled
+
+SPEC = WorldSpec(n_subtasks=(2, 3), n_actions=(2, 3))
+N = 40
+
+
+@pytest.fixture(scope="module")
+def base() -> SimResult:
+    return simulate(SPEC, "wmt", n=N, seed=11)
+
+
+def _with(res: SimResult, policy: str, metric: str, values: np.ndarray) -> SimResult:
+    frame = res.trajectories.with_columns(pl.Series(metric, values, dtype=pl.Float64))
+    return replace(res, policy=policy, trajectories=frame)
+
+
+def _spread(n: int = N) -> np.ndarray:
+    """Per-trajectory values with spread: 0.1, 0.2, ..., cycled (0.1 … 0.5)."""
+    return 0.1 * (1 + np.arange(n) % 5)
+
+
+def test_paired_difference_is_a_minus_b(base: SimResult) -> None:
+    """a = x + 0.25, b = x on every trajectory: a − b = +0.25 exactly, both interval ends
+    +0.25 (no spread); swapped, −0.25."""
+    x = _spread()
+    a, b = _with(base, "wmt", "tsr", x + 0.25), _with(base, "linear", "tsr", x)
+    d = paired_difference(a, b, "tsr", n_resamples=200)
+    assert d["mean"] == pytest.approx(0.25, abs=1e-12)
+    assert d["low"] == pytest.approx(0.25, abs=1e-12)
+    assert d["high"] == pytest.approx(0.25, abs=1e-12)
+    assert paired_difference(b, a, "tsr", n_resamples=200)["mean"] == pytest.approx(-0.25)
+
+
+def test_paired_difference_interval_lies_on_the_side_of_the_sign(base: SimResult) -> None:
+    """a − b = 0.1 + spread in [0, 0.4]: every difference is > 0, so low > 0, and
+    low ≤ mean ≤ high."""
+    x = _spread()
+    a = _with(base, "wmt", "asr", x + 0.1 + x)
+    b = _with(base, "linear", "asr", x)
+    d = paired_difference(a, b, "asr", n_resamples=300)
+    assert 0.0 < d["low"] <= d["mean"] <= d["high"]
+    assert d["mean"] == pytest.approx(0.1 + float(x.mean()))
+    d = paired_difference(b, a, "asr", n_resamples=300)
+    assert d["low"] <= d["mean"] <= d["high"] < 0.0
+
+
+def test_compare_delta_is_policy_minus_reference(base: SimResult) -> None:
+    """`paired_vs` (compare's Δ table) reports each policy minus WMT: linear's TSR is
+    0.5 below WMT's on every trajectory, so Δ = −0.5; its prompt tokens are 100 above,
+    Δ = +100."""
+    x = _spread()
+    wmt = _with(_with(base, "wmt", "tsr", x + 0.5), "wmt", "prompt_tokens", 1000 + x)
+    lin = _with(_with(base, "linear", "tsr", x), "linear", "prompt_tokens", 1100 + x)
+    wmt, lin = (_with(r, r.policy, "avg_prompt_tokens", np.zeros(N)) for r in (wmt, lin))
+    table = paired_vs({"wmt": wmt, "linear": lin}, "wmt", n_resamples=100)
+    rows = {r["metric"]: r for r in table.iter_rows(named=True)}
+    assert set(table["policy"]) == {"linear"} and set(table["reference"]) == {"wmt"}
+    assert rows["tsr"]["mean"] == pytest.approx(-0.5)
+    assert rows["tsr"]["high"] == pytest.approx(-0.5)
+    assert rows["prompt_tokens"]["mean"] == pytest.approx(100.0)
+
+
+def test_mean_ci_ends_are_ordered_and_follow_a_shift() -> None:
+    """Interval of x + 1 is the interval of x moved by +1 (same resamples)."""
+    x = _spread(60)
+    lo = mean_ci(x, n_resamples=500, seed=3)
+    hi = mean_ci(x + 1.0, n_resamples=500, seed=3)
+    assert lo["low"] < lo["mean"] < lo["high"]
+    for k in ("mean", "low", "high"):
+        assert hi[k] == pytest.approx(lo[k] + 1.0, abs=1e-12)
+
+
+def test_pooled_ci_low_is_the_lower_quantile() -> None:
+    """Pooled Σnum/Σden = 6/20 = 0.3, and its interval ends bracket it, low below high."""
+    num = np.array([0.0, 1, 2, 3, 0, 0, 0, 0, 0, 0])
+    den = np.full(10, 2.0)
+    r = pooled_ci(num, den, n_resamples=500, seed=1)
+    assert r["pooled"] == 0.3
+    assert r["pooled_low"] < 0.3 < r["pooled_high"]
+
+
+def test_paired_bootstrap_sides() -> None:
+    """Row 0 is always positive (≥ 0.1), row 1 always negative: low/high on their side."""
+    rows = np.stack([_spread(), -_spread()])
+    low, high = paired_bootstrap(rows, 300, 0.05, np.random.default_rng(0))
+    assert 0.0 < low[0] < high[0]
+    assert low[1] < high[1] < 0.0
+
+
+# --------------------------------------------------------------------------- claims verdicts
+
+LOWEST = Claim("wmt lowest ASR", "asr", "wmt", ("linear",))  # favour −1: lower is better
+HIGHEST = Claim("wmt highest TSR", "tsr", "wmt", ("linear",))  # favour +1
+
+
+def test_claim_favour_follows_the_metrics_direction() -> None:
+    assert LOWEST.favour == -1 and HIGHEST.favour == 1
+    assert Claim("linear worst ASR", "asr", "linear", ("wmt",), "worst").favour == 1
+    assert Claim("linear worst TSR", "tsr", "linear", ("wmt",), "worst").favour == -1
+
+
+def test_claim_verdicts_on_constant_differences() -> None:
+    """wmt's ASR 0.25 below linear's on every trajectory: d = −1·(x_wmt − x_lin) = +0.25,
+    the claim holds with margin +0.25; 0.25 above: it fails with margin −0.25."""
+    x = _spread()
+    rs = Resampler(200, 0)
+    r = evaluate(LOWEST, {"wmt": x, "linear": x + 0.25}, rs)
+    assert r["status"] == "holds" and r["margin"] == pytest.approx(0.25)
+    r = evaluate(LOWEST, {"wmt": x + 0.25, "linear": x}, rs)
+    assert r["status"] == "fails" and r["margin"] == pytest.approx(-0.25)
+    r = evaluate(HIGHEST, {"wmt": x + 0.25, "linear": x}, rs)
+    assert r["status"] == "holds" and r["margin"] == pytest.approx(0.25)
+
+
+def _noisy(n: int = 200) -> np.ndarray:
+    return np.random.default_rng(7).normal(size=n)
+
+
+def test_claim_holds_decided_by_the_lower_alpha_over_2_quantile() -> None:
+    """d = z − c with the shift c set just below / above the 2.5% quantile of the
+    bootstrap means of z (the same resamples `evaluate` uses): the claim holds when that
+    quantile of d is > 0 and is undecided when it is < 0. A test that read another
+    quantile (5%, 1%, the median) would flip one of the two cases."""
+    z = _noisy()
+    rs = Resampler(1000, 0)
+    q = float(np.quantile(rs.means(z), 0.025))
+    assert abs(q - float(np.quantile(rs.means(z), 0.05))) > 1e-3  # quantiles apart
+    eps = 1e-9
+    zero = np.zeros_like(z)
+    # HIGHEST: d = +1·(wmt − linear) = z − c.
+    assert evaluate(HIGHEST, {"wmt": z - (q - eps), "linear": zero}, rs)["status"] == "holds"
+    assert evaluate(HIGHEST, {"wmt": z - (q + eps), "linear": zero},
+                    rs)["status"] == "undecided"
+
+
+def test_claim_fails_decided_by_the_bonferroni_upper_quantile() -> None:
+    """With m = 2 other configurations, "fails" reads the 1 − 0.05/(2·2) = 98.75% quantile
+    of some pair's d: shift d so that quantile is just below 0 (fails) or just above
+    (undecided). The other pair is far on the good side."""
+    z = _noisy()
+    rs = Resampler(1000, 0)
+    claim = Claim("wmt highest TSR", "tsr", "wmt", ("linear", "a2_no_controller"))
+    q = float(np.quantile(rs.means(z), 1 - 0.05 / 4))
+    assert abs(q - float(np.quantile(rs.means(z), 0.975))) > 1e-3
+    eps = 1e-9
+    zero = np.zeros_like(z)
+    far = np.full_like(z, -10.0)  # wmt − a2 = z + 10 − c: far above 0
+    fails = evaluate(claim, {"wmt": z - (q + eps), "linear": zero, "a2_no_controller": far},
+                     rs)
+    assert fails["status"] == "fails" and fails["closest"] == "linear"
+    undecided = evaluate(claim, {"wmt": z - (q - eps), "linear": zero,
+                                 "a2_no_controller": far}, rs)
+    assert undecided["status"] == "undecided"
+
+
+# --------------------------------------------------------------------------- attribution
+
+
+def test_shapley_signs_of_a_constructed_game() -> None:
+    """v(∅) = 0, v({0}) = +1, v({1}) = −2, v({0,1}) = −1 (additive): φ0 = +1 (player 0
+    raises the metric), φ1 = −2 (player 1 lowers it); Σφ = v(N) − v(∅) = −1 (to − from)."""
+    v = np.array([0.0, 1.0, -2.0, -1.0])
+    assert shapley_exact(v).tolist() == [1.0, -2.0]
+    orders = np.array([[0, 1], [1, 0]])
+    phi, _ = shapley_sampled(lambda mask: v[mask], 2, orders)
+    assert phi.tolist() == [1.0, -2.0]
+
+
+def test_shapley_per_trajectory_games_keep_their_signs() -> None:
+    """Two games at once (columns): the second is the first negated, so are its values."""
+    v = np.array([[0.0, 0.0], [1.0, -1.0], [2.0, -2.0], [4.0, -4.0]])
+    phi = shapley_exact(v)
+    assert phi[:, 0].tolist() == [1.5, 2.5]
+    assert phi[:, 1].tolist() == [-1.5, -2.5]
