@@ -77,7 +77,7 @@ GROUPS = (
         f"{BOUNDARY} tests/core/test_properties.py tests/twins/test_reference.py", {}),
     Group("selector", {
         "wmtsim/engine/selector.py": ("_select_items", "_select_branches")},
-        f"{BOUNDARY} -k 'selector'", {}, 300.0, fresh_cache=True),
+        f"{BOUNDARY} -k 'selector or poison or weighted'", {}, 300.0, fresh_cache=True),
     Group("metrics", {
         "wmtsim/core/metrics.py": ("RATIOS", "_ratio", "metrics_from_counters",
                                    "ratio_parts")},
@@ -89,7 +89,7 @@ GROUPS = (
         "wmtsim/studies/report.py": ("paired_vs", "_better"),
         "wmtsim/studies/shapley.py": ("shapley_exact",)},
         "tests/studies/test_signs.py tests/studies/test_claims.py -k 'cell or signs or "
-        "favour or verdict or quantile or paired or shapley or mean_ci or pooled' "
+        "favour or verdict or quantile or paired or shapley or game or mean_ci or pooled' "
         "tests/studies/test_attribution.py::test_two_player_game_by_hand "
         "tests/studies/test_attribution.py::test_glove_game_by_hand", {}),
     Group("output", {

@@ -19,7 +19,7 @@ import pytest
 
 from wmtsim.core import codes
 from wmtsim.core.draws import uniform_py
-from wmtsim.core.lifecycle import _branch_priorities, _mark_active_path, _suppress
+from wmtsim.core.lifecycle import _branch_of, _branch_priorities, _mark_active_path, _suppress
 from wmtsim.core.params import Params
 from wmtsim.core.policies import get_policy
 from wmtsim.core.scoring import (
@@ -105,6 +105,17 @@ def test_eq7_branch_just_below_tau_is_suppressed(params: Params, u_b: float,
     above = params.with_(tau_obs=math.nextafter(u_b, 1.0))
     assert _kernel_suppress(above, failed) == (u_b, 1)
     assert _twin_suppress(above, failed) == (u_b, ["a"])
+
+
+def test_eq6_branch_of_is_the_nearest_task_ancestor_or_self() -> None:
+    """root(0) → task(1) → task(2) → action(3), and a global memory(4) without a parent:
+    the branch of the action is its nearest task, 2; of task 2 itself, 2; of task 1, 1;
+    the root and the global memory belong to no task branch (−1). The twin's selector
+    stubs read the same rule (`_Trajectory.branch_of`)."""
+    parent = np.array([codes.NO_PARENT, 0, 1, 2, codes.NO_PARENT], dtype=np.int64)
+    kind = np.array([codes.ROOT, codes.TASK, codes.TASK, codes.ACTION, codes.GLOBAL],
+                    dtype=np.int64)
+    assert [int(_branch_of(parent, kind, v)) for v in range(5)] == [-1, 1, 2, 2, -1]
 
 
 # --------------------------------------------------------------------------- Eq. 4, Eq. 15 at M
@@ -318,3 +329,157 @@ def test_fold_at_the_last_step_is_counted_in_engine_and_twin() -> None:
         last = tasks[-1]  # the subtask completed at the last step before the final answer
         assert tree.nodes[last].state == "folded"
         assert tree.nodes[last].summary is not None
+
+
+# ---------------------------------------------------------------- Eq. 6, all four terms at τ
+
+
+def test_eq6_all_four_terms_at_tau_kernel_and_twin() -> None:
+    """Task 'a' (u 0.5) with actions x (success, u 0.75), y (failure, u 0.25) and w
+    (failure, u 0.25, superseded: obsolete). |V_b| = 4, max u = 0.75, Σ u = 1.75,
+    F_b = 2/4 (x succeeded: not counted), O_b = 1/4. With α 0.5, β 0.5, γ 0.25, δ 0.5:
+    U_b = 0.375 + 0.125·1.75 − 0.25·0.5 − 0.5·0.25 = 0.375 + 0.21875 − 0.125 − 0.125
+    = 0.34375 = τ_obs: kept."""
+    params = Params(alpha=0.5, beta=0.5, gamma=0.25, delta=0.5, u_init_task=0.5,
+                    u_success=0.75, u_failure=0.25, tau_obs=0.34375)
+    n = 5
+    parent = np.array([codes.NO_PARENT, 0, 1, 1, 1], dtype=np.int64)
+    kind = np.array([codes.ROOT, codes.TASK, codes.ACTION, codes.ACTION, codes.ACTION],
+                    dtype=np.int64)
+    state = np.array([codes.ACTIVE] * 4 + [codes.OBSOLETE], dtype=np.int64)
+    u = np.array([1.0, 0.5, 0.75, 0.25, 0.25])
+    outcome = np.array([0, 0, codes.SUCCESS, codes.FAILURE, codes.FAILURE], dtype=np.int64)
+    p = params.pack()
+    priority = np.empty(n)
+    _branch_priorities(parent, kind, state, u, outcome, n, p, priority)
+    assert priority[1] == 0.34375
+    on_path = np.zeros(n, dtype=np.bool_)
+    _mark_active_path(parent, 0, n, on_path)
+    assert _suppress(kind, state, on_path, priority, n, p) == 0
+    tree = MemoryTree(params)
+    tree.add_task("a", "root")
+    for v, ok in (("x", True), ("y", False), ("w", False)):
+        tree.add_action(v, "a")
+        tree.record_outcome(v, success=ok)
+    tree.supersede("w")
+    report = tree.select(["a", "x", "y"])
+    assert report.priorities["a"] == 0.34375
+    assert report.suppressed == []
+
+
+# ---------------------------------------------------------------- what the selector ranks by
+
+
+def _kernel_select(F: Any, eligible: list[bool], budget: int, stubs: Stubs,
+                   priority: list[float] | None = None, weighted: bool = False) -> list[int]:
+    n = len(eligible)
+    selected = np.zeros(n, dtype=np.bool_)
+    prio = np.array(priority if priority is not None else [np.nan] * n)
+    _select_items(0, 0, 0, n, 0, 0.5, F, np.array(eligible), selected, prio, weighted, 0.0,
+                  Params(budget=budget).pack(), stubs.pack())
+    return [int(v) for v in np.flatnonzero(selected)]
+
+
+class _TwinTreeSelector(_TwinSelector):
+    def branch_of(self, id: str) -> str | None:
+        v: str | None = id
+        while v is not None:
+            if self.tree.nodes[v].kind == "task":
+                return v
+            v = self.tree.nodes[v].parent
+        return None
+
+
+def test_poison_boost_raises_a_poisoned_memory() -> None:
+    """x1 relevance 0.5; x2 relevance 0.25 but poisoned, boost 0.5 → 0.75: with room for
+    one (B = 10, 10 tokens each) x2 is taken."""
+    stubs = Stubs(selector_noise=0.0, poison_boost=0.5)
+    F = _row([0, 10, 10], [0.0, 0.5, 0.25])
+    F.poisoned[2] = True
+    assert _kernel_select(F, [False, True, True], 10, stubs) == [2]
+    tree = MemoryTree(Params(budget=10), root_id="r")
+    tree.add_action("x1", "r", tokens=10)
+    tree.add_action("x2", "r", tokens=10, poisoned=True)
+    sel = _TwinSelector("tree_selection", tree, {"x1": 0.5, "x2": 0.25}, 10, 0.0)
+    sel.st = stubs
+    assert sel.select_items(["x1", "x2"], 0, {}) == {"x2"}
+
+
+@pytest.mark.parametrize(("u", "priority", "winner"), [
+    ((0.25, 0.25), (0.0, 0.5), 4),  # 0.5 + 0.125 + 0 vs 0.5 + 0.125 + 0.25: U_b decides
+    ((0.25, 0.75), (0.0, 0.0), 4),  # 0.5 + 0.125 vs 0.5 + 0.375: u decides
+    ((0.75, 0.25), (0.5, 0.0), 2),  # 0.5 + 0.375 + 0.25 vs 0.5 + 0.125: both favour x2
+])
+def test_weighted_utility_adds_w_u_u_and_w_b_priority(u: tuple[float, float],
+                                                      priority: tuple[float, float],
+                                                      winner: int) -> None:
+    """root(0) → task 1 → action 2, root → task 3 → action 4; only the actions are
+    candidates, both relevance 0.5, 10 tokens, B = 10 (room for one). Utility =
+    rel + w_u·u + w_b·U_b(branch) with w_u = w_b = 0.5 (sums by hand beside each case)."""
+    stubs = Stubs(selector_noise=0.0, w_u=0.5, w_b=0.5)
+    F = _row([0, 10, 10, 10, 10], [0.0, 0.5, 0.5, 0.5, 0.5],
+             kind=[codes.ROOT, codes.TASK, codes.ACTION, codes.TASK, codes.ACTION],
+             parent=[codes.NO_PARENT, 0, 1, 0, 3])
+    F.u[:] = [1.0, 0.5, u[0], 0.5, u[1]]
+    prio = [np.nan, priority[0], np.nan, priority[1], np.nan]
+    assert _kernel_select(F, [False, False, True, False, True], 10, stubs, prio,
+                          weighted=True) == [winner]
+    tree = MemoryTree(Params(budget=10), root_id="r")
+    tree.add_task("t1", "r", tokens=10)
+    tree.add_action("x2", "t1", tokens=10)
+    tree.add_task("t3", "r", tokens=10)
+    tree.add_action("x4", "t3", tokens=10)
+    tree.nodes["x2"].u, tree.nodes["x4"].u = u
+    sel = _TwinTreeSelector("wmt", tree, {"x2": 0.5, "x4": 0.5}, 10, 0.0)
+    sel.st = stubs
+    chosen = sel.select_items(["x2", "x4"], 0, {"t1": priority[0], "t3": priority[1]})
+    assert chosen == {f"x{winner}"}
+
+
+def test_branch_selector_ranks_a_global_by_its_u() -> None:
+    """A3: unit B(task 1) with U_b = 0.5 against a global memory with u = 0.75, 10 tokens
+    each, no structure tokens, B = 10: the global (higher) is taken, the branch is not."""
+    F = _row([0, 10, 10], [0.0, 0.5, 0.5], kind=[codes.ROOT, codes.TASK, codes.GLOBAL],
+             parent=[codes.NO_PARENT, 0, codes.NO_PARENT])
+    F.u[:] = [1.0, 0.5, 0.75]
+    selected = np.zeros(3, dtype=np.bool_)
+    _select_branches(3, F, np.array([False, False, True]), np.array([False, True, True]),
+                     selected, np.array([np.nan, 0.5, np.nan]), 0.0,
+                     Params(budget=10).pack())
+    assert np.flatnonzero(selected).tolist() == [2]
+    tree = MemoryTree(Params(budget=10, u_init_global=0.75), root_id="r")
+    tree.add_task("t", "r", tokens=10)
+    tree.add_global("g", tokens=10)
+    sel = _TwinSelector("a3_no_semantic", tree, {}, 10, 0.0)
+    assert sel.select_branches(["t", "g"], {"t": 0.5}) == {"g"}
+
+
+def test_weighted_utility_global_has_no_branch_term() -> None:
+    """A global memory belongs to no task branch, so no w_b·U_b is added to it (not some
+    other slot's U_b). root(0), global 1 (rel 0.5), task 2 (U_b 0) → action 3 (rel 0.75),
+    task 4 (U_b 1, not a candidate); u = 0, w_b = 0.5, room for one: the action
+    (0.75 + 0.5·0 = 0.75) beats the global (0.5)."""
+    stubs = Stubs(selector_noise=0.0, w_u=0.5, w_b=0.5)
+    F = _row([0, 10, 10, 10, 10], [0.0, 0.5, 0.5, 0.75, 0.5],
+             kind=[codes.ROOT, codes.GLOBAL, codes.TASK, codes.ACTION, codes.TASK],
+             parent=[codes.NO_PARENT, codes.NO_PARENT, 0, 2, 0])
+    F.u[:] = 0.0
+    prio = [np.nan, np.nan, 0.0, np.nan, 1.0]
+    assert _kernel_select(F, [False, True, False, True, False], 10, stubs, prio,
+                          weighted=True) == [3]
+
+
+def test_branch_selector_ranks_branches_by_priority() -> None:
+    """A3: two sibling task branches, t1 with U_b = 0.25 and t2 with U_b = 0.5, 10 tokens
+    each, B = 10: the higher-priority t2 is taken (not the older t1)."""
+    F = _row([0, 10, 10], [0.0, 0.5, 0.5], kind=[codes.ROOT, codes.TASK, codes.TASK],
+             parent=[codes.NO_PARENT, 0, 0])
+    selected = np.zeros(3, dtype=np.bool_)
+    _select_branches(3, F, np.zeros(3, dtype=np.bool_), np.array([False, True, True]),
+                     selected, np.array([np.nan, 0.25, 0.5]), 0.0, Params(budget=10).pack())
+    assert np.flatnonzero(selected).tolist() == [2]
+    tree = MemoryTree(Params(budget=10), root_id="r")
+    tree.add_task("t1", "r", tokens=10)
+    tree.add_task("t2", "r", tokens=10)
+    sel = _TwinSelector("a3_no_semantic", tree, {}, 10, 0.0)
+    assert sel.select_branches(["t1", "t2"], {"t1": 0.25, "t2": 0.5}) == {"t2"}

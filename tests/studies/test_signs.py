@@ -196,3 +196,78 @@ def test_shapley_per_trajectory_games_keep_their_signs() -> None:
     phi = shapley_exact(v)
     assert phi[:, 0].tolist() == [1.5, 2.5]
     assert phi[:, 1].tolist() == [-1.5, -2.5]
+
+
+# --------------------------------------------------------------------------- edges of the intervals
+
+
+def test_paired_difference_refuses_unpaired_results(base: SimResult) -> None:
+    """A paired difference needs the same seed, world and trajectories: each alone
+    differing is refused."""
+    other_seed = replace(base, seed=base.seed + 1)
+    other_world = replace(base, world=WorldSpec(n_subtasks=(1, 2)))
+    other_rows = replace(base, trajectories=base.trajectories.with_columns(
+        pl.col("trajectory") + 1))
+    for b in (other_seed, other_world, other_rows):
+        with pytest.raises(ValueError, match="same world, seed and trajectories"):
+            paired_difference(base, b, "tsr", n_resamples=50)
+
+
+def test_two_values_have_an_interval_not_a_point() -> None:
+    """Two different trajectories are enough for a bootstrap interval (mean and pooled)."""
+    r = mean_ci(np.array([0.0, 1.0]), n_resamples=200)
+    assert r["low"] < r["high"]
+    p = pooled_ci(np.array([0.0, 2.0]), np.array([2.0, 2.0]), n_resamples=200)
+    assert p["pooled"] == 0.5 and p["pooled_low"] < p["pooled_high"]
+
+
+def test_pooled_ci_without_denominator_and_with_empty_resamples() -> None:
+    """Σ den = 0: undefined (NaN). Resamples whose Σ den is 0 are left out: here every
+    defined resample has ratio 1 (only trajectory 0 has a denominator), so both ends are
+    1, not NaN."""
+    r = pooled_ci(np.zeros(4), np.zeros(4))
+    assert np.isnan(r["pooled"]) and np.isnan(r["pooled_low"])
+    num = np.array([1.0] + [0.0] * 9)
+    r = pooled_ci(num, num.copy(), n_resamples=300, seed=2)
+    assert (r["pooled"], r["pooled_low"], r["pooled_high"]) == (1.0, 1.0, 1.0)
+
+
+def test_interval_ends_at_low_confidence_stay_ordered() -> None:
+    """At confidence 0.5 the ends are the 25% and 75% quantiles: still low ≤ high (an
+    α read as 2·α instead of α/2 would ask for the 100% and 0% quantiles: low > high)."""
+    x = _spread(50)
+    r = pooled_ci(x, np.ones(50), confidence=0.5, n_resamples=300)
+    assert r["pooled_low"] < r["pooled_high"]
+    low, high = paired_bootstrap(np.stack([x]), 300, 0.5, np.random.default_rng(0))
+    assert low[0] < high[0]
+
+
+def test_paired_bootstrap_in_chunks() -> None:
+    """Many trajectories make the resampling run in chunks (2,000,000 // n resamples at a
+    time): the chunks must cover exactly n_resamples."""
+    rows = np.stack([np.linspace(0.1, 1.0, 2001)])
+    low, high = paired_bootstrap(rows, 2000, 0.05, np.random.default_rng(0))
+    assert 0.1 < low[0] < high[0] < 1.0
+
+
+def test_claim_closest_is_the_first_of_equal_competitors() -> None:
+    """Two others with the same (constant) margin 0.25: `closest` names the first."""
+    x = _spread()
+    claim = Claim("wmt highest TSR", "tsr", "wmt", ("linear", "a2_no_controller"))
+    r = evaluate(claim, {"wmt": x + 0.25, "linear": x, "a2_no_controller": x.copy()},
+                 Resampler(100, 0))
+    assert r["closest"] == "linear" and r["margin"] == pytest.approx(0.25)
+
+
+def test_claim_without_any_paired_value_is_undecided() -> None:
+    nan = np.full(N, np.nan)
+    r = evaluate(HIGHEST, {"wmt": nan, "linear": _spread()}, Resampler(100, 0))
+    assert r["status"] == "undecided" and r["n"] == 0
+
+
+def test_shapley_three_player_additive_game() -> None:
+    """An additive game v(S) = Σ_{j∈S} c_j with c = (+1, −2, +4): each player's value is
+    its own c_j, signs included (the weights |S|!(k−|S|−1)!/k! over S sum to 1)."""
+    c = np.array([1.0, -2.0, 4.0])
+    v = np.array([sum(c[j] for j in range(3) if mask >> j & 1) for mask in range(8)])
+    assert shapley_exact(v) == pytest.approx(c.tolist(), abs=1e-15)
