@@ -3,8 +3,8 @@
 The mutant set is chosen, not exhaustive: in each group below, only the named functions
 (or module-level names) of the named files are mutated, with the operators in `KEEP`
 (the boundaries of comparisons and == ↔ !=, + ↔ −, × ↔ ÷, booleans, and ↔ or, a
-dropped unary minus or not, loops run zero times, break ↔ continue). Each group runs its own fast test
-subset:
+dropped unary minus or not, loops run zero times, break ↔ continue). Each group runs
+its own fast test subset:
 
 * ``kernels`` — Eqs. 3–7 (`core/scoring.py`, `core/lifecycle.py`) with
   ``NUMBA_DISABLE_JIT=1``: the kernels run as Python, so a mutant costs no compilation;
