@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean screenshots study docs
+.PHONY: setup demo test lint bench clean screenshots study docs mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,6 @@ clean:
 
 screenshots: setup  # refresh the README's dashboard pictures (needs Debian's chromium)
 	WMTSIM_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/interfaces/test_dashboard_browser.py
+
+mutation: setup  # bounded mutation run (cosmic-ray; docs/testing.md); not in CI, ~1 h on 2 cores
+	nice -n 15 $(BIN)/python scripts/mutation.py
