@@ -43,7 +43,12 @@ from wmtsim.core.field_knobs import (
     M_WIN_HEAD,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
@@ -228,6 +233,7 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     out[C_SUMMARISER_CALLS] += 1
     out[C_LLM_CALLS] += 1
     out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n
 
 
@@ -259,6 +265,7 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
     for w in found:
         read += tokens[w]
     out[C_PROMPT_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
+    out[C_MEMORY_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
     out[C_LLM_CALLS] += 2  # extraction + decision
     bs[v] = B_IN
     blast[v] = step

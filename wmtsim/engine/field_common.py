@@ -16,7 +16,7 @@ from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import _SQRT3, B_IMPORTANCE_NOISE, B_IN, B_SCORER_BASE_TOKENS
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_P_LEAK, ST_P_LEAK_RIDER, ST_TOP_K
 from wmtsim.engine.forest import (
@@ -154,6 +154,7 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
                           bl[B_IMPORTANCE_NOISE], lo)
     out[C_PROMPT_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
+    out[C_MEMORY_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
     out[C_LLM_CALLS] += 1
 
 

@@ -22,7 +22,12 @@ from wmtsim.core.field_knobs import (
     M_SUMMARY,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
@@ -158,4 +163,5 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     out[C_SUMMARISER_CALLS] += 1
     out[C_LLM_CALLS] += 1
     out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n

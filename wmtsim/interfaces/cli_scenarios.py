@@ -254,6 +254,9 @@ def compare(
                          "policy (or each --policy) at each B on the same trajectories and "
                          "write curves.parquet, curves.md, curves.png.",
         show_default=False)] = None,
+    parity: Annotated[bool, typer.Option(
+        "--parity", help="Print the parity table instead (share of B used, item cap, "
+                         "calls and memory tokens per step, what the ranking reads).")] = False,
 ) -> None:
     """Compare the scenario's configurations on common random numbers, beside the paper.
 
@@ -283,7 +286,14 @@ def compare(
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     out_dir = _out_folder(out, s.name, "compare")
     if budget is not None:
-        _budget_curves(s, budget, policy, n, seed, threads, out_dir)
+        from wmtsim.interfaces.cli_field import budget_curves_mode
+
+        budget_curves_mode(s, budget, policy, n, seed, threads, out_dir)
+        return
+    if parity:
+        from wmtsim.interfaces.cli_field import parity_mode
+
+        parity_mode(s, policy, n, seed, threads, out_dir)
         return
     _compile_first(s.policies)
     with _progress() as bar:
@@ -300,33 +310,6 @@ def compare(
     _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
     if strict and passed < len(comp.checks):
         raise typer.Exit(1)
-
-
-def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
-                   seed: int | None, threads: int | None, out_dir: Path) -> None:
-    """``compare --budget``: every policy at each budget
-    (`wmtsim.studies.field_curves.budget_curves`)."""
-    from wmtsim.core.policies import POLICIES
-    from wmtsim.studies.field_curves import (
-        budget_curves,
-        curves_markdown,
-        parse_budgets,
-        write_curves,
-    )
-
-    try:
-        budgets = parse_budgets(budget)
-    except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    with _progress() as bar:
-        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
-        frame = budget_curves(s, budgets, pols, n, seed, threads,
-                              progress=lambda b: bar.advance(task))
-    _say(curves_markdown(frame))
-    with _writing(out_dir) as work:
-        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
-    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
 def calibrate(

@@ -14,7 +14,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -297,6 +297,7 @@ class BaselineMemory(StoreBase):
             read += h.tree.nodes[w].tokens
         tok = float(h.tree.nodes[v].tokens)
         h.out[C_PROMPT_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
+        h.out[C_MEMORY_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
         h.out[C_LLM_CALLS] += 2  # extraction + decision
         it.place, it.last, it.freq = "in", h.step, 0
         if not found or self.similarity(v, found[0]) < k.mem0_match:

@@ -12,7 +12,12 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
@@ -138,6 +143,7 @@ class StoreBase:
              + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
         out = self.h.out
         out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
         out[C_LLM_CALLS] += 1
         _ = st
         return min(10.0, max(lo, float(math.floor(x + 0.5))))
@@ -155,3 +161,4 @@ class StoreBase:
         out[C_SUMMARISER_CALLS] += 1
         out[C_LLM_CALLS] += 1
         out[C_PROMPT_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
+        out[C_MEMORY_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
