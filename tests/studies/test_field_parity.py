@@ -4,6 +4,7 @@ from the engine's counters, and the counters mean what the table says."""
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 
 from wmtsim.core.field_knobs import Baselines
@@ -40,8 +41,8 @@ def test_context_counters_match_the_step_records(results: dict) -> None:
         sel = steps.filter(steps["selected"])
         for i, row in enumerate(t.iter_rows(named=True)):
             mine = sel.filter(sel["trajectory"] == row["trajectory"])
-            per = mine.group_by("step").agg(mine["tokens"].sum().alias("tok"),
-                                            mine["tokens"].count().alias("k"))
+            per = mine.group_by("step").agg(pl.col("tokens").sum().alias("tok"),
+                                            pl.col("tokens").count().alias("k"))
             tok = per["tok"].to_numpy() if per.height else np.zeros(1)
             k = per["k"].to_numpy() if per.height else np.zeros(1)
             assert row["n_context_tokens"] == pytest.approx(float(tok.sum())), (p, i)

@@ -1,15 +1,23 @@
 """What every ``wmtsim`` command shares: the Typer app, the two consoles, the error
-exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
+exit (`_fail`), the table printer that fits the terminal (`_print_table`), and the
+helpers of the scenario commands (compile first, progress, printing, writing a result
+folder)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from wmtsim.core.formatting import plural
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 # Options shared by the commands that run on the sweep machinery (sweep, claims).
 WorkersOpt = Annotated[int, typer.Option(
@@ -57,6 +65,45 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     err_console.print(f"error: {message}", markup=False, highlight=False)
     return typer.Exit(code)
 
+
+
+def _compile_first(policies: Sequence[str]) -> None:
+    """On a fresh numba cache, compile the kernel groups these policies need first,
+    saying so on stderr (`wmtsim.engine.warm`): a silent compile looks like a hang."""
+    from wmtsim.engine.warm import ensure_compiled, groups_for
+
+    ensure_compiled(groups_for(policies), say=_note)
+
+
+def _note(text: str) -> None:
+    err_console.print(text, markup=False, highlight=False)
+
+
+def _say(text: str) -> None:
+    out_console.print(text, markup=False, highlight=False)
+
+
+def _progress() -> Progress:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=err_console, transient=True)
+
+
+@contextmanager
+def _writing(folder: Path) -> Iterator[Path]:
+    """`wmtsim.studies.outdir.result_folder`, with write failures (a full disk) as exit 2."""
+    from wmtsim.studies.outdir import OutputError, result_folder
+
+    try:
+        with result_folder(folder) as work:
+            yield work
+    except OutputError as e:
+        raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
+                    "nothing was written") from None
 
 def _terminal_width() -> int | None:
     """The terminal's width (``COLUMNS`` when set), or None when stdout is not a terminal

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wmtsim.interfaces.cli_scenarios import _cli, _compile_first, _progress, _say, _writing
+from wmtsim.interfaces.cli_common import _compile_first, _fail, _progress, _say, _writing
 
 if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
@@ -44,7 +44,7 @@ def budget_curves_mode(s: Scenario, budget: str, policy: list[str] | None, n: in
     try:
         budgets = parse_budgets(budget)
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
     with _progress() as bar:
         task = bar.add_task(f"{s.name}: budgets", total=len(budgets))

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
+from wmtsim.interfaces.cli_common import _compile_first, _progress, _say, _writing
 
+if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
 
 ScenarioArg = Annotated[str, typer.Argument(
@@ -76,26 +74,6 @@ def paper_table4_policies() -> tuple[str, ...]:
     from wmtsim.core.policies import TABLE4_POLICIES
 
     return TABLE4_POLICIES
-
-
-def _compile_first(policies: Sequence[str]) -> None:
-    """On a fresh numba cache, compile the kernel groups these policies need first,
-    saying so on stderr (`wmtsim.engine.warm`): a silent compile looks like a hang."""
-    from wmtsim.engine.warm import ensure_compiled, groups_for
-
-    ensure_compiled(groups_for(policies), say=_note)
-
-
-def _note(text: str) -> None:
-    _cli().err_console.print(text, markup=False, highlight=False)
-
-
-def _progress() -> Progress:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=_cli().err_console, transient=True)
 
 
 def _check_policies(policies: list[str] | None) -> None:
@@ -214,25 +192,6 @@ def _out_folder(out: Path | None, name: str, command: str) -> Path:
     except OutputError as e:
         raise _cli()._fail(str(e)) from None
     return folder
-
-
-@contextmanager
-def _writing(folder: Path) -> Iterator[Path]:
-    """`wmtsim.studies.outdir.result_folder`, with write failures (a full disk) as exit 2."""
-    from wmtsim.studies.outdir import OutputError, result_folder
-
-    try:
-        with result_folder(folder) as work:
-            yield work
-    except OutputError as e:
-        raise _cli()._fail(str(e)) from None
-    except OSError as e:
-        raise _cli()._fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
-                           "nothing was written") from None
-
-
-def _say(text: str) -> None:
-    _cli().out_console.print(text, markup=False, highlight=False)
 
 
 def compare(
