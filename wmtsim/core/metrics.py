@@ -41,6 +41,8 @@ COUNTERS = (
     "context_tokens",  # Σ over prompt steps of the memory tokens in context (s)
     "context_max",  # the largest memory context of one prompt step (tokens)
     "context_items_max",  # the most memories in context at one prompt step
+    "context_overflows",  # MemGPT: evictions where Letta would raise
+    #                       ContextWindowExceededError (the run is flagged, not silent)
 )
 C = {name: k for k, name in enumerate(COUNTERS)}
 
@@ -73,7 +75,8 @@ C = {name: k for k, name in enumerate(COUNTERS)}
     C_CONTEXT_TOKENS,
     C_CONTEXT_MAX,
     C_CONTEXT_ITEMS_MAX,
-) = range(27)
+    C_CONTEXT_OVERFLOWS,
+) = range(28)
 N_COUNTERS = len(COUNTERS)
 
 @dataclass(frozen=True)

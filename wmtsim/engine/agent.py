@@ -131,7 +131,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                 util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
             _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
                                Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
-                               sw[S_VARIANT], F, p, st, bl)
+                               sw[S_VARIANT], F, p, st, bl, topic_now, out)
     if not field:
         if mode == SEL_NONE:
             for v in range(n):

@@ -55,6 +55,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_IMPORTANCE_WEIGHT,
     B_IN,
     B_KEEP_LAST,
+    B_LETTA_WALK,
     B_MB_CODE_RECENT,
     B_MB_CODE_TOP_K,
     B_MB_FORGET_AFTER,
@@ -78,6 +79,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_RECENCY_WEIGHT,
     B_REPLACE_THRESHOLD,
     B_SCORER_BASE_TOKENS,
+    B_SEARCH_BASE_TOKENS,
     B_TOKEN_LIMIT,
     B_TOP_K,
     B_UNSEEN,
@@ -92,6 +94,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     Baselines,
 )
 from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
 from wmtsim.core.params import P_BUDGET
 from wmtsim.core.policies import (
     FAM_GENERATIVE,
@@ -112,18 +115,21 @@ from wmtsim.engine.field_admission import (  # noqa: F401 (the old module's name
 from wmtsim.engine.field_common import (  # noqa: F401 (the old module's names)
     _absorb,
     _cap,
+    _capped,
     _content_similarity,
     _fit,
     _fit_newest,
     _importance,
     _minmax,
     _power,
+    _queue_cap,
     _score_call,
     _similarity,
     _top_by,
 )
 from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's names)
     _finish_pop,
+    _letta_overflow,
     _mb_forget,
     _queue_overflow,
     _window_slide,
@@ -153,7 +159,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
                           blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold, sw_cluster,
                           p, st, bl, out)
         elif sw_family == FAM_MEM0:
-            _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out)
+            _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out)
         else:
             bs[v] = B_IN
             blast[v] = step
@@ -170,9 +176,14 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
             _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
     elif sw_family == FAM_MEMGPT:
         limit = bl[B_WINDOW_TOKENS] if bl[B_WINDOW_TOKENS] > 0 else p[P_BUDGET]
-        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
-                            bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
-                            summary_rel, p, st, out)
+        if bl[B_LETTA_WALK] != 0.0:
+            n = _letta_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
+                                bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), summary_rel, p,
+                                st, out)
+        else:
+            n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
+                                bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
+                                summary_rel, p, st, out)
     elif sw_family == FAM_TOKEN_BUFFER:
         limit = bl[B_TOKEN_LIMIT] if bl[B_TOKEN_LIMIT] > 0 else p[P_BUDGET]
         n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
@@ -186,10 +197,12 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
 
 @jit
 def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,
-                       bmisc, eligible, selected, sw_family, sw_variant, F, p, st, bl):
+                       bmisc, eligible, selected, sw_family, sw_variant, F, p, st, bl,
+                       topic_now, out):
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
-    query similarity ``util`` of every slot) within the budget B, and the access
-    statistics."""
+    query similarity ``util`` of every slot) within the budget B and the shared item cap,
+    and the access statistics. A retrieval that stands for an LLM call (MemGPT's tool
+    call) is charged to ``out``."""
     tokens = F.tokens
     budget = p[P_BUDGET]
     # 3. The pool ε and the retrieval s, never more than B tokens.
@@ -198,11 +211,14 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
         eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
         selected[v] = False
     if sw_family == FAM_MEMGPT or sw_family == FAM_WINDOW or sw_family == FAM_TOKEN_BUFFER:
-        # The queue (and its running summary) is the context, newest first within B.
-        used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, 0.0, 0)
+        # The queue (and its running summary) is the context, newest first within B, at
+        # most the shared cap.
+        limit = _queue_cap(bl, st)
+        used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, 0.0,
+                           limit)
         if sw_family == FAM_MEMGPT and critical and bl[B_RECALL_K] > 0:
-            _recall_search(n, bs, eligible, selected, util, int(bl[B_RECALL_K]), tokens,
-                           budget, used)
+            _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
+                                 used, bl, out)
     elif sw_family == FAM_GENERATIVE:
         _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, tokens,
                      budget, st, bl)
@@ -210,16 +226,24 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
         used = 0.0
         cap = _cap(bl[B_TOP_K], st)
         if sw_family == FAM_MEMORYBANK and sw_variant == MB_CODE:
-            used = _fit_newest(n, bs, F, eligible, selected, -1, budget, 0.0,
-                               int(bl[B_MB_CODE_RECENT]))
-            for v in range(n):
-                recent[v] = selected[v]
-            cap = int(bl[B_MB_CODE_TOP_K])
+            # The last mb_code_recent turns (0 = none, never "all"), then the
+            # mb_code_top_k most similar; together at most the shared cap.
+            n_recent = 0
+            if bl[B_MB_CODE_RECENT] > 0:
+                used = _fit_newest(n, bs, F, eligible, selected, -1, budget, 0.0,
+                                   _capped(bl[B_MB_CODE_RECENT], bl, st))
+                for v in range(n):
+                    recent[v] = selected[v]
+                    if selected[v]:
+                        n_recent += 1
+            cap = _capped(bl[B_MB_CODE_TOP_K], bl, st)
+            left = _capped(n_recent + cap, bl, st) - n_recent
+            cap = left if left > 0 else -1  # -1: nothing more (0 would mean no cap)
         cands = np.empty(n, np.int64)
         score = np.empty(n)
         c = 0
         for v in range(n):
-            if eligible[v] and not recent[v]:
+            if eligible[v] and not recent[v] and cap >= 0:
                 cands[c] = v
                 score[c] = util[v]
                 c += 1
@@ -294,7 +318,7 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
             rec[j] = _power(bl[B_GA_CODE_DECAY], j + 1)
         w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
                                bl[B_GAC_W_RELEVANCE])
-        cap = int(bl[B_GA_TOP_K])
+        cap = _capped(bl[B_GA_TOP_K], bl, st)
     for j in range(c):
         imp[j] = bimp[ordered[j]]
         rel[j] = util[ordered[j]]
@@ -311,18 +335,43 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
 
 
 @jit
-def _recall_search(n, bs, eligible, selected, util, k, tokens, budget, used):
-    """MemGPT recall search at a critical step: up to ``k`` evicted messages most similar
-    to the query come back into the context, within what the budget leaves."""
-    cands = np.empty(n, np.int64)
-    score = np.empty(n)
-    c = 0
+def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget, used, bl,
+                         out):
+    """Letta's `conversation_search` at a critical step, as the agent's tool call
+    (letta/functions/function_sets/base.py, Dec 2024): case-insensitive string matching
+    over the agent's *user* messages only (`list_user_messages_for_agent`: role "user",
+    ascending, ``limit = RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE``), whether still in context
+    or evicted to recall storage; tool output (observations) is never returned. The
+    query names the current subtask, so a user message matches when it is about that
+    subtask (same topic). One LLM call is charged: the agent step that makes it
+    (``search_base_tokens``) and every returned message's tokens; returned messages not
+    yet in context join it while B and the item cap (``limit``, 0 = none) allow.
+    """
+    if topic_now < 0:
+        return  # the final answer has no single subtask to search for
+    kind, topic, tokens = F.kind, F.topic, F.tokens
+    count = 0
     for v in range(n):
-        if eligible[v] and bs[v] == B_RECALL:
-            cands[c] = v
-            score[c] = util[v]
-            c += 1
-    _fit(score, cands, c, k, tokens, budget, used, selected)
+        if selected[v]:
+            count += 1
+    found = 0
+    read = 0.0
+    for v in range(n):
+        if found >= int(bl[B_RECALL_K]):
+            break
+        if kind[v] != TASK or topic[v] != topic_now or (bs[v] != B_IN and bs[v] != B_RECALL):
+            continue
+        found += 1
+        read += tokens[v]
+        if (eligible[v] and not selected[v] and used + tokens[v] <= budget
+                and (limit <= 0 or count < limit)):
+            selected[v] = True
+            used += tokens[v]
+            count += 1
+    call = bl[B_SEARCH_BASE_TOKENS] + read
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += call
+    out[C_MEMORY_TOKENS] += call
 
 
 @jit

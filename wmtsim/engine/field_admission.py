@@ -30,6 +30,7 @@ from wmtsim.core.field_knobs import (
     B_MEM0_P_DELETE,
     B_MEM0_P_NONE,
     B_MEM0_P_UPDATE,
+    B_MEM0_RANDOM_DECISION,
     B_MEM0_SEARCH_K,
     B_MIN_TOKENS,
     B_OVERWRITTEN,
@@ -58,7 +59,7 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
 )
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
+from wmtsim.core.stubs import ST_C_SUM, ST_SELECTOR_NOISE, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
@@ -71,6 +72,8 @@ from wmtsim.engine.forest import (
     _add_summary,
     _draw_id,
 )
+
+_SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
 
 @jit
@@ -238,17 +241,31 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
 
 
 @jit
-def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
-    """mem0 (main.py `Memory._add_to_vector_store`, before v3) for one new fact.
+def _mem0_information(seed, traj, x, F, st):
+    """How informative memory ``x`` looks to mem0's decision call: the signal WMT's
+    selector reads too (apparent relevance, the outcome; no evidence flag) plus the
+    selector's noise, drawn once per memory (step 0, PURPOSE_MEM0)."""
+    ok = 0.0 if (F.kind[x] == ACTION and F.outcome[x] == FAILURE) else 1.0
+    u = _uniform(seed, traj, 0, _draw_id(F, x), PURPOSE_MEM0)
+    return 0.75 * F.rel[x] + 0.25 * ok + st[ST_SELECTOR_NOISE] * ((u - 0.5) * _SQRT12)
+
+
+@jit
+def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out):
+    """mem0 (mem0/memory/main.py `Memory._add_to_vector_store`, commit 9d6b79a, the last
+    before the v3 additive pipeline) for one new fact.
 
     The fact is extracted (one LLM call reading it), the ``mem0_search_k`` stored
-    memories most similar to it are retrieved (vector_store.search(top_k=5)), and one
-    LLM call (DEFAULT_UPDATE_MEMORY_PROMPT) decides. The stub: when the most similar
-    retrieved memory w has similarity >= mem0_match, one draw decides UPDATE (the new
-    fact overwrites w: w leaves, v is stored; a poisoned fact can overwrite a true one),
-    DELETE (w deleted as contradicted, v not stored), NONE (v already known: not stored)
-    or ADD, with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest;
-    without a match, ADD.
+    memories most similar to it are retrieved (``vector_store.search(top_k=5)``), and one
+    LLM call (mem0/configs/prompts.py DEFAULT_UPDATE_MEMORY_PROMPT) decides. Without a
+    retrieved memory w of similarity >= mem0_match the fact is new: ADD. On a match the
+    decision reads content (the default), as the prompt asks: "keep the fact which has
+    the most information": UPDATE (v replaces w; a poisoned fact that looks more
+    informative can overwrite a true one) when v looks more informative than w
+    (`_mem0_information`), else NONE (v conveys nothing more: not stored). A
+    contradiction is DELETE: the world's supersede event (`_baseline_supersede`). With
+    ``mem0_random_decision`` one draw decides UPDATE, DELETE (w deleted, v not stored),
+    NONE or ADD with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest.
     """
     kind, tokens, topic, rel = F.kind, F.tokens, F.topic, F.rel
     n = v
@@ -274,6 +291,12 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
         return
     best = found[0]
     if _similarity(v, best, topic, rel, cross) < bl[B_MEM0_MATCH]:
+        return
+    if bl[B_MEM0_RANDOM_DECISION] == 0.0:
+        if _mem0_information(seed, traj, v, F, st) > _mem0_information(seed, traj, best, F, st):
+            bs[best] = B_OVERWRITTEN  # UPDATE
+        else:
+            bs[v] = B_DROPPED  # NONE
         return
     x = _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_MEM0)
     p_up = bl[B_MEM0_P_UPDATE]

@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0
+from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0, uniform_py
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+)
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -33,6 +37,7 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
     Policy,
 )
+from wmtsim.twins.field_queues import QueueStore
 from wmtsim.twins.field_store import (  # noqa: F401 (old names)
     _SQRT3,
     PLACES,
@@ -44,10 +49,12 @@ from wmtsim.twins.field_store import (  # noqa: F401 (old names)
     top_by,
 )
 
+_SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
-class BaselineMemory(StoreBase):
+
+class BaselineMemory(QueueStore):
     """One trajectory's store under a field policy, driven by the simulator (``host``);
-    its state and helpers are `StoreBase`'s."""
+    its state and helpers are `StoreBase`'s, its queues and windows `QueueStore`'s."""
 
     # ---------------------------------------------------------------- one prompt step
 
@@ -77,7 +84,11 @@ class BaselineMemory(StoreBase):
                 self.memorybank_forget(path)
         elif fam == FAM_MEMGPT:
             limit = float(k.window_tokens) if k.window_tokens > 0 else budget
-            self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True, "recall")
+            if k.letta_walk:
+                self.letta_overflow(limit)
+            else:
+                self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True,
+                                    "recall")
         elif fam == FAM_TOKEN_BUFFER:
             limit = float(k.token_limit) if k.token_limit > 0 else budget
             self.queue_overflow(limit, 0.0, 0, self.pol.variant == 1, "evicted")
@@ -89,22 +100,30 @@ class BaselineMemory(StoreBase):
         tokens = {v: float(h.tree.nodes[v].tokens) for v in pool}
         recent: set[str] = set()  # MemoryBank code: history turns, not recalls
         if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
-            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, 0)
+            limit = 0 if k.own_caps else int(h.st.top_k)  # the shared cap
+            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, limit)
             if fam == FAM_MEMGPT and critical and k.recall_k > 0:
-                found = [(self.query_utility(v, topic_now), v) for v in pool
-                         if self.items[v].place == "recall"]
-                back, _ = fit(found, k.recall_k, tokens, budget, used)
-                chosen |= set(back)
+                self.conversation_search(topic_now, pool, chosen, tokens, budget, used, limit)
         elif fam == FAM_GENERATIVE:
             chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
         else:
             used, cap = 0.0, self.cap(k.top_k)
             if fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE:
-                recent, used = self.newest_fit(pool, tokens, budget, 0.0, k.mb_code_recent,
-                                               summary=False)
-                cap = k.mb_code_top_k
-            scored = [(self.query_utility(v, topic_now), v) for v in pool if v not in recent]
-            got, _ = fit(scored, cap, tokens, budget, used)
+                # The last mb_code_recent turns (0 = none), then the mb_code_top_k most
+                # similar; together at most the shared cap.
+                if k.mb_code_recent > 0:
+                    recent, used = self.newest_fit(pool, tokens, budget, 0.0,
+                                                   self.capped(k.mb_code_recent),
+                                                   summary=False)
+                top = self.capped(k.mb_code_top_k)
+                cap = self.capped(len(recent) + top) - len(recent)
+            if cap < 0 or (fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE
+                           and cap == 0):
+                got: list[str] = []
+            else:
+                scored = [(self.query_utility(v, topic_now), v) for v in pool
+                          if v not in recent]
+                got, _ = fit(scored, cap, tokens, budget, used)
             chosen = recent | set(got)
         # 4. Access statistics of what was retrieved.
         for v in chosen - recent:
@@ -117,24 +136,6 @@ class BaselineMemory(StoreBase):
                 it.strength = s
             it.last = step
         return pool, chosen
-
-    def newest_fit(self, pool: list[str], tokens: dict[str, float], budget: float,
-                   used: float, limit: int, summary: bool = True) -> tuple[set[str], float]:
-        """A queue's context within B: the running summary first (if it fits), then the
-        stored items newest first until one does not fit, at most ``limit`` (0 = all)."""
-        chosen: set[str] = set()
-        z = self.summary
-        if (summary and z is not None and z in tokens and self.items[z].place == "in"
-                and used + tokens[z] <= budget):
-            chosen.add(z)
-            used += tokens[z]
-        queued = [v for v in pool if self.items[v].place == "in" and not self.is_summary(v)]
-        for v in reversed(queued):
-            if (limit > 0 and len(chosen - {z}) >= limit) or used + tokens[v] > budget:
-                break
-            chosen.add(v)
-            used += tokens[v]
-        return chosen, used
 
     def supersede(self, v: str) -> bool:
         """A supersede/invalidate event (policies with a contradiction rule): a stored
@@ -274,7 +275,7 @@ class BaselineMemory(StoreBase):
         else:  # public code: rank by last access, oldest first, decay^(rank + 1)
             rec = [power(k.ga_code_decay, r + 1) for r in range(len(ordered))]
             w = (k.gac_w_recency, k.gac_w_importance, k.gac_w_relevance)
-            cap = k.ga_top_k
+            cap = self.capped(k.ga_top_k)
         imp = [self.items[v].importance for v in ordered]
         rel = [self.query_utility(v, topic_now) for v in ordered]
         rec, imp, rel = minmax(rec), minmax(imp), minmax(rel)
@@ -285,10 +286,21 @@ class BaselineMemory(StoreBase):
 
     # ---------------------------------------------------------------- mem0
 
+    def mem0_information(self, x: str) -> float:
+        """How informative a memory looks to mem0's decision: 0.75·relevance +
+        0.25·[not a failure] + selector noise (one draw per memory, step 0)."""
+        h = self.h
+        node = h.tree.nodes[x]
+        ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
+        u = uniform_py(h.seed, h.traj, 0, h.draw_id(x), PURPOSE_MEM0)
+        return (0.75 * h.facts[x].rel + 0.25 * ok
+                + float(h.st.selector_noise) * ((u - 0.5) * _SQRT12))
+
     def mem0_admit(self, v: str) -> None:
         """Extraction + search of the mem0_search_k most similar stored memories + one
-        decision call: UPDATE / DELETE / NONE on a match (similarity >= mem0_match) with
-        the knobs' probabilities, else ADD (see `wmtsim.engine.field._mem0_admit`)."""
+        decision call: on a match (similarity >= mem0_match) UPDATE when the new fact
+        looks more informative, else NONE (with mem0_random_decision: the knobs' draws),
+        else ADD (see `wmtsim.engine.field_admission._mem0_admit`)."""
         h, k, it = self.h, self.k, self.items[v]
         stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
         found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)
@@ -302,6 +314,12 @@ class BaselineMemory(StoreBase):
         it.place, it.last, it.freq = "in", h.step, 0
         if not found or self.similarity(v, found[0]) < k.mem0_match:
             return  # ADD
+        if not k.mem0_random_decision:  # keep the fact with the most information
+            if self.mem0_information(v) > self.mem0_information(found[0]):
+                self.items[found[0]].place = "overwritten"  # UPDATE
+            else:
+                it.place = "dropped"  # NONE
+            return
         x = h.draw(h.draw_id(v), PURPOSE_MEM0)
         p_up = float(k.mem0_p_update)
         p_del = p_up + float(k.mem0_p_delete)
@@ -337,78 +355,6 @@ class BaselineMemory(StoreBase):
                 r = math.exp(-(dt / k.mb_time_scale) / it.strength)
                 if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
                     it.place = "forgotten"
-
-    # ---------------------------------------------------------------- queues and windows
-
-    def queue_overflow(self, limit: float, frac: float, keep_last: int, summarize: bool,
-                       to: str) -> None:
-        """When queue + summary > limit, pop the oldest (never the newest keep_last) while
-        less than frac of the queue's tokens is out or the queue + the summary they would
-        make is over the limit; merge them into the running summary if summarising."""
-        nodes = self.h.tree.nodes
-        queue = [v for v in self.placed("in") if not self.is_summary(v)]
-        q = 0.0
-        for v in queue:
-            q += nodes[v].tokens
-        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
-        if q + s_old <= limit:
-            return
-        popped = 0.0
-        out: list[str] = []
-        for v in queue:
-            if len(queue) - len(out) <= keep_last:
-                break
-            if not summarize:
-                s_new = 0.0
-            elif out:
-                s_new = float(math.ceil(float(self.h.st.c_sum) * (s_old + popped)))
-            else:
-                s_new = s_old
-            if not (popped < frac * q or q - popped + s_new > limit):
-                break
-            out.append(v)
-            popped += nodes[v].tokens
-        self.pop(out, to, summarize, s_old, popped)
-
-    def window_slide(self) -> None:
-        """Items created more than window_steps steps ago leave the context."""
-        nodes, step = self.h.tree.nodes, self.h.step
-        out = [v for v in self.placed("in") if not self.is_summary(v)
-               and nodes[v].created <= step - self.k.window_steps]
-        popped = 0.0
-        for v in out:
-            popped += nodes[v].tokens
-        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
-        self.pop(out, "evicted", self.pol.variant == 1, s_old, popped)
-
-    def pop(self, out: list[str], to: str, summarize: bool, s_old: float,
-            popped: float) -> None:
-        """Popped items go to ``to``; with ``summarize`` one recursive summary absorbs
-        them (ceil(c_sum·(old + popped tokens)) tokens, no evidence, poison w.p. p_leak)."""
-        h = self.h
-        leaked, leak_pers = False, 0.0
-        absorbed: set[str] = set()
-        for v in out:
-            self.items[v].place = to
-            if summarize and self.absorbs(v):
-                leaked = True
-                absorbed.add(v)
-                leak_pers = max(leak_pers, h.facts[v].persuasiveness)
-        if not (summarize and out):
-            return
-        if self.summary is None:
-            self.summary = f"{h.tree.root_id}/summary"
-            h.add_summary(self.summary, h.tree.root_id, -1, -1)
-        node, f = h.tree.nodes[self.summary], h.facts[self.summary]
-        raw = s_old + popped
-        node.tokens = math.ceil(float(h.st.c_sum) * raw)
-        f.absorbed = (f.absorbed or set()) | absorbed
-        if leaked:
-            node.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
-        self.item(self.summary).place = "in"
-        self.summariser_call(raw)
-
 
 def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
     """The readable twin's store for a field policy (`BaselineMemory` on the simulator's

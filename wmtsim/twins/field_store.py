@@ -123,6 +123,13 @@ class StoreBase:
         """A retrieval's item cap: the policy's own knob, or 0 → the shared Stubs.top_k."""
         return int(own) if own > 0 else int(self.h.st.top_k)
 
+    def capped(self, size: int) -> int:
+        """A design's own retrieval size beneath the shared cap (unless own_caps)."""
+        shared = int(self.h.st.top_k)
+        if self.k.own_caps or shared <= 0:
+            return int(size)
+        return min(int(size), shared)
+
     def similarity(self, a: str, b: str) -> float:
         """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
         fa, fb = self.h.facts[a], self.h.facts[b]
@@ -131,7 +138,8 @@ class StoreBase:
 
     def rate(self, v: str, lo: float) -> float:
         """The importance scorer stub (one LLM call reading the item), an integer in
-        [lo, 10]: 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence]) + noise, half up."""
+        [lo, 10]: 10·(0.75·rel + 0.25·[not a failure]) + noise, half up; with
+        ``importance_reads_evidence``, 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence])."""
         node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
         d = self.h.draw_id(v)
         s = 0.0
@@ -139,8 +147,11 @@ class StoreBase:
             s += self.h.draw(4 * d + j, PURPOSE_IMPORTANCE)
         ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
         ev = 1.0 if f.evidence else 0.0
-        x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
-             + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
+        if self.k.importance_reads_evidence:
+            signal = 0.6 * f.rel + 0.2 * ok + 0.2 * ev
+        else:
+            signal = 0.75 * f.rel + 0.25 * ok
+        x = 10.0 * signal + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3)
         out = self.h.out
         out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
         out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
