@@ -69,7 +69,19 @@ def readme_block(n: int = N) -> str:
             tag = {"ties": " tie", "loses": " WMT loses", "wins": ""}[v]
             cells.append(f"{sign(r['d_mean'])} [{sign(r['d_low'])}, {sign(r['d_high'])}]{tag}")
         lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    lines.append("")
+    for b in budgets:
+        by = {v: [f"`{p}`" for p in README_POLICIES
+                  if verdict(rows[p, b]["d_low"], rows[p, b]["d_high"]) == v]
+              for v in ("wins", "ties", "loses")}
+        parts = [f"wins against {len(by['wins'])} of {len(README_POLICIES)}"]
+        if by["ties"]:
+            parts.append("ties " + ", ".join(by["ties"]))
+        if by["loses"]:
+            parts.append("loses to " + ", ".join(by["loses"]))
+        lines.append(f"At B = {b} WMT " + "; ".join(parts) + ".")
+        lines.append("")
+    return "\n".join(lines[:-1]) + "\n"
 
 
 def docs_blocks(n: int = N, seeds: int = 3) -> None:

@@ -335,3 +335,27 @@ def test_conversation_search_is_a_charged_tool_call_over_user_messages() -> None
     tokens = (on.trajectories["n_memory_tokens"].sum()
               - off.trajectories["n_memory_tokens"].sum())
     assert tokens > calls * Baselines().search_base_tokens
+
+
+# ---------------------------------------------------------------- TraceRetain's buffer
+
+
+def test_traceretain_rates_its_short_term_buffer_in_batches() -> None:
+    # The article §2.3 / §3.2: traces wait in a short-term buffer and are rated in
+    # batches (one call per evaluation, not one per trace); a buffered trace is not
+    # retrievable until it is evaluated.
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=3, n=20)
+    on = simulate(w, "traceretain_z", record_steps=20)
+    off = simulate(w, "traceretain_z", baselines=Baselines(tr_buffer=0), record_steps=20)
+    assert on.trajectories["n_llm_calls"].sum() < off.trajectories["n_llm_calls"].sum()
+    # Evaluated only at the key moments (a subtask's answer, the final answer): at an
+    # action step the trace just made is still in the buffer, never in context.
+    late = simulate(w, "traceretain_z", baselines=Baselines(tr_buffer=1000,
+                                                            tr_eval_every=1000),
+                    record_steps=20)
+    sel = late.steps.filter(pl.col("selected") & (pl.col("kind") == "action"))
+    created = late.forest.created
+    acts = sel.filter(pl.col("event") == "action")
+    assert acts.height > 0
+    for row in acts.iter_rows(named=True):
+        assert created[row["trajectory"], row["slot"]] < row["step"]

@@ -66,6 +66,7 @@ def test_parity_frame_reads_the_counters(results: dict) -> None:
     assert rows["wmt"]["items_max"] <= 3
     text = parity_markdown(frame)
     assert text.count("\n") == len(SHOWN) + 2 and "`memgpt`" in text
+    assert rows["wmt"]["flagged"] == 0.0
 
 
 def test_caps_and_signals_are_declared_for_every_policy() -> None:
@@ -73,3 +74,10 @@ def test_caps_and_signals_are_declared_for_every_policy() -> None:
         assert item_cap(p, Stubs(top_k=3), Baselines())
         assert ranking_signal(p)
     assert item_cap("wmt", Stubs(top_k=0), Baselines()) == "none"
+    # One shared cap: the designs' own sizes beneath it, queues capped too.
+    assert item_cap("generative_agents_code", Stubs(top_k=3), Baselines()) == "3"
+    assert item_cap("memgpt", Stubs(top_k=3), Baselines()) == "3"
+    assert item_cap("memgpt", Stubs(top_k=3), Baselines(own_caps=True)) == "none (queue)"
+    assert "evidence" not in ranking_signal("generative_agents")
+    assert "evidence" in ranking_signal("generative_agents",
+                                        Baselines(importance_reads_evidence=True))

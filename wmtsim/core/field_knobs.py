@@ -17,9 +17,9 @@ from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
 (B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING,
- B_DELETED, B_OVERWRITTEN) = range(10)
+ B_DELETED, B_OVERWRITTEN, B_BUFFERED) = range(11)
 B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-           "popping", "deleted", "overwritten")
+           "popping", "deleted", "overwritten", "buffered")
 # Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
 M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
 
@@ -182,6 +182,16 @@ class Baselines:
             'messages would be summarised Letta raises ContextWindowExceededError, counted in '
             '`context_overflows`; false = pop through the crossing message until the window '
             'fits (the rule before issue 20).')
+    tr_buffer: int = knob(5, hi=100_000,
+        doc="TraceRetain's short-term buffer (the article §2.3: traces first go to a small "
+            'working buffer; the retention evaluator scores its contents periodically or at '
+            'key moments, in batches, §3.2): the buffer holds up to tr_buffer traces and is '
+            'evaluated in one rating call when full, every tr_eval_every prompt steps and at '
+            "every subtask's answer and the final answer; near-duplicates are dropped against "
+            'the buffer; buffered traces are not retrievable. 0 = no buffer: each trace is '
+            'rated on arrival, one call each (the rule before issue 20).')
+    tr_eval_every: int = knob(5, lo=1, hi=1_000_000,
+        doc="TraceRetain: prompt steps between the buffer's periodic evaluations.")
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')
@@ -230,5 +240,5 @@ class Baselines:
  B_WINDOW_STEPS, B_TOKEN_LIMIT, B_DUP_CONTENT, B_MB_SESSION_STEPS, B_MB_CODE_TOP_K,
  B_MB_CODE_RECENT, B_FREQUENCY_WEIGHT, B_MEM0_SEARCH_K, B_MEM0_MATCH, B_MEM0_P_UPDATE,
  B_MEM0_P_DELETE, B_MEM0_P_NONE, B_IMPORTANCE_READS_EVIDENCE, B_OWN_CAPS,
- B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_SEARCH_BASE_TOKENS, B_GA_STEP_DECAY,
- B_MB_FORGET_AFTER) = range(51)
+ B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_TR_BUFFER, B_TR_EVAL_EVERY, B_SEARCH_BASE_TOKENS,
+ B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(53)

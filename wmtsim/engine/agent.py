@@ -124,7 +124,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
                                Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
                                sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
-                               p, st, bl, out)
+                               p, st, bl, out, critical)
             util = np.empty(n)
             key = _step_key(seed, traj, step)
             for v in range(n):

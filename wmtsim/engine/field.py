@@ -29,6 +29,7 @@ from wmtsim.core.codes import ACTION, GLOBAL, TASK
 from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module's old path)
     _SQRT3,
     B_ARCHIVED,
+    B_BUFFERED,
     B_CAPACITY,
     B_CLUSTER_SIZE,
     B_DELETED,
@@ -82,6 +83,8 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_SEARCH_BASE_TOKENS,
     B_TOKEN_LIMIT,
     B_TOP_K,
+    B_TR_BUFFER,
+    B_TR_EVAL_EVERY,
     B_UNSEEN,
     B_WINDOW_STEPS,
     B_WINDOW_TOKENS,
@@ -110,6 +113,7 @@ from wmtsim.engine.field_admission import (  # noqa: F401 (the old module's name
     _mem0_admit,
     _tr_admit,
     _tr_cluster,
+    _tr_evaluate,
     _tr_victim,
 )
 from wmtsim.engine.field_common import (  # noqa: F401 (the old module's names)
@@ -141,7 +145,7 @@ from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's nam
 @jit
 def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,
                    blast, bfreq, bstr, bwin, bmisc, sw_family, sw_variant, sw_eviction,
-                   sw_threshold, sw_cluster, p, st, bl, out):
+                   sw_threshold, sw_cluster, p, st, bl, out, critical):
     """Steps 1–2 of a field policy's prompt step: admit new items, forget/evict.
 
     Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
@@ -168,6 +172,19 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
             if sw_family == FAM_GENERATIVE:
                 _score_call(seed, traj, step, v, F, bimp, 1.0, bl, out)
     bmisc[M_SEEN] = n
+    # TraceRetain's short-term buffer is evaluated when full, periodically and at the key
+    # moments (a subtask's answer, the final answer).
+    if sw_family == FAM_TRACERETAIN and bl[B_TR_BUFFER] > 0:
+        held = 0
+        for v in range(n):
+            if bs[v] == B_BUFFERED:
+                held += 1
+        if (held >= bl[B_TR_BUFFER] or (step + 1) % int(bl[B_TR_EVAL_EVERY]) == 0
+                or critical):
+            n = _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp,
+                             blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold,
+                             sw_cluster, p, st, bl, out)
+        bmisc[M_SEEN] = n
 
     # 2. Forgetting (MemoryBank: once per session) and overflow.
     session = int(bl[B_MB_SESSION_STEPS])

@@ -15,6 +15,7 @@ from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_MEM0
 from wmtsim.core.field_knobs import (
     B_ARCHIVED,
+    B_BUFFERED,
     B_CAPACITY,
     B_CLUSTER_SIZE,
     B_DELETED,
@@ -39,6 +40,7 @@ from wmtsim.core.field_knobs import (
     B_RECENCY_WEIGHT,
     B_REPLACE_THRESHOLD,
     B_SCORER_BASE_TOKENS,
+    B_TR_BUFFER,
     B_Z_THRESHOLD,
     M_WIN_COUNT,
     M_WIN_HEAD,
@@ -64,6 +66,7 @@ from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
     _power,
+    _rate,
     _score_call,
     _similarity,
     _top_by,
@@ -79,13 +82,17 @@ _SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 @jit
 def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
-    """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
+    """TraceRetain for one new trace: rule filter, then (without a short-term buffer)
+    rating, threshold, eviction, clusters; with one (``tr_buffer`` > 0) the trace waits in
+    the buffer for `_tr_evaluate`."""
     kind, tokens, outcome = F.kind, F.tokens, F.outcome
     evidence, topic, rel = F.evidence, F.topic, F.rel
-    # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
-    #    failed-action reports when they are low-priority.
+    buffered = bl[B_TR_BUFFER] > 0
+    against = B_BUFFERED if buffered else B_IN
+    # 1. Rule filter: near-duplicates of a buffered (no buffer: stored) trace, short
+    #    traces without evidence, failed-action reports when they are low-priority.
     for w in range(v):
-        if bs[w] == B_IN and kind[w] != SUMMARY:
+        if bs[w] == against and kind[w] != SUMMARY:
             if bl[B_DUP_CONTENT] != 0.0:
                 sim = _content_similarity(v, w, F, cross)
             else:
@@ -99,8 +106,49 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
     if bl[B_DROP_FAILED] != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
         bs[v] = B_DROPPED
         return n
+    if buffered:
+        bs[v] = B_BUFFERED
+        return n
     # 2. The 0–10 rating (one scorer call).
     _score_call(seed, traj, step, v, F, bimp, 0.0, bl, out)
+    return _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
+                      blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl,
+                      out)
+
+
+@jit
+def _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
+                 bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """TraceRetain's evaluator over its short-term buffer: one batched rating call (the
+    article §3.2: "batch several traces") reading every buffered trace, then each, in
+    creation order, through threshold, eviction and clusters."""
+    n0 = n
+    raw = 0.0
+    any_buffered = False
+    for v in range(n0):
+        if bs[v] == B_BUFFERED:
+            raw += F.tokens[v]
+            any_buffered = True
+    if not any_buffered:
+        return n
+    call = bl[B_SCORER_BASE_TOKENS] + raw
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += call
+    out[C_MEMORY_TOKENS] += call
+    for v in range(n0):
+        if bs[v] == B_BUFFERED:
+            bimp[v] = _rate(seed, traj, step, v, F, 0.0, bl)
+            n = _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
+                           blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st,
+                           bl, out)
+    return n
+
+
+@jit
+def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
+               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """A rated trace (``bimp[v]``): threshold, eviction, clusters."""
+    kind, topic, rel = F.kind, F.topic, F.rel
     x = bimp[v]
     # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
     cnt = bmisc[M_WIN_COUNT]

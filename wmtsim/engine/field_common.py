@@ -177,14 +177,19 @@ def _absorb(seed, traj, step, v, F, st, host):
 
 
 @jit
+def _rate(seed, traj, step, v, F, lo, bl):
+    """Item ``v``'s importance rating (the stub; the caller charges the call)."""
+    ok = 0.0 if (F.kind[v] == ACTION and F.outcome[v] == FAILURE) else 1.0
+    ev = 1.0 if F.evidence[v] else 0.0
+    return _importance(seed, traj, step, _draw_id(F, v), F.rel[v], ok, ev,
+                       bl[B_IMPORTANCE_READS_EVIDENCE] != 0.0, bl[B_IMPORTANCE_NOISE], lo)
+
+
+@jit
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
-    kind, tokens, outcome = F.kind, F.tokens, F.outcome
-    evidence, rel = F.evidence, F.rel
-    ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
-    ev = 1.0 if evidence[v] else 0.0
-    bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
-                          bl[B_IMPORTANCE_READS_EVIDENCE] != 0.0, bl[B_IMPORTANCE_NOISE], lo)
+    tokens = F.tokens
+    bimp[v] = _rate(seed, traj, step, v, F, lo, bl)
     out[C_PROMPT_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
     out[C_MEMORY_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
     out[C_LLM_CALLS] += 1

@@ -10,6 +10,8 @@ Per policy on one scenario, from the simulation's own counters (not written by h
   summaries, mem0's decisions, Letta's tool calls: every call but the reasoner's);
 * **memory tokens per step**: the prompt tokens of memory's own calls (retrieval and
   upkeep), ``memory_tokens`` / ``prompt_steps``;
+* **runs flagged**: the share of trajectories where Letta would have raised
+  ContextWindowExceededError (`context_overflows` > 0; MemGPT only);
 * **signal**: what its ranking reads (declared beside the rules, `ranking_signal`).
 
 Used by ``wmtsim compare --parity`` and scripts/field_table.py (docs/policies.md).
@@ -43,17 +45,23 @@ from wmtsim.core.stubs import Stubs
 
 PARITY_COLUMNS = ("policy", "budget", "share_mean", "share_max", "cap", "items_max",
                   "calls_per_step", "memory_calls_per_step", "memory_tokens_per_step",
-                  "signal")
+                  "flagged", "signal")
 
 
 def item_cap(policy: str, stubs: Stubs, knobs: Baselines) -> str:
-    """The item cap a configuration runs with, as the engine reads it ("none" = 0)."""
+    """The item cap a configuration runs with, as the engine reads it ("none" = 0):
+    `Stubs.top_k` for WMT's selector and, unless `Baselines.own_caps`, for every field
+    retrieval, queue and window, with a design's own size beneath it."""
     pol = get_policy(policy)
 
     def shown(k: int) -> str:
         return str(k) if k > 0 else "none"
 
     shared = int(stubs.top_k)
+
+    def capped(size: int) -> int:
+        return size if knobs.own_caps or shared <= 0 else min(size, shared)
+
     if pol.selection == SEL_NONE:
         return "– (no memory)"
     if pol.selection == SEL_EVERYTHING:
@@ -62,22 +70,25 @@ def item_cap(policy: str, stubs: Stubs, knobs: Baselines) -> str:
         return "– (whole branches)"
     if pol.selection == SEL_ITEMS:
         return shown(shared)
-    own = int(knobs.top_k) if knobs.top_k > 0 else shared
     fam = pol.family
     if fam == FAM_GENERATIVE and pol.variant == 1:
-        return shown(int(knobs.ga_top_k))
+        return shown(capped(int(knobs.ga_top_k)))
     if fam == FAM_MEMORYBANK and pol.variant == MB_CODE:
-        return f"{knobs.mb_code_top_k} + {shown(int(knobs.mb_code_recent))} recent"
+        recent, top = int(knobs.mb_code_recent), int(knobs.mb_code_top_k)
+        return f"{shown(capped(recent + top))} ({recent} recent + {top})"
     if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
-        return "none (queue)"
+        return "none (queue)" if knobs.own_caps else shown(shared)
+    own = int(knobs.top_k) if knobs.top_k > 0 else shared
     return shown(own)
 
 
-def ranking_signal(policy: str) -> str:
+def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
     """What a configuration's ranking (or admission) reads, from its family's rules."""
     pol = get_policy(policy)
+    knobs = knobs or Baselines()
     rel = "apparent relevance + noise"
-    rating = "rating: apparent relevance, outcome, evidence flag"
+    rating = ("rating: apparent relevance, outcome"
+              + (", evidence flag" if knobs.importance_reads_evidence else ""))
     if pol.selection == SEL_NONE:
         return "–"
     if pol.selection == SEL_EVERYTHING:
@@ -94,9 +105,13 @@ def ranking_signal(policy: str) -> str:
     if fam == FAM_MEMORYBANK:
         return f"{rel}; forgetting: time since recall, strength"
     if fam == FAM_MEM0:
-        return f"{rel}; decision: similarity to stored facts"
+        decision = ("fixed draws" if knobs.mem0_random_decision
+                    else "which looks more informative (apparent relevance, outcome)")
+        return f"{rel}; decision on a match: {decision}"
     if fam == FAM_MEMGPT:
-        return "recency (queue); recall search at critical steps: " + rel
+        search = ("conversation_search: string match on the subtask over user messages"
+                  if knobs.recall_k > 0 else "no search")
+        return f"recency (queue); {search}"
     return "recency (queue)"
 
 
@@ -119,7 +134,8 @@ def parity_frame(results: Mapping[str, Any], stubs: Stubs, knobs: Baselines,
             "calls_per_step": calls / per,
             "memory_calls_per_step": (calls - steps) / per,
             "memory_tokens_per_step": float(t["n_memory_tokens"].sum()) / per,
-            "signal": ranking_signal(name),
+            "flagged": float((t["n_context_overflows"] > 0).mean()),
+            "signal": ranking_signal(name, knobs),
         })
     return pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Float64,
                                       "share_mean": pl.Float64, "share_max": pl.Float64,
@@ -127,14 +143,15 @@ def parity_frame(results: Mapping[str, Any], stubs: Stubs, knobs: Baselines,
                                       "calls_per_step": pl.Float64,
                                       "memory_calls_per_step": pl.Float64,
                                       "memory_tokens_per_step": pl.Float64,
-                                      "signal": pl.Utf8})
+                                      "flagged": pl.Float64, "signal": pl.Utf8})
 
 
 def parity_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None) -> str:
     """The parity table as Markdown (one row per policy)."""
     head = ("| policy | B used: mean / max share | item cap (most in context) | "
-            "LLM calls / step (memory's own) | memory tokens / step | ranking reads |")
-    lines = [head, "|---|---|---|---|---|---|"]
+            "LLM calls / step (memory's own) | memory tokens / step | runs flagged | "
+            "ranking reads |")
+    lines = [head, "|---|---|---|---|---|---|---|"]
     index = {r["policy"]: r for r in frame.iter_rows(named=True)}
     for p in policies or list(index):
         r = index.get(p)
@@ -144,7 +161,7 @@ def parity_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None) 
             f"| `{p}` | {r['share_mean']:.2f} / {r['share_max']:.2f} | {r['cap']} "
             f"({r['items_max']}) | {r['calls_per_step']:.2f} "
             f"({r['memory_calls_per_step']:.2f}) | {r['memory_tokens_per_step']:.0f} | "
-            f"{r['signal']} |")
+            f"{r['flagged']:.0%} | {r['signal']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -58,6 +58,8 @@ FLIPS: tuple[Flip, ...] = (
     Flip("rater reads the evidence flag", {"baselines.importance_reads_evidence": True},
          _family(FAM_TRACERETAIN, FAM_GENERATIVE)),
     Flip("designs' own item caps", {"baselines.own_caps": True}, _own_cap),
+    Flip("TraceRetain rates on arrival (no buffer)", {"baselines.tr_buffer": 0},
+         _family(FAM_TRACERETAIN)),
     Flip("mem0 decides by fixed draws", {"baselines.mem0_random_decision": True},
          _family(FAM_MEM0)),
     Flip("MemoryBank: one session (no forgetting)", {"baselines.mb_session_steps": 0},

@@ -76,6 +76,12 @@ class BaselineMemory(QueueStore):
                 it.place, it.last, it.freq, it.strength = "in", step, 0, 1.0
                 if fam == FAM_GENERATIVE:
                     it.importance = self.rate(v, 1.0)
+        # TraceRetain's short-term buffer: evaluated when full, periodically, at key moments.
+        if fam == FAM_TRACERETAIN and k.tr_buffer > 0:
+            held = self.placed("buffered")
+            if (len(held) >= k.tr_buffer or (step + 1) % k.tr_eval_every == 0
+                    or critical) and held:
+                self.traceretain_evaluate(held)
         # 2. Forgetting (MemoryBank: once per session) and overflow.
         budget = float(h.budget)
         if fam == FAM_MEMORYBANK:
@@ -153,12 +159,14 @@ class BaselineMemory(QueueStore):
     # ---------------------------------------------------------------- TraceRetain
 
     def traceretain_admit(self, v: str) -> None:
-        """Rule filter → 0–10 rating → z-score (or raw ≥ 7) → eviction → clusters."""
+        """Rule filter → (no buffer: 0–10 rating → z-score (or raw ≥ 7) → eviction →
+        clusters; with one: into the short-term buffer)."""
         h, k, it = self.h, self.k, self.items[v]
         node, f = h.tree.nodes[v], h.facts[v]
-        stored = [w for w in self.placed("in") if w != v]
+        against = "buffered" if k.tr_buffer > 0 else "in"
+        earlier = [w for w in self.placed(against) if w != v]
         dup = self.content_similarity if k.dup_content else self.similarity
-        if any(dup(v, w) > k.dup_threshold for w in stored if not self.is_summary(w)):
+        if any(dup(v, w) > k.dup_threshold for w in earlier if not self.is_summary(w)):
             it.place = "dropped"  # a near-duplicate: the earliest is kept
             return
         if node.tokens < k.min_tokens and not f.evidence:
@@ -167,8 +175,33 @@ class BaselineMemory(QueueStore):
         if k.drop_failed and node.kind == "action" and node.outcome == "failure":
             it.place = "dropped"  # low-priority kind
             return
-        x = self.rate(v, 0.0)
-        it.importance = x
+        if k.tr_buffer > 0:
+            it.place = "buffered"
+            return
+        it.importance = self.rate(v, 0.0)
+        self.traceretain_retain(v)
+
+    def traceretain_evaluate(self, held: list[str]) -> None:
+        """One batched rating call over the buffer, then each trace (creation order)
+        through threshold, eviction and clusters."""
+        h = self.h
+        raw = 0.0
+        for v in held:
+            raw += h.tree.nodes[v].tokens
+        call = float(self.k.scorer_base_tokens) + raw
+        h.out[C_LLM_CALLS] += 1
+        h.out[C_PROMPT_TOKENS] += call
+        h.out[C_MEMORY_TOKENS] += call
+        for v in held:
+            self.items[v].importance = self.rating(v, 0.0)
+            self.traceretain_retain(v)
+
+    def traceretain_retain(self, v: str) -> None:
+        """A rated trace: z-score (or raw ≥ 7) → eviction → clusters."""
+        h, k, it = self.h, self.k, self.items[v]
+        f = h.facts[v]
+        stored = [w for w in self.placed("in") if w != v]
+        x = it.importance
         retain = x >= k.raw_threshold
         if self.pol.threshold != THRESHOLD_FIXED and len(self.window) >= 2:
             mean = 0.0

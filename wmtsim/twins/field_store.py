@@ -22,7 +22,7 @@ from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
 PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-          "deleted", "overwritten")
+          "deleted", "overwritten", "buffered")
 
 
 @dataclass
@@ -137,7 +137,16 @@ class StoreBase:
         return t * (1.0 - abs(fa.rel - fb.rel))
 
     def rate(self, v: str, lo: float) -> float:
-        """The importance scorer stub (one LLM call reading the item), an integer in
+        """`rating` as one LLM call of its own (scorer_base_tokens + the item)."""
+        node = self.h.tree.nodes[v]
+        out = self.h.out
+        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_LLM_CALLS] += 1
+        return self.rating(v, lo)
+
+    def rating(self, v: str, lo: float) -> float:
+        """The importance scorer stub (the caller charges the call), an integer in
         [lo, 10]: 10·(0.75·rel + 0.25·[not a failure]) + noise, half up; with
         ``importance_reads_evidence``, 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence])."""
         node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
@@ -152,10 +161,6 @@ class StoreBase:
         else:
             signal = 0.75 * f.rel + 0.25 * ok
         x = 10.0 * signal + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3)
-        out = self.h.out
-        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
-        out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
-        out[C_LLM_CALLS] += 1
         _ = st
         return min(10.0, max(lo, float(math.floor(x + 0.5))))
 
