@@ -359,3 +359,21 @@ def test_traceretain_rates_its_short_term_buffer_in_batches() -> None:
     assert acts.height > 0
     for row in acts.iter_rows(named=True):
         assert created[row["trajectory"], row["slot"]] < row["step"]
+
+
+# ---------------------------------------------------------------- GA's reflection
+
+
+def test_generative_agents_reflects_when_poignancy_passes_the_threshold() -> None:
+    # reflect.py: reflect when the poignancy since the last reflection reaches the
+    # threshold; thoughts become memories (one summary per focal subtask) and every step
+    # of it is an LLM call: focal points, insights, and two calls per thought.
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=5, n=20)
+    on = simulate(w, "generative_agents", baselines=Baselines(ga_reflect_threshold=20),
+                  record_steps=20)
+    off = simulate(w, "generative_agents", baselines=Baselines(ga_reflect_threshold=0),
+                   record_steps=20)
+    calls = on.trajectories["n_llm_calls"].sum() - off.trajectories["n_llm_calls"].sum()
+    assert calls > 0
+    kinds_on = set(on.steps["kind"].to_list())
+    assert "summary" in kinds_on and "summary" not in set(off.steps["kind"].to_list())

@@ -22,6 +22,10 @@ B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotte
            "popping", "deleted", "overwritten", "buffered")
 # Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
 M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
+# Generative Agents has no z-window: its two slots hold the poignancy summed since the
+# last reflection (`importance_trigger_max - importance_trigger_curr`) and how many
+# memories arrived since (`importance_ele_n`).
+M_GA_POIGNANCY, M_GA_SINCE = M_WIN_COUNT, M_WIN_HEAD
 
 _SQRT3 = 1.7320508075688772
 _TRUE_FALSE = "true | false"  # the allowed text of a boolean knob here
@@ -192,6 +196,18 @@ class Baselines:
             'rated on arrival, one call each (the rule before issue 20).')
     tr_eval_every: int = knob(5, lo=1, hi=1_000_000,
         doc="TraceRetain: prompt steps between the buffer's periodic evaluations.")
+    ga_reflect_threshold: int = knob(150, hi=1_000_000,
+        doc="Generative Agents' reflection (reflect.py `reflection_trigger`; scratch.py "
+            '`importance_trigger_max = 150`): when the importance ratings of the memories '
+            'since the last reflection sum to this, the agent reflects: one call for the '
+            'focal points over those memories, then per focal point one insight call over '
+            "its topic's memories and two calls per thought; the thoughts are one new "
+            'memory per focal topic (a summary with its evidence). 0 = never reflects.')
+    ga_focal_points: int = knob(3, lo=1, hi=100,
+        doc='Generative Agents: focal points per reflection (`generate_focal_points(persona, 3)`).')
+    ga_thoughts: int = knob(5, lo=1, hi=100,
+        doc='Generative Agents: thoughts per focal point (`generate_insights_and_evidence(…, 5)`), '
+            'each charged two calls (`generate_action_event_triple`, `generate_poig_score`).')
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')
@@ -240,5 +256,6 @@ class Baselines:
  B_WINDOW_STEPS, B_TOKEN_LIMIT, B_DUP_CONTENT, B_MB_SESSION_STEPS, B_MB_CODE_TOP_K,
  B_MB_CODE_RECENT, B_FREQUENCY_WEIGHT, B_MEM0_SEARCH_K, B_MEM0_MATCH, B_MEM0_P_UPDATE,
  B_MEM0_P_DELETE, B_MEM0_P_NONE, B_IMPORTANCE_READS_EVIDENCE, B_OWN_CAPS,
- B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_TR_BUFFER, B_TR_EVAL_EVERY, B_SEARCH_BASE_TOKENS,
- B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(53)
+ B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_TR_BUFFER, B_TR_EVAL_EVERY, B_GA_REFLECT_THRESHOLD,
+ B_GA_FOCAL_POINTS, B_GA_THOUGHTS, B_SEARCH_BASE_TOKENS, B_GA_STEP_DECAY,
+ B_MB_FORGET_AFTER) = range(56)

@@ -43,7 +43,10 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_FREQUENCY_WEIGHT,
     B_GA_CODE_DECAY,
     B_GA_DECAY,
+    B_GA_FOCAL_POINTS,
+    B_GA_REFLECT_THRESHOLD,
     B_GA_STEP_DECAY,
+    B_GA_THOUGHTS,
     B_GA_TOP_K,
     B_GA_W_IMPORTANCE,
     B_GA_W_RECENCY,
@@ -90,6 +93,8 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_WINDOW_TOKENS,
     B_Z_THRESHOLD,
     B_Z_WINDOW,
+    M_GA_POIGNANCY,
+    M_GA_SINCE,
     M_SEEN,
     M_SUMMARY,
     M_WIN_COUNT,
@@ -127,6 +132,7 @@ from wmtsim.engine.field_common import (  # noqa: F401 (the old module's names)
     _minmax,
     _power,
     _queue_cap,
+    _rate,
     _score_call,
     _similarity,
     _top_by,
@@ -138,6 +144,7 @@ from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's nam
     _queue_overflow,
     _window_slide,
 )
+from wmtsim.engine.field_generative import _ga_reflect, _ga_retrieve
 
 # ------------------------------------------------------------------ the dispatch point
 
@@ -171,7 +178,18 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
             bstr[v] = 1.0
             if sw_family == FAM_GENERATIVE:
                 _score_call(seed, traj, step, v, F, bimp, 1.0, bl, out)
+                bmisc[M_GA_POIGNANCY] += int(bimp[v])
+                bmisc[M_GA_SINCE] += 1
     bmisc[M_SEEN] = n
+    # Generative Agents reflects when the poignancy since the last reflection reaches
+    # the threshold (reflect.py `reflection_trigger`, `reset_reflection_counter`).
+    if (sw_family == FAM_GENERATIVE and bl[B_GA_REFLECT_THRESHOLD] > 0
+            and bmisc[M_GA_POIGNANCY] >= bl[B_GA_REFLECT_THRESHOLD]):
+        n = _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast,
+                        bfreq, int(bmisc[M_GA_SINCE]), p, st, bl, out)
+        bmisc[M_GA_POIGNANCY] = 0
+        bmisc[M_GA_SINCE] = 0
+        bmisc[M_SEEN] = n
     # TraceRetain's short-term buffer is evaluated when full, periodically and at the key
     # moments (a subtask's answer, the final answer).
     if sw_family == FAM_TRACERETAIN and bl[B_TR_BUFFER] > 0:
@@ -288,64 +306,6 @@ def _baseline_supersede(bs, v):
         bs[v] = B_DELETED
         return True
     return False
-
-
-# ------------------------------------------------------------------ Generative Agents
-
-
-@jit
-def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, tokens,
-                 budget, st, bl):
-    """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
-    the candidates (all equal: 0.5); the best that fit in B, at most the cap (paper: the
-    shared cap; public code: ga_top_k = `new_retrieve`'s n_count = 30). Paper: recency =
-    decay^(hours since last access); public code: candidates ranked by last access,
-    oldest first, decay^(rank+1).
-
-    Candidate order, as `new_retrieve` builds it: the memories newest first
-    (`seq_event`), stably sorted by last access; equal scores keep that order
-    (`top_highest_x_values` is a stable sort), for both variants.
-    """
-    cands = np.empty(n, np.int64)
-    c = 0
-    for j in range(n):
-        v = n - 1 - j
-        if eligible[v]:
-            cands[c] = v
-            c += 1
-    if c == 0:
-        return
-    last = np.empty(c)
-    for j in range(c):
-        last[j] = blast[cands[j]]
-    order = np.argsort(last, kind="mergesort")
-    ordered = np.empty(c, np.int64)
-    for j in range(c):
-        ordered[j] = cands[order[j]]
-    rec = np.empty(c)
-    imp = np.empty(c)
-    rel = np.empty(c)
-    if variant == 0:
-        for j in range(c):
-            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[ordered[j]])
-        w_rec, w_imp, w_rel = bl[B_GA_W_RECENCY], bl[B_GA_W_IMPORTANCE], bl[B_GA_W_RELEVANCE]
-        cap = _cap(bl[B_TOP_K], st)
-    else:
-        for j in range(c):
-            rec[j] = _power(bl[B_GA_CODE_DECAY], j + 1)
-        w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
-                               bl[B_GAC_W_RELEVANCE])
-        cap = _capped(bl[B_GA_TOP_K], bl, st)
-    for j in range(c):
-        imp[j] = bimp[ordered[j]]
-        rel[j] = util[ordered[j]]
-    _minmax(rec, c)
-    _minmax(imp, c)
-    _minmax(rel, c)
-    score = np.empty(c)
-    for j in range(c):
-        score[j] = w_rec * rec[j] + w_imp * imp[j] + w_rel * rel[j]
-    _fit(score, ordered, c, cap, tokens, budget, 0.0, selected)
 
 
 # ------------------------------------------------------- MemGPT's recall storage; eligibility

@@ -116,10 +116,13 @@ def flat_note(frame: pl.DataFrame) -> str:
     index = {(r["policy"], r["budget"], r["metric"]): r["mean"]
              for r in frame.iter_rows(named=True)}
     metrics = sorted(set(frame["metric"].to_list()))
+    from wmtsim.core.policies import SEL_EVERYTHING, SEL_NONE, get_policy
+
     notes = []
-    for lo, hi in pairwise(budgets):
+    for lo, hi in pairwise(budgets):  # B does not apply to the unselective ones at all
         same = [p for p in dict.fromkeys(frame["policy"].to_list())
-                if all(index.get((p, lo, m)) == index.get((p, hi, m)) for m in metrics)]
+                if get_policy(p).selection not in (SEL_NONE, SEL_EVERYTHING)
+                and all(index.get((p, lo, m)) == index.get((p, hi, m)) for m in metrics)]
         if same:
             notes.append(f"B = {lo} and B = {hi} give identical rows for "
                          + ", ".join(f"`{p}`" for p in same)

@@ -101,7 +101,8 @@ def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
     if fam == FAM_TRACERETAIN:
         return f"admission: {rating}; retrieval: {rel}"
     if fam == FAM_GENERATIVE:
-        return f"recency + importance ({rating}) + {rel}"
+        reflect = "; reflection on a poignancy sum" if knobs.ga_reflect_threshold > 0 else ""
+        return f"recency + importance ({rating}) + {rel}{reflect}"
     if fam == FAM_MEMORYBANK:
         return f"{rel}; forgetting: time since recall, strength"
     if fam == FAM_MEM0:

@@ -60,6 +60,8 @@ FLIPS: tuple[Flip, ...] = (
     Flip("designs' own item caps", {"baselines.own_caps": True}, _own_cap),
     Flip("TraceRetain rates on arrival (no buffer)", {"baselines.tr_buffer": 0},
          _family(FAM_TRACERETAIN)),
+    Flip("Generative Agents never reflects", {"baselines.ga_reflect_threshold": 0},
+         _family(FAM_GENERATIVE)),
     Flip("mem0 decides by fixed draws", {"baselines.mem0_random_decision": True},
          _family(FAM_MEM0)),
     Flip("MemoryBank: one session (no forgetting)", {"baselines.mb_session_steps": 0},

@@ -76,6 +76,13 @@ class BaselineMemory(QueueStore):
                 it.place, it.last, it.freq, it.strength = "in", step, 0, 1.0
                 if fam == FAM_GENERATIVE:
                     it.importance = self.rate(v, 1.0)
+                    self.poignancy += int(it.importance)
+                    self.since += 1
+        # Generative Agents reflects when the poignancy since the last reflection is high.
+        if (fam == FAM_GENERATIVE and k.ga_reflect_threshold > 0
+                and self.poignancy >= k.ga_reflect_threshold):
+            self.generative_reflect()
+            self.poignancy, self.since = 0, 0
         # TraceRetain's short-term buffer: evaluated when full, periodically, at key moments.
         if fam == FAM_TRACERETAIN and k.tr_buffer > 0:
             held = self.placed("buffered")
@@ -316,6 +323,69 @@ class BaselineMemory(QueueStore):
                   for j, v in enumerate(ordered)]
         got, _ = fit(scored, cap, tokens, budget, 0.0)
         return set(got)
+
+    def generative_reflect(self) -> None:
+        """reflect.py `run_reflect`: focal points (one call over the ``since`` newest
+        memories: the subtasks they are most about, ties to the newer), per focal subtask
+        one insight call over its stored memories (newest first, at most ga_top_k) and
+        two calls per thought; the thoughts are the subtask's summary memory."""
+        h, k = self.h, self.k
+        nodes = h.tree.nodes
+        base = float(k.scorer_base_tokens)
+        stored = [v for v in self.placed("in") if not self.is_summary(v)]
+        recent = list(reversed(stored))[:self.since]
+        read = 0.0
+        for v in recent:
+            read += nodes[v].tokens
+        self.charge(base + read, 1)  # the focal points
+        chosen: list[int] = []
+        for _ in range(k.ga_focal_points):
+            best_t, best_c = -1, 0
+            for v in recent:
+                t = h.facts[v].topic
+                if t < 0 or h.wid_id(t) not in nodes or t in chosen:
+                    continue
+                c = sum(1 for w in recent if h.facts[w].topic == t)
+                if c > best_c:
+                    best_t, best_c = t, c
+            if best_t < 0:
+                break
+            chosen.append(best_t)
+        for t in chosen:
+            task = h.wid_id(t)
+            sid = f"{task}/summary"
+            about = [w for w in reversed(stored) if h.facts[w].topic == t][:k.ga_top_k]
+            raw, has_ev, leaked, leak_pers = 0.0, False, False, 0.0
+            absorbed: set[str] = set()
+            for w in about:
+                raw += nodes[w].tokens
+                has_ev = has_ev or h.facts[w].evidence
+                if self.absorbs(w):
+                    leaked = True
+                    absorbed.add(w)
+                    leak_pers = max(leak_pers, h.facts[w].persuasiveness)
+            if sid not in nodes:
+                h.add_summary(sid, task, t, h.facts[task].top)
+            node, f = nodes[sid], h.facts[sid]
+            node.tokens = math.ceil(float(h.st.c_sum) * raw)
+            f.evidence = f.evidence or has_ev
+            f.absorbed = (f.absorbed or set()) | absorbed
+            if leaked:
+                node.poisoned = True
+                f.persuasiveness = max(f.persuasiveness, leak_pers)
+            self.charge(base + raw, 1)  # the insights and their evidence
+            thoughts = k.ga_thoughts
+            self.charge(2.0 * thoughts * (base + node.tokens), 2 * thoughts)
+            it = self.item(sid)
+            it.importance = self.rating(sid, 1.0)
+            it.place, it.last, it.freq = "in", h.step, 0
+
+    def charge(self, tokens: float, calls: int) -> None:
+        """LLM calls of memory's own, with their prompt tokens."""
+        out = self.h.out
+        out[C_LLM_CALLS] += calls
+        out[C_PROMPT_TOKENS] += tokens
+        out[C_MEMORY_TOKENS] += tokens
 
     # ---------------------------------------------------------------- mem0
 

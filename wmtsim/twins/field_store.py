@@ -87,6 +87,8 @@ class StoreBase:
         self.items: dict[str, Item] = {}
         self.window: list[float] = []  # TraceRetain: previous ratings, oldest first
         self.summary: str | None = None  # the running summary (MemGPT, windows)
+        self.poignancy = 0  # GA: importance summed since the last reflection
+        self.since = 0  # GA: memories since the last reflection
 
     # ---------------------------------------------------------------- helpers
 
