@@ -93,13 +93,13 @@ def docs_blocks(n: int = N, seeds: int = 3) -> None:
     for name, budgets in BUDGETS.items():
         sc = load_scenario(name)
         frame = budget_curves(sc, budgets, tuple(POLICIES), n=n)
-        replace_block(doc, f"field-curves:{name}",
+        replace_block(doc, f"field-curves.{name}",
                       f"### {name} (B = {', '.join(map(str, budgets))})\n\n"
                       + curves_markdown(frame))
         spec = curve_chart(frame, f"{name}: TSR vs prompt tokens over B").to_json()
         (ROOT / "docs" / "figures" / f"field_curves_{name}.png").write_bytes(
             vlc.vegalite_to_png(spec, scale=2))
-        replace_block(doc, f"parity:{name}",
+        replace_block(doc, f"parity.{name}",
                       f"### {name} (B = {sc.params.budget}, item cap `stubs.top_k` = "
                       f"{sc.stubs.top_k or 'none'}, n = {n})\n\n"
                       + parity_markdown(parity_table(sc, tuple(POLICIES), n=n)))

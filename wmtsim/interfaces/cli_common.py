@@ -1,23 +1,18 @@
 """What every ``wmtsim`` command shares: the Typer app, the two consoles, the error
-exit (`_fail`), the table printer that fits the terminal (`_print_table`), and the
-helpers of the scenario commands (compile first, progress, printing, writing a result
-folder)."""
+exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from wmtsim.core.formatting import plural
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 # Options shared by the commands that run on the sweep machinery (sweep, claims).
 WorkersOpt = Annotated[int, typer.Option(
@@ -65,45 +60,6 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     err_console.print(f"error: {message}", markup=False, highlight=False)
     return typer.Exit(code)
 
-
-
-def _compile_first(policies: Sequence[str]) -> None:
-    """On a fresh numba cache, compile the kernel groups these policies need first,
-    saying so on stderr (`wmtsim.engine.warm`): a silent compile looks like a hang."""
-    from wmtsim.engine.warm import ensure_compiled, groups_for
-
-    ensure_compiled(groups_for(policies), say=_note)
-
-
-def _note(text: str) -> None:
-    err_console.print(text, markup=False, highlight=False)
-
-
-def _say(text: str) -> None:
-    out_console.print(text, markup=False, highlight=False)
-
-
-def _progress() -> Progress:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=err_console, transient=True)
-
-
-@contextmanager
-def _writing(folder: Path) -> Iterator[Path]:
-    """`wmtsim.studies.outdir.result_folder`, with write failures (a full disk) as exit 2."""
-    from wmtsim.studies.outdir import OutputError, result_folder
-
-    try:
-        with result_folder(folder) as work:
-            yield work
-    except OutputError as e:
-        raise _fail(str(e)) from None
-    except OSError as e:
-        raise _fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
-                    "nothing was written") from None
 
 def _terminal_width() -> int | None:
     """The terminal's width (``COLUMNS`` when set), or None when stdout is not a terminal
@@ -159,3 +115,67 @@ def _print_table(table: Table, full: str | None = None) -> None:
                           highlight=False)
 
 
+
+
+# --- writing results: every command goes through wmtsim.core.output ---------------------------
+
+
+def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = ()
+                ) -> Path:
+    """``--out``, or ``results/<safe name>/<command>``; checked before any work (a
+    symbolic link followed)."""
+    from wmtsim.core.output import OutputError, check_out_folder, default_folder
+
+    folder = out if out is not None else default_folder(name, command)
+    try:
+        return check_out_folder(folder, command, keep=keep)
+    except OutputError as e:
+        raise _fail(str(e)) from None
+
+
+@contextmanager
+def _writing(folder: Path, command: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """`wmtsim.core.output.result_folder`, with a failed write (a full disk, from any
+    library) as exit 2 naming the folder; nothing is left half-written."""
+    from wmtsim.core.output import OutputError, result_folder
+
+    try:
+        with result_folder(folder, command, keep=keep) as work:
+            yield work
+    except OutputError as e:
+        raise _fail(str(e)) from None
+
+
+def _is_replay_file(path: Path) -> bool:
+    """A replay written before (its columns are the replay's): the one kind of existing
+    file ``replay --out`` and ``demo --out`` replace."""
+    from wmtsim.engine.trace import REPLAY_COLUMNS
+
+    names = [n for n, _ in REPLAY_COLUMNS]
+    try:
+        if path.suffix.lower() == ".csv":
+            with open(path, "rb") as f:
+                return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
+                    names)
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names) == names
+    except Exception:  # unreadable, not Parquet: not ours
+        return False
+
+
+def _check_out(out: Path | None) -> Path | None:
+    """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
+    file, or a replay written before; a symbolic link is followed."""
+    from wmtsim.core.output import OutputError, check_out_file
+    from wmtsim.engine.trace import OUTPUT_FORMATS
+
+    if out is None:
+        return None
+    if out.suffix.lower() not in OUTPUT_FORMATS:
+        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
+                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
+    try:
+        return check_out_file(out, ours=_is_replay_file, what="a replay written before")
+    except OutputError as e:
+        raise _fail(str(e)) from None

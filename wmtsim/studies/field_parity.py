@@ -178,7 +178,7 @@ def parity_table(scenario: Any, policies: Sequence[str], n: int | None = None,
 
 def write_parity(frame: pl.DataFrame, out: Path) -> list[Path]:
     """parity.parquet and parity.md in ``out``."""
-    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+    from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     return [atomic_write_parquet(frame, out / "parity.parquet"),
