@@ -43,9 +43,14 @@ GENERATORS: tuple[Generator, ...] = (
         ("README.md", "headline"),
         *(("docs/calibration.md", b) for b in
           ("summary", "table4", "checks", "errors", "feasibility", "table123")))),
-    Generator("field_table", ("scripts/field_table.py", "paper_poisoning", "--n", "300",
-                              "--metrics", "tsr", "--readme"),
+    Generator("field_table", ("scripts/field_table.py", "readme"),
               blocks=(("README.md", "field"),)),
+    Generator("field_docs", ("scripts/field_table.py", "docs"), blocks=tuple(
+        ("docs/policies.md", b) for b in (
+            "parity.paper_poisoning", "parity.gaia_like", "field-curves.paper_poisoning",
+            "field-curves.gaia_like", "robustness")),
+        files=("docs/figures/field_curves_paper_poisoning.png",
+               "docs/figures/field_curves_gaia_like.png")),
     Generator("model_decisions", ("scripts/model_decisions.py",),
               files=("docs/model_decisions.md",)),
     Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",

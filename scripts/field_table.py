@@ -1,24 +1,116 @@
-"""Every policy (WMT's configurations and the field's) on a scenario: each metric's mean
-with a 95% bootstrap interval, and the paired difference against ``wmt`` on the same
-trajectories (common random numbers). Prints a Markdown table (docs/policies.md).
+"""The field's generated text: README's field table, docs/policies.md's budget curves,
+parity tables and robustness table, and the curve figures (docs/figures/).
 
-    python scripts/field_table.py paper_poisoning gaia_like --n 300
-    python scripts/field_table.py paper_poisoning --metrics asr,br,tsr   # README's table
+    python scripts/field_table.py readme             # README's <!-- generated:field --> block
+    python scripts/field_table.py docs               # docs/policies.md's generated blocks
+    python scripts/field_table.py table paper_poisoning gaia_like --n 300   # all metrics
+
+Every number comes from the engine (`wmtsim.studies.field_curves`, `field_parity`,
+`field_robustness`); a block is replaced between its ``<!-- generated:NAME -->`` and
+``<!-- /generated:NAME -->`` markers, nothing else in the file changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
-from wmtsim.core.policies import POLICIES
+from wmtsim.core.policies import FIELD_POLICIES, POLICIES
 from wmtsim.engine.simulation import METRIC_NAMES, mean_ci, paired_difference
+from wmtsim.studies.field_curves import budget_curves, curve_chart, curves_markdown, verdict
+from wmtsim.studies.field_parity import parity_markdown, parity_table
+from wmtsim.studies.field_robustness import robustness, robustness_markdown
 from wmtsim.studies.report import run_policies
 from wmtsim.studies.scenario import load_scenario
 
+ROOT = Path(__file__).resolve().parents[1]
 SHOWN = [m for m in METRIC_NAMES if m not in ("steps", "llm_calls")] + ["llm_calls"]
+# The budgets of each shipped comparison: ¼B, ½B and B where the item cap lets B bind
+# (paper_poisoning, top_k = 3), ½B, B and 2B where no cap binds first (gaia_like).
+BUDGETS = {"paper_poisoning": (95, 190, 380), "gaia_like": (350, 700, 1400)}
+README_POLICIES = ("traceretain_z", "traceretain_conflict", "generative_agents",
+                   "generative_agents_code", "memorybank", "memorybank_code", "memgpt",
+                   "mem0")
+N = 300
+
+
+def replace_block(path: Path, name: str, body: str) -> None:
+    """Put ``body`` between the ``generated:name`` markers of ``path``."""
+    text = path.read_text(encoding="utf-8")
+    pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:"
+                         rf"{re.escape(name)} -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: no <!-- generated:{name} --> block")
+    path.write_text(pattern.sub(lambda m: m.group(1) + body + m.group(2), text),
+                    encoding="utf-8")
+
+
+def readme_block(n: int = N) -> str:
+    """README's field table: TSR of WMT, then Δ TSR [95%] per field policy and budget."""
+    name = "paper_poisoning"
+    budgets = BUDGETS[name]
+    frame = budget_curves(load_scenario(name), budgets, ("wmt", *README_POLICIES), n=n,
+                          metrics=("tsr",))
+    rows = {(r["policy"], r["budget"]): r for r in frame.iter_rows(named=True)}
+    head = "| policy | " + " | ".join(f"B = {b}" for b in budgets) + " |"
+    lines = [head, "|---" * (len(budgets) + 1) + "|",
+             "| `wmt` (TSR) | " + " | ".join(f"{rows['wmt', b]['mean']:.3f}"
+                                             for b in budgets) + " |"]
+
+    def sign(x: float) -> str:
+        return f"{x:+.3f}".replace("-", "−")
+
+    for p in README_POLICIES:
+        cells = []
+        for b in budgets:
+            r = rows[p, b]
+            v = verdict(r["d_low"], r["d_high"])
+            tag = {"ties": " tie", "loses": " WMT loses", "wins": ""}[v]
+            cells.append(f"{sign(r['d_mean'])} [{sign(r['d_low'])}, {sign(r['d_high'])}]{tag}")
+        lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
+    lines.append("")
+    for b in budgets:
+        by = {v: [f"`{p}`" for p in README_POLICIES
+                  if verdict(rows[p, b]["d_low"], rows[p, b]["d_high"]) == v]
+              for v in ("wins", "ties", "loses")}
+        parts = [f"wins against {len(by['wins'])} of {len(README_POLICIES)}"]
+        if by["ties"]:
+            parts.append("ties " + ", ".join(by["ties"]))
+        if by["loses"]:
+            parts.append("loses to " + ", ".join(by["loses"]))
+        lines.append(f"At B = {b} WMT " + "; ".join(parts) + ".")
+        lines.append("")
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def docs_blocks(n: int = N, seeds: int = 3) -> None:
+    """docs/policies.md's curves, parity and robustness blocks, and the figures."""
+    import vl_convert as vlc
+
+    doc = ROOT / "docs" / "policies.md"
+    rob = []
+    for name, budgets in BUDGETS.items():
+        sc = load_scenario(name)
+        frame = budget_curves(sc, budgets, tuple(POLICIES), n=n)
+        replace_block(doc, f"field-curves.{name}",
+                      f"### {name} (B = {', '.join(map(str, budgets))})\n\n"
+                      + curves_markdown(frame))
+        spec = curve_chart(frame, f"{name}: TSR vs prompt tokens over B").to_json()
+        (ROOT / "docs" / "figures" / f"field_curves_{name}.png").write_bytes(
+            vlc.vegalite_to_png(spec, scale=2))
+        replace_block(doc, f"parity.{name}",
+                      f"### {name} (B = {sc.params.budget}, item cap `stubs.top_k` = "
+                      f"{sc.stubs.top_k or 'none'}, n = {n})\n\n"
+                      + parity_markdown(parity_table(sc, tuple(POLICIES), n=n)))
+        r = robustness(sc, budgets, [sc.seed + k for k in range(seeds)], FIELD_POLICIES, n=n)
+        rob.append(f"### {name} (seeds {sc.seed}–{sc.seed + seeds - 1}, n = {n})\n\n"
+                   + robustness_markdown(r, sc.seed))
+    replace_block(doc, "robustness", "\n".join(rob))
 
 
 def table(name: str, n: int, seed: int | None, shown: list[str] = SHOWN) -> str:
+    """Every policy on a scenario, every metric: mean [95%] and Δ vs wmt (paired)."""
     sc = load_scenario(name)
     res = run_policies(sc, tuple(POLICIES), n=n, seed=seed)
     ref = res["wmt"]
@@ -41,18 +133,30 @@ def table(name: str, n: int, seed: int | None, shown: list[str] = SHOWN) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenarios", nargs="+")
-    ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--metrics", default=",".join(SHOWN),
-                    help="comma-separated metrics (default: all)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("readme", help="README's <!-- generated:field --> block")
+    docs = sub.add_parser("docs", help="docs/policies.md's generated blocks and figures")
+    docs.add_argument("--seeds", type=int, default=3)
+    t = sub.add_parser("table", help="every metric of every policy (Markdown)")
+    t.add_argument("scenarios", nargs="+")
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--metrics", default=",".join(SHOWN),
+                   help="comma-separated metrics (default: all)")
+    for p in (sub.choices["readme"], docs, t):
+        p.add_argument("--n", type=int, default=N)
     a = ap.parse_args()
-    shown = [m.strip() for m in a.metrics.split(",")]
-    unknown = sorted(set(shown) - set(METRIC_NAMES))
-    if unknown:
-        ap.error(f"unknown metric(s) {', '.join(unknown)}; allowed: {', '.join(METRIC_NAMES)}")
-    for name in a.scenarios:
-        print(table(name, a.n, a.seed, shown))
+    if a.command == "readme":
+        replace_block(ROOT / "README.md", "field", readme_block(a.n))
+    elif a.command == "docs":
+        docs_blocks(a.n, a.seeds)
+    else:
+        shown = [m.strip() for m in a.metrics.split(",")]
+        unknown = sorted(set(shown) - set(METRIC_NAMES))
+        if unknown:
+            ap.error(f"unknown metric(s) {', '.join(unknown)}; allowed: "
+                     f"{', '.join(METRIC_NAMES)}")
+        for name in a.scenarios:
+            print(table(name, a.n, a.seed, shown))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wmtsim.core.codes import ACTION, FAILURE, SUCCESS
+from wmtsim.core.codes import ACTION, FAILURE, SUCCESS, SUMMARY
+from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
 from wmtsim.core.stubs import Stubs
@@ -23,10 +24,12 @@ from wmtsim.engine.field import (
     B_FORGOTTEN,
     B_IN,
     B_OVERWRITTEN,
+    B_RECALL,
     B_UNSEEN,
     Baselines,
     _content_similarity,
     _ga_retrieve,
+    _letta_overflow,
     _mb_forget,
     _mem0_admit,
 )
@@ -162,18 +165,36 @@ def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
     F.rel[:] = [0.8, 0.9]
     F.poisoned[1] = True
     bs = np.array([B_IN, B_UNSEEN], np.int8)
-    out = np.zeros(40)
-    bl = Baselines(**knobs).pack()  # type: ignore[arg-type]
+    out = np.zeros(N_COUNTERS)
+    bl = Baselines(mem0_random_decision=True, **knobs).pack()  # type: ignore[arg-type]
+    st_ = Stubs().pack()
     _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
-                out)
+                st_, out)
     assert (bs[0], bs[1]) == (old, new)
-    assert out[13] == 2  # extraction + decision calls
+    assert out[C["llm_calls"]] == 2  # extraction + decision calls
     # Below the match threshold: always ADD.
     bs = np.array([B_IN, B_UNSEEN], np.int8)
     F.topic[1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
     _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
-                out)
+                st_, out)
     assert (bs[0], bs[1]) == (B_IN, B_IN)
+
+
+@pytest.mark.parametrize(("rel_new", "old", "new"), [
+    (0.9, B_OVERWRITTEN, B_IN),  # looks more informative: UPDATE (keeps the richer fact)
+    (0.75, B_IN, B_DROPPED),  # looks less informative: NONE (already known)
+])
+def test_mem0_content_aware_decision_keeps_the_fact_with_more_information(
+        rel_new: float, old: int, new: int) -> None:
+    # DEFAULT_UPDATE_MEMORY_PROMPT: "keep the fact which has the most information". The
+    # decision reads what the selector reads (apparent relevance, outcome), noise off.
+    F = forest_row(2)
+    F.rel[:] = [0.8, rel_new]
+    bs = np.array([B_IN, B_UNSEEN], np.int8)
+    bl = Baselines(mem0_match=0.5).pack()
+    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
+                Stubs(selector_noise=0.0).pack(), np.zeros(N_COUNTERS))
+    assert (bs[0], bs[1]) == (old, new)
 
 
 def test_mem0_knob_probabilities_are_bounded() -> None:
@@ -215,9 +236,7 @@ def test_every_selective_policy_keeps_its_context_within_the_budget(
         used = (res.steps.filter(pl.col("selected"))
                 .group_by(["trajectory", "step"]).agg(pl.col("tokens").sum()))
         assert used.height == 0 or int(used["tokens"].max()) <= budget, p  # type: ignore[arg-type]
-        if top_k > 0 and POLICIES[p].family != 0 and p not in (
-                "generative_agents_code", "memorybank_code") and POLICIES[p].family not in (
-                4, 5, 6):  # queues are their own content; GA / MB code fix their own k
+        if top_k > 0 and POLICIES[p].family != 0:  # one shared cap for the whole field
             n_sel = (res.steps.filter(pl.col("selected"))
                      .group_by(["trajectory", "step"]).len())
             assert n_sel.height == 0 or int(n_sel["len"].max()) <= top_k, p  # type: ignore[arg-type]
@@ -252,3 +271,109 @@ def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_p
     written = write_curves(frame, tmp_path)
     assert {p.name for p in written} == {"curves.parquet", "curves.md", "curves.png"}
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ---------------------------------------------------------------- MemGPT / Letta
+
+
+def _letta_case(summary_tokens: int, n_queue: int) -> tuple[ForestRows, np.ndarray,
+                                                            np.ndarray]:
+    """Slot 0: the running summary message; slots 1..: queued actions of 40 tokens."""
+    F = forest_row(n_queue + 1)
+    F.kind[0] = SUMMARY
+    F.tokens[:] = 40
+    F.tokens[0] = summary_tokens
+    bs = np.full(n_queue + 1, B_IN, np.int8)
+    bmisc = np.array([n_queue + 1, 0, 0, 0], np.int64)  # M_SUMMARY = slot 0
+    return F, bs, bmisc
+
+
+def test_letta_summarises_the_messages_before_the_one_that_crosses() -> None:
+    # letta/agent.py `summarize_messages_inplace`: buffer = [summary 100, 5 × 40] = 300
+    # tokens > W = 250; desired = int(0.75 · 300) = 225; candidates = the buffer minus
+    # the last 3 = [summary, a1, a2] (100, 140, 180: none crosses), so the cutoff is the
+    # last candidate a2 and [summary, a1] are summarised: a2 stays (wmtsim's old rule
+    # popped through it). New summary ceil(0.5 · 140) = 70; 70 + 4 · 40 = 230 ≤ 250.
+    F, bs, bmisc = _letta_case(100, 5)
+    out = np.zeros(N_COUNTERS)
+    _letta_overflow(0, 0, 3, 6, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
+                    Stubs(c_sum=0.5).pack(), out)
+    assert bs.tolist() == [B_IN, B_RECALL, B_IN, B_IN, B_IN, B_IN]
+    assert F.tokens[0] == 70 and out[C["summariser_calls"]] == 1
+    assert out[C["context_overflows"]] == 0
+
+
+def test_letta_would_raise_when_fewer_than_two_messages_can_be_summarised() -> None:
+    # [summary 200, 3 × 40] = 320 > 250: the only candidate is the summary (the last 3
+    # are kept), so fewer than two messages would be summarised: Letta raises
+    # ContextWindowExceededError. The run is flagged and nothing is evicted.
+    F, bs, bmisc = _letta_case(200, 3)
+    out = np.zeros(N_COUNTERS)
+    _letta_overflow(0, 0, 3, 4, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
+                    Stubs(c_sum=0.5).pack(), out)
+    assert bs.tolist() == [B_IN] * 4
+    assert out[C["context_overflows"]] == 1 and out[C["summariser_calls"]] == 0
+
+
+def test_conversation_search_is_a_charged_tool_call_over_user_messages() -> None:
+    # Letta's conversation_search returns user messages only (task nodes), oldest first;
+    # the agent's call is one LLM call charged its base and what it returns.
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(3, 5)), seed=7, n=20)
+    on = simulate(w, "memgpt", baselines=Baselines(window_tokens=200), record_steps=20)
+    off = simulate(w, "memgpt", baselines=Baselines(window_tokens=200, recall_k=0),
+                   record_steps=20)
+    crit = float(on.trajectories["n_critical_steps"].sum())
+    final = float(on.trajectories.height)  # the final answer searches nothing
+    calls = on.trajectories["n_llm_calls"].sum() - off.trajectories["n_llm_calls"].sum()
+    assert calls == crit - final
+    sel = on.steps.filter(pl.col("selected"))
+    off_sel = off.steps.filter(pl.col("selected"))
+    extra = sel.join(off_sel, on=["trajectory", "step", "slot"], how="anti")
+    assert set(extra["kind"].to_list()) <= {"task"}  # never an observation
+    # Each call is charged its base and what it returns (the subtask's own request,
+    # already in the prompt on the active path: the search costs and adds nothing).
+    tokens = (on.trajectories["n_memory_tokens"].sum()
+              - off.trajectories["n_memory_tokens"].sum())
+    assert tokens > calls * Baselines().search_base_tokens
+
+
+# ---------------------------------------------------------------- TraceRetain's buffer
+
+
+def test_traceretain_rates_its_short_term_buffer_in_batches() -> None:
+    # The article §2.3 / §3.2: traces wait in a short-term buffer and are rated in
+    # batches (one call per evaluation, not one per trace); a buffered trace is not
+    # retrievable until it is evaluated.
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=3, n=20)
+    on = simulate(w, "traceretain_z", record_steps=20)
+    off = simulate(w, "traceretain_z", baselines=Baselines(tr_buffer=0), record_steps=20)
+    assert on.trajectories["n_llm_calls"].sum() < off.trajectories["n_llm_calls"].sum()
+    # Evaluated only at the key moments (a subtask's answer, the final answer): at an
+    # action step the trace just made is still in the buffer, never in context.
+    late = simulate(w, "traceretain_z", baselines=Baselines(tr_buffer=1000,
+                                                            tr_eval_every=1000),
+                    record_steps=20)
+    sel = late.steps.filter(pl.col("selected") & (pl.col("kind") == "action"))
+    created = late.forest.created
+    acts = sel.filter(pl.col("event") == "action")
+    assert acts.height > 0
+    for row in acts.iter_rows(named=True):
+        assert created[row["trajectory"], row["slot"]] < row["step"]
+
+
+# ---------------------------------------------------------------- GA's reflection
+
+
+def test_generative_agents_reflects_when_poignancy_passes_the_threshold() -> None:
+    # reflect.py: reflect when the poignancy since the last reflection reaches the
+    # threshold; thoughts become memories (one summary per focal subtask) and every step
+    # of it is an LLM call: focal points, insights, and two calls per thought.
+    w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=5, n=20)
+    on = simulate(w, "generative_agents", baselines=Baselines(ga_reflect_threshold=20),
+                  record_steps=20)
+    off = simulate(w, "generative_agents", baselines=Baselines(ga_reflect_threshold=0),
+                   record_steps=20)
+    calls = on.trajectories["n_llm_calls"].sum() - off.trajectories["n_llm_calls"].sum()
+    assert calls > 0
+    kinds_on = set(on.steps["kind"].to_list())
+    assert "summary" in kinds_on and "summary" not in set(off.steps["kind"].to_list())

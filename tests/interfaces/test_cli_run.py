@@ -44,6 +44,15 @@ def test_compare_writes_tables(tmp_path: Path) -> None:
     assert any("Full WMT best" in c["claim"] for c in checks)
 
 
+def test_compare_parity_prints_and_writes_the_parity_table(tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    res = runner.invoke(app, ["compare", "paper_poisoning", "--parity", "--n", "10",
+                              "--policy", "wmt", "--policy", "memgpt", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "B used" in res.output and "`memgpt`" in res.output
+    assert (out / "parity.md").is_file() and (out / "parity.parquet").is_file()
+
+
 def test_bad_scenario_exit_2_nothing_written(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[[poison]]\nkind = "nope"\n')

@@ -38,7 +38,9 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
         Baselines(capacity=4, window_tokens=200, token_limit=150, window_steps=3, top_k=2,
                   cluster_size=2, ga_top_k=3, mb_time_scale=2.0, drop_failed=True,
                   mb_session_steps=2, mem0_match=0.5, mem0_p_update=0.4,
-                  mem0_p_delete=0.2, mem0_p_none=0.2, dup_content=False),
+                  mem0_p_delete=0.2, mem0_p_none=0.2, dup_content=False,
+                  ga_reflect_threshold=15, tr_buffer=2, tr_eval_every=3,
+                  mem0_random_decision=True),
         Stubs(p_leak=0.7), 3),
     "defaults": (
         WorldSpec(poison=(PoisonSpec("plausible"), PoisonSpec("failed"))),
@@ -50,7 +52,9 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   z_window=2, importance_noise=0.0, hours_per_step=3.0, mb_s_cap=1,
                   dup_threshold=0.5, replace_threshold=0.3, mb_session_steps=1,
                   mb_code_recent=0, mb_code_top_k=1, mem0_match=0.0, mem0_p_update=1.0,
-                  mem0_p_delete=0.0, mem0_p_none=0.0),
+                  mem0_p_delete=0.0, mem0_p_none=0.0, ga_reflect_threshold=1,
+                  ga_focal_points=2, ga_thoughts=1, tr_buffer=0, own_caps=True,
+                  importance_reads_evidence=True, letta_walk=False),
         Stubs(selector_noise=0.0, c_sum=1.0), 5),
 }
 
@@ -93,6 +97,10 @@ def test_cases_make_the_rules_bind() -> None:
               "token_buffer_summary"):
         assert total(p, "summariser_calls") > 0, p
     assert total("traceretain_z", "llm_calls") > total("sliding_window", "llm_calls")
+    # GA reflected (thought memories are summaries); Letta's walk would have raised.
+    for case in ("binding", "corners"):
+        assert (engine_run(case, "generative_agents").forest.kind == 4).any(), case
+    assert total("memgpt", "context_overflows") > 0
 
 
 # ---------------------------------------------------------------- characteristic rules

@@ -17,11 +17,15 @@ from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
 (B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING,
- B_DELETED, B_OVERWRITTEN) = range(10)
+ B_DELETED, B_OVERWRITTEN, B_BUFFERED) = range(11)
 B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-           "popping", "deleted", "overwritten")
+           "popping", "deleted", "overwritten", "buffered")
 # Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
 M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
+# Generative Agents has no z-window: its two slots hold the poignancy summed since the
+# last reflection (`importance_trigger_max - importance_trigger_curr`) and how many
+# memories arrived since (`importance_ele_n`).
+M_GA_POIGNANCY, M_GA_SINCE = M_WIN_COUNT, M_WIN_HEAD
 
 _SQRT3 = 1.7320508075688772
 _TRUE_FALSE = "true | false"  # the allowed text of a boolean knob here
@@ -104,8 +108,12 @@ class Baselines:
         doc="MemGPT: on overflow evict at least this share of the queue's tokens.")
     keep_last: int = knob(3, hi=10_000, doc='MemGPT: the newest messages never evicted.')
     recall_k: int = knob(5, hi=100_000,
-        doc='MemGPT: items found by a recall-storage search at a critical step (Letta '
-            'constants.py RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), within what B leaves.')
+        doc="MemGPT: page size of `conversation_search` (Letta constants.py "
+            'RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), the tool call the agent makes at a '
+            "critical step: case-insensitive string match over the agent's user messages "
+            '(task nodes; never tool output), oldest first; one charged LLM call '
+            '(search_base_tokens + the tokens returned); what fits in B joins the context. '
+            '0 = the agent never searches.')
     window_steps: int = knob(8, lo=1, hi=1_000_000,
         doc='sliding window: keep items created in the last k prompt steps.')
     token_limit: int = knob(0,
@@ -116,16 +124,19 @@ class Baselines:
             'near-identical text): two traces can only be duplicates when they are of the same '
             'kind, outcome and evidence (the key fact); false = the topic-level similarity alone '
             '(the rule before issue 12, which dropped unique evidence).')
-    mb_session_steps: int = knob(0, hi=1_000_000,
+    mb_session_steps: int = knob(5, hi=1_000_000,
         doc='MemoryBank: prompt steps per session; the forgetting pass runs at the start of each '
             'session (the public code forgets once per memory load, forget_memory.py '
-            '`initial_load_forget_and_save`); 0 (default) = one session per trajectory, so no '
-            'forgetting inside a task.')
+            '`MemoryForgetterLoader.initial_load_forget_and_save`); default 5 (a trajectory is '
+            'several sessions, so forgetting is on); 0 = one session per trajectory (never '
+            'forgets inside a task).')
     mb_code_top_k: int = knob(2, lo=1, hi=100_000,
         doc='MemoryBank public code: retrieved memories (sys_args.py memory_search_top_k = 2).')
-    mb_code_recent: int = knob(3, hi=100_000,
-        doc='MemoryBank public code: the newest memories always in the prompt (forget_memory.py '
-            'LLM_HISTORY_LEN = 3, the last dialogue turns).')
+    mb_code_recent: int = knob(7, hi=100_000,
+        doc='MemoryBank public code: the newest memories always in the prompt (the dialogue '
+            'history: utils/sys_args.py max_history = 7, cut in cli_demo.py `predict_new`; '
+            "forget_memory.py's LLM_HISTORY_LEN = 3 is never used); 0 = no history turns "
+            '(never "all").')
     frequency_weight: float = knob(0.3, lo=0.0, hi=100.0, doc='see importance_weight.')
     mem0_search_k: int = knob(5, lo=1, hi=100_000,
         doc='mem0: stored memories retrieved per new fact for the decision (main.py '
@@ -148,6 +159,58 @@ class Baselines:
             'memory: last writer wins), DELETE (the old memory is deleted as contradicted, the '
             'new fact not stored) or NONE (already known: nothing stored); the rest is ADD. '
             'Modelling choices, not measured rates.')
+
+    importance_reads_evidence: bool = knob(False, allowed=_TRUE_FALSE,
+        doc="the importance rater's signal: false (default) = what WMT's selector reads too, "
+            'the apparent relevance and the outcome (10 · (0.75 · relevance + 0.25 · [not a '
+            'failure]) + noise); true = also the ground-truth evidence flag (10 · (0.6 · '
+            'relevance + 0.2 · [not a failure] + 0.2 · [evidence]) + noise, the rule before '
+            'issue 20), which no WMT configuration sees.')
+    own_caps: bool = knob(False, allowed=_TRUE_FALSE,
+        doc='false (default) = one item cap for everyone: every field retrieval, queue and '
+            "window puts at most `Stubs.top_k` memories in context (0 = none), WMT's cap; "
+            "the designs' own sizes (ga_top_k, mb_code_top_k + mb_code_recent, recall_k) "
+            'apply beneath it. true = the designs\' own caps only (queues and windows '
+            'uncapped), the rule before issue 20.')
+    mem0_random_decision: bool = knob(False, allowed=_TRUE_FALSE,
+        doc="mem0's decision on a matched fact: false (default) = content-aware, as "
+            'DEFAULT_UPDATE_MEMORY_PROMPT asks: keep the fact with the most information '
+            '(UPDATE when the new fact looks more informative, else NONE), a contradiction '
+            '(a supersede event) deletes; true = the fixed draws mem0_p_update / mem0_p_delete '
+            '/ mem0_p_none (the rule before issue 20).')
+    letta_walk: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT's eviction: true (default) = Letta's own walk (letta/agent.py "
+            '`Agent.summarize_messages_inplace`, Dec 2024): summarise the messages before the '
+            'one that crosses evict_fraction of (summary + queue), never the last keep_last, '
+            'the cutoff moved past a user message and past tool messages; when fewer than two '
+            'messages would be summarised Letta raises ContextWindowExceededError, counted in '
+            '`context_overflows`; false = pop through the crossing message until the window '
+            'fits (the rule before issue 20).')
+    tr_buffer: int = knob(5, hi=100_000,
+        doc="TraceRetain's short-term buffer (the article §2.3: traces first go to a small "
+            'working buffer; the retention evaluator scores its contents periodically or at '
+            'key moments, in batches, §3.2): the buffer holds up to tr_buffer traces and is '
+            'evaluated in one rating call when full, every tr_eval_every prompt steps and at '
+            "every subtask's answer and the final answer; near-duplicates are dropped against "
+            'the buffer; buffered traces are not retrievable. 0 = no buffer: each trace is '
+            'rated on arrival, one call each (the rule before issue 20).')
+    tr_eval_every: int = knob(5, lo=1, hi=1_000_000,
+        doc="TraceRetain: prompt steps between the buffer's periodic evaluations.")
+    ga_reflect_threshold: int = knob(150, hi=1_000_000,
+        doc="Generative Agents' reflection (reflect.py `reflection_trigger`; scratch.py "
+            '`importance_trigger_max = 150`): when the importance ratings of the memories '
+            'since the last reflection sum to this, the agent reflects: one call for the '
+            'focal points over those memories, then per focal point one insight call over '
+            "its topic's memories and two calls per thought; the thoughts are one new "
+            'memory per focal topic (a summary with its evidence). 0 = never reflects.')
+    ga_focal_points: int = knob(3, lo=1, hi=100,
+        doc='Generative Agents: focal points per reflection (`generate_focal_points(persona, 3)`).')
+    ga_thoughts: int = knob(5, lo=1, hi=100,
+        doc='Generative Agents: thoughts per focal point (`generate_insights_and_evidence(…, 5)`), '
+            'each charged two calls (`generate_action_event_triple`, `generate_poig_score`).')
+    search_base_tokens: int = knob(60,
+        doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
+            '`conversation_search`): the agent step that makes the call.')
 
     def __post_init__(self) -> None:
         owner = "Baselines"
@@ -192,4 +255,7 @@ class Baselines:
  B_MB_TIME_SCALE, B_MB_S_CAP, B_WINDOW_TOKENS, B_EVICT_FRACTION, B_KEEP_LAST, B_RECALL_K,
  B_WINDOW_STEPS, B_TOKEN_LIMIT, B_DUP_CONTENT, B_MB_SESSION_STEPS, B_MB_CODE_TOP_K,
  B_MB_CODE_RECENT, B_FREQUENCY_WEIGHT, B_MEM0_SEARCH_K, B_MEM0_MATCH, B_MEM0_P_UPDATE,
- B_MEM0_P_DELETE, B_MEM0_P_NONE, B_GA_STEP_DECAY, B_MB_FORGET_AFTER) = range(46)
+ B_MEM0_P_DELETE, B_MEM0_P_NONE, B_IMPORTANCE_READS_EVIDENCE, B_OWN_CAPS,
+ B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_TR_BUFFER, B_TR_EVAL_EVERY, B_GA_REFLECT_THRESHOLD,
+ B_GA_FOCAL_POINTS, B_GA_THOUGHTS, B_SEARCH_BASE_TOKENS, B_GA_STEP_DECAY,
+ B_MB_FORGET_AFTER) = range(56)

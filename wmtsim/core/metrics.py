@@ -35,6 +35,14 @@ COUNTERS = (
     "final_correct",  # 1 if the final answer is correct (compromised or not)
     "revisions",  # outcome revisions recorded (second Eq. 2 events)
     "latency_ms",  # simulated LLM latency: per call + per prompt token (Stubs)
+    # Equal terms (docs/policies.md, the parity table): what each policy spends on memory.
+    "memory_tokens",  # prompt tokens of memory's own calls: selection, rating, summaries,
+    #                   mem0's decisions, Letta's tool calls (not the reasoner's prompt)
+    "context_tokens",  # Σ over prompt steps of the memory tokens in context (s)
+    "context_max",  # the largest memory context of one prompt step (tokens)
+    "context_items_max",  # the most memories in context at one prompt step
+    "context_overflows",  # MemGPT: evictions where Letta would raise
+    #                       ContextWindowExceededError (the run is flagged, not silent)
 )
 C = {name: k for k, name in enumerate(COUNTERS)}
 
@@ -63,7 +71,12 @@ C = {name: k for k, name in enumerate(COUNTERS)}
     C_FINAL_CORRECT,
     C_REVISIONS,
     C_LATENCY_MS,
-) = range(23)
+    C_MEMORY_TOKENS,
+    C_CONTEXT_TOKENS,
+    C_CONTEXT_MAX,
+    C_CONTEXT_ITEMS_MAX,
+    C_CONTEXT_OVERFLOWS,
+) = range(28)
 N_COUNTERS = len(COUNTERS)
 
 @dataclass(frozen=True)

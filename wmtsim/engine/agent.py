@@ -26,6 +26,9 @@ from wmtsim.core.metrics import (
     C_CCR_SUM,
     C_COMPROMISED_STEPS,
     C_CONTAMINATED_STEPS,
+    C_CONTEXT_ITEMS_MAX,
+    C_CONTEXT_MAX,
+    C_CONTEXT_TOKENS,
     C_CORRECT_STEPS,
     C_CRITICAL_STEPS,
     C_FINAL_CORRECT,
@@ -33,6 +36,7 @@ from wmtsim.core.metrics import (
     C_H_C,
     C_H_P,
     C_LLM_CALLS,
+    C_MEMORY_TOKENS,
     C_PROMPT_STEPS,
     C_PROMPT_TOKENS,
     C_SELECTOR_CALLS,
@@ -120,14 +124,14 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
                                Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
                                sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
-                               p, st, bl, out)
+                               p, st, bl, out, critical)
             util = np.empty(n)
             key = _step_key(seed, traj, step)
             for v in range(n):
                 util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
             _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
                                Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
-                               sw[S_VARIANT], F, p, st, bl)
+                               sw[S_VARIANT], F, p, st, bl, topic_now, out)
     if not field:
         if mode == SEL_NONE:
             for v in range(n):
@@ -156,8 +160,10 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
     elif mode == SEL_ITEMS and n_pool > 0:
         _select_items(seed, traj, step, n, topic_now, wk[0], F, eligible, selected, priority,
                       sw[S_SCORES] != 0, struct, p, st)
-        prompt += (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
-                   + struct * n_pool)
+        sel_tokens = (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
+                      + struct * n_pool)
+        prompt += sel_tokens
+        out[C_MEMORY_TOKENS] += sel_tokens
         out[C_SELECTOR_CALLS] += 1
         out[C_LLM_CALLS] += 1
     elif mode == SEL_BRANCHES and n_pool > 0:
@@ -165,10 +171,12 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 
     # Context accounting (Eqs. 9, 11, 13).
     ctx_tokens = 0.0
+    n_ctx = 0
     contaminated = False
     for v in range(n):
         if selected[v]:
             ctx_tokens += tokens[v] + struct
+            n_ctx += 1
             if poisoned[v]:
                 out[C_H_P] += 1
                 contaminated = True
@@ -178,6 +186,10 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             prompt += tokens[v]
     if contaminated:
         out[C_CONTAMINATED_STEPS] += 1
+    # The parity table's budget use (docs/policies.md): memory context against B.
+    out[C_CONTEXT_TOKENS] += ctx_tokens
+    out[C_CONTEXT_MAX] = max(out[C_CONTEXT_MAX], ctx_tokens)
+    out[C_CONTEXT_ITEMS_MAX] = max(out[C_CONTEXT_ITEMS_MAX], float(n_ctx))
     if pool_tokens > 0:
         sel_raw = 0.0
         for v in range(n):
@@ -336,4 +348,5 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     out[C_SUMMARISER_CALLS] += 1
     out[C_LLM_CALLS] += 1
     out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n

@@ -15,6 +15,7 @@ from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_MEM0
 from wmtsim.core.field_knobs import (
     B_ARCHIVED,
+    B_BUFFERED,
     B_CAPACITY,
     B_CLUSTER_SIZE,
     B_DELETED,
@@ -30,6 +31,7 @@ from wmtsim.core.field_knobs import (
     B_MEM0_P_DELETE,
     B_MEM0_P_NONE,
     B_MEM0_P_UPDATE,
+    B_MEM0_RANDOM_DECISION,
     B_MEM0_SEARCH_K,
     B_MIN_TOKENS,
     B_OVERWRITTEN,
@@ -38,12 +40,18 @@ from wmtsim.core.field_knobs import (
     B_RECENCY_WEIGHT,
     B_REPLACE_THRESHOLD,
     B_SCORER_BASE_TOKENS,
+    B_TR_BUFFER,
     B_Z_THRESHOLD,
     M_WIN_COUNT,
     M_WIN_HEAD,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
@@ -53,11 +61,12 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
 )
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
+from wmtsim.core.stubs import ST_C_SUM, ST_SELECTOR_NOISE, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
     _power,
+    _rate,
     _score_call,
     _similarity,
     _top_by,
@@ -67,17 +76,23 @@ from wmtsim.engine.forest import (
     _draw_id,
 )
 
+_SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
+
 
 @jit
 def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
-    """TraceRetain for one new trace: rule filter, rating, threshold, eviction, clusters."""
+    """TraceRetain for one new trace: rule filter, then (without a short-term buffer)
+    rating, threshold, eviction, clusters; with one (``tr_buffer`` > 0) the trace waits in
+    the buffer for `_tr_evaluate`."""
     kind, tokens, outcome = F.kind, F.tokens, F.outcome
     evidence, topic, rel = F.evidence, F.topic, F.rel
-    # 1. Rule filter: near-duplicates of a stored trace, short traces without evidence,
-    #    failed-action reports when they are low-priority.
+    buffered = bl[B_TR_BUFFER] > 0
+    against = B_BUFFERED if buffered else B_IN
+    # 1. Rule filter: near-duplicates of a buffered (no buffer: stored) trace, short
+    #    traces without evidence, failed-action reports when they are low-priority.
     for w in range(v):
-        if bs[w] == B_IN and kind[w] != SUMMARY:
+        if bs[w] == against and kind[w] != SUMMARY:
             if bl[B_DUP_CONTENT] != 0.0:
                 sim = _content_similarity(v, w, F, cross)
             else:
@@ -91,8 +106,49 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
     if bl[B_DROP_FAILED] != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
         bs[v] = B_DROPPED
         return n
+    if buffered:
+        bs[v] = B_BUFFERED
+        return n
     # 2. The 0–10 rating (one scorer call).
     _score_call(seed, traj, step, v, F, bimp, 0.0, bl, out)
+    return _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
+                      blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl,
+                      out)
+
+
+@jit
+def _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
+                 bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """TraceRetain's evaluator over its short-term buffer: one batched rating call (the
+    article §3.2: "batch several traces") reading every buffered trace, then each, in
+    creation order, through threshold, eviction and clusters."""
+    n0 = n
+    raw = 0.0
+    any_buffered = False
+    for v in range(n0):
+        if bs[v] == B_BUFFERED:
+            raw += F.tokens[v]
+            any_buffered = True
+    if not any_buffered:
+        return n
+    call = bl[B_SCORER_BASE_TOKENS] + raw
+    out[C_LLM_CALLS] += 1
+    out[C_PROMPT_TOKENS] += call
+    out[C_MEMORY_TOKENS] += call
+    for v in range(n0):
+        if bs[v] == B_BUFFERED:
+            bimp[v] = _rate(seed, traj, step, v, F, 0.0, bl)
+            n = _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
+                           blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st,
+                           bl, out)
+    return n
+
+
+@jit
+def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
+               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+    """A rated trace (``bimp[v]``): threshold, eviction, clusters."""
+    kind, topic, rel = F.kind, F.topic, F.rel
     x = bimp[v]
     # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
     cnt = bmisc[M_WIN_COUNT]
@@ -228,21 +284,36 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     out[C_SUMMARISER_CALLS] += 1
     out[C_LLM_CALLS] += 1
     out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n
 
 
 @jit
-def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
-    """mem0 (main.py `Memory._add_to_vector_store`, before v3) for one new fact.
+def _mem0_information(seed, traj, x, F, st):
+    """How informative memory ``x`` looks to mem0's decision call: the signal WMT's
+    selector reads too (apparent relevance, the outcome; no evidence flag) plus the
+    selector's noise, drawn once per memory (step 0, PURPOSE_MEM0)."""
+    ok = 0.0 if (F.kind[x] == ACTION and F.outcome[x] == FAILURE) else 1.0
+    u = _uniform(seed, traj, 0, _draw_id(F, x), PURPOSE_MEM0)
+    return 0.75 * F.rel[x] + 0.25 * ok + st[ST_SELECTOR_NOISE] * ((u - 0.5) * _SQRT12)
+
+
+@jit
+def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out):
+    """mem0 (mem0/memory/main.py `Memory._add_to_vector_store`, commit 9d6b79a, the last
+    before the v3 additive pipeline) for one new fact.
 
     The fact is extracted (one LLM call reading it), the ``mem0_search_k`` stored
-    memories most similar to it are retrieved (vector_store.search(top_k=5)), and one
-    LLM call (DEFAULT_UPDATE_MEMORY_PROMPT) decides. The stub: when the most similar
-    retrieved memory w has similarity >= mem0_match, one draw decides UPDATE (the new
-    fact overwrites w: w leaves, v is stored; a poisoned fact can overwrite a true one),
-    DELETE (w deleted as contradicted, v not stored), NONE (v already known: not stored)
-    or ADD, with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest;
-    without a match, ADD.
+    memories most similar to it are retrieved (``vector_store.search(top_k=5)``), and one
+    LLM call (mem0/configs/prompts.py DEFAULT_UPDATE_MEMORY_PROMPT) decides. Without a
+    retrieved memory w of similarity >= mem0_match the fact is new: ADD. On a match the
+    decision reads content (the default), as the prompt asks: "keep the fact which has
+    the most information": UPDATE (v replaces w; a poisoned fact that looks more
+    informative can overwrite a true one) when v looks more informative than w
+    (`_mem0_information`), else NONE (v conveys nothing more: not stored). A
+    contradiction is DELETE: the world's supersede event (`_baseline_supersede`). With
+    ``mem0_random_decision`` one draw decides UPDATE, DELETE (w deleted, v not stored),
+    NONE or ADD with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest.
     """
     kind, tokens, topic, rel = F.kind, F.tokens, F.topic, F.rel
     n = v
@@ -259,6 +330,7 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
     for w in found:
         read += tokens[w]
     out[C_PROMPT_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
+    out[C_MEMORY_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
     out[C_LLM_CALLS] += 2  # extraction + decision
     bs[v] = B_IN
     blast[v] = step
@@ -267,6 +339,12 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, out):
         return
     best = found[0]
     if _similarity(v, best, topic, rel, cross) < bl[B_MEM0_MATCH]:
+        return
+    if bl[B_MEM0_RANDOM_DECISION] == 0.0:
+        if _mem0_information(seed, traj, v, F, st) > _mem0_information(seed, traj, best, F, st):
+            bs[best] = B_OVERWRITTEN  # UPDATE
+        else:
+            bs[v] = B_DROPPED  # NONE
         return
     x = _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_MEM0)
     p_up = bl[B_MEM0_P_UPDATE]

@@ -14,9 +14,16 @@ import numpy as np
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
-from wmtsim.core.field_knobs import _SQRT3, B_IMPORTANCE_NOISE, B_IN, B_SCORER_BASE_TOKENS
+from wmtsim.core.field_knobs import (
+    _SQRT3,
+    B_IMPORTANCE_NOISE,
+    B_IMPORTANCE_READS_EVIDENCE,
+    B_IN,
+    B_OWN_CAPS,
+    B_SCORER_BASE_TOKENS,
+)
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_P_LEAK, ST_P_LEAK_RIDER, ST_TOP_K
 from wmtsim.engine.forest import (
@@ -26,17 +33,24 @@ from wmtsim.engine.forest import (
 
 
 @jit
-def _importance(seed, traj, step, d, rel, ok, ev, noise_sd, lo):
+def _importance(seed, traj, step, d, rel, ok, ev, reads_evidence, noise_sd, lo):
     """The importance scorer stub: an integer rating in [lo, 10].
 
-    10 · (0.6·relevance + 0.2·[not a failure] + 0.2·[carries evidence]) + noise, rounded
-    half up. Relevance is what the item looks like (poison: its apparent relevance), so
-    crafted poison is rated high. ``d`` is the item's `_draw_id` (memory identity).
+    It reads what WMT's selector reads (`Baselines.importance_reads_evidence` false):
+    10 · (0.75·relevance + 0.25·[not a failure]) + noise, rounded half up; with the knob
+    on, the ground-truth evidence flag too: 10 · (0.6·relevance + 0.2·[not a failure] +
+    0.2·[carries evidence]) + noise. Relevance is what the item looks like (poison: its
+    apparent relevance), so crafted poison is rated high. ``d`` is the item's `_draw_id`
+    (memory identity).
     """
     s = 0.0
     for k in range(4):
         s += _uniform(seed, traj, step, 4 * d + k, PURPOSE_IMPORTANCE)
-    x = 10.0 * (0.6 * rel + 0.2 * ok + 0.2 * ev) + noise_sd * ((s - 2.0) * _SQRT3)
+    if reads_evidence:
+        signal = 0.6 * rel + 0.2 * ok + 0.2 * ev
+    else:
+        signal = 0.75 * rel + 0.25 * ok
+    x = 10.0 * signal + noise_sd * ((s - 2.0) * _SQRT3)
     r = math.floor(x + 0.5)
     return min(10.0, max(lo, r))
 
@@ -84,12 +98,13 @@ def _fit(score, cands, c, cap, tokens, budget, used, selected):
 def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
     """A queue's context under the budget: its running summary ``z`` first (if any and
     it fits), then the queued items newest first until one does not fit, at most
-    ``limit`` of them (0 = all). Returns the tokens used."""
+    ``limit`` memories in all, the summary included (0 = all). Returns the tokens used."""
     kind, tokens = F.kind, F.tokens
+    count = 0
     if z >= 0 and eligible[z] and bs[z] == B_IN and used + tokens[z] <= budget:
         selected[z] = True
         used += tokens[z]
-    count = 0
+        count = 1
     for j in range(n):
         v = n - 1 - j
         if bs[v] != B_IN or kind[v] == SUMMARY or not eligible[v]:
@@ -106,6 +121,23 @@ def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
 def _cap(own, st):
     """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
     return int(own) if own > 0 else int(st[ST_TOP_K])
+
+
+@jit
+def _capped(size, bl, st):
+    """A design's own retrieval size (> 0) beneath the shared cap `Stubs.top_k` (one cap
+    for everyone, `Baselines.own_caps` false; 0 = no shared cap)."""
+    shared = int(st[ST_TOP_K])
+    if bl[B_OWN_CAPS] != 0.0 or shared <= 0:
+        return int(size)
+    return min(int(size), shared)
+
+
+@jit
+def _queue_cap(bl, st):
+    """How many memories a queue or window may show (0 = all): the shared cap, unless
+    `Baselines.own_caps` (a queue's content is then its design)."""
+    return 0 if bl[B_OWN_CAPS] != 0.0 else int(st[ST_TOP_K])
 
 
 @jit
@@ -145,15 +177,21 @@ def _absorb(seed, traj, step, v, F, st, host):
 
 
 @jit
+def _rate(seed, traj, step, v, F, lo, bl):
+    """Item ``v``'s importance rating (the stub; the caller charges the call)."""
+    ok = 0.0 if (F.kind[v] == ACTION and F.outcome[v] == FAILURE) else 1.0
+    ev = 1.0 if F.evidence[v] else 0.0
+    return _importance(seed, traj, step, _draw_id(F, v), F.rel[v], ok, ev,
+                       bl[B_IMPORTANCE_READS_EVIDENCE] != 0.0, bl[B_IMPORTANCE_NOISE], lo)
+
+
+@jit
 def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
-    kind, tokens, outcome = F.kind, F.tokens, F.outcome
-    evidence, rel = F.evidence, F.rel
-    ok = 0.0 if (kind[v] == ACTION and outcome[v] == FAILURE) else 1.0
-    ev = 1.0 if evidence[v] else 0.0
-    bimp[v] = _importance(seed, traj, step, _draw_id(F, v), rel[v], ok, ev,
-                          bl[B_IMPORTANCE_NOISE], lo)
+    tokens = F.tokens
+    bimp[v] = _rate(seed, traj, step, v, F, lo, bl)
     out[C_PROMPT_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
+    out[C_MEMORY_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
     out[C_LLM_CALLS] += 1
 
 

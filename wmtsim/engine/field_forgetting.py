@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 
-from wmtsim.core.codes import SUMMARY
+import numpy as np
+
+from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.draws import PURPOSE_FORGET
 from wmtsim.core.field_knobs import (
     B_EVICTED,
@@ -19,10 +21,17 @@ from wmtsim.core.field_knobs import (
     B_MB_FORGET_AFTER,
     B_MB_TIME_SCALE,
     B_POPPING,
+    B_RECALL,
     M_SUMMARY,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_CONTEXT_OVERFLOWS,
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.params import P_U_INIT_SUMMARY
 from wmtsim.core.rng import _uniform
 from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
@@ -103,6 +112,73 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
 
 
 @jit
+def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, summary_rel,
+                    p, st, out):
+    """MemGPT's eviction as Letta walks it (letta/agent.py
+    `Agent.summarize_messages_inplace`, commit 5a743d1, Dec 2024), run while the message
+    buffer (the summary message, then the queue oldest first) is over ``limit``
+    (`Agent.inner_step` summarises on a context overflow and retries).
+
+    ``desired = int(frac · buffer tokens)``; the candidates are the buffer without its
+    last ``keep_last`` messages; walking them front to back, the cutoff is the first
+    message where the running sum exceeds ``desired`` (or the last candidate), and the
+    messages *before* it are summarised; a user message at the cutoff (a task node; the
+    summary) moves it one on. An action is the agent's call with its tool result, so
+    the walk never stops on a tool message. With no candidate, or fewer than two
+    messages to summarise, Letta raises ContextWindowExceededError: counted in
+    ``context_overflows`` and nothing is evicted (the flagged run goes on within B).
+    Summarised messages go to recall storage; old summary + them → one summary.
+    """
+    kind, tokens = F.kind, F.tokens
+    buf = np.empty(n + 1, np.int64)
+    while True:
+        z = bmisc[M_SUMMARY]
+        m = 0
+        total = 0.0
+        if z >= 0 and bs[z] == B_IN:
+            buf[m] = z
+            m += 1
+            total += tokens[z]
+        for v in range(n):
+            if bs[v] == B_IN and kind[v] != SUMMARY:
+                buf[m] = v
+                m += 1
+                total += tokens[v]
+        if total <= limit:
+            return n
+        desired = math.floor(frac * total)
+        n_cand = m - keep_last
+        if n_cand <= 0:
+            out[C_CONTEXT_OVERFLOWS] += 1
+            return n
+        cutoff = 0
+        running = 0.0
+        for i in range(n_cand):
+            cutoff = i
+            running += tokens[buf[i]]
+            if running > desired:
+                break
+        if cutoff < m and (kind[buf[cutoff]] == TASK or kind[buf[cutoff]] == SUMMARY):
+            cutoff += 1
+        if cutoff <= 1:
+            out[C_CONTEXT_OVERFLOWS] += 1
+            return n
+        s_old = 0.0
+        popped = 0.0
+        for i in range(cutoff):
+            w = buf[i]
+            if kind[w] == SUMMARY:
+                s_old = float(tokens[w])
+            else:
+                bs[w] = B_POPPING
+                popped += tokens[w]
+        n = _finish_pop(seed, traj, step, n, F, bs, bmisc, B_RECALL, True, s_old, popped,
+                        summary_rel, p, st, out)
+        if n + 1 > buf.shape[0]:
+            buf = np.empty(n + 1, np.int64)
+
+
+@jit
 def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
                   out):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
@@ -158,4 +234,5 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     out[C_SUMMARISER_CALLS] += 1
     out[C_LLM_CALLS] += 1
     out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
     return n

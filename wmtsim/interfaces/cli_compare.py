@@ -50,6 +50,10 @@ def compare(
                          "policy (or each --policy) at each B on the same trajectories and "
                          "write curves.parquet, curves.md, curves.png.",
         show_default=False)] = None,
+    parity: Annotated[bool, typer.Option(
+        "--parity", help="Print the parity table instead (share of B used, item cap, calls "
+                         "and memory tokens per step, what the ranking reads) and write "
+                         "parity.md, parity.parquet.")] = False,
     correction: CorrectionOpt = "holm",
     precision: Annotated[float | None, typer.Option(
         "--precision", min=0.0, help="Grow n (from --n or the scenario's) until every "
@@ -95,6 +99,9 @@ def compare(
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     if budget is not None:
         _budget_curves(s, budget, policy, n, seed, threads, out)
+        return
+    if parity:
+        _parity(s, policy, n, seed, threads, out)
         return
     out_dir = _cli()._out_folder(out, s.name, "compare")
     _compile_first(s.policies)
@@ -167,6 +174,31 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
             "threads": threads}))
     _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
+
+
+PARITY_COMMAND = "compare-parity"  # compare --parity: its manifest's command, its folder
+
+
+def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | None,
+            threads: int | None, out: Path | None) -> None:
+    """``compare --parity``: the parity table (`wmtsim.studies.field_parity`), a result of
+    its own (command ``compare-parity``)."""
+    from wmtsim.core.output import write_manifest
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.field_parity import parity_markdown, parity_table, write_parity
+
+    out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
+    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
+    _compile_first(pols)
+    frame = parity_table(s, pols, n, seed, threads)
+    _say(parity_markdown(frame))
+    with _cli()._writing(out_dir, PARITY_COMMAND) as work:
+        written = write_parity(frame, work)
+        written.append(write_manifest(work, PARITY_COMMAND, {
+            "scenario": s.to_dict(), "source": s.source, "policies": list(pols),
+            "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
+            "threads": threads}))
+    _say(f"parity table written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
 def register(app: typer.Typer) -> None:

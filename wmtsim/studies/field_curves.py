@@ -12,6 +12,7 @@ budget. `curve_chart` draws TSR against prompt tokens per policy across budgets 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,31 @@ def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
                         cell += f" WMT {verdict(r['d_low'], r['d_high'], False)}"
                 cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    note = flat_note(frame.filter(pl.col("policy").is_in(pols)))
+    return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+
+
+def flat_note(frame: pl.DataFrame) -> str:
+    """Which policies' rows do not change between two neighbouring budgets (every metric
+    the same): B does not bind there, something else does (the item cap, the world's
+    size, a window). Empty when every curve moves."""
+    budgets = sorted(set(frame["budget"].to_list()))
+    index = {(r["policy"], r["budget"], r["metric"]): r["mean"]
+             for r in frame.iter_rows(named=True)}
+    metrics = sorted(set(frame["metric"].to_list()))
+    from wmtsim.core.policies import SEL_EVERYTHING, SEL_NONE, get_policy
+
+    notes = []
+    for lo, hi in pairwise(budgets):  # B does not apply to the unselective ones at all
+        same = [p for p in dict.fromkeys(frame["policy"].to_list())
+                if get_policy(p).selection not in (SEL_NONE, SEL_EVERYTHING)
+                and all(index.get((p, lo, m)) == index.get((p, hi, m)) for m in metrics)]
+        if same:
+            notes.append(f"B = {lo} and B = {hi} give identical rows for "
+                         + ", ".join(f"`{p}`" for p in same)
+                         + ": B does not bind them there (the item cap, the world's size or "
+                           "their own window does).")
+    return "\n".join(notes)
 
 
 def curve_chart(frame: pl.DataFrame, title: str = "") -> Any:

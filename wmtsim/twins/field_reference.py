@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0
+from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0, uniform_py
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+)
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -33,6 +37,7 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
     Policy,
 )
+from wmtsim.twins.field_queues import QueueStore
 from wmtsim.twins.field_store import (  # noqa: F401 (old names)
     _SQRT3,
     PLACES,
@@ -44,10 +49,12 @@ from wmtsim.twins.field_store import (  # noqa: F401 (old names)
     top_by,
 )
 
+_SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
-class BaselineMemory(StoreBase):
+
+class BaselineMemory(QueueStore):
     """One trajectory's store under a field policy, driven by the simulator (``host``);
-    its state and helpers are `StoreBase`'s."""
+    its state and helpers are `StoreBase`'s, its queues and windows `QueueStore`'s."""
 
     # ---------------------------------------------------------------- one prompt step
 
@@ -69,6 +76,19 @@ class BaselineMemory(StoreBase):
                 it.place, it.last, it.freq, it.strength = "in", step, 0, 1.0
                 if fam == FAM_GENERATIVE:
                     it.importance = self.rate(v, 1.0)
+                    self.poignancy += int(it.importance)
+                    self.since += 1
+        # Generative Agents reflects when the poignancy since the last reflection is high.
+        if (fam == FAM_GENERATIVE and k.ga_reflect_threshold > 0
+                and self.poignancy >= k.ga_reflect_threshold):
+            self.generative_reflect()
+            self.poignancy, self.since = 0, 0
+        # TraceRetain's short-term buffer: evaluated when full, periodically, at key moments.
+        if fam == FAM_TRACERETAIN and k.tr_buffer > 0:
+            held = self.placed("buffered")
+            if (len(held) >= k.tr_buffer or (step + 1) % k.tr_eval_every == 0
+                    or critical) and held:
+                self.traceretain_evaluate(held)
         # 2. Forgetting (MemoryBank: once per session) and overflow.
         budget = float(h.budget)
         if fam == FAM_MEMORYBANK:
@@ -77,7 +97,11 @@ class BaselineMemory(StoreBase):
                 self.memorybank_forget(path)
         elif fam == FAM_MEMGPT:
             limit = float(k.window_tokens) if k.window_tokens > 0 else budget
-            self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True, "recall")
+            if k.letta_walk:
+                self.letta_overflow(limit)
+            else:
+                self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True,
+                                    "recall")
         elif fam == FAM_TOKEN_BUFFER:
             limit = float(k.token_limit) if k.token_limit > 0 else budget
             self.queue_overflow(limit, 0.0, 0, self.pol.variant == 1, "evicted")
@@ -89,22 +113,30 @@ class BaselineMemory(StoreBase):
         tokens = {v: float(h.tree.nodes[v].tokens) for v in pool}
         recent: set[str] = set()  # MemoryBank code: history turns, not recalls
         if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
-            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, 0)
+            limit = 0 if k.own_caps else int(h.st.top_k)  # the shared cap
+            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, limit)
             if fam == FAM_MEMGPT and critical and k.recall_k > 0:
-                found = [(self.query_utility(v, topic_now), v) for v in pool
-                         if self.items[v].place == "recall"]
-                back, _ = fit(found, k.recall_k, tokens, budget, used)
-                chosen |= set(back)
+                self.conversation_search(topic_now, pool, chosen, tokens, budget, used, limit)
         elif fam == FAM_GENERATIVE:
             chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
         else:
             used, cap = 0.0, self.cap(k.top_k)
             if fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE:
-                recent, used = self.newest_fit(pool, tokens, budget, 0.0, k.mb_code_recent,
-                                               summary=False)
-                cap = k.mb_code_top_k
-            scored = [(self.query_utility(v, topic_now), v) for v in pool if v not in recent]
-            got, _ = fit(scored, cap, tokens, budget, used)
+                # The last mb_code_recent turns (0 = none), then the mb_code_top_k most
+                # similar; together at most the shared cap.
+                if k.mb_code_recent > 0:
+                    recent, used = self.newest_fit(pool, tokens, budget, 0.0,
+                                                   self.capped(k.mb_code_recent),
+                                                   summary=False)
+                top = self.capped(k.mb_code_top_k)
+                cap = self.capped(len(recent) + top) - len(recent)
+            if cap < 0 or (fam == FAM_MEMORYBANK and self.pol.variant == MB_CODE
+                           and cap == 0):
+                got: list[str] = []
+            else:
+                scored = [(self.query_utility(v, topic_now), v) for v in pool
+                          if v not in recent]
+                got, _ = fit(scored, cap, tokens, budget, used)
             chosen = recent | set(got)
         # 4. Access statistics of what was retrieved.
         for v in chosen - recent:
@@ -117,24 +149,6 @@ class BaselineMemory(StoreBase):
                 it.strength = s
             it.last = step
         return pool, chosen
-
-    def newest_fit(self, pool: list[str], tokens: dict[str, float], budget: float,
-                   used: float, limit: int, summary: bool = True) -> tuple[set[str], float]:
-        """A queue's context within B: the running summary first (if it fits), then the
-        stored items newest first until one does not fit, at most ``limit`` (0 = all)."""
-        chosen: set[str] = set()
-        z = self.summary
-        if (summary and z is not None and z in tokens and self.items[z].place == "in"
-                and used + tokens[z] <= budget):
-            chosen.add(z)
-            used += tokens[z]
-        queued = [v for v in pool if self.items[v].place == "in" and not self.is_summary(v)]
-        for v in reversed(queued):
-            if (limit > 0 and len(chosen - {z}) >= limit) or used + tokens[v] > budget:
-                break
-            chosen.add(v)
-            used += tokens[v]
-        return chosen, used
 
     def supersede(self, v: str) -> bool:
         """A supersede/invalidate event (policies with a contradiction rule): a stored
@@ -152,12 +166,14 @@ class BaselineMemory(StoreBase):
     # ---------------------------------------------------------------- TraceRetain
 
     def traceretain_admit(self, v: str) -> None:
-        """Rule filter → 0–10 rating → z-score (or raw ≥ 7) → eviction → clusters."""
+        """Rule filter → (no buffer: 0–10 rating → z-score (or raw ≥ 7) → eviction →
+        clusters; with one: into the short-term buffer)."""
         h, k, it = self.h, self.k, self.items[v]
         node, f = h.tree.nodes[v], h.facts[v]
-        stored = [w for w in self.placed("in") if w != v]
+        against = "buffered" if k.tr_buffer > 0 else "in"
+        earlier = [w for w in self.placed(against) if w != v]
         dup = self.content_similarity if k.dup_content else self.similarity
-        if any(dup(v, w) > k.dup_threshold for w in stored if not self.is_summary(w)):
+        if any(dup(v, w) > k.dup_threshold for w in earlier if not self.is_summary(w)):
             it.place = "dropped"  # a near-duplicate: the earliest is kept
             return
         if node.tokens < k.min_tokens and not f.evidence:
@@ -166,8 +182,33 @@ class BaselineMemory(StoreBase):
         if k.drop_failed and node.kind == "action" and node.outcome == "failure":
             it.place = "dropped"  # low-priority kind
             return
-        x = self.rate(v, 0.0)
-        it.importance = x
+        if k.tr_buffer > 0:
+            it.place = "buffered"
+            return
+        it.importance = self.rate(v, 0.0)
+        self.traceretain_retain(v)
+
+    def traceretain_evaluate(self, held: list[str]) -> None:
+        """One batched rating call over the buffer, then each trace (creation order)
+        through threshold, eviction and clusters."""
+        h = self.h
+        raw = 0.0
+        for v in held:
+            raw += h.tree.nodes[v].tokens
+        call = float(self.k.scorer_base_tokens) + raw
+        h.out[C_LLM_CALLS] += 1
+        h.out[C_PROMPT_TOKENS] += call
+        h.out[C_MEMORY_TOKENS] += call
+        for v in held:
+            self.items[v].importance = self.rating(v, 0.0)
+            self.traceretain_retain(v)
+
+    def traceretain_retain(self, v: str) -> None:
+        """A rated trace: z-score (or raw ≥ 7) → eviction → clusters."""
+        h, k, it = self.h, self.k, self.items[v]
+        f = h.facts[v]
+        stored = [w for w in self.placed("in") if w != v]
+        x = it.importance
         retain = x >= k.raw_threshold
         if self.pol.threshold != THRESHOLD_FIXED and len(self.window) >= 2:
             mean = 0.0
@@ -274,7 +315,7 @@ class BaselineMemory(StoreBase):
         else:  # public code: rank by last access, oldest first, decay^(rank + 1)
             rec = [power(k.ga_code_decay, r + 1) for r in range(len(ordered))]
             w = (k.gac_w_recency, k.gac_w_importance, k.gac_w_relevance)
-            cap = k.ga_top_k
+            cap = self.capped(k.ga_top_k)
         imp = [self.items[v].importance for v in ordered]
         rel = [self.query_utility(v, topic_now) for v in ordered]
         rec, imp, rel = minmax(rec), minmax(imp), minmax(rel)
@@ -283,12 +324,86 @@ class BaselineMemory(StoreBase):
         got, _ = fit(scored, cap, tokens, budget, 0.0)
         return set(got)
 
+    def generative_reflect(self) -> None:
+        """reflect.py `run_reflect`: focal points (one call over the ``since`` newest
+        memories: the subtasks they are most about, ties to the newer), per focal subtask
+        one insight call over its stored memories (newest first, at most ga_top_k) and
+        two calls per thought; the thoughts are the subtask's summary memory."""
+        h, k = self.h, self.k
+        nodes = h.tree.nodes
+        base = float(k.scorer_base_tokens)
+        stored = [v for v in self.placed("in") if not self.is_summary(v)]
+        recent = list(reversed(stored))[:self.since]
+        read = 0.0
+        for v in recent:
+            read += nodes[v].tokens
+        self.charge(base + read, 1)  # the focal points
+        chosen: list[int] = []
+        for _ in range(k.ga_focal_points):
+            best_t, best_c = -1, 0
+            for v in recent:
+                t = h.facts[v].topic
+                if t < 0 or h.wid_id(t) not in nodes or t in chosen:
+                    continue
+                c = sum(1 for w in recent if h.facts[w].topic == t)
+                if c > best_c:
+                    best_t, best_c = t, c
+            if best_t < 0:
+                break
+            chosen.append(best_t)
+        for t in chosen:
+            task = h.wid_id(t)
+            sid = f"{task}/summary"
+            about = [w for w in reversed(stored) if h.facts[w].topic == t][:k.ga_top_k]
+            raw, has_ev, leaked, leak_pers = 0.0, False, False, 0.0
+            absorbed: set[str] = set()
+            for w in about:
+                raw += nodes[w].tokens
+                has_ev = has_ev or h.facts[w].evidence
+                if self.absorbs(w):
+                    leaked = True
+                    absorbed.add(w)
+                    leak_pers = max(leak_pers, h.facts[w].persuasiveness)
+            if sid not in nodes:
+                h.add_summary(sid, task, t, h.facts[task].top)
+            node, f = nodes[sid], h.facts[sid]
+            node.tokens = math.ceil(float(h.st.c_sum) * raw)
+            f.evidence = f.evidence or has_ev
+            f.absorbed = (f.absorbed or set()) | absorbed
+            if leaked:
+                node.poisoned = True
+                f.persuasiveness = max(f.persuasiveness, leak_pers)
+            self.charge(base + raw, 1)  # the insights and their evidence
+            thoughts = k.ga_thoughts
+            self.charge(2.0 * thoughts * (base + node.tokens), 2 * thoughts)
+            it = self.item(sid)
+            it.importance = self.rating(sid, 1.0)
+            it.place, it.last, it.freq = "in", h.step, 0
+
+    def charge(self, tokens: float, calls: int) -> None:
+        """LLM calls of memory's own, with their prompt tokens."""
+        out = self.h.out
+        out[C_LLM_CALLS] += calls
+        out[C_PROMPT_TOKENS] += tokens
+        out[C_MEMORY_TOKENS] += tokens
+
     # ---------------------------------------------------------------- mem0
+
+    def mem0_information(self, x: str) -> float:
+        """How informative a memory looks to mem0's decision: 0.75·relevance +
+        0.25·[not a failure] + selector noise (one draw per memory, step 0)."""
+        h = self.h
+        node = h.tree.nodes[x]
+        ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
+        u = uniform_py(h.seed, h.traj, 0, h.draw_id(x), PURPOSE_MEM0)
+        return (0.75 * h.facts[x].rel + 0.25 * ok
+                + float(h.st.selector_noise) * ((u - 0.5) * _SQRT12))
 
     def mem0_admit(self, v: str) -> None:
         """Extraction + search of the mem0_search_k most similar stored memories + one
-        decision call: UPDATE / DELETE / NONE on a match (similarity >= mem0_match) with
-        the knobs' probabilities, else ADD (see `wmtsim.engine.field._mem0_admit`)."""
+        decision call: on a match (similarity >= mem0_match) UPDATE when the new fact
+        looks more informative, else NONE (with mem0_random_decision: the knobs' draws),
+        else ADD (see `wmtsim.engine.field_admission._mem0_admit`)."""
         h, k, it = self.h, self.k, self.items[v]
         stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
         found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)
@@ -297,10 +412,17 @@ class BaselineMemory(StoreBase):
             read += h.tree.nodes[w].tokens
         tok = float(h.tree.nodes[v].tokens)
         h.out[C_PROMPT_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
+        h.out[C_MEMORY_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
         h.out[C_LLM_CALLS] += 2  # extraction + decision
         it.place, it.last, it.freq = "in", h.step, 0
         if not found or self.similarity(v, found[0]) < k.mem0_match:
             return  # ADD
+        if not k.mem0_random_decision:  # keep the fact with the most information
+            if self.mem0_information(v) > self.mem0_information(found[0]):
+                self.items[found[0]].place = "overwritten"  # UPDATE
+            else:
+                it.place = "dropped"  # NONE
+            return
         x = h.draw(h.draw_id(v), PURPOSE_MEM0)
         p_up = float(k.mem0_p_update)
         p_del = p_up + float(k.mem0_p_delete)
@@ -336,78 +458,6 @@ class BaselineMemory(StoreBase):
                 r = math.exp(-(dt / k.mb_time_scale) / it.strength)
                 if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
                     it.place = "forgotten"
-
-    # ---------------------------------------------------------------- queues and windows
-
-    def queue_overflow(self, limit: float, frac: float, keep_last: int, summarize: bool,
-                       to: str) -> None:
-        """When queue + summary > limit, pop the oldest (never the newest keep_last) while
-        less than frac of the queue's tokens is out or the queue + the summary they would
-        make is over the limit; merge them into the running summary if summarising."""
-        nodes = self.h.tree.nodes
-        queue = [v for v in self.placed("in") if not self.is_summary(v)]
-        q = 0.0
-        for v in queue:
-            q += nodes[v].tokens
-        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
-        if q + s_old <= limit:
-            return
-        popped = 0.0
-        out: list[str] = []
-        for v in queue:
-            if len(queue) - len(out) <= keep_last:
-                break
-            if not summarize:
-                s_new = 0.0
-            elif out:
-                s_new = float(math.ceil(float(self.h.st.c_sum) * (s_old + popped)))
-            else:
-                s_new = s_old
-            if not (popped < frac * q or q - popped + s_new > limit):
-                break
-            out.append(v)
-            popped += nodes[v].tokens
-        self.pop(out, to, summarize, s_old, popped)
-
-    def window_slide(self) -> None:
-        """Items created more than window_steps steps ago leave the context."""
-        nodes, step = self.h.tree.nodes, self.h.step
-        out = [v for v in self.placed("in") if not self.is_summary(v)
-               and nodes[v].created <= step - self.k.window_steps]
-        popped = 0.0
-        for v in out:
-            popped += nodes[v].tokens
-        s_old = float(nodes[self.summary].tokens) if self.summary is not None else 0.0
-        self.pop(out, "evicted", self.pol.variant == 1, s_old, popped)
-
-    def pop(self, out: list[str], to: str, summarize: bool, s_old: float,
-            popped: float) -> None:
-        """Popped items go to ``to``; with ``summarize`` one recursive summary absorbs
-        them (ceil(c_sum·(old + popped tokens)) tokens, no evidence, poison w.p. p_leak)."""
-        h = self.h
-        leaked, leak_pers = False, 0.0
-        absorbed: set[str] = set()
-        for v in out:
-            self.items[v].place = to
-            if summarize and self.absorbs(v):
-                leaked = True
-                absorbed.add(v)
-                leak_pers = max(leak_pers, h.facts[v].persuasiveness)
-        if not (summarize and out):
-            return
-        if self.summary is None:
-            self.summary = f"{h.tree.root_id}/summary"
-            h.add_summary(self.summary, h.tree.root_id, -1, -1)
-        node, f = h.tree.nodes[self.summary], h.facts[self.summary]
-        raw = s_old + popped
-        node.tokens = math.ceil(float(h.st.c_sum) * raw)
-        f.absorbed = (f.absorbed or set()) | absorbed
-        if leaked:
-            node.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
-        self.item(self.summary).place = "in"
-        self.summariser_call(raw)
-
 
 def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
     """The readable twin's store for a field policy (`BaselineMemory` on the simulator's

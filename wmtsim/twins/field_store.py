@@ -12,12 +12,17 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C_LLM_CALLS, C_PROMPT_TOKENS, C_SUMMARISER_CALLS
+from wmtsim.core.metrics import (
+    C_LLM_CALLS,
+    C_MEMORY_TOKENS,
+    C_PROMPT_TOKENS,
+    C_SUMMARISER_CALLS,
+)
 from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
 PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-          "deleted", "overwritten")
+          "deleted", "overwritten", "buffered")
 
 
 @dataclass
@@ -82,6 +87,8 @@ class StoreBase:
         self.items: dict[str, Item] = {}
         self.window: list[float] = []  # TraceRetain: previous ratings, oldest first
         self.summary: str | None = None  # the running summary (MemGPT, windows)
+        self.poignancy = 0  # GA: importance summed since the last reflection
+        self.since = 0  # GA: memories since the last reflection
 
     # ---------------------------------------------------------------- helpers
 
@@ -118,6 +125,13 @@ class StoreBase:
         """A retrieval's item cap: the policy's own knob, or 0 → the shared Stubs.top_k."""
         return int(own) if own > 0 else int(self.h.st.top_k)
 
+    def capped(self, size: int) -> int:
+        """A design's own retrieval size beneath the shared cap (unless own_caps)."""
+        shared = int(self.h.st.top_k)
+        if self.k.own_caps or shared <= 0:
+            return int(size)
+        return min(int(size), shared)
+
     def similarity(self, a: str, b: str) -> float:
         """Item–item similarity: (1 on the same topic, else cross) · (1 − |Δ relevance|)."""
         fa, fb = self.h.facts[a], self.h.facts[b]
@@ -125,8 +139,18 @@ class StoreBase:
         return t * (1.0 - abs(fa.rel - fb.rel))
 
     def rate(self, v: str, lo: float) -> float:
-        """The importance scorer stub (one LLM call reading the item), an integer in
-        [lo, 10]: 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence]) + noise, half up."""
+        """`rating` as one LLM call of its own (scorer_base_tokens + the item)."""
+        node = self.h.tree.nodes[v]
+        out = self.h.out
+        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C_LLM_CALLS] += 1
+        return self.rating(v, lo)
+
+    def rating(self, v: str, lo: float) -> float:
+        """The importance scorer stub (the caller charges the call), an integer in
+        [lo, 10]: 10·(0.75·rel + 0.25·[not a failure]) + noise, half up; with
+        ``importance_reads_evidence``, 10·(0.6·rel + 0.2·[not a failure] + 0.2·[evidence])."""
         node, f, st = self.h.tree.nodes[v], self.h.facts[v], self.h.st
         d = self.h.draw_id(v)
         s = 0.0
@@ -134,11 +158,11 @@ class StoreBase:
             s += self.h.draw(4 * d + j, PURPOSE_IMPORTANCE)
         ok = 0.0 if (node.kind == "action" and node.outcome == "failure") else 1.0
         ev = 1.0 if f.evidence else 0.0
-        x = (10.0 * (0.6 * f.rel + 0.2 * ok + 0.2 * ev)
-             + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3))
-        out = self.h.out
-        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
-        out[C_LLM_CALLS] += 1
+        if self.k.importance_reads_evidence:
+            signal = 0.6 * f.rel + 0.2 * ok + 0.2 * ev
+        else:
+            signal = 0.75 * f.rel + 0.25 * ok
+        x = 10.0 * signal + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3)
         _ = st
         return min(10.0, max(lo, float(math.floor(x + 0.5))))
 
@@ -155,3 +179,4 @@ class StoreBase:
         out[C_SUMMARISER_CALLS] += 1
         out[C_LLM_CALLS] += 1
         out[C_PROMPT_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
+        out[C_MEMORY_TOKENS] += float(self.h.st.summariser_base_tokens) + raw

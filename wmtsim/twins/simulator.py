@@ -29,10 +29,14 @@ from wmtsim.core.metrics import (
     C_CCR_STEPS,
     C_CCR_SUM,
     C_CONTAMINATED_STEPS,
+    C_CONTEXT_ITEMS_MAX,
+    C_CONTEXT_MAX,
+    C_CONTEXT_TOKENS,
     C_H_C,
     C_H_P,
     C_LATENCY_MS,
     C_LLM_CALLS,
+    C_MEMORY_TOKENS,
     C_NODES,
     C_P_I,
     C_P_R,
@@ -305,9 +309,11 @@ class _Trajectory(AgentStubs):
             chosen = set(pool)
         elif pol.selection == SEL_ITEMS and pool:
             chosen = self.select_items(pool, topic_now, priority)
-            prompt += (float(st.selector_base_tokens)
-                       + float(st.selector_read_fraction) * pool_tokens
-                       + self.struct * len(pool))
+            sel_tokens = (float(st.selector_base_tokens)
+                          + float(st.selector_read_fraction) * pool_tokens
+                          + self.struct * len(pool))
+            prompt += sel_tokens
+            out[C_MEMORY_TOKENS] += sel_tokens
             out[C_SELECTOR_CALLS] += 1
             out[C_LLM_CALLS] += 1
         elif pol.selection == SEL_BRANCHES and pool:
@@ -332,6 +338,10 @@ class _Trajectory(AgentStubs):
                 prompt += node.tokens
         if contaminated:
             out[C_CONTAMINATED_STEPS] += 1
+        # The parity table's budget use (docs/policies.md): memory context against B.
+        out[C_CONTEXT_TOKENS] += ctx_tokens
+        out[C_CONTEXT_MAX] = max(out[C_CONTEXT_MAX], ctx_tokens)
+        out[C_CONTEXT_ITEMS_MAX] = max(out[C_CONTEXT_ITEMS_MAX], float(len(chosen)))
         if pool_tokens > 0:
             sel_raw = 0.0
             for v in selected:

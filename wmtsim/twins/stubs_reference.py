@@ -28,6 +28,7 @@ from wmtsim.core.metrics import (
     C_FINAL_CORRECT,
     C_FOLDS,
     C_LLM_CALLS,
+    C_MEMORY_TOKENS,
     C_PROMPT_TOKENS,
     C_SUCCESS,
     C_SUMMARISER_CALLS,
@@ -284,3 +285,4 @@ class AgentStubs:
         out[C_SUMMARISER_CALLS] += 1
         out[C_LLM_CALLS] += 1
         out[C_PROMPT_TOKENS] += float(st.summariser_base_tokens) + raw
+        out[C_MEMORY_TOKENS] += float(st.summariser_base_tokens) + raw

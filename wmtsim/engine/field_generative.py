@@ -1,0 +1,193 @@
+"""Generative Agents in the engine (Park et al. 2023; the public code,
+joonspk-research/generative_agents): retrieval by recency + importance + relevance, and
+reflection. Called from the dispatch in `wmtsim.engine.field`; the readable twin is
+`wmtsim.twins.field_reference`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from wmtsim.core.codes import SUMMARY
+from wmtsim.core.field_knobs import (
+    B_GA_CODE_DECAY,
+    B_GA_FOCAL_POINTS,
+    B_GA_STEP_DECAY,
+    B_GA_THOUGHTS,
+    B_GA_TOP_K,
+    B_GA_W_IMPORTANCE,
+    B_GA_W_RECENCY,
+    B_GA_W_RELEVANCE,
+    B_GAC_W_IMPORTANCE,
+    B_GAC_W_RECENCY,
+    B_GAC_W_RELEVANCE,
+    B_IN,
+    B_SCORER_BASE_TOKENS,
+    B_TOP_K,
+)
+from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
+from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.stubs import ST_C_SUM
+from wmtsim.engine.field_common import _absorb, _cap, _capped, _fit, _minmax, _power, _rate
+from wmtsim.engine.forest import _add_summary
+
+
+@jit
+def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, tokens,
+                 budget, st, bl):
+    """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
+    the candidates (all equal: 0.5); the best that fit in B, at most the cap (paper: the
+    shared cap; public code: ga_top_k = `new_retrieve`'s n_count = 30). Paper: recency =
+    decay^(hours since last access); public code: candidates ranked by last access,
+    oldest first, decay^(rank+1).
+
+    Candidate order, as `new_retrieve` builds it: the memories newest first
+    (`seq_event`), stably sorted by last access; equal scores keep that order
+    (`top_highest_x_values` is a stable sort), for both variants.
+    """
+    cands = np.empty(n, np.int64)
+    c = 0
+    for j in range(n):
+        v = n - 1 - j
+        if eligible[v]:
+            cands[c] = v
+            c += 1
+    if c == 0:
+        return
+    last = np.empty(c)
+    for j in range(c):
+        last[j] = blast[cands[j]]
+    order = np.argsort(last, kind="mergesort")
+    ordered = np.empty(c, np.int64)
+    for j in range(c):
+        ordered[j] = cands[order[j]]
+    rec = np.empty(c)
+    imp = np.empty(c)
+    rel = np.empty(c)
+    if variant == 0:
+        for j in range(c):
+            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[ordered[j]])
+        w_rec, w_imp, w_rel = bl[B_GA_W_RECENCY], bl[B_GA_W_IMPORTANCE], bl[B_GA_W_RELEVANCE]
+        cap = _cap(bl[B_TOP_K], st)
+    else:
+        for j in range(c):
+            rec[j] = _power(bl[B_GA_CODE_DECAY], j + 1)
+        w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
+                               bl[B_GAC_W_RELEVANCE])
+        cap = _capped(bl[B_GA_TOP_K], bl, st)
+    for j in range(c):
+        imp[j] = bimp[ordered[j]]
+        rel[j] = util[ordered[j]]
+    _minmax(rec, c)
+    _minmax(imp, c)
+    _minmax(rel, c)
+    score = np.empty(c)
+    for j in range(c):
+        score[j] = w_rec * rec[j] + w_imp * imp[j] + w_rel * rel[j]
+    _fit(score, ordered, c, cap, tokens, budget, 0.0, selected)
+
+
+@jit
+def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq, since,
+                p, st, bl, out):
+    """Generative Agents' reflection (reflect.py `run_reflect`), charged call by call.
+
+    Focal points (`generate_focal_points`, one call over the ``since`` newest memories):
+    the ``ga_focal_points`` subtasks those memories are most about (ties: the newer).
+    Per focal subtask t: one insight call (`generate_insights_and_evidence`) over t's
+    stored memories (newest first, at most ``ga_top_k``), then two calls per thought
+    (``ga_thoughts``: `generate_action_event_triple`, `generate_poig_score`); the thoughts
+    become one memory, t's summary node (a later reflection on t rewrites it): ceil(c_sum ·
+    tokens read) tokens, t's evidence if it read any, each poisoned memory it read absorbed
+    with p_leak; rated like any memory (1–10), stored, retrievable.
+    """
+    kind, tokens, topic, evidence = F.kind, F.tokens, F.topic, F.evidence
+    poisoned, pers, top, summary = F.poisoned, F.persuasiveness, F.top, F.summary
+    base = bl[B_SCORER_BASE_TOKENS]
+    recent = np.empty(n, np.int64)
+    m = 0
+    read = 0.0
+    for j in range(n):
+        v = n - 1 - j
+        if m >= since:
+            break
+        if bs[v] == B_IN and kind[v] != SUMMARY:
+            recent[m] = v
+            m += 1
+            read += tokens[v]
+    out[C_LLM_CALLS] += 1  # the focal points
+    out[C_PROMPT_TOKENS] += base + read
+    out[C_MEMORY_TOKENS] += base + read
+    k = int(bl[B_GA_FOCAL_POINTS])
+    chosen = np.full(k, -1, np.int64)
+    for f in range(k):
+        best_t = -1
+        best_c = 0
+        for a in range(m):
+            t = topic[recent[a]]
+            if t < 0 or slot_of[t] < 0:
+                continue
+            taken = False
+            for g in range(f):
+                taken = taken or chosen[g] == t
+            if taken:
+                continue
+            c = 0
+            for b in range(m):
+                if topic[recent[b]] == t:
+                    c += 1
+            if c > best_c:
+                best_c = c
+                best_t = t
+        if best_t < 0:
+            break
+        chosen[f] = best_t
+    for f in range(k):
+        t = chosen[f]
+        if t < 0:
+            break
+        ts = slot_of[t]
+        raw = 0.0
+        has_ev = False
+        leaked = False
+        leak_pers = 0.0
+        n_read = 0
+        for j in range(n):
+            w = n - 1 - j
+            if n_read >= int(bl[B_GA_TOP_K]):
+                break
+            if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
+                continue
+            n_read += 1
+            raw += tokens[w]
+            if evidence[w]:
+                has_ev = True
+            if _absorb(seed, traj, step, w, F, st, ts):
+                leaked = True
+                leak_pers = max(leak_pers, pers[w])
+        z = summary[ts]
+        if z < 0:
+            z = n
+            n += 1
+            _add_summary(F, z, ts, t, top[ts], summary_rel, p[P_U_INIT_SUMMARY], step)
+            summary[ts] = z
+        tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+        evidence[z] = evidence[z] or has_ev
+        if leaked:
+            poisoned[z] = True
+            pers[z] = max(pers[z], leak_pers)
+        out[C_LLM_CALLS] += 1  # the insights and their evidence
+        out[C_PROMPT_TOKENS] += base + raw
+        out[C_MEMORY_TOKENS] += base + raw
+        thoughts = bl[B_GA_THOUGHTS]
+        out[C_LLM_CALLS] += 2 * thoughts  # a triple and a poignancy per thought
+        out[C_PROMPT_TOKENS] += 2.0 * thoughts * (base + tokens[z])
+        out[C_MEMORY_TOKENS] += 2.0 * thoughts * (base + tokens[z])
+        bimp[z] = _rate(seed, traj, step, z, F, 1.0, bl)
+        bs[z] = B_IN
+        blast[z] = step
+        bfreq[z] = 0
+    return n

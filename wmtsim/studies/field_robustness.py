@@ -1,0 +1,137 @@
+"""How robust is each "WMT beats X"? Every verdict of the field's budget table
+(docs/policies.md) re-tested over seeds and over the flips of the field's modelling
+choices (issue 20): the verdict's share of (seed, flip) settings that agree, and the
+settings that flip it.
+
+A *flip* is one named modelling choice of the field set the other way (`FLIPS`); it
+runs only the policies whose rules read that knob (WMT's configurations read none, so
+WMT's own runs are shared). Every run pairs the policy with ``wmt`` on the same
+trajectories (common random numbers), Δ TSR = policy − wmt with a paired 95% bootstrap
+interval, and WMT's verdict is `wmtsim.studies.field_curves.verdict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from wmtsim.core.policies import (
+    FAM_GENERATIVE,
+    FAM_MEM0,
+    FAM_MEMGPT,
+    FAM_MEMORYBANK,
+    FAM_TOKEN_BUFFER,
+    FAM_TRACERETAIN,
+    FAM_WINDOW,
+    FIELD_POLICIES,
+    MB_CODE,
+    get_policy,
+)
+from wmtsim.studies.field_curves import verdict
+
+
+@dataclass(frozen=True)
+class Flip:
+    """One modelling choice of the field set the other way: its overrides and the
+    policies whose rules read it."""
+
+    name: str
+    overrides: dict[str, Any]
+    reads: Callable[[str], bool]
+
+
+def _family(*families: int) -> Callable[[str], bool]:
+    return lambda p: get_policy(p).family in families
+
+
+def _own_cap(p: str) -> bool:
+    pol = get_policy(p)
+    return (pol.family in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER)
+            or (pol.family == FAM_GENERATIVE and pol.variant == 1)
+            or (pol.family == FAM_MEMORYBANK and pol.variant == MB_CODE))
+
+
+FLIPS: tuple[Flip, ...] = (
+    Flip("rater reads the evidence flag", {"baselines.importance_reads_evidence": True},
+         _family(FAM_TRACERETAIN, FAM_GENERATIVE)),
+    Flip("designs' own item caps", {"baselines.own_caps": True}, _own_cap),
+    Flip("TraceRetain rates on arrival (no buffer)", {"baselines.tr_buffer": 0},
+         _family(FAM_TRACERETAIN)),
+    Flip("Generative Agents never reflects", {"baselines.ga_reflect_threshold": 0},
+         _family(FAM_GENERATIVE)),
+    Flip("mem0 decides by fixed draws", {"baselines.mem0_random_decision": True},
+         _family(FAM_MEM0)),
+    Flip("MemoryBank: one session (no forgetting)", {"baselines.mb_session_steps": 0},
+         _family(FAM_MEMORYBANK)),
+    Flip("MemGPT pops through the crossing message", {"baselines.letta_walk": False},
+         _family(FAM_MEMGPT)),
+    Flip("MemGPT never searches", {"baselines.recall_k": 0}, _family(FAM_MEMGPT)),
+)
+
+
+def _delta(res: Any, ref: Any, n_resamples: int) -> tuple[float, float, float]:
+    from wmtsim.engine.simulation import paired_difference
+
+    d = paired_difference(res, ref, "tsr", n_resamples=n_resamples)
+    return float(d["mean"]), float(d["low"]), float(d["high"])
+
+
+def robustness(scenario: Any, budgets: Sequence[int], seeds: Sequence[int],
+               policies: Sequence[str] = FIELD_POLICIES, n: int | None = None,
+               flips: Sequence[Flip] = FLIPS, n_resamples: int = 500,
+               threads: int | None = None,
+               progress: Callable[[str], None] | None = None) -> pl.DataFrame:
+    """One row per (policy, budget, seed, setting): Δ TSR vs WMT, its interval and
+    WMT's verdict; setting ``default`` or a flip's name."""
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.world import generate
+
+    n = scenario.n if n is None else n
+    rows: list[dict[str, Any]] = []
+    for seed in seeds:
+        world = generate(scenario.world, seed=seed, n=n)
+        for b in budgets:
+            s = scenario.with_overrides({"params.budget": int(b)})
+
+            def run(policy: str, sc: Any, w: Any = world) -> Any:
+                return simulate(w, policy, params=sc.params, stubs=sc.stubs,
+                                threads=threads, baselines=sc.baselines)
+
+            ref = run("wmt", s)
+            settings = [("default", s, tuple(policies))]
+            for f in flips:
+                settings.append((f.name, s.with_overrides(f.overrides),
+                                 tuple(p for p in policies if f.reads(p))))
+            for name, sc, pols in settings:
+                for p in pols:
+                    mean, low, high = _delta(run(p, sc), ref, n_resamples)
+                    rows.append({"policy": p, "budget": int(b), "seed": int(seed),
+                                 "setting": name, "d_tsr": mean, "low": low,
+                                 "high": high, "verdict": verdict(low, high)})
+            if progress is not None:
+                progress(f"seed={seed} B={b}")
+    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
+                                      "seed": pl.Int64, "setting": pl.Utf8,
+                                      "d_tsr": pl.Float64, "low": pl.Float64,
+                                      "high": pl.Float64, "verdict": pl.Utf8})
+
+
+def robustness_markdown(frame: pl.DataFrame, headline_seed: int) -> str:
+    """Per (policy, budget): the headline verdict (default setting, ``headline_seed``),
+    the share of all (seed, setting) runs that agree, and the settings that flip it."""
+    lines = ["| policy | B | headline (Δ TSR) | agree | flipped by |", "|---|---|---|---|---|"]
+    for (p, b), g in frame.group_by(["policy", "budget"], maintain_order=True):
+        head = g.filter((pl.col("setting") == "default") & (pl.col("seed") == headline_seed))
+        if head.height == 0:
+            continue
+        h = head.row(0, named=True)
+        agree = g.filter(pl.col("verdict") == h["verdict"]).height
+        flips = g.filter(pl.col("verdict") != h["verdict"])
+        by = sorted({f"{r['setting']} (seed {r['seed']}: {r['verdict']})"
+                     for r in flips.iter_rows(named=True)})
+        lines.append(f"| `{p}` | {b} | WMT {h['verdict']} ({h['d_tsr']:+.3f}) | "
+                     f"{agree}/{g.height} | {'; '.join(by) if by else '–'} |")
+    return "\n".join(lines) + "\n"
