@@ -28,8 +28,8 @@ def test_every_knob_is_declared() -> None:
     assert set(READS) <= {f"{s}.{f.name}" for s, c in SECTIONS.items() for f in fields(c)}
 
 
-def _moved(cls: type, name: str) -> Any:
-    """A valid value of knob ``name`` other than its default."""
+def _moved(cls: type, name: str, side: str = "low") -> Any:
+    """A valid value of knob ``name`` far from its default, on the ``side`` of it."""
     spec = knob_of(cls, name)
     assert spec is not None
     default = getattr(cls(), name)
@@ -37,12 +37,20 @@ def _moved(cls: type, name: str) -> Any:
         return not default
     if spec.kind == "int":
         up = min(default * 2 if default > 0 else 2, int(spec.hi))
-        return up if up != default else default - 1
+        down = default // 2 if default // 2 >= spec.lo else default
+        pick = up if side == "high" else down
+        return pick if pick != default else (up if up != default else default - 1)
     lo = spec.lo if math.isfinite(spec.lo) else default - 1.0
+    hi = spec.hi if math.isfinite(spec.hi) else default + 1.0
+    if side == "high" and default < hi:
+        return default + 0.5 * (hi - default)
     if default > lo:
         return default - 0.5 * (default - lo)
-    hi = spec.hi if math.isfinite(spec.hi) else lo + 1.0
     return lo + 0.5 * (min(hi, lo + 1.0) - lo)
+
+
+# mem0's three decision probabilities must sum to <= 1: they move on the low side only.
+_KEEP_HIGH = {"baselines.mem0_p_update", "baselines.mem0_p_delete", "baselines.mem0_p_none"}
 
 
 def _run(scenario: Any, policy: str, n: int = 24) -> np.ndarray:
@@ -59,28 +67,35 @@ def _run(scenario: Any, policy: str, n: int = 24) -> np.ndarray:
 def test_what_a_policy_does_not_read_changes_nothing(scenario: str) -> None:
     base = load_scenario(scenario)
     for policy in POLICIES:
-        moved = {f"{s}.{f.name}": _moved(c, f.name) for s, c in SECTIONS.items()
-                 for f in fields(c) if policy not in readers(f"{s}.{f.name}", [policy])}
-        if not moved:
-            continue
-        other = base.with_overrides(moved)
-        assert np.array_equal(_run(base, policy), _run(other, policy)), (
-            f"{policy} on {scenario}: results change when moving knobs the table says it "
-            f"does not read: {sorted(moved)}")
+        ours = _run(base, policy)
+        for side in ("low", "high"):
+            moved = {f"{s}.{f.name}": _moved(c, f.name, side) for s, c in SECTIONS.items()
+                     for f in fields(c) if policy not in readers(f"{s}.{f.name}", [policy])
+                     and not (side == "high" and f"{s}.{f.name}" in _KEEP_HIGH)}
+            if not moved:
+                continue
+            other = base.with_overrides(moved)
+            assert np.array_equal(ours, _run(other, policy)), (
+                f"{policy} on {scenario}: results change when moving ({side}) knobs the "
+                f"table says it does not read: {sorted(moved)}")
 
 
 def test_world_conditions_hold_where_there_are_no_globals() -> None:
     base = load_scenario("paper_poisoning")
     assert base.world.n_globals == 0
-    moved = {k: _moved(Params, k.split(".")[1]) for k in WORLD_NEEDS}
-    assert np.array_equal(_run(base, "wmt"), _run(base.with_overrides(moved), "wmt"))
+    for side in ("low", "high"):
+        moved = {k: _moved(Params, k.split(".")[1], side) for k in WORLD_NEEDS}
+        assert np.array_equal(_run(base, "wmt"), _run(base.with_overrides(moved), "wmt"))
 
 
 def test_a_read_knob_does_move_its_reader() -> None:
-    """The table is not vacuous: ρ moves Full WMT on the poisoning scenario."""
+    """The table and the moves are not vacuous: ρ, τ_obs and the budget each move Full
+    WMT on the poisoning scenario."""
     base = load_scenario("paper_poisoning")
-    assert not np.array_equal(_run(base, "wmt", 100),
-                              _run(base.with_overrides({"rho": 0.3}), "wmt", 100))
+    for key, value in (("rho", 0.3), ("tau_obs", 0.6), ("budget", 60)):
+        moved = {key: value}
+        assert not np.array_equal(_run(base, "wmt", 100),
+                                  _run(base.with_overrides(moved), "wmt", 100)), key
 
 
 def test_unread_names_the_knob_and_why() -> None:

@@ -485,8 +485,8 @@ def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], me
 
 # Commands in their own modules: cli_scenarios (run, compare, calibrate, schema), cli_why
 # (attribute, claims: mechanism attribution, the claims map), cli_conformance (expect, ...).
-from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
+from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)

@@ -87,7 +87,8 @@ def screen(
     from wmtsim.core.metrics import METRICS
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.knob_ranges import ranges_for
-    from wmtsim.studies.screen import SCREEN_METRICS, screen as run_screen, write_screen
+    from wmtsim.studies.screen import SCREEN_METRICS, write_screen
+    from wmtsim.studies.screen import screen as run_screen
 
     scs = _scenarios(scenarios)
     metrics = tuple(metric or SCREEN_METRICS)

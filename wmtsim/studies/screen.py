@@ -155,7 +155,7 @@ def screen(scenarios: Sequence[Scenario], policy: str = "wmt",
                 verdict = ("inert" if inert else "matters"
                            if idx["mu_star_low"][i] > noise[i] else "within noise")
                 rows.append(_row(sc, policy, m, k, verdict=verdict, noise=noise[i],
-                                 **{name: float(v[i]) for name, v in idx.items()}))
+                                 values={name: float(v[i]) for name, v in idx.items()}))
     table = pl.DataFrame(rows, infer_schema_length=None).with_columns(
         pl.col("mu_star").rank("ordinal", descending=True).over("scenario", "metric")
         .alias("rank"))
@@ -163,8 +163,10 @@ def screen(scenarios: Sequence[Scenario], policy: str = "wmt",
 
 
 def _row(sc: Scenario, policy: str, metric: str, k: KnobRange, verdict: str,
-         reason: str = "", noise: float = math.nan, **values: float) -> dict[str, Any]:
+         reason: str = "", noise: float = math.nan,
+         values: dict[str, float] | None = None) -> dict[str, Any]:
     spec = k.spec(sc)
+    values = values or {}
     nan = math.nan
     return {"scenario": sc.name, "policy": policy, "metric": metric, "parameter": k.key,
             "low": float(spec.low or 0), "high": float(spec.high or 0),

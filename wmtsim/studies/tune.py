@@ -198,8 +198,8 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
                         "objectives or knobs; allowed: the same request to resume it, or "
                         "another --out folder")
     states = optuna.trial.TrialState
-    for t in study.get_trials(deepcopy=False, states=(states.RUNNING, states.WAITING)):
-        study.tell(t.number, state=states.FAIL)  # in flight when the last run was killed
+    for stale in study.get_trials(deepcopy=False, states=(states.RUNNING, states.WAITING)):
+        study.tell(stale.number, state=states.FAIL)  # in flight when the last run was killed
     computed, sim = 0, 0.0
     done = len(study.get_trials(deepcopy=False, states=(states.COMPLETE,)))
     while done < trials:

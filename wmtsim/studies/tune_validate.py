@@ -44,7 +44,7 @@ def validate(tuning: Tuning, chosen: pl.DataFrame, seeds: Sequence[int],
     fit: Fit = tuning.fit
     scs = list(scenarios or fit.scenarios)
     rows = chosen.to_dicts()
-    settings = [{}] + [setting_of(r, fit) for r in rows]
+    settings: list[dict[str, Any]] = [{}, *(setting_of(r, fit) for r in rows)]
     held = fit.outcomes(settings, seeds=seeds, scenarios=scs)
     base = held[0]
     out: list[dict[str, Any]] = []

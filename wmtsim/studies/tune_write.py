@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wmtsim.studies.tune import Tuning, params_toml, setting_of
+from wmtsim.studies.tune import STORAGE, Tuning, params_toml, setting_of
 
 if TYPE_CHECKING:
     import polars as pl
@@ -48,7 +48,9 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "holdout_seeds": [seed + 10_000 + j for j in range(holdout)],
         "sampler": "optuna NSGAIISampler", "sampler_seed": seed,
         "storage": "optuna.sqlite3", "trials": tuning.trials.height,
-        "baseline": tuning.baseline, "fingerprint": fit.fingerprint()})
+        "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
+        # the study's storage is moved in beside these files when the result is swapped in
+        "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])})
     return written
 
 
