@@ -187,7 +187,7 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
     t0 = time.perf_counter()
     sampler = optuna.samplers.NSGAIISampler(population_size=max(2, batch), seed=seed)
     study = optuna.create_study(
-        study_name=STUDY, storage=f"sqlite:///{storage}", load_if_exists=True,
+        study_name=STUDY, storage=_storage(storage), load_if_exists=True,
         sampler=sampler, directions=["maximize" if o.maximize else "minimize"
                                      for o in fit.objectives])
     found = study.user_attrs.get("fingerprint")
@@ -225,6 +225,24 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
     pareto = frame.filter(pl.col("trial").is_in(sorted(front))).sort(fit.objectives[0].label,
                                                                      descending=True)
     return Tuning(fit, frame, pareto, baseline, computed, time.perf_counter() - t0, sim)
+
+
+def _storage(path: Path) -> Any:
+    """Optuna's RDB storage on SQLite at ``path``, committing without fsync
+    (``PRAGMA synchronous = OFF``): Optuna commits once per suggested value, and an fsync
+    each made the study cost several times the simulation (benchmarks/bench_tune.py). A
+    killed process loses nothing committed (the data are in the OS's cache); a power cut
+    may lose or damage the study, which is then rerun."""
+    import sqlite3
+
+    import optuna
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
+        conn.execute("PRAGMA synchronous = OFF")
+        return conn
+
+    return optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"creator": connect})
 
 
 def _trials_frame(study: Any, fit: Fit) -> pl.DataFrame:
