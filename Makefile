@@ -35,6 +35,7 @@ bench: setup
 
 study: setup  # regenerate the "why" study: studies/tables/, docs/figures/, docs/findings.md
 	$(BIN)/python -m studies.run
+	nice -n 10 $(BIN)/python -m studies.design_study
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

@@ -215,3 +215,20 @@ def screen_chart(table: pl.DataFrame) -> Any:
     err = base.mark_rule().encode(x="mu_star_low:Q", x2="mu_star_high:Q")
     return (bars + err).properties(width=260, height=300).facet(
         column=alt.Column("metric:N"), row=alt.Row("scenario:N")).resolve_scale(x="independent")
+
+
+VERDICTS = ("matters", "within noise", "inert", "not read")
+
+
+def atlas_chart(table: pl.DataFrame) -> Any:
+    """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric."""
+    import altair as alt
+
+    return alt.Chart(table.to_pandas()).mark_rect().encode(
+        x=alt.X("parameter:N", title=None), y=alt.Y("scenario:N", title=None),
+        color=alt.Color("verdict:N", scale=alt.Scale(
+            domain=list(VERDICTS), range=["#d62728", "#ff9896", "#dddddd", "#ffffff"])),
+        tooltip=["scenario", "metric", "parameter", "mu_star", "mu_star_low",
+                 "mu_star_high", "noise", "verdict"],
+    ).properties(width=520, height=150).facet(row="metric:N").properties(
+        title="Screening atlas: which WMT knob matters for which metric in which world")
