@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "transfer"):
         t1 = time.perf_counter()
         body = run_transfer(args.n, args.trials, args.workers)
-        body += f"\n\nTuning and validation of the four worlds took {time.perf_counter() - t1:.0f} s."
+        took = time.perf_counter() - t1
+        body += f"\n\nTuning and validation of the four worlds took {took:.0f} s."
         FINDINGS.write_text(replace_block(FINDINGS.read_text(), "transfer", body))
         print(f"transfer: {time.perf_counter() - t1:.0f} s")
     assert math.isfinite(time.perf_counter())

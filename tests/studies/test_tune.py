@@ -50,6 +50,10 @@ def test_a_study_resumes_and_refuses_another(tmp_path: Path) -> None:
     assert again.computed == 2 and again.trials.height == 6
     assert again.trials.head(4).equals(first.trials)  # the old trials, unchanged
     assert 1 <= again.pareto.height <= 6
+    from wmtsim.studies.tune_write import pareto_chart
+
+    spec = pareto_chart(again).to_dict()  # objective labels hold a colon: fields, not shorthand
+    assert "layer" in spec
     other = _fit()
     other.n = 21
     with pytest.raises(TuneError, match="another --out folder"):

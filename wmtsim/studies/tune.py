@@ -8,8 +8,8 @@ metric and a direction (``tsr:max``, ``asr:min``, ``prompt_tokens:min``); its va
 a setting is robust over the fit scenarios: the worst scenario's mean (``worst``) or a
 quantile on the bad side (``q0.25``: the value 75% of the scenarios do at least as well
 as). Optuna's RDB storage (SQLite, ``optuna.sqlite3`` in the output folder) makes a run
-resumable: killed, it continues from the trials it has; trials that were in flight are
-marked failed and proposed again by the sampler.
+resumable: killed, it continues from the trials it has saved (each finished trial is
+saved in one transaction; the generation in flight is proposed again).
 
 Why Optuna: NSGA-II is the standard evolutionary multi-objective method, Optuna keeps it
 well tested, its ask/tell interface lets us evaluate a whole generation as one batch on
@@ -185,23 +185,26 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t0 = time.perf_counter()
-    sampler = optuna.samplers.NSGAIISampler(population_size=max(2, batch), seed=seed)
-    study = optuna.create_study(
-        study_name=STUDY, storage=_storage(storage), load_if_exists=True,
-        sampler=sampler, directions=["maximize" if o.maximize else "minimize"
-                                     for o in fit.objectives])
-    found = study.user_attrs.get("fingerprint")
+    directions = ["maximize" if o.maximize else "minimize" for o in fit.objectives]
+    saved = optuna.create_study(study_name=STUDY, storage=_storage(storage),
+                                load_if_exists=True, directions=directions)
+    found = saved.user_attrs.get("fingerprint")
     if found is None:
-        study.set_user_attr("fingerprint", fit.fingerprint())
+        saved.set_user_attr("fingerprint", fit.fingerprint())
     elif found != fit.fingerprint():
         raise TuneError(f"{storage}: holds a tuning study with other scenarios, seeds, size, "
                         "objectives or knobs; allowed: the same request to resume it, or "
                         "another --out folder")
+    # The sampler works on an in-memory copy; each finished trial is saved in one
+    # transaction (Optuna's RDB storage commits once per suggested value otherwise).
+    # Killed, a run loses at most its generation in flight.
     states = optuna.trial.TrialState
-    for stale in study.get_trials(deepcopy=False, states=(states.RUNNING, states.WAITING)):
-        study.tell(stale.number, state=states.FAIL)  # in flight when the last run was killed
+    study = optuna.create_study(
+        sampler=optuna.samplers.NSGAIISampler(population_size=max(2, batch), seed=seed),
+        directions=directions)
+    study.add_trials(saved.get_trials(deepcopy=False, states=(states.COMPLETE,)))
     computed, sim = 0, 0.0
-    done = len(study.get_trials(deepcopy=False, states=(states.COMPLETE,)))
+    done = len(study.trials)
     while done < trials:
         asked = [study.ask() for _ in range(min(batch, trials - done))]
         settings = [fit.setting(t) for t in asked]
@@ -213,6 +216,7 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
             for k, v in means.items():
                 t.set_user_attr(k, v)
             study.tell(t, vals)
+            saved.add_trial(study.trials[t.number])
         computed += len(asked)
         done += len(asked)
         if progress is not None:
@@ -254,7 +258,7 @@ def _trials_frame(study: Any, fit: Fit) -> pl.DataFrame:
         row: dict[str, Any] = {"trial": t.number}
         row.update({o.label: v for o, v in zip(fit.objectives, t.values, strict=True)})
         row.update({r.key: t.params[r.key] for r in fit.ranges})
-        row.update({k: float(v) for k, v in t.user_attrs.items()})
+        row.update({k: float(v) for k, v in sorted(t.user_attrs.items())})
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None)
 

@@ -65,15 +65,18 @@ def pareto_chart(tuning: Tuning) -> Any:
     data = tuning.trials.with_columns(
         pl.col("trial").is_in(sorted(front)).alias("pareto")).to_pandas()
     x, y = (objs[0], objs[1]) if len(objs) > 1 else ("trial", objs[0])
+    # field= (not shorthand): the objective labels contain a colon ("tsr:max")
     points = alt.Chart(data).mark_circle(size=50).encode(
-        x=alt.X(f"{x}:Q", scale=alt.Scale(zero=False)),
-        y=alt.Y(f"{y}:Q", scale=alt.Scale(zero=False)),
-        color=alt.Color("pareto:N", title="Pareto set"), tooltip=["trial", *objs])
+        x=alt.X(field=x, type="quantitative", scale=alt.Scale(zero=False)),
+        y=alt.Y(field=y, type="quantitative", scale=alt.Scale(zero=False)),
+        color=alt.Color("pareto:N", title="Pareto set"),
+        tooltip=[alt.Tooltip(field=c, type="quantitative") for c in ("trial", *objs)])
     if x == "trial":
         return points.properties(width=420, height=300)
     base = pl.DataFrame({x: [tuning.baseline[x]], y: [tuning.baseline[y]],
                          "label": ["shipped setting"]}).to_pandas()
     mark = alt.Chart(base).mark_point(shape="cross", size=200, color="black").encode(
-        x=f"{x}:Q", y=f"{y}:Q", tooltip=["label"])
+        x=alt.X(field=x, type="quantitative"), y=alt.Y(field=y, type="quantitative"),
+        tooltip=["label:N"])
     return (points + mark).properties(width=420, height=300,
                                       title="tune: trials, Pareto set, shipped setting (+)")
