@@ -105,3 +105,21 @@ def test_unread_names_the_knob_and_why() -> None:
     assert set(found) == {"baselines.ga_top_k", "params.rho_g"}
     assert "Generative Agents (public code)" in found["baselines.ga_top_k"]
     assert set(unread(["params.rho"], ["a1_unweighted"])) == {"params.rho"}
+
+
+def test_a_sweep_of_a_knob_nobody_reads_is_refused_and_named() -> None:
+    from wmtsim.studies.sweep import SweepError, sweep_from_dict
+
+    def sweep(policies: list[str], key: str, values: list[Any]) -> Any:
+        return sweep_from_dict({"scenario": "paper_poisoning", "policies": policies,
+                                "parameters": {key: {"values": values}},
+                                "design": {"kind": "grid", "trajectories": 2}})
+
+    with pytest.raises(SweepError, match=r"parameters\.baselines\.ga_top_k: no policy of "
+                       r"this sweep reads it .*generative_agents_code"):
+        sweep(["generative_agents"], "baselines.ga_top_k", [10, 30])
+    with pytest.raises(SweepError, match=r"parameters\.rho: no policy"):
+        sweep(["a1_unweighted"], "rho", [0.5, 0.9])
+    assert sweep(["wmt", "a1_unweighted"], "rho", [0.5, 0.9]).warnings == ()
+    (note,) = sweep(["wmt"], "rho_g", [0.9, 0.99]).warnings
+    assert "parameters.rho_g" in note and "global memories" in note

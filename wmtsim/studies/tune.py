@@ -185,7 +185,7 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t0 = time.perf_counter()
-    directions = ["maximize" if o.maximize else "minimize" for o in fit.objectives]
+    directions: list[Any] = ["maximize" if o.maximize else "minimize" for o in fit.objectives]
     saved = optuna.create_study(study_name=STUDY, storage=_storage(storage),
                                 load_if_exists=True, directions=directions)
     found = saved.user_attrs.get("fingerprint")
