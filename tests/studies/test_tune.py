@@ -73,3 +73,18 @@ def test_validation_says_when_the_shipped_setting_is_not_beaten(tmp_path: Path) 
     assert (flat["gain"] == 0).all() and set(flat["verdict"]) == {"no difference"}
     (line,) = summary(flat)
     assert "does NOT beat the shipped setting" in line
+
+
+@pytest.mark.cluster
+def test_evaluate_on_a_process_pool_equals_in_process() -> None:
+    """screen and tune run on the sweep's executors: results do not depend on them."""
+    import numpy as np
+
+    from wmtsim.studies.evaluate import evaluate, make_point
+
+    sc = load_scenario("paper_poisoning")
+    points = [make_point(sc, {"rho": r}, "wmt", 0, 12) for r in (0.5, 0.9)]
+    here = evaluate(points, 12)
+    pool = evaluate(points, 12, workers=2)
+    for p in points:
+        assert np.array_equal(here[p.key].values, pool[p.key].values, equal_nan=True)
