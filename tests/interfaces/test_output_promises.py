@@ -51,6 +51,11 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "schema": (["schema", "scenario", "--out", "{out}.json"], "schema", "file"),
     "conformance": (["conformance", "generate", "--out", "{out}"], "conformance", "folder"),
     "expect": (["expect", "{trace}", "--out", "{out}.jsonl"], "expect", "file"),
+    "screen": (["screen", "paper_poisoning", "--knob", "rho", "--knob", "tau_obs", "-r", "2",
+                "--n", "3", "--no-charts", "--out", "{out}"], "screen", "folder"),
+    "tune": (["tune", "paper_poisoning", "--trials", "2", "--batch", "2", "--n", "3",
+              "--holdout-seeds", "1", "--knob", "rho", "--no-charts", "--no-progress",
+              "--out", "{out}"], "tune", "folder"),
 }
 NOT_WRITING = {"check", "warmup", "dashboard"}
 

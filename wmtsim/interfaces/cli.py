@@ -366,6 +366,8 @@ def sweep(
 
     try:
         spec = load_sweep(sweep_file)
+        for note in spec.warnings:
+            err_console.print(f"warning: {note}", markup=False, highlight=False)
         report = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
                            progress=progress)
     except SweepError as e:
@@ -428,14 +430,16 @@ def analyze(
 
 # Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
 # (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
-# attribution, the claims map), cli_conformance (expect, conformance).
+# attribution, the claims map), cli_design (screen, tune), cli_conformance (expect, ...).
 from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
+from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)
 _register_compare(app)
 _register_why_commands(app)
+_register_design_commands(app)
 _conformance.register(app)
 
 

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 ScenarioArg = Annotated[str, typer.Argument(
     help="A scenario file (TOML, see docs/scenario_format.md) or the name of a shipped "
-         "scenario (paper_poisoning, gaia_like, long_horizon, global_poison).",
+         "scenario (paper_poisoning, gaia_like, long_horizon, global_poison, "
+         "decay_pressure, late_poison).",
     show_default=False)]
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", "-o", help="Output folder, replaced as a whole (default: results/<scenario "

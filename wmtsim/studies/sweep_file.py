@@ -106,6 +106,7 @@ class Sweep:
     seed: int | None
     replicates: int
     chunk: int | None = None
+    warnings: tuple[str, ...] = ()  # e.g. a knob that acts only in worlds this one is not
 
     @property
     def rows(self) -> int:
@@ -323,6 +324,7 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
                        f"names the same knob as parameters.{spelled[canon]} ({canon}); "
                        "allowed: each knob once, in one spelling")
         spelled[canon] = spec.key
+    notes = _check_readers(path, spelled, pols, scenarios)
     for spec in params:
         probe = spec.values[0] if spec.values is not None else spec.from_unit(0.5)
         try:
@@ -371,7 +373,7 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         if not isinstance(text, str):
             raise _err(path, label, f"must be a string, got {text!r}")
     sweep = Sweep(name, description, path, tuple(scenarios), tuple(pols), params, kind,
-                  points, trajectories, seed, replicates, chunk)
+                  points, trajectories, seed, replicates, chunk, notes)
     # Every row must make valid parameters (e.g. u_success > u_failure): fail early.
     for row in design_rows(sweep):
         for sc in sweep.scenarios:
@@ -384,6 +386,27 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
                            "combination is valid (e.g. u_success above u_failure's high).",
                            ) from None
     return sweep
+
+
+def _check_readers(path: Path | str | None, spelled: dict[str, str], policies: list[str],
+                   scenarios: Sequence[Scenario]) -> tuple[str, ...]:
+    """Refuse a parameter that no policy of the sweep reads (its points would all be the
+    same: `wmtsim.core.knob_readers`); a warning for one that acts only in other worlds
+    (unless the sweep also varies the world)."""
+    from wmtsim.core.knob_readers import WORLD_NEEDS, readers, unread
+
+    varies_world = any(k.startswith(("world.", "poison[")) for k in spelled)
+    notes = []
+    for canon, why in unread(spelled, policies, [s.world for s in scenarios]).items():
+        where = f"parameters.{spelled[canon]}"
+        if not readers(canon, policies):
+            who = ", ".join(readers(canon)) or "none"
+            raise _err(path, where, f"no policy of this sweep reads it ({why}): every point "
+                       f"would be the same; allowed: a knob one of the policies reads, or add "
+                       f"a policy that reads it ({who})")
+        if canon in WORLD_NEEDS and not varies_world:
+            notes.append(f"{_where(path)}: {where}: {why}, so it changes nothing here")
+    return tuple(notes)
 
 
 def _fmt_values(values: dict[str, Any]) -> str:

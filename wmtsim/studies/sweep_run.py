@@ -186,6 +186,25 @@ def _dask(tasks: Iterable[Task], client: Any) -> Iterator[ChunkResult]:
                 queue.add(client.submit(run_task, nxt, pure=False))
 
 
+def execute(points: Sequence[Point], n: int, *, workers: int = 1,
+            scheduler: str | None = None, threads: int | None = None,
+            chunk: int | None = None) -> Iterator[ChunkResult]:
+    """Run ``points`` (``n`` trajectories each) on the sweep's executors, in chunks of
+    ``chunk`` points (default: about `CHUNK_TRAJECTORIES` trajectories): in-process, on
+    ``workers`` local processes, or on the dask scheduler at ``scheduler``. For commands
+    that keep their results in memory (screen, tune); results do not depend on the
+    executor."""
+    size = chunk or max(1, CHUNK_TRAJECTORIES // n)
+    distributed = scheduler is not None or workers > 1
+    tasks = make_tasks(list(points), size, n, 1 if distributed else threads)
+    if scheduler is not None:
+        yield from _dask(tasks, _connect(scheduler))
+    elif workers > 1:
+        yield from _process_pool(tasks, workers)
+    else:
+        yield from _in_process(tasks)
+
+
 # --- the sweep driver ----------------------------------------------------------------------
 
 

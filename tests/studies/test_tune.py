@@ -1,0 +1,90 @@
+"""`wmtsim tune`'s library: objectives, robustness, a resumable NSGA-II study on common
+random numbers, and held-out validation that says when a setting does not beat the
+shipped one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from wmtsim.studies.knob_ranges import ranges_for
+from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.tune import (
+    Fit,
+    TuneError,
+    chosen,
+    parse_objective,
+    parse_robust,
+    robust_value,
+    tune,
+)
+from wmtsim.studies.tune_validate import summary, validate
+
+
+def test_objectives_and_robustness_parse() -> None:
+    assert parse_objective("tsr").maximize and not parse_objective("asr").maximize
+    assert parse_objective("prompt_tokens:max").maximize
+    with pytest.raises(TuneError, match=r"allowed: .*tsr"):
+        parse_objective("speed:max")
+    assert parse_robust("worst") is None and parse_robust("q0.25") == 0.25
+    with pytest.raises(TuneError, match="allowed: worst"):
+        parse_robust("q2")
+    assert robust_value([0.2, 0.5, 0.9], True, None) == 0.2
+    assert robust_value([0.2, 0.5, 0.9], False, None) == 0.9
+    assert robust_value([0.0, 1.0], True, 0.25) == 0.25
+
+
+def _fit() -> Fit:
+    sc = load_scenario("paper_poisoning")
+    return Fit((sc,), (0,), 20, (parse_objective("tsr"), parse_objective("prompt_tokens")),
+               ranges=ranges_for(["rho", "budget"]))
+
+
+def test_a_study_resumes_and_refuses_another(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite3"
+    first = tune(_fit(), store, trials=4, batch=2)
+    assert first.computed == 4 and first.trials.height == 4
+    again = tune(_fit(), store, trials=6, batch=2)
+    assert again.computed == 2 and again.trials.height == 6
+    assert again.trials.head(4).equals(first.trials)  # the old trials, unchanged
+    assert 1 <= again.pareto.height <= 6
+    from wmtsim.studies.tune_write import pareto_chart
+
+    spec = pareto_chart(again).to_dict()  # objective labels hold a colon: fields, not shorthand
+    assert "layer" in spec
+    other = _fit()
+    other.n = 21
+    with pytest.raises(TuneError, match="another --out folder"):
+        tune(other, store, trials=6, batch=2)
+
+
+def test_validation_says_when_the_shipped_setting_is_not_beaten(tmp_path: Path) -> None:
+    t = tune(_fit(), tmp_path / "s.sqlite3", trials=4, batch=2)
+    pick = chosen(t, 2)
+    table = validate(t, pick, seeds=[10_000])
+    assert set(table["verdict"]) <= {"better", "worse", "no difference"}
+    assert table.height == pick.height * 2
+    # A "tuned" setting equal to the shipped one gains exactly nothing: not a win.
+    same = pick.head(1).with_columns(pl.lit(0.9).alias("params.rho"),
+                                     pl.lit(1.0).alias("params.budget"))
+    flat = validate(t, same, seeds=[10_000])
+    assert (flat["gain"] == 0).all() and set(flat["verdict"]) == {"no difference"}
+    (line,) = summary(flat)
+    assert "does NOT beat the shipped setting" in line
+
+
+@pytest.mark.cluster
+def test_evaluate_on_a_process_pool_equals_in_process() -> None:
+    """screen and tune run on the sweep's executors: results do not depend on them."""
+    import numpy as np
+
+    from wmtsim.studies.evaluate import evaluate, make_point
+
+    sc = load_scenario("paper_poisoning")
+    points = [make_point(sc, {"rho": r}, "wmt", 0, 12) for r in (0.5, 0.9)]
+    here = evaluate(points, 12)
+    pool = evaluate(points, 12, workers=2)
+    for p in points:
+        assert np.array_equal(here[p.key].values, pool[p.key].values, equal_nan=True)

@@ -1,0 +1,202 @@
+"""Which policy reads which knob: one declared table (docs/sweeps.md, "Knobs nobody reads").
+
+A sweep or a screening that varies a knob no policy in it reads computes identical points
+and learns nothing (issue 22: ``baselines.ga_top_k`` with ``generative_agents``, ``rho``
+with ``a1_unweighted``). `READS` declares, for every knob of `Params`, `Stubs` and
+`Baselines`, the policies whose engine code reads it, as a *trait* of the policy's
+switches (`wmtsim.core.policies`); world and poison knobs shape the world every policy
+sees. ``tests/core/test_knob_readers.py`` checks the declaration against the engine: for
+every policy, moving all the knobs the table says it does not read leaves its results
+bit-identical, and every knob of the five knob classes has an entry.
+
+Some knobs are read only in some worlds: `WORLD_NEEDS` names them (a global memory's
+decay ρ_G acts only where there are global memories).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from wmtsim.core.policies import (
+    EVICT_IMPORTANCE,
+    EVICT_IMPORTANCE_RECENCY,
+    EVICT_SIMILARITY,
+    FAM_GENERATIVE,
+    FAM_MEM0,
+    FAM_MEMGPT,
+    FAM_MEMORYBANK,
+    FAM_TOKEN_BUFFER,
+    FAM_TRACERETAIN,
+    FAM_WINDOW,
+    FAM_WMT,
+    MB_CODE,
+    MB_STOCHASTIC,
+    POLICIES,
+    SEL_BASELINE,
+    SEL_BRANCHES,
+    SEL_ITEMS,
+    THRESHOLD_Z,
+    Policy,
+)
+
+
+@dataclass(frozen=True)
+class Trait:
+    """A set of policies named by what their switches do (``test(policy)``)."""
+
+    name: str
+    test: Callable[[Policy], bool]
+
+    def __or__(self, other: Trait) -> Trait:
+        return Trait(f"{self.name} | {other.name}", lambda p: self.test(p) or other.test(p))
+
+
+def _family(name: str, family: int, extra: Callable[[Policy], bool] = lambda p: True
+            ) -> Trait:
+    return Trait(name, lambda p: p.family == family and extra(p))
+
+
+EVERY = Trait("every policy", lambda p: True)
+SCORES = Trait("retention scores (Eqs. 2-6)", lambda p: p.scores)
+LIFECYCLE = Trait("lifecycle (Eq. 7)", lambda p: p.lifecycle)
+FOLD = Trait("fold summaries", lambda p: p.fold)
+TREE = Trait("tree-structured context", lambda p: p.tree)
+SELECTOR = Trait("the selector (items or branches)",
+                 lambda p: p.selection in (SEL_ITEMS, SEL_BRANCHES))
+ITEMS = Trait("the semantic selector (items)", lambda p: p.selection == SEL_ITEMS)
+FIELD = Trait("a policy of the field", lambda p: p.selection == SEL_BASELINE)
+TRACERETAIN = _family("TraceRetain", FAM_TRACERETAIN)
+TR_Z = _family("TraceRetain (z-score)", FAM_TRACERETAIN, lambda p: p.threshold == THRESHOLD_Z)
+TR_IMPORTANCE = _family("TraceRetain (importance + frequency)", FAM_TRACERETAIN,
+                        lambda p: p.eviction == EVICT_IMPORTANCE)
+TR_IMPORTANCE_LRU = _family("TraceRetain (importance + recency)", FAM_TRACERETAIN,
+                            lambda p: p.eviction == EVICT_IMPORTANCE_RECENCY)
+TR_SIMILARITY = _family("TraceRetain (similarity)", FAM_TRACERETAIN,
+                        lambda p: p.eviction == EVICT_SIMILARITY)
+TR_CLUSTER = _family("TraceRetain (clusters)", FAM_TRACERETAIN, lambda p: p.cluster)
+GA = _family("Generative Agents", FAM_GENERATIVE)
+GA_PAPER = _family("Generative Agents (paper)", FAM_GENERATIVE, lambda p: p.variant == 0)
+GA_CODE = _family("Generative Agents (public code)", FAM_GENERATIVE, lambda p: p.variant == 1)
+MEMORYBANK = _family("MemoryBank", FAM_MEMORYBANK)
+MB_NOT_CODE = _family("MemoryBank (paper, stochastic)", FAM_MEMORYBANK,
+                      lambda p: p.variant != MB_CODE)
+MB_STOCH = _family("MemoryBank (stochastic)", FAM_MEMORYBANK,
+                   lambda p: p.variant == MB_STOCHASTIC)
+MB_CODE_ = _family("MemoryBank (public code)", FAM_MEMORYBANK, lambda p: p.variant == MB_CODE)
+MEMGPT = _family("MemGPT", FAM_MEMGPT)
+WINDOW = _family("sliding window", FAM_WINDOW)
+TOKEN_BUFFER = _family("token buffer", FAM_TOKEN_BUFFER)
+MEM0 = _family("mem0", FAM_MEM0)
+_WMT_FAMILY = Trait("WMT's configurations", lambda p: p.family == FAM_WMT)
+SCORED_FIELD = TRACERETAIN | GA | MEM0  # the field policies that call the importance scorer
+
+# knob (canonical key) -> the policies that read it.
+READS: dict[str, Trait] = {
+    # Params: the WMT constants act through retention scores, except where noted.
+    **{f"params.{k}": SCORES for k in (
+        "u_success", "u_failure", "u_init_root", "u_init_task", "u_init_action",
+        "u_init_global", "u_init_summary", "rho", "rho_g", "M", "alpha", "beta", "gamma",
+        "delta", "event_resets_m", "global_miss_count")},
+    "params.tau_obs": LIFECYCLE,
+    "params.budget": SELECTOR | FIELD,
+    # Stubs: the selector, the summariser, the reasoner and the prompt's cost.
+    "stubs.selector_noise": SELECTOR | FIELD,
+    "stubs.poison_boost": SELECTOR | FIELD,
+    "stubs.w_u": SCORES,
+    "stubs.w_b": SCORES,
+    "stubs.top_k": ITEMS | FIELD,
+    "stubs.c_sum": FOLD | FIELD,
+    "stubs.p_leak": FOLD | FIELD,
+    "stubs.p_leak_rider": FOLD | FIELD,
+    "stubs.selector_base_tokens": SELECTOR,
+    "stubs.selector_read_fraction": SELECTOR,
+    "stubs.summariser_base_tokens": FOLD | FIELD,
+    "stubs.struct_tokens": TREE,
+    "stubs.warning_tokens": FOLD,
+    **{f"stubs.{k}": EVERY for k in (
+        "p_persuade", "p_persuade_vs_evidence", "p_guess", "p_use_max", "dilution_tokens",
+        "base_tokens", "p_misled", "obs_in_context", "call_latency_ms", "token_latency_ms")},
+    # Baselines: the field's own knobs (docs/policies.md).
+    "baselines.capacity": TRACERETAIN,
+    "baselines.top_k": TRACERETAIN | MB_NOT_CODE | GA_PAPER | MEM0,
+    "baselines.importance_noise": SCORED_FIELD,
+    "baselines.scorer_base_tokens": SCORED_FIELD,
+    "baselines.z_window": TR_Z,
+    "baselines.z_threshold": TR_Z,
+    "baselines.raw_threshold": TRACERETAIN,
+    "baselines.dup_threshold": TRACERETAIN,
+    "baselines.min_tokens": TRACERETAIN,
+    "baselines.drop_failed": TRACERETAIN,
+    "baselines.dup_content": TRACERETAIN,
+    "baselines.importance_weight": TR_IMPORTANCE | TR_IMPORTANCE_LRU,
+    "baselines.frequency_weight": TR_IMPORTANCE,
+    "baselines.recency_weight": TR_IMPORTANCE_LRU,
+    "baselines.recency_decay": TR_IMPORTANCE_LRU,
+    "baselines.replace_threshold": TR_SIMILARITY,
+    "baselines.cluster_size": TR_CLUSTER,
+    "baselines.ga_decay": GA_PAPER,
+    "baselines.hours_per_step": GA_PAPER,
+    "baselines.ga_w_recency": GA_PAPER,
+    "baselines.ga_w_importance": GA_PAPER,
+    "baselines.ga_w_relevance": GA_PAPER,
+    "baselines.ga_top_k": GA_CODE,
+    "baselines.ga_code_decay": GA_CODE,
+    "baselines.gac_w_recency": GA_CODE,
+    "baselines.gac_w_importance": GA_CODE,
+    "baselines.gac_w_relevance": GA_CODE,
+    "baselines.mb_threshold": MEMORYBANK,
+    "baselines.mb_time_scale": MEMORYBANK,
+    "baselines.mb_session_steps": MEMORYBANK,
+    "baselines.mb_s_cap": MB_STOCH,
+    "baselines.mb_code_top_k": MB_CODE_,
+    "baselines.mb_code_recent": MB_CODE_,
+    "baselines.window_tokens": MEMGPT,
+    "baselines.evict_fraction": MEMGPT,
+    "baselines.keep_last": MEMGPT,
+    "baselines.recall_k": MEMGPT,
+    "baselines.window_steps": WINDOW,
+    "baselines.token_limit": TOKEN_BUFFER,
+    **{f"baselines.{k}": MEM0 for k in (
+        "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none")},
+}
+
+# Knobs that act only in worlds with global memories (MODEL.md §2: ρ_G, their initial
+# score and their stored miss count concern global memories alone).
+WORLD_NEEDS: dict[str, str] = {
+    "params.rho_g": "global memories (world.n_globals > 0 or a poison of kind 'global')",
+    "params.u_init_global": "global memories (world.n_globals > 0 or a poison of kind "
+                            "'global')",
+    "params.global_miss_count": "global memories (world.n_globals > 0 or a poison of kind "
+                                "'global')",
+}
+
+
+def readers(key: str, policies: Iterable[str] | None = None) -> list[str]:
+    """The policies (of ``policies``, default all) that read knob ``key`` (a canonical key:
+    ``params.rho``; world and poison knobs are read by every policy)."""
+    names = list(POLICIES) if policies is None else list(policies)
+    trait = READS.get(key, EVERY)
+    return [n for n in names if trait.test(POLICIES[n])]
+
+
+def has_globals(world: object) -> bool:
+    """Whether a `WorldSpec` has global memories (benign or poisoned)."""
+    poison = getattr(world, "poison", ())
+    return getattr(world, "n_globals", 0) > 0 or any(p.kind == "global" for p in poison)
+
+
+def unread(keys: Iterable[str], policies: Iterable[str], worlds: Iterable[object] = ()
+           ) -> dict[str, str]:
+    """The knobs of ``keys`` (canonical) that no policy of ``policies`` reads in any of
+    ``worlds``, each with the reason (who would read it)."""
+    pols = list(policies)
+    worlds = list(worlds)
+    out: dict[str, str] = {}
+    for key in keys:
+        trait = READS.get(key, EVERY)
+        if not readers(key, pols):
+            out[key] = f"read only by {trait.name}; none of {', '.join(pols)} is one"
+        elif key in WORLD_NEEDS and worlds and not any(has_globals(w) for w in worlds):
+            out[key] = f"acts only in worlds with {WORLD_NEEDS[key]}; this one has none"
+    return out
