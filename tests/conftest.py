@@ -8,10 +8,13 @@ folder on ``sys.path``: the test folders are not packages).
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 
 if TYPE_CHECKING:
     import polars as pl
@@ -41,3 +44,15 @@ def sweep_frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 def no_exception(at: Any) -> None:
     """A Streamlit `AppTest` run showed no exception."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture(autouse=True)
+def _keep_main_module() -> Iterator[None]:
+    """Put ``sys.modules['__main__']`` back after every test. Streamlit's AppTest runs a
+    page script as ``__main__`` and may leave it there; a later test that starts
+    spawn-method worker processes (the sweep's local pool, a Dask cluster) would then
+    have every worker re-run that page script on start-up and die."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
