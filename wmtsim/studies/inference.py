@@ -86,11 +86,14 @@ def _parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
         return sum(col(k) for k in num_names), sum(col(k) for k in den_names)  # type: ignore[return-value]
     if metric == "avg_prompt_tokens":  # Σ prompt tokens / Σ prompt steps
         return col("prompt_tokens"), col("prompt_steps")
+    if metric == "prompt_tokens":  # prompt tokens per task
+        return col("prompt_tokens"), np.ones(frame.height)
     if metric in ("tsr", "final_correct"):  # successful tasks / tasks
         name = "success" if metric == "tsr" else "final_correct"
         return col(name), np.ones(frame.height)
     raise ValueError(f"metric {metric!r} has no corpus value; allowed: "
-                     + ", ".join((*RATIOS, "avg_prompt_tokens", "tsr", "final_correct")))
+                     + ", ".join((*RATIOS, "avg_prompt_tokens", "prompt_tokens", "tsr",
+                                  "final_correct")))
 
 
 def corpus_values(frame: pl.DataFrame, metric: str, corpus: int) -> np.ndarray:
