@@ -148,3 +148,53 @@ def check_directions(rep: Replicates, cell: Mapping[str, Mapping[str, float]]
 def summary(checks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How many directions hold, fail and are undecided."""
     return {s: sum(c["status"] == s for c in checks) for s in ("holds", "undecided", "fails")}
+
+
+# --- fitting a model's profile on both benchmarks ------------------------------------------
+
+
+def profile_objective(model: str, overrides: Mapping[str, Any], replicates: int,
+                      metrics: Sequence[str] = ("tsr",), kind: str = "nll",
+                      seed: int | None = None) -> tuple[float, dict[str, Replicates]]:
+    """The model's objective summed over both benchmarks (`inference.objective` on each
+    benchmark's seven configurations), with the replicates it was computed from."""
+    from wmtsim.studies.inference import objective, predictive_cells
+
+    total = 0.0
+    reps = {}
+    for b in BENCHMARKS:
+        rep = replicate_cell(benchmark_scenario(b, model, overrides), b, replicates, seed)
+        cell = paper_cell(b, model)
+        total += objective(predictive_cells(rep, cell), CONFIGS, metrics, kind)
+        reps[b] = rep
+    return total, reps
+
+
+def fit_profile(model: str, knobs: Sequence[Any], replicates: int = 8, maxiter: int = 3,
+                popsize: int = 3, metrics: Sequence[str] = ("tsr",), kind: str = "nll",
+                seed: int = 0) -> dict[str, Any]:
+    """Fit ``knobs`` (`wmtsim.studies.calibrate.Knob`) of the model's profile on both
+    benchmarks at once (differential evolution, seeded, started from the profile)."""
+    from scipy import optimize
+
+    from wmtsim.studies.calibrate import _current
+
+    start_sc = benchmark_scenario("GAIA", model)
+    bounds = [(k.low, k.high) for k in knobs]
+    x0 = np.clip([_current(start_sc, k) for k in knobs], [b[0] for b in bounds],
+                 [b[1] for b in bounds])
+    history: list[tuple[dict[str, Any], float]] = []
+
+    def decode(x: np.ndarray) -> dict[str, Any]:
+        return {k.key: k.value(float(v)) for k, v in zip(knobs, x, strict=True)}
+
+    def f(x: np.ndarray) -> float:
+        values = decode(x)
+        val = profile_objective(model, values, replicates, metrics, kind, seed)[0]
+        history.append((values, val))
+        return val
+
+    optimize.differential_evolution(f, bounds, maxiter=maxiter, popsize=popsize, seed=seed,
+                                    polish=False, tol=1e-8, x0=x0)
+    best, val = min(history, key=lambda h: h[1])
+    return {"model": model, "fitted": best, "objective": val, "evaluations": len(history)}
