@@ -47,12 +47,20 @@ KNOBS = (
     Knob("stubs.p_persuade", 0.3, 1.0),
     Knob("stubs.p_persuade_vs_evidence", 0.0, 1.0),
     Knob("stubs.p_misled", 0.0, 1.0),
+    Knob("world.p_recover", 0.0, 1.0),
+    Knob("world.final_share", 0.25, 1.0),
     Knob("stubs.p_use_max", 0.5, 1.0),
-    Knob("params.budget", 60, 400, integer=True),
+    Knob("stubs.p_leak", 0.0, 1.0),
+    Knob("params.budget", 20, 400, integer=True),
+    Knob("stubs.base_tokens", 0, 100, integer=True),
+    Knob("world.tokens_median", 10.0, 80.0),
     Knob("poison[0].apparent_relevance", 0.3, 1.0),
     Knob("poison[1].apparent_relevance", 0.3, 1.0),
     Knob("poison[0].p_supersede", 0.0, 1.0),
+    Knob("poison[1].p_supersede", 0.0, 1.0),
 )
+# Fitted cells: Table 4's ASR, PRR, BR, AF and TSR, and the average prompt tokens per step.
+METRICS = (*FIT_METRICS, "avg_prompt_tokens")
 # poison[2] is a second plausible injection (9% of scenarios): it copies poison[0].
 TIED = {"poison[2].apparent_relevance": "poison[0].apparent_relevance",
         "poison[2].p_supersede": "poison[0].p_supersede"}
@@ -84,7 +92,7 @@ def stage_fit(args: argparse.Namespace) -> None:
     b = _budget(args)
     start = {k.key: _current(sc, k) for k in KNOBS}
     t0 = time.perf_counter()
-    r = fit(sc, table, KNOBS, metrics=FIT_METRICS, replicates=b["replicates"],
+    r = fit(sc, table, KNOBS, metrics=METRICS, replicates=b["replicates"],
             corpus=b["corpus"], maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
             progress=lambda i, best: print(f"  {i} evaluations, best {best:.2f}",
                                            flush=True) if i % 10 == 0 else None)
@@ -108,7 +116,7 @@ def stage_held_out(args: argparse.Namespace) -> None:
     start = _load("fit")["start"] if (OUT / "fit.json").is_file() else {}
     sc = sc.with_overrides(_tied(start))
     b = _budget(args)
-    rows = held_out(sc, paper_table4(), KNOBS, metrics=FIT_METRICS,
+    rows = held_out(sc, paper_table4(), KNOBS, metrics=METRICS,
                     replicates=b["replicates"], corpus=b["corpus"], maxiter=b["maxiter"],
                     popsize=b["popsize"], kind=b["kind"])
     _save("held_out", {"budget": b, "start": start, "rows": rows})
@@ -144,7 +152,7 @@ def stage_robustness(args: argparse.Namespace) -> None:
     evals = [Evaluation(h["knobs"], h["objective"], h["pooled"]) for h in data["history"]]
     b = data["budget"]
     result = Fit(sc, data["fitted"], data["objective"], data["cells"], TABLE4_POLICIES,
-                 FIT_METRICS, KNOBS, b["replicates"], b["corpus"], b["kind"], evals)
+                 METRICS, KNOBS, b["replicates"], b["corpus"], b["kind"], evals)
     rows = robustness(result, flips=_flips())
     _save("robustness", {"budget": b, "rows": rows})
     for r in rows:

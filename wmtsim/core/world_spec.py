@@ -188,6 +188,14 @@ class WorldSpec:
         doc="probability that an action's outcome is revised (flipped) by the next action of the "
             'same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or revised"). No'
             ' revision when no action follows.')
+    final_share: float = knob(1.0, lo=0.0, hi=1.0,
+        doc="the final answer's rule (SIMULATION.md, reasoner; the same for every policy): it "
+            'is correct only if at least ceil(final_share · K) of the K top-level subtask '
+            'results are usable (1 = all of them).')
+    p_recover: float = knob(0.1, lo=0.0, hi=1.0,
+        doc="the final answer's rule: a correctly answered subtask whose result (its evidence-"
+            'carrying memory or its summary) is not in the context is still usable with this '
+            'probability, one draw per missing result.')
     poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)  # the scripted injections
 
     def __post_init__(self) -> None:

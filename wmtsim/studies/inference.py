@@ -15,7 +15,8 @@ world's *predictive distribution* at the paper's corpus size:
   replicates' mean and SD, their 2.5% and 97.5% quantiles (the 95% predictive interval),
   the paper value's z = (paper − mean) / SD and its predictive quantile (the share of
   replicate corpora below it, ties counted half).
-* `objective` is −2 log of a Gaussian predictive likelihood, Σ (z² + log SD²) over the
+* `objective` is −2 log of a Gaussian predictive likelihood (each cell's SD floored:
+  `sd_floor`, 5% of the paper's value for token counts), Σ (z² + log SD²) over the
   fitted cells (``kind="nll"``), or Σ z² (``kind="z2"``).
 * `fit` minimises it over a list of knobs (`wmtsim.studies.calibrate.Knob`) with
   `scipy.optimize.differential_evolution`, on one seed (common random numbers across knob
@@ -53,8 +54,13 @@ FIT_METRICS = ("asr", "prr", "br", "af", "tsr")
 CELL_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
 # The smallest predictive SD a cell is given, so that a cell the world makes (nearly)
 # deterministic, e.g. Linear's IP of exactly 1, has a finite z.
-SD_FLOOR = {"af": 0.01, "avg_prompt_tokens": 0.5}
+SD_FLOOR = {"af": 0.01}
 SD_FLOOR_RATE = 0.005
+# Token counts get a model-discrepancy SD of 5% of the paper's value: the stubs count
+# tokens, they do not tokenise the paper's prompts, so a cell within a few percent is as
+# close as the world can claim to be (otherwise the corpus noise of a few tokens would
+# make the token cells outweigh every other cell).
+REL_SD_FLOOR = {"avg_prompt_tokens": 0.05, "prompt_tokens": 0.05}
 OBJECTIVES = ("nll", "z2")
 
 
@@ -140,7 +146,10 @@ def replicate(scenario: Scenario, policies: Sequence[str], replicates: int,
 # --- the paper's value in its predictive distribution --------------------------------------
 
 
-def sd_floor(metric: str) -> float:
+def sd_floor(metric: str, paper: float = 0.0) -> float:
+    """The smallest SD a cell's predictive distribution is given (see `SD_FLOOR`)."""
+    if metric in REL_SD_FLOOR:
+        return REL_SD_FLOOR[metric] * abs(paper)
     return SD_FLOOR.get(metric, SD_FLOOR_RATE)
 
 
@@ -151,7 +160,8 @@ def predictive_cell(values: np.ndarray, paper: float, metric: str) -> dict[str, 
         return {"mean": math.nan, "sd": math.nan, "low": math.nan, "high": math.nan,
                 "z": math.nan, "quantile": math.nan, "inside": False}
     mean = float(v.mean())
-    sd = max(float(v.std(ddof=1)) if v.size > 1 else 0.0, sd_floor(metric))
+    sd = max(float(v.std(ddof=1)) if v.size > 1 else 0.0, sd_floor(metric, paper),
+             1e-12)
     low, high = (float(q) for q in np.quantile(v, [0.025, 0.975]))
     quantile = float((np.sum(v < paper) + 0.5 * np.sum(v == paper)) / v.size)
     return {"mean": mean, "sd": sd, "low": low, "high": high, "z": (paper - mean) / sd,
