@@ -163,6 +163,9 @@ def predictive_cell(values: np.ndarray, paper: float, metric: str) -> dict[str, 
     sd = max(float(v.std(ddof=1)) if v.size > 1 else 0.0, sd_floor(metric, paper),
              1e-12)
     low, high = (float(q) for q in np.quantile(v, [0.025, 0.975]))
+    if metric in REL_SD_FLOOR:  # the interval carries the model-discrepancy SD too
+        half = 1.96 * sd_floor(metric, paper)
+        low, high = min(low, mean - half), max(high, mean + half)
     quantile = float((np.sum(v < paper) + 0.5 * np.sum(v == paper)) / v.size)
     return {"mean": mean, "sd": sd, "low": low, "high": high, "z": (paper - mean) / sd,
             "quantile": quantile, "inside": bool(low <= paper <= high)}
