@@ -51,6 +51,7 @@ KNOBS = (
     Knob("world.final_share", 0.25, 1.0),
     Knob("stubs.p_use_max", 0.5, 1.0),
     Knob("stubs.p_leak", 0.0, 1.0),
+    Knob("stubs.c_sum", 0.05, 1.0),
     Knob("params.budget", 20, 400, integer=True),
     Knob("stubs.base_tokens", 0, 100, integer=True),
     Knob("world.tokens_median", 10.0, 80.0),
@@ -59,8 +60,9 @@ KNOBS = (
     Knob("poison[0].p_supersede", 0.0, 1.0),
     Knob("poison[1].p_supersede", 0.0, 1.0),
 )
-# Fitted cells: Table 4's ASR, PRR, BR, AF and TSR, and the average prompt tokens per step.
-METRICS = (*FIT_METRICS, "avg_prompt_tokens")
+# Fitted cells: Table 4's ASR, PRR, BR, AF and TSR (the target's 25 cells), and, as
+# constraints on the same footing, CCR and the average prompt tokens per step.
+METRICS = (*FIT_METRICS, "ccr", "avg_prompt_tokens")
 # poison[2] is a second plausible injection (9% of scenarios): it copies poison[0].
 TIED = {"poison[2].apparent_relevance": "poison[0].apparent_relevance",
         "poison[2].p_supersede": "poison[0].p_supersede"}
@@ -72,7 +74,7 @@ def _tied(values: dict[str, Any]) -> dict[str, Any]:
 
 def _budget(args: argparse.Namespace) -> dict[str, Any]:
     return {"replicates": args.replicates, "corpus": 100, "maxiter": args.maxiter,
-            "popsize": args.popsize, "kind": args.objective, "seed": 0}
+            "popsize": args.popsize, "polish": args.polish, "kind": args.objective, "seed": 0}
 
 
 def _save(name: str, data: Any) -> Path:
@@ -86,16 +88,20 @@ def _load(name: str) -> Any:
     return json.loads((OUT / f"{name}.json").read_text(encoding="utf-8"))
 
 
+def _tick(i: int, best: float) -> None:
+    if i % 25 == 0:
+        print(f"  {i} evaluations, best {best:.2f}", flush=True)
+
+
 def stage_fit(args: argparse.Namespace) -> None:
     sc = load_scenario("paper_poisoning")
     table = paper_table4()
     b = _budget(args)
-    start = {k.key: _current(sc, k) for k in KNOBS}
+    start = {k.key: k.value(_current(sc, k)) for k in KNOBS}
     t0 = time.perf_counter()
     r = fit(sc, table, KNOBS, metrics=METRICS, replicates=b["replicates"],
             corpus=b["corpus"], maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
-            progress=lambda i, best: print(f"  {i} evaluations, best {best:.2f}",
-                                           flush=True) if i % 10 == 0 else None)
+            polish=b["polish"], progress=_tick)
     fitted = _tied(r.fitted)
     if args.write_scenario:
         text = update_toml_text(SCENARIO.read_text("utf-8"), fitted)
@@ -131,11 +137,12 @@ def stage_held_out(args: argparse.Namespace) -> None:
     # the held-out row): the start recorded by the fit stage.
     sc = load_scenario("paper_poisoning")
     start = _load("fit")["start"] if (OUT / "fit.json").is_file() else {}
+    start = {k.key: k.value(start[k.key]) for k in KNOBS if k.key in start}
     sc = sc.with_overrides(_tied(start))
     b = _budget(args)
     rows = held_out(sc, paper_table4(), KNOBS, rows=args.row or None, metrics=METRICS,
                     replicates=b["replicates"], corpus=b["corpus"], maxiter=b["maxiter"],
-                    popsize=b["popsize"], kind=b["kind"])
+                    popsize=b["popsize"], kind=b["kind"], polish=b["polish"])
     for row in rows:  # one file per held-out row, so rows can be run one at a time
         _save(f"held_out_{row['held_out']}", {"budget": b, "start": start, "rows": [row]})
     for row in rows:
@@ -198,6 +205,8 @@ def main() -> None:
     ap.add_argument("--replicates", type=int, default=10)
     ap.add_argument("--maxiter", type=int, default=4)
     ap.add_argument("--popsize", type=int, default=3)
+    ap.add_argument("--polish", type=int, default=200,
+                    help="Powell evaluations after differential evolution")
     ap.add_argument("--objective", default="nll", choices=("nll", "z2"))
     ap.add_argument("--row", action="append", choices=TABLE4_POLICIES,
                     help="held-out: only this row (repeatable; default all five)")

@@ -231,10 +231,11 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
         knobs: Sequence[Knob], fit_on: Sequence[str] | None = None,
         metrics: Sequence[str] = FIT_METRICS, replicates: int = 20, corpus: int = CORPUS,
         seed: int | None = None, maxiter: int = 8, popsize: int = 5, kind: str = "nll",
-        progress: Callable[[int, float], None] | None = None) -> Fit:
+        polish: int = 0, progress: Callable[[int, float], None] | None = None) -> Fit:
     """Minimise `objective` over ``knobs`` (differential evolution, seeded, started from
-    the scenario's current values); every configuration of ``table`` is simulated, the
-    ``fit_on`` rows' ``metrics`` cells are fitted."""
+    the scenario's current values, then ``polish`` evaluations of Powell's method from
+    the best point); every configuration of ``table`` is simulated, the ``fit_on`` rows'
+    ``metrics`` cells are fitted."""
     from scipy import optimize
 
     policies = tuple(table)
@@ -274,8 +275,11 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
     bounds = [(k.low, k.high) for k in knobs]
     x0 = np.clip([_current(scenario, k) for k in knobs], [b[0] for b in bounds],
                  [b[1] for b in bounds])
-    optimize.differential_evolution(f, bounds, maxiter=maxiter, popsize=popsize,
+    res = optimize.differential_evolution(f, bounds, maxiter=maxiter, popsize=popsize,
                                           seed=seed, polish=False, tol=1e-8, x0=x0)
+    if polish > 0:
+        optimize.minimize(f, res.x, method="Powell", bounds=bounds,
+                          options={"maxfev": polish, "xtol": 1e-3, "ftol": 1e-4})
     best = min(evaluations, key=lambda e: e.objective)
     fitted_scenario = scenario.with_overrides(best.knobs)  # type: ignore[arg-type]
     rep = replicate(fitted_scenario, policies, replicates, corpus, seed)
