@@ -107,6 +107,25 @@ def readme_markdown(rb: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def summary_markdown(fit: dict[str, Any], ho: dict[str, Any] | None) -> str:
+    """The README's plain statement of the fit and the held-out rows."""
+    target = [c for c in fit["cells"] if c["metric"] in ("asr", "prr", "br", "af", "tsr")]
+    inside = sum(c["inside"] for c in target)
+    tok = [c for c in fit["cells"] if c["metric"] == "avg_prompt_tokens"]
+    ok = sum(abs(c["pooled"] / c["paper"] - 1.0) <= 0.15 for c in tok)
+    lines = [f"* Fit: **{inside} of {len(target)}** of Table 4's ASR, PRR, BR, AF and TSR "
+             "cells lie inside the simulator's 95% predictive interval for a 100-scenario "
+             f"corpus (target: 80%); average prompt tokens per step within 15% of the paper "
+             f"for **{ok} of {len(tok)}** rows."]
+    if ho is not None:
+        parts = [f"{POLICIES[r['held_out']].label} {r['inside']}/{r['of']}"
+                 for r in ho["rows"]]
+        lines.append("* Held out (fit on four rows, predict the fifth; cells inside their "
+                     "95% predictive interval, of the fitted metrics): " + ", ".join(parts)
+                     + ".")
+    return "\n".join(lines)
+
+
 def _share(x: float) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.0%}"
 
@@ -121,9 +140,10 @@ def write_docs(root: Path, fit: dict[str, Any], ho: dict[str, Any] | None,
     if rb is not None:
         text = replace_block(text, "robustness", robustness_markdown(rb))
     cal.write_text(text, encoding="utf-8")
+    readme = root / "README.md"
+    text = replace_block(readme.read_text(encoding="utf-8"), "calibration-summary",
+                         summary_markdown(fit, ho))
     if rb is not None:
-        readme = root / "README.md"
-        readme.write_text(replace_block(readme.read_text(encoding="utf-8"),
-                                        "claims-robustness", readme_markdown(rb)),
-                          encoding="utf-8")
+        text = replace_block(text, "claims-robustness", readme_markdown(rb))
+    readme.write_text(text, encoding="utf-8")
     print(f"wrote {cal}" + (" and README.md" if rb is not None else ""))
