@@ -43,6 +43,10 @@ KNOBS = (
     Knob("stubs.dilution_tokens", 500.0, 30000.0),
     Knob("stubs.p_guess", 0.0, 0.5),
     Knob("stubs.selector_noise", 0.0, 0.6),
+    # The final answer's rule is the world's knob; how well a model recovers a result
+    # missing from its context is fitted with its profile (the same for every policy).
+    Knob("world.p_recover", 0.0, 1.0),
+    Knob("world.final_share", 0.25, 1.0),
 )
 
 
