@@ -71,10 +71,10 @@ RULES = (
          "SIMULATION.md, reasoner: \"compromised is not the same as wrong\"; the paper's "
          "Appendix A.1 defines ASR and TSR separately", "fitted", "`stubs.p_misled`",
          "1.0 (every compromised step wrong, the old rule)", {"stubs.p_misled": 1.0}),
-    Rule("What the final answer needs: every top-level result",
+    Rule("What the final answer needs: a share of the top-level results",
          "SIMULATION.md, reasoner: \"all of them, a share, or one chance per missing result\"",
-         "all (`final_share` = 1)", "`world.final_share`", "half of them (0.5)",
-         {"world.final_share": 0.5}),
+         "fitted", "`world.final_share`", "all of them (1.0)",
+         {"world.final_share": 1.0}),
     Rule("A missing result is recovered with p_recover",
          "SIMULATION.md, reasoner (the same rule for every policy)", "fitted",
          "`world.p_recover`", "0 (a missing result is lost)", {"world.p_recover": 0.0}),
@@ -89,7 +89,7 @@ RULES = (
          "SIMULATION.md, summariser", "kept, 0 tokens each", "`stubs.warning_tokens`",
          "10 tokens each", {"stubs.warning_tokens": 10}),
     Rule("Detection probability of injected poison",
-         "SIMULATION.md, injections (a world knob, fitted here)", "fitted (0.67 / 0.52)",
+         "SIMULATION.md, injections (a world knob, fitted here)", "fitted",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
 )
 
