@@ -133,18 +133,18 @@ def test_policies_table_in_docs_has_the_supersede_column() -> None:
 # --- 3. TSR needs the final answer correct and uncompromised ---------------------------
 
 
-def test_compromised_final_answer_is_never_a_success() -> None:
+def test_a_compromised_final_answer_can_succeed() -> None:
+    """Issue 19 reversed issue 11's rule: TSR counts tasks whose final answer is correct
+    (the paper's Appendix A.1); with p_misled = 0 compromise never changes an answer, so
+    fully compromised trajectories can succeed (tests/engine/test_paper_success.py)."""
     sc = load_scenario("paper_poisoning")
-    stubs = replace(sc.stubs, p_misled=0.0)  # compromise never changes correctness
+    stubs = replace(sc.stubs, p_misled=0.0)
     for name in ("linear", "a2_no_controller", "wmt"):
         t = simulate(sc.world, name, n=400, seed=0, params=sc.params, stubs=stubs).trajectories
         all_bad = (t["n_compromised_steps"] == t["n_critical_steps"]).to_numpy()
         assert all_bad.any()
-        assert (t["tsr"].to_numpy()[all_bad] == 0).all(), name
-        assert (t["tsr"] <= t["final_correct"]).all()
-        # With p_misled = 0 a compromised final answer can still be correct: reported
-        # under its own name, never as a success.
-        assert (t["final_correct"] > t["tsr"]).any()
+        assert (t["tsr"].to_numpy()[all_bad] == 1).any(), name
+        assert (t["tsr"] == t["final_correct"]).all()
 
 
 # --- 4. common random numbers by memory identity ---------------------------------------

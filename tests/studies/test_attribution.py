@@ -239,9 +239,11 @@ def test_shape_intervals_and_null_player(lin_to_wmt: Attribution) -> None:
     # paper_poisoning never resumes a subtask: reopen is a null player, exactly.
     reopen = t.filter(pl.col("switch") == "reopen")
     assert (reopen["contribution"] == 0).all() and (reopen["high"] == 0).all()
-    # The tree switch only adds structure tokens: no effect on what is selected.
-    assert t.filter((pl.col("switch") == "tree") & (pl.col("metric") == "prr"))[
-        "contribution"][0] == 0.0
+    # The tree switch only adds structure tokens; under paper_poisoning's binding budget
+    # (no item cap since issue 19) they change what fits, so its PRR effect is small,
+    # not zero.
+    assert abs(t.filter((pl.col("switch") == "tree") & (pl.col("metric") == "prr"))[
+        "contribution"][0]) < 0.02
     # 128 coalitions, fewer distinct configurations (the rule maps some onto others).
     assert lin_to_wmt.coalitions.height == 128
     assert lin_to_wmt.runs < 128
