@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .bench_conformance import bench_conformance
 from .machine import REPO, best_time, run_process, usable_cores
 
 # The paper's reported memory-management latency for Full WMT: 0.080 ms per step.
@@ -556,6 +557,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "startup": bench_startup,
     "memory": bench_memory,
     "attribution": bench_attribution,
+    "conformance": bench_conformance,
 }
 
 

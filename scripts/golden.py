@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -44,61 +42,9 @@ def _frame_arrays(prefix: str, frame: pl.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def _random_trace(seed: int, n_ops: int = 60) -> list[dict[str, Any]]:
-    """A valid trace of random ops with expect lines (the readable twin `MemoryTree` keeps
-    it valid: selections come from its candidate pool). Only used when recording."""
-    from wmtsim.core.params import Params
-    from wmtsim.twins.reference import MemoryTree
-
-    rng = random.Random(seed)
-    tree = MemoryTree(Params(), root_id="q")
-    events: list[dict[str, Any]] = [{"op": "query", "id": "q", "params": {}}]
-
-    def of_kind(*kinds: str) -> list[str]:
-        return [i for i, n in tree.nodes.items() if n.kind in kinds]
-
-    for k in range(n_ops):
-        op = rng.choices(["task", "action", "outcome", "global", "activate", "complete",
-                          "select"], weights=[3, 6, 4, 1, 2, 1.5, 8])[0]
-        hosts = of_kind("root", "task")
-        if op == "task":
-            i, parent, tokens = f"t{k}", rng.choice(hosts), rng.randrange(50)
-            tree.add_task(i, parent, tokens=tokens)
-            events.append({"op": "task", "id": i, "parent": parent, "tokens": tokens})
-        elif op == "action":
-            i, parent, poisoned = f"a{k}", rng.choice(hosts), rng.random() < 0.3
-            tree.add_action(i, parent, poisoned=poisoned)
-            events.append({"op": "action", "id": i, "parent": parent, "poisoned": poisoned})
-        elif op == "outcome" and of_kind("action"):
-            i, ok = rng.choice(of_kind("action")), rng.random() < 0.6
-            tree.record_outcome(i, ok)
-            events.append({"op": "outcome", "id": i, "result": "success" if ok else "failure"})
-        elif op == "global":
-            i, poisoned = f"g{k}", rng.random() < 0.5
-            tree.add_global(i, poisoned=poisoned)
-            events.append({"op": "global", "id": i, "poisoned": poisoned})
-        elif op == "activate":
-            i = rng.choice(hosts)
-            tree.activate(i)
-            events.append({"op": "activate", "id": i})
-        elif op == "complete":
-            open_tasks = [i for i in of_kind("task") if tree.nodes[i].state == "active"]
-            if open_tasks:
-                i, st = rng.choice(open_tasks), rng.randrange(30)
-                tree.complete(i, summary_tokens=st)
-                events.append({"op": "complete", "id": i, "summary_tokens": st})
-        elif op == "select":
-            chosen = [i for i in tree.candidate_pool() if rng.random() < 0.4]
-            tree.select(chosen, None)
-            events.append({"op": "select", "selected": chosen})
-            for i, n in tree.nodes.items():
-                events.append({"op": "expect", "id": i, "u": n.u, "m": n.m, "state": n.state,
-                               "tol": 0.0})
-    return events
-
-
 def collect(folder: Path) -> dict[str, np.ndarray]:
     """Compute every golden array (``folder`` holds or receives the random traces)."""
+    from wmtsim.conformance.generate import random_trace
     from wmtsim.core.policies import POLICIES
     from wmtsim.engine.simulation import simulate
     from wmtsim.engine.trace import run
@@ -136,8 +82,9 @@ def collect(folder: Path) -> dict[str, np.ndarray]:
     traces = {"paper_a4": root / "scenarios" / "traces" / "paper_a4.jsonl"}
     for seed in (1, 2, 3):
         path = folder / f"random_{seed}.jsonl"
-        if not path.exists():
-            path.write_text("".join(json.dumps(e) + "\n" for e in _random_trace(seed)))
+        if not path.exists():  # only when recording: `compare` reads the stored events
+            events = random_trace(seed, 60, params={})
+            path.write_text("".join(json.dumps(e) + "\n" for e in events))
         traces[f"random_{seed}"] = path
     for name, path in traces.items():
         rep = run(path)

@@ -1,4 +1,11 @@
-"""Test helpers for users of wmtsim (importable from their own test suites)."""
+"""Test helpers for users of wmtsim (importable from their own test suites).
+
+* `assert_trace_matches`: replay a trace and assert its ``expect`` lines hold;
+* the conformance kit (docs/conformance.md): the adapter protocol (`WMTImplementation`,
+  `NodeValues`), `run_conformance` (the shipped corpus, then Hypothesis-generated event
+  streams, shrinking any disagreement to a minimal trace), `shrink`, `random_trace` (the
+  shared seeded generator) and `annotate` (golden ``expect`` lines for any trace).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,15 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from wmtsim.conformance.adapter import NodeValues, ReferenceAdapter, WMTImplementation
+from wmtsim.conformance.expect import annotate
+from wmtsim.conformance.generate import random_trace
+from wmtsim.conformance.runner import ConformanceReport, Disagreement, run_conformance, shrink
 from wmtsim.core.params import Params
 
-__all__ = ["assert_trace_matches"]
+__all__ = ["ConformanceReport", "Disagreement", "NodeValues", "ReferenceAdapter",
+           "WMTImplementation", "annotate", "assert_trace_matches", "random_trace",
+           "run_conformance", "shrink"]
 
 
 def assert_trace_matches(

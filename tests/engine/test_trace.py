@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +11,10 @@ import pytest
 from conftest import REPO
 
 import wmtsim
+from wmtsim.conformance.generate import generate
 from wmtsim.core.params import Params
 from wmtsim.engine.trace import REPLAY_COLUMNS, Divergence, check, replay, run, write_frame
 from wmtsim.testing import assert_trace_matches
-from wmtsim.twins.reference import MemoryTree
 
 PAPER_A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
 
@@ -235,91 +234,11 @@ def test_check_reports_first_divergence() -> None:
 # Differential: random valid traces, expectations computed by the pure-Python reference
 
 
-def _random_params(rng: random.Random) -> dict[str, Any]:
-    choices: list[dict[str, Any]] = [
-        {}, {"tau_obs": 0.55}, {"rho": 0.7, "M": 2}, {"event_resets_m": False},
-        {"rho_g": 0.8, "global_miss_count": 0}, {"tau_obs": 0.62, "gamma": 0.6, "delta": 0.9},
-    ]
-    return rng.choice(choices)
-
-
-def _random_trace(seed: int, n_ops: int = 70) -> tuple[list[dict[str, Any]], list[Any]]:
-    """A valid trace, its expect lines computed by `MemoryTree`, and the step reports."""
-    rng = random.Random(seed)
-    overrides = _random_params(rng)
-    tree = MemoryTree(Params().with_(**overrides), root_id="q")
-    events: list[dict[str, Any]] = [{"op": "query", "id": "q", "params": overrides}]
-    reports = []
-    counter = 0
-
-    def fresh(prefix: str) -> str:
-        nonlocal counter
-        counter += 1
-        return f"{prefix}{counter}"
-
-    def of_kind(*kinds: str) -> list[str]:
-        return [i for i, n in tree.nodes.items() if n.kind in kinds]
-
-    for _ in range(n_ops):
-        op = rng.choices(
-            ["task", "action", "outcome", "global", "activate", "complete", "reopen",
-             "supersede", "select"],
-            weights=[3, 6, 4, 1, 2, 1.5, 1, 0.5, 8])[0]
-        hosts = of_kind("root", "task")
-        if op == "task":
-            i, parent = fresh("t"), rng.choice(hosts)
-            tokens = rng.randrange(50)
-            tree.add_task(i, parent, tokens=tokens)
-            events.append({"op": "task", "id": i, "parent": parent, "tokens": tokens})
-        elif op == "action":
-            i, parent, poisoned = fresh("a"), rng.choice(hosts), rng.random() < 0.3
-            tree.add_action(i, parent, poisoned=poisoned)
-            events.append({"op": "action", "id": i, "parent": parent, "poisoned": poisoned})
-        elif op == "outcome" and of_kind("action"):
-            i, ok = rng.choice(of_kind("action")), rng.random() < 0.6
-            tree.record_outcome(i, ok)
-            events.append({"op": "outcome", "id": i, "result": "success" if ok else "failure"})
-        elif op == "global":
-            i = fresh("g")
-            tree.add_global(i, poisoned=rng.random() < 0.5)
-            events.append({"op": "global", "id": i, "poisoned": tree.nodes[i].poisoned})
-        elif op == "activate":
-            i = rng.choice(hosts)
-            tree.activate(i)
-            events.append({"op": "activate", "id": i})
-        elif op == "complete":
-            open_tasks = [i for i in of_kind("task") if tree.nodes[i].state == "active"]
-            if open_tasks:
-                i, st = rng.choice(open_tasks), rng.randrange(30)
-                tree.complete(i, summary_tokens=st)
-                events.append({"op": "complete", "id": i, "summary_tokens": st})
-        elif op == "reopen":
-            folded = [i for i in of_kind("task") if tree.nodes[i].state == "folded"]
-            if folded:
-                i = rng.choice(folded)
-                tree.reopen(i)
-                events.append({"op": "reopen", "id": i})
-        elif op == "supersede":
-            i = rng.choice([i for i in tree.nodes if i != "q"] or ["q"])
-            if i != "q":
-                tree.supersede(i)
-                events.append({"op": "supersede", "id": i})
-        elif op == "select":
-            explicit = rng.random() < 0.15
-            if explicit:
-                pool = [i for i in tree.nodes if rng.random() < 0.5]
-            else:
-                pool = tree.candidate_pool()
-            chosen = [i for i in pool if rng.random() < 0.4]
-            event: dict[str, Any] = {"op": "select", "selected": chosen}
-            if explicit:
-                event["candidates"] = pool
-            reports.append(tree.select(chosen, pool if explicit else None))
-            events.append(event)
-            for i, n in tree.nodes.items():
-                events.append({"op": "expect", "id": i, "u": n.u, "m": n.m, "state": n.state,
-                               "tol": 0.0})  # the project promises bit-identical scores
-    return events, reports
+def _random_trace(seed: int) -> tuple[list[dict[str, Any]], list[Any]]:
+    """A valid trace with the twin's expect lines (tol 0) and its step reports, from the
+    project's one random-trace generator."""
+    trace = generate(seed)
+    return trace.events, trace.reports
 
 
 @pytest.mark.parametrize("seed", range(60))

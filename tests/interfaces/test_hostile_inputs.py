@@ -49,6 +49,11 @@ Q = '{"op": "query", "id": "q"}\n'
 T = '{"op": "task", "id": "t", "parent": "q"}\n{"op": "activate", "id": "t"}\n'
 A = '{"op": "action", "id": "a", "parent": "t"}\n'
 
+VARY = ("--vary", "stubs.selector_noise=0:0.4", "--vary", "stubs.poison_boost=0:0.1",
+        "--levels", "2", "--n", "2", "--no-progress", "--no-charts")
+ATT = ("--from", "a3_no_semantic", "--to", "wmt", "--n", "3", "--no-charts")
+RUN_MANIFEST = '{"command": "run", "n": 3}'
+
 CASES: dict[str, Case] = {
     # --- scenarios: top level ----------------------------------------------------------
     "n-zero": scen("n = 0\n", "n:", "0 is invalid", "[1, 10000000]"),
@@ -174,8 +179,8 @@ CASES: dict[str, Case] = {
     "compare-n": Case(("compare", "paper_poisoning", "--n", "0"), ("--n",)),
     "calibrate-method": Case(("calibrate", "paper_poisoning", "--method", "bogus"),
                              ("--method", "'bogus'")),
-    "calibrate-out-ext": Case(("calibrate", "paper_poisoning", "--out", "{d}/x.txt"),
-                              ("--out", ".toml")),
+    "calibrate-out-ext": Case(("calibrate", "paper_poisoning", "--out", "{d}/x.toml"),
+                              ("--out", "writes a folder")),
     "schema-unknown": Case(("schema", "bogus"), ("'bogus'", "scenario")),
     "analyze-missing": Case(("analyze", "{d}/none"), ("none", "not a sweep folder")),
     "analyze-file": Case(("analyze", "{d}/f.txt"), ("f.txt", "not a sweep folder"),
@@ -224,9 +229,93 @@ CASES: dict[str, Case] = {
     "analyze-out-foreign": Case(("analyze", "{sweep}", "--out", "{d}/mine"),
                                 ("--out", "not a wmtsim result"), {"mine/x": "x"}),
     "calibrate-out-under-file": Case(("calibrate", "paper_poisoning", "--out",
-                                      "{d}/f/x.toml"), ("--out", "is a file"), {"f": "keep"}),
+                                      "{d}/f/x"), ("--out", "is a file"), {"f": "keep"}),
     "schema-out-folder": Case(("schema", "scenario", "--out", "{d}/sub"),
                               ("--out", "is a folder"), {"sub/x": "x"}),
+    # --- issue 27: the newer commands keep the promises ----------------------------------
+    "claims-out-foreign": Case(("claims", "paper_poisoning", *VARY, "--out", "{d}/mine"),
+                               ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "claims-out-run-result": Case(("claims", "paper_poisoning", *VARY, "--out", "{d}/r"),
+                                  ("--out", "a result of `wmtsim run`"),
+                                  {"r/manifest.json": RUN_MANIFEST, "r/summary.parquet": "x"}),
+    "claims-out-dot": Case(("claims", "paper_poisoning", *VARY, "--out", "."), ("--out", "root")),
+    "claims-scheduler-garbage": Case(("claims", "paper_poisoning", *VARY, "--out", "{d}/c",
+                                      "--scheduler", ":::"), ("--scheduler", "':::'")),
+    "attribute-out-foreign": Case(("attribute", "paper_poisoning", *ATT, "--out", "{d}/mine"),
+                                  ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "attribute-out-dot": Case(("attribute", "paper_poisoning", *ATT, "--out", "."),
+                              ("--out", "root")),
+    "attribute-out-dotdot": Case(("attribute", "paper_poisoning", *ATT, "--out", ".."),
+                                 ("--out", "root")),
+    "attribute-out-run-result": Case(("attribute", "paper_poisoning", *ATT, "--out", "{d}/r"),
+                                     ("--out", "a result of `wmtsim run`"),
+                                     {"r/manifest.json": RUN_MANIFEST, "r/summary.parquet": "x"}),
+    "attribute-out-file": Case(("attribute", "paper_poisoning", *ATT, "--out", "{d}/f"),
+                               ("--out", "is a file"), {"f": "keep"}),
+    "attribute-out-under-file": Case(("attribute", "paper_poisoning", *ATT, "--out",
+                                      "{d}/f/sub"), ("--out", "is a file"), {"f": "keep"}),
+    "attribute-out-300": Case(("attribute", "paper_poisoning", *ATT, "--out", "{d}/" + "x" * 300),
+                              ("--out", "300 bytes")),
+    "attribute-permutations-10^12": Case(("attribute", "paper_poisoning", *ATT,
+                                          "--permutations", str(10**12)), ("--permutations",)),
+    "calibrate-weight-inf": Case(("calibrate", "paper_poisoning", "--weight", "wmt=inf"),
+                                 ("--weight", "'wmt=inf'", "finite")),
+    "calibrate-weight-nan": Case(("calibrate", "paper_poisoning", "--weight", "wmt=nan"),
+                                 ("--weight", "finite")),
+    "calibrate-weight-negative": Case(("calibrate", "paper_poisoning", "--weight", "wmt=-1"),
+                                      ("--weight", ">= 0")),
+    "calibrate-order-weight-inf": Case(("calibrate", "paper_poisoning", "--order-weight",
+                                        "inf"), ("--order-weight",)),
+    "calibrate-order-weight-nan": Case(("calibrate", "paper_poisoning", "--order-weight",
+                                        "nan"), ("--order-weight",)),
+    "calibrate-knob-seed": Case(("calibrate", "paper_poisoning", "--knob", "seed=0:100:int"),
+                                ("--knob", "'seed'", "not a numeric knob")),
+    "calibrate-knob-n": Case(("calibrate", "paper_poisoning", "--knob", "n=1:100:int"),
+                             ("--knob", "'n'", "not a numeric knob")),
+    "calibrate-knob-inf": Case(("calibrate", "paper_poisoning", "--knob", "stubs.p_leak=0:inf"),
+                               ("--knob", "finite")),
+    "calibrate-knob-words": Case(("calibrate", "paper_poisoning", "--knob", "stubs.p_leak=a:b"),
+                                 ("--knob", "not numbers")),
+    "calibrate-out-mine-toml": Case(("calibrate", "paper_poisoning", "--out", "{d}/mine.toml"),
+                                    ("--out", "writes a folder"), {"mine.toml": "n = 5\n"}),
+    "calibrate-out-foreign": Case(("calibrate", "paper_poisoning", "--out", "{d}/mine"),
+                                  ("--out", "not a wmtsim result"), {"mine/fit.errors.csv": "x"}),
+    "compare-budget-2^53+1": Case(("compare", "paper_poisoning", "--budget",
+                                   "9007199254740993"), ("--budget", "2^53")),
+    "compare-budget-superscript": Case(("compare", "paper_poisoning", "--budget", "\u00b2"),
+                                       ("--budget", "'\u00b2'")),
+    "compare-budget-out-compare-result": Case(
+        ("compare", "paper_poisoning", "--budget", "200", "--out", "{d}/c"),
+        ("--out", "a result of `wmtsim compare`"),
+        {"c/manifest.json": '{"command": "compare"}', "c/summary.parquet": "x"}),
+    "run-out-4k": Case(("run", "paper_poisoning", "--out", "{d}/" + "/".join(["y" * 200] * 21)),
+                       ("--out", "bytes long")),
+    "run-out-compare-result": Case(("run", "paper_poisoning", "--out", "{d}/c"),
+                                   ("--out", "a result of `wmtsim compare`"),
+                                   {"c/manifest.json": '{"command": "compare"}'}),
+    "sweep-out-run-result": Case(("sweep", "{d}/w.toml", "--out", "{d}/r", "--no-progress"),
+                                 ("r", "not a sweep folder"),
+                                 {"w.toml": SWEEP, "r/manifest.json": RUN_MANIFEST}),
+    "sweep-scheduler-garbage": Case(("sweep", "{d}/w.toml", "--out", "{d}/o", "--no-progress",
+                                     "--scheduler", ":::"), ("--scheduler", "':::'"),
+                                    {"w.toml": SWEEP}),
+    "replay-out-mine-csv": Case(("replay", "{trace}", "--out", "{d}/mine.csv"),
+                                ("--out", "not a file wmtsim wrote"), {"mine.csv": "a,b\n1,2\n"}),
+    "replay-out-mine-parquet": Case(("replay", "{trace}", "--out", "{d}/mine.parquet"),
+                                    ("--out", "not a file wmtsim wrote"), {"mine.parquet": "x"}),
+    "demo-out-mine": Case(("demo", "--out", "{d}/mine.csv"), ("--out", "not a file wmtsim"),
+                          {"mine.csv": "thesis\n"}),
+    "schema-out-mine": Case(("schema", "scenario", "--out", "{d}/mine.json"),
+                            ("--out", "not a file wmtsim wrote"), {"mine.json": "{}"}),
+    "check-dev-zero": Case(("check", "/dev/zero"), ("/dev/zero", "line 1", "longer than")),
+    "trace-line-too-long": trace(Q + '{"op": "global", "id": "' + "g" * (1 << 22) + '"}\n',
+                                 "line 2", "longer than"),
+    "analyze-garbage-chunk": Case(("analyze", "{damaged}/garbage", "--out", "{d}/an"),
+                                  ("cannot read this sweep file", "PAR1")),
+    "analyze-truncated-chunk": Case(("analyze", "{damaged}/truncated", "--out", "{d}/an"),
+                                    ("cannot read this sweep file",)),
+    "analyze-deleted-chunk": Case(("analyze", "{damaged}/deleted", "--out", "{d}/an"),
+                                  ("cannot read this sweep file", "No such file")),
     # --- traces ------------------------------------------------------------------------------
     "trace-bad-utf8": trace(Q.encode() + b'{"op": "global", "id": "g"}\n'
                             b'{"op": "global", "id": "\xff"}\n', "line 3", "not UTF-8"),
@@ -308,6 +397,24 @@ VALID_TRACE = Q + T + A + '{"op": "select", "selected": ["a"]}\n'
 
 
 @pytest.fixture(scope="module")
+def damaged(sweep_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Copies of the shared sweep with a chunk replaced by garbage, truncated, deleted."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("damaged")
+    for how in ("garbage", "truncated", "deleted"):
+        shutil.copytree(sweep_dir, root / how)
+        chunk = sorted((root / how / "chunks").glob("*points*.parquet"))[0]
+        if how == "garbage":
+            chunk.write_bytes(b"not parquet at all")
+        elif how == "truncated":
+            chunk.write_bytes(chunk.read_bytes()[:40])
+        else:
+            chunk.unlink()
+    return root
+
+
+@pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sweep")
     (root / "w.toml").write_text(SWEEP)
@@ -332,7 +439,8 @@ def test_at_least_100_cases() -> None:
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
-        name: str, tmp_path: Path, sweep_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        name: str, tmp_path: Path, sweep_dir: Path, damaged: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[name]
     work = tmp_path / "work"
     work.mkdir()
@@ -346,8 +454,10 @@ def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
     (tmp_path / "valid.jsonl").write_text(VALID_TRACE)
     monkeypatch.chdir(work)
     before, sweep_before = _snapshot(tmp_path), _snapshot(sweep_dir)
+    damaged_before = _snapshot(damaged)
     argv = [a.replace("{d}", str(work)).replace("{sweep}", str(sweep_dir))
-            .replace("{trace}", str(tmp_path / "valid.jsonl")) for a in case.argv]
+            .replace("{trace}", str(tmp_path / "valid.jsonl"))
+            .replace("{damaged}", str(damaged)) for a in case.argv]
     result = CliRunner().invoke(app, argv)
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"traceback: {result.exception!r}")
@@ -357,3 +467,4 @@ def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
         assert part in text, f"{part!r} not in: {result.stderr}"
     assert _snapshot(tmp_path) == before, "something was written"
     assert _snapshot(sweep_dir) == sweep_before
+    assert _snapshot(damaged) == damaged_before

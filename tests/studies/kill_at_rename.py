@@ -1,8 +1,10 @@
 """Run ``wmtsim ARGS`` and SIGKILL the process at its K-th rename (docs/faults.md).
 
-``python tests/studies/kill_at_rename.py K before|after ARGS...``: every ``os.rename`` /
-``os.replace`` and the atomic exchange of `wmtsim.studies.outdir` are counted; at the K-th the
-process kills itself with SIGKILL just before or just after the rename takes effect, so
+``python tests/studies/kill_at_rename.py K before|after|fsync ARGS...``: every ``os.rename`` /
+``os.replace`` and the atomic exchange of `wmtsim.core.output` are counted; at the K-th the
+process kills itself with SIGKILL just before or just after the rename takes effect (or,
+with ``fsync``, just before its K-th ``os.fsync``: the moment a file is complete but not yet
+renamed, where a writer that wrote in place would already have changed the result), so
 no ``finally`` block or cleanup runs: what is on disk is what a real kill leaves. When
 the command makes fewer than K renames it finishes normally and exits 0.
 """
@@ -29,10 +31,14 @@ def main() -> None:
             return result
         return renamed
 
-    from wmtsim.studies import outdir
-    os.rename = wrap(os.rename)
-    os.replace = wrap(os.replace)
-    outdir._exchange = wrap(outdir._exchange)
+    from wmtsim.core import output as outdir
+    if when == "fsync":
+        os.fsync = wrap(os.fsync)
+        when = "before"
+    else:
+        os.rename = wrap(os.rename)
+        os.replace = wrap(os.replace)
+        outdir._exchange = wrap(outdir._exchange)
     from wmtsim.interfaces.cli import app
 
     app(argv, standalone_mode=True)

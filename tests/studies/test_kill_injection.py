@@ -56,8 +56,10 @@ def test_run_killed_at_each_rename_leaves_old_or_new_never_a_mix(tmp_path: Path)
                               ).exit_code == 0
     seen = []
     # "after K" covers the state between rename K and K+1; "before 1" the very start.
+    # "fsync K": killed with the K-th file complete but not renamed (tells write-aside
+    # from write-in-place, which the renames alone cannot).
     for k, when in [(1, "before"), (1, "after"), (2, "after"), (3, "after"), (4, "after"),
-                    (5, "after")]:
+                    (5, "after"), (1, "fsync"), (2, "fsync"), (4, "fsync")]:
         case = tmp_path / f"{k}-{when}"
         case.mkdir()
         shutil.copytree(old, case / "out")
@@ -97,3 +99,30 @@ def test_sweep_killed_anywhere_resumes_to_the_same_results(tmp_path: Path, k: in
     cols = [c for c in want.points.columns if c != "seconds"]
     assert got.points.select(cols).sort("key").equals(want.points.select(cols).sort("key"))
     assert got.design.equals(want.design)
+
+
+ATTRIBUTE = ["attribute", "paper_poisoning", "--from", "a3_no_semantic", "--to", "wmt",
+             "--no-charts"]
+
+
+def test_attribute_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
+    """Issue 27: attribute used to leave a new attribution.parquet beside the old manifest."""
+    old = tmp_path / "old"
+    assert CliRunner().invoke(app, [*ATTRIBUTE, "--n", "5", "--out", str(old)]
+                              ).exit_code == 0
+    seen = set()
+    for k, when in [(1, "after"), (2, "after"), (3, "after"), (1, "fsync"), (3, "fsync")]:
+        case = tmp_path / f"{k}-{when}"
+        case.mkdir()
+        shutil.copytree(old, case / "out")
+        _killed(k, when, [*ATTRIBUTE, "--n", "7", "--out", "out"], case)
+        folder = case / "out"
+        if not folder.exists():
+            continue
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            [*manifest["files"], "manifest.json"])
+        coalitions = pl.read_parquet(folder / "coalitions.parquet")
+        assert coalitions.height == manifest["coalitions"]
+        seen.add(manifest["n"])
+    assert seen <= {5, 7} and seen

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wmtsim.core.atomic import atomic_write, atomic_write_parquet, commit, temp_path
+from wmtsim.core.output import atomic_write, atomic_write_parquet, commit, temp_path
 from wmtsim.core.params import Params
 from wmtsim.engine.trace_events import (  # noqa: F401 (the old module's names)
     _ERROR_RANK,
@@ -78,6 +78,7 @@ __all__ = [
     "replay",
     "run",
     "stream",
+    "walk",
     "write_frame",
 ]
 
@@ -94,25 +95,93 @@ class Replay:
     steps: int
     expectations: int
     divergence: Divergence | None
+    divergences: tuple[Divergence, ...] = ()  # every failing field of every expect line
+    coverage: dict[str, int] | None = field(default=None)  # rule -> times fired (rules=True)
 
 
 # ---------------------------------------------------------------------------------------
 # Replay (reading lines: `trace_events`; the tree and the replayer: `trace_replay`)
 
 
+def _recorder(rules: bool) -> Any:
+    if not rules:
+        return None
+    from wmtsim.engine.trace_rules import RuleRecorder
+
+    return RuleRecorder()
+
+
+def _coverage(recorder: Any) -> dict[str, int] | None:
+    if recorder is None:
+        return None
+    from wmtsim.engine.trace_rules import RULE_NAMES
+
+    return {name: recorder.counts.get(name, 0) for name in RULE_NAMES}
+
+
 def run(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
-        params: Params | None = None) -> Replay:
+        params: Params | None = None, rules: bool = False) -> Replay:
     """Replay a trace and return the frame, the parameters used and the expectation result.
 
     ``params`` is the base; a ``params`` object on the query line overrides its fields.
+    With ``rules``, the replay also records which named rule of the math fired how often
+    (`Replay.coverage`, every rule of `wmtsim.engine.trace_rules.RULES`, 0 when never) and
+    tags each divergence with the rules that last set the node's values.
     Raises `TraceError` for a bad trace (the whole trace is read before returning).
     """
     steps: list[_Step] = []
-    r = _Replayer(params if params is not None else Params(), on_step=steps.append)
+    recorder = _recorder(rules)
+    r = _Replayer(params if params is not None else Params(), on_step=steps.append,
+                  rules=recorder)
     for line, event in read_events(path_or_events):
         r.apply(line, event)
     return Replay(frame=r.frame(steps), params=r.params, steps=r.step,
-                  expectations=r.expectations, divergence=r.divergence)
+                  expectations=r.expectations, divergence=r.divergence,
+                  divergences=tuple(r.divergences), coverage=_coverage(recorder))
+
+
+class TreeView:
+    """The replayed tree between two events (what `walk` yields)."""
+
+    def __init__(self, replayer: _Replayer) -> None:
+        self._r = replayer
+
+    @property
+    def params(self) -> Params:
+        return self._r.params
+
+    @property
+    def divergences(self) -> list[Divergence]:
+        return self._r.divergences
+
+    def nodes(self) -> dict[str, tuple[float, int, str]]:
+        """Every node's ``(u, m, state)`` now, in creation order."""
+        from wmtsim.core.codes import STATE_NAMES
+
+        t = self._r.tree
+        return {t.ids[v]: (float(t.u[v]), int(t.m[v]), STATE_NAMES[int(t.state[v])])
+                for v in range(t.n)}
+
+    def rules_of(self, node: str) -> tuple[str, ...]:
+        """The named rules that last set ``node``'s values (``walk(rules=True)`` only)."""
+        rec = self._r.rules
+        v = self._r.tree.index.get(node)
+        return () if rec is None or v is None else rec.last.get(v, ())
+
+    def coverage(self) -> dict[str, int] | None:
+        return _coverage(self._r.rules)
+
+
+def walk(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
+         params: Params | None = None, rules: bool = False
+         ) -> Iterator[tuple[int, dict[str, Any], TreeView]]:
+    """Replay a trace event by event: yields ``(line, event, view)`` after each event has
+    been applied (``view.nodes()`` reads the tree at that point). Raises `TraceError`."""
+    r = _Replayer(params if params is not None else Params(), rules=_recorder(rules))
+    view = TreeView(r)
+    for line, event in read_events(path_or_events):
+        r.apply(line, event)
+        yield line, event, view
 
 
 @dataclass(frozen=True)
@@ -125,6 +194,8 @@ class Streamed:
     steps: int
     expectations: int
     divergence: Divergence | None
+    divergences: tuple[Divergence, ...] = ()
+    coverage: dict[str, int] | None = field(default=None)
 
 
 BATCH_ROWS = 250_000
@@ -133,13 +204,13 @@ BATCH_ROWS = 250_000
 
 def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
            params: Params | None = None, out: str | os.PathLike[str] | None = None,
-           batch_rows: int = BATCH_ROWS) -> Streamed:
+           batch_rows: int = BATCH_ROWS, rules: bool = False) -> Streamed:
     """Replay a trace keeping memory bounded by the tree, not the trace.
 
     Without ``out`` no frame is kept (what `check` needs); with ``out`` (``.parquet`` or
     ``.csv``) the frame is written in batches of about ``batch_rows`` rows to a temporary
     file beside ``out``, which replaces ``out`` only when the whole trace has replayed. A
-    bad trace raises `TraceError` and leaves ``out`` untouched.
+    bad trace raises `TraceError` and leaves ``out`` untouched. ``rules``: as for `run`.
     """
     writer = _BatchWriter(Path(out), batch_rows) if out is not None else None
     pending: list[_Step] = []
@@ -154,7 +225,8 @@ def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] |
                 writer.write(r.frame(pending))
                 pending.clear()
 
-    r = _Replayer(params if params is not None else Params(), on_step=keep)
+    recorder = _recorder(rules)
+    r = _Replayer(params if params is not None else Params(), on_step=keep, rules=recorder)
     try:
         for line, event in read_events(path_or_events):
             r.apply(line, event)
@@ -166,7 +238,8 @@ def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] |
             writer.abort()
     last = r.frame([r.last] if r.last is not None else [])
     return Streamed(last=last, rows=rows, params=r.params, steps=r.step,
-                    expectations=r.expectations, divergence=r.divergence)
+                    expectations=r.expectations, divergence=r.divergence,
+                    divergences=tuple(r.divergences), coverage=_coverage(recorder))
 
 
 class _BatchWriter:
@@ -226,8 +299,10 @@ class _BatchWriter:
         if self.parquet is not None:
             with contextlib.suppress(Exception):
                 self.parquet.close()
-        self.file.close()
-        self.tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a full disk fails the final flush too
+            self.file.close()
+        with contextlib.suppress(OSError):
+            self.tmp.unlink(missing_ok=True)
         for folder in self.created:  # innermost first
             with contextlib.suppress(OSError):
                 folder.rmdir()
@@ -261,7 +336,7 @@ def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
     """Write ``frame`` to ``.parquet`` or ``.csv`` (by extension), atomically.
 
     The data goes to a temporary file in the target directory, which is then renamed over
-    ``out`` (`wmtsim.core.atomic`), so a reader never sees a half-written file.
+    ``out`` (`wmtsim.core.output`), so a reader never sees a half-written file.
     """
     path = Path(out)
     suffix = path.suffix.lower()

@@ -312,10 +312,20 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
         raise TraceError(1, "the trace is empty; its first line must be a query")
 
 
+MAX_LINE_BYTES = 1 << 22  # 4 MiB: a trace line longer than this is refused, not buffered
+
+
 def _lines(path: Path) -> Iterator[str]:
-    """The file's lines, decoded one by one so that a bad byte names its line."""
+    """The file's lines, decoded one by one so that a bad byte names its line; each read
+    is capped at `MAX_LINE_BYTES`, so a file without line breaks (``/dev/zero``) fails at
+    once instead of filling memory."""
     with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
+        for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""),
+                                     start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise TraceError(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes "
+                                         "(a trace line is one JSON event); allowed: lines "
+                                         f"of at most {MAX_LINE_BYTES:,} bytes")
             if number == 1:
                 if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
                     raise TraceError(1, "the file is UTF-16 text; save the trace as UTF-8")

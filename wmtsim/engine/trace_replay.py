@@ -9,6 +9,7 @@ Reading events is `wmtsim.engine.trace_events`; the public API is `wmtsim.engine
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ from wmtsim.engine.trace_events import TraceError
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from wmtsim.engine.trace_rules import RuleRecorder
 
 DEFAULT_TOL = 1e-9
 """Default tolerance of an ``expect`` line's ``u`` (|got − expected| ≤ tol)."""
@@ -66,6 +69,9 @@ class Divergence:
     expected: object
     got: object
     tol: float | None  # the u tolerance; None for the exact fields m and state
+    # The named rules (`wmtsim.engine.trace_rules`) that last set the node's values, when
+    # the replay records rules; not part of equality.
+    rules: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     def __str__(self) -> str:
         tol = "exact" if self.tol is None else f"tolerance {self.tol:g}"
@@ -132,8 +138,8 @@ class _FlatTree:
 class _Replayer:
     """Applies validated events, in order, to a `_FlatTree`."""
 
-    def __init__(self, params: Params, on_step: Callable[[_Step], None] | None = None
-                 ) -> None:
+    def __init__(self, params: Params, on_step: Callable[[_Step], None] | None = None,
+                 rules: RuleRecorder | None = None) -> None:
         self.params = params
         self.p = params.pack()
         self.tree = _FlatTree()
@@ -142,6 +148,8 @@ class _Replayer:
         self.query_line = 0
         self.expectations = 0
         self.divergence: Divergence | None = None
+        self.divergences: list[Divergence] = []  # every failing field of every expect
+        self.rules = rules  # records which named rule fired at each op, when given
         self.on_step = on_step
         self.last: _Step | None = None
 
@@ -179,8 +187,11 @@ class _Replayer:
             first = self.tree.defined_on[self.tree.index[node_id]]
             raise TraceError(line, f"duplicate id {node_id!r} (already defined on line "
                                    f"{first})")
-        return self.tree.add(node_id, kind, parent, u, int(event.get(tokens_field, 0)),
-                             bool(event.get("poisoned", False)), line)
+        v = self.tree.add(node_id, kind, parent, u, int(event.get(tokens_field, 0)),
+                          bool(event.get("poisoned", False)), line)
+        if self.rules is not None:
+            self.rules.created(v)
+        return v
 
     def _on_path(self) -> np.ndarray:
         from wmtsim.core.lifecycle import _mark_active_path
@@ -231,6 +242,8 @@ class _Replayer:
             except (TypeError, ValueError) as e:
                 raise TraceError(line, f"params: {e}") from None
             self.p = self.params.pack()
+        if self.rules is not None:
+            self.rules.query(bool(ev.get("params")))
         self.query_line = line
         self._new(ev.get("id", "root"), line, ROOT, NO_PARENT, self.params.u_init_root, ev)
         self.active = 0
@@ -258,6 +271,9 @@ class _Replayer:
                                    f"{self._kind_name(v)}; outcomes belong to actions")
         success = ev["result"] == "success"
         t = self.tree
+        if self.rules is not None:
+            self.rules.outcome(v, success, bool(t.outcome[v] != NO_OUTCOME), int(t.m[v]),
+                               bool(_event_resets_m(self.p)))
         t.outcome[v] = SUCCESS if success else FAILURE
         t.u[v] = _event_score(success, self.p)  # Eq. 2: replaces u
         if _event_resets_m(self.p):
@@ -272,6 +288,7 @@ class _Replayer:
         on_path = bool(self._on_path()[v])
         t.state[v] = FOLDED
         s = t.summary_of.get(v)
+        first = s is None
         if s is None:
             s = self._new(f"{ev['id']}/summary", line, SUMMARY, v, self.params.u_init_summary,
                           ev, tokens_field="summary_tokens")
@@ -280,6 +297,8 @@ class _Replayer:
             t.u[s] = self.params.u_init_summary
             t.m[s] = 0
             t.tokens[s] = int(ev.get("summary_tokens", 0))
+        if self.rules is not None:
+            self.rules.complete(t.parent, t.kind, t.state, t.n, v, first, on_path, s)
         if on_path:
             self.active = int(t.parent[v])
 
@@ -290,11 +309,15 @@ class _Replayer:
             raise TraceError(line, f"cannot reopen task {ev['id']!r}: it is "
                                    f"{STATE_NAMES[state]}, not folded")
         self.tree.state[v] = ACTIVE
+        if self.rules is not None:
+            self.rules.reopen(v)
 
     def _op_supersede(self, line: int, ev: dict[str, Any]) -> None:
         v = self._node(ev["id"], line)
         if self.tree.kind[v] == ROOT:
             raise TraceError(line, f"cannot supersede the root {ev['id']!r}")
+        if self.rules is not None:
+            self.rules.supersede(int(self.tree.kind[v]), self.tree.state[v] == FOLDED, v)
         self.tree.state[v] = OBSOLETE
 
     def _op_select(self, line: int, ev: dict[str, Any]) -> None:
@@ -322,11 +345,17 @@ class _Replayer:
                                        f"{self._why_not_in_pool(v)}")
             selected[v] = True
         is_global = t.kind == GLOBAL
+        if self.rules is not None:
+            u0, m0 = t.u[:n].copy(), t.m[:n].copy()
         _selection_feedback(t.u, t.m, eligible, selected, is_global, self.p, n)  # Eqs. 3-5
         _branch_priorities(t.parent, t.kind, t.state, t.u, t.outcome, n, self.p,
                            t.priority)  # Eq. 6
         priority = t.priority[:n].copy()
+        state0 = t.state[:n].copy()
         _suppress(t.kind, t.state, on_path, t.priority, n, self.p)  # Eq. 7
+        if self.rules is not None:
+            self.rules.select(t, n, "candidates" in ev, u0, m0, state0, priority,
+                              self.params)
         self.step += 1
         self.last = _Step(self.step, line, n, t.state[:n].copy(), t.u[:n].copy(),
                           t.m[:n].copy(), eligible[:n].copy(), selected[:n].copy(), priority)
@@ -337,17 +366,20 @@ class _Replayer:
         v = self._node(ev["id"], line)
         t = self.tree
         self.expectations += 1
-        if self.divergence is not None:
-            return
         tol = float(ev.get("tol", DEFAULT_TOL))
         got_u = float(t.u[v])
+        rules = self.rules.last.get(v, ()) if self.rules is not None else ()
+        found = []
         if "u" in ev and not abs(got_u - float(ev["u"])) <= tol:
-            self.divergence = Divergence(line, ev["id"], "u", ev["u"], got_u, tol)
-        elif "m" in ev and int(t.m[v]) != ev["m"]:
-            self.divergence = Divergence(line, ev["id"], "m", ev["m"], int(t.m[v]), None)
-        elif "state" in ev and STATE_NAMES[int(t.state[v])] != ev["state"]:
-            self.divergence = Divergence(line, ev["id"], "state", ev["state"],
-                                         STATE_NAMES[int(t.state[v])], None)
+            found.append(Divergence(line, ev["id"], "u", ev["u"], got_u, tol, rules))
+        if "m" in ev and int(t.m[v]) != ev["m"]:
+            found.append(Divergence(line, ev["id"], "m", ev["m"], int(t.m[v]), None, rules))
+        if "state" in ev and STATE_NAMES[int(t.state[v])] != ev["state"]:
+            found.append(Divergence(line, ev["id"], "state", ev["state"],
+                                    STATE_NAMES[int(t.state[v])], None, rules))
+        if found and self.divergence is None:
+            self.divergence = found[0]  # u, then m, then state: the first that fails
+        self.divergences.extend(found)
 
     # -- output ---------------------------------------------------------------------
 

@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from wmtsim.core.formatting import interval, num, plural
+from wmtsim.core.formatting import plural
 
 if TYPE_CHECKING:
     import polars as pl
 
     from wmtsim.engine.trace import Replay, Streamed
 
+from wmtsim.interfaces import cli_conformance as _conformance
 from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    _check_out,
     _fail,
     _print_table,
     app,
@@ -41,14 +43,6 @@ TraceArg = Annotated[Path, typer.Argument(
     show_default=False)]
 
 
-def _check_out(out: Path | None) -> None:
-    from wmtsim.engine.trace import OUTPUT_FORMATS
-
-    if out is not None and out.suffix.lower() not in OUTPUT_FORMATS:
-        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
-                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
-
-
 def _run_trace(trace: Path) -> Replay:
     """Replay ``trace``; any problem with the input exits with code 2."""
     from wmtsim.engine.trace import TraceError, run
@@ -61,35 +55,38 @@ def _run_trace(trace: Path) -> Replay:
         raise _fail(f"{trace}: cannot read: {e.strerror or e}") from None
 
 
-def _stream_trace(trace: Path, out: Path | None) -> Streamed:
+def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streamed:
     """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
     problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import TraceError, stream
-    from wmtsim.studies.outdir import OutputError, check_out_file
 
     try:
-        if out is not None:
-            check_out_file(out)
-        return stream(trace, out=out)
+        return stream(trace, out=out, rules=rules)
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None  # the error names the file
-    except OutputError as e:
-        raise _fail(str(e)) from None
     except IsADirectoryError:
         raise _fail(f"cannot read {str(trace)!r}: it is a folder, not a trace file") from None
-    except OSError as e:
-        what = "write" if out is not None and e.filename != str(trace) else "read"
-        target = out if what == "write" else trace
-        raise _fail(f"cannot {what} {str(target)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        if isinstance(e, OSError) and (out is None or e.filename == str(trace)):
+            raise _fail(f"cannot read {str(trace)!r}: {e.strerror or e}") from None
+        failure = write_failure(out or trace, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _write(frame: pl.DataFrame, out: Path) -> Path:
+    from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import write_frame
 
     try:
         return write_frame(frame, out)
-    except OSError as e:
-        raise _fail(f"cannot write {str(out)!r}: {e.strerror or e}") from None
+    except Exception as e:
+        failure = write_failure(out, e)  # a full disk, from any library
+        if failure is None:
+            raise
+        raise _fail(str(failure)) from None
 
 
 def _fmt(x: float | None) -> str:
@@ -132,7 +129,7 @@ def replay(
 
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
-    _check_out(out)
+    out = _check_out(out)
     result = _stream_trace(trace, out)
     nodes = result.last.height
     out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
@@ -151,7 +148,8 @@ def replay(
 
 
 @app.command()
-def check(trace: TraceArg) -> None:
+def check(trace: TraceArg, coverage: _conformance.CoverageOpt = False,
+          all_: _conformance.AllOpt = False) -> None:
     """Replay a trace and verify its [bold]expect[/bold] lines.
 
     Exit 0 when every expectation holds, 1 at the first that does not (printing its line,
@@ -159,9 +157,10 @@ def check(trace: TraceArg) -> None:
 
     [bold]Example[/bold]
 
-      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl[/cyan]
+      [cyan]wmtsim check scenarios/traces/paper_a4.jsonl --coverage --all[/cyan]
     """
-    result = _stream_trace(trace, None)
+    result = _stream_trace(trace, None, rules=coverage or all_)
+    _conformance.report_rules(trace, result, coverage, all_)  # exits 1 if --all found some
     d = result.divergence
     if d is not None:
         tol = "exact" if d.tol is None else f"{d.tol:g}"
@@ -239,7 +238,8 @@ def demo(
 
       [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
     """
-    _check_out(out)
+    checked = _check_out(out)
+    out = checked if checked is not None else out
     trace = demo_trace_path()
     result = _run_trace(trace)
     out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
@@ -394,6 +394,7 @@ def analyze(
 
       [cyan]wmtsim analyze results/rho_m --out results/rho_m/analysis[/cyan]
     """
+    from wmtsim.core.output import OutputError
     from wmtsim.studies.analysis import analyze as run_analysis
     from wmtsim.studies.analysis import incomplete
     from wmtsim.studies.sweep import SweepError
@@ -401,18 +402,19 @@ def analyze(
     try:
         written = run_analysis(sweep_dir, out, metric=metric, charts=charts)
         missing = incomplete(sweep_dir)
+    except OutputError as e:  # --out unusable, or a failed write (a full disk)
+        raise _fail(str(e)) from None
     except (SweepError, ValueError) as e:
         text = str(e)
         raise _fail(text if str(sweep_dir) in text else f"{sweep_dir}: {text}") from None
-    except OSError as e:
-        raise _fail(f"--out {str(out or sweep_dir / 'analysis')!r}: cannot write: "
-                    f"{e.strerror or e}; nothing was written") from None
     if missing is not None:
         err_console.print(f"warning: {sweep_dir} is an incomplete sweep ({missing[0]} of "
                           f"{missing[1]} points computed); these results cover only those "
                           "points. Resume it with `wmtsim sweep SWEEP --out "
                           f"{sweep_dir}`.", markup=False, highlight=False)
-    for line in _analysis_summary(sweep_dir, written, metric):
+    from wmtsim.interfaces.cli_analyze import analysis_summary
+
+    for line in analysis_summary(sweep_dir, written, metric):
         out_console.print(line, markup=False, highlight=False)
     tables = [n for n, p in written.items() if not isinstance(p, list)]
     chart_files = [n for n, p in written.items() if isinstance(p, list)]
@@ -424,77 +426,18 @@ def analyze(
                       + f" to {folder}/", markup=False, highlight=False)
 
 
-def _setting(row: dict[str, object], parameters: list[str]) -> str:
-    """A sweep setting as ``policy, p=v, ...``."""
-    values = [f"{p}={v:.3g}" if isinstance(v := row[p], float) else f"{p}={v}"
-              for p in parameters]
-    return ", ".join([str(row["policy"]), *values])
-
-
-def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], metric: str
-                      ) -> list[str]:
-    """What `wmtsim analyze` found: the design, the Pareto front, the most robust setting
-    and the most influential parameter, read back from the tables it wrote."""
-    import polars as pl
-
-    from wmtsim.studies.sweep_store import load_results
-
-    def table(name: str) -> pl.DataFrame | None:
-        path = written.get(name)
-        return None if not isinstance(path, Path) else pl.read_parquet(
-            path.with_suffix(".parquet"))
-
-    res = load_results(sweep_dir)
-    params = list(res.parameters)
-    means = table("point_means")
-    n = 0 if means is None else means.height
-    policies = [] if means is None or not n else means["policy"].unique(
-        maintain_order=True).to_list()
-    lines = [f"{sweep_dir}: {res.kind} design over {plural(len(params), 'parameter')} "
-             f"({', '.join(params) or 'none'}); {plural(n, 'point')} computed, "
-             f"{plural(len(policies), 'configuration')} ({', '.join(policies)})"]
-    front = table("pareto")
-    if front is not None and front.height:
-        best = front.sort("tsr", descending=True).row(0, named=True)
-        lines.append(f"  Pareto front (tsr up, prompt tokens down): "
-                     f"{plural(front.height, 'point')}; highest tsr "
-                     f"{interval(best['tsr'], best['tsr_low'], best['tsr_high'])} at "
-                     f"{num(best['prompt_tokens'])} prompt tokens ({_setting(best, params)})")
-    robust = table("robust")
-    if robust is not None and robust.height:
-        top = robust.row(0, named=True)
-        lines.append(f"  most robust setting (best worst case of {metric} over "
-                     f"{plural(int(top['cases']), 'case')}): {_setting(top, params)}: worst "
-                     f"{num(top['worst'])}, mean {num(top['mean'])}")
-    sobol = table("sobol")
-    if sobol is not None and sobol.height:
-        ranked = (sobol.group_by("policy", "parameter", maintain_order=True)
-                  .agg(pl.col("ST", "ST_low", "ST_high").mean())
-                  .sort("ST", descending=True, nulls_last=True))
-        for policy in policies:
-            rows = ranked.filter(pl.col("policy") == policy)
-            if rows.height:
-                r = rows.row(0, named=True)
-                lines.append(f"  Sobol ({metric}, {policy}): largest total index "
-                             f"{r['parameter']} ST = "
-                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}")
-    return lines
-
-
-# Scenario commands (run, compare, calibrate, schema) live in wmtsim.interfaces.cli_scenarios.
+# Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
+# (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
+# attribution, the claims map), cli_conformance (expect, conformance).
+from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
-
-_register_scenario_commands(app)
-
-# Mechanism attribution and the claims map (attribute, claims) live in wmtsim.interfaces.cli_why.
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
+_register_scenario_commands(app)
+_register_compare(app)
 _register_why_commands(app)
+_conformance.register(app)
 
 
-def main() -> None:  # pragma: no cover - `python -m wmtsim.interfaces.cli`
+if __name__ == "__main__":  # pragma: no cover - `python -m wmtsim.interfaces.cli`
     app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -3,6 +3,9 @@ exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -112,3 +115,67 @@ def _print_table(table: Table, full: str | None = None) -> None:
                           highlight=False)
 
 
+
+
+# --- writing results: every command goes through wmtsim.core.output ---------------------------
+
+
+def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = ()
+                ) -> Path:
+    """``--out``, or ``results/<safe name>/<command>``; checked before any work (a
+    symbolic link followed)."""
+    from wmtsim.core.output import OutputError, check_out_folder, default_folder
+
+    folder = out if out is not None else default_folder(name, command)
+    try:
+        return check_out_folder(folder, command, keep=keep)
+    except OutputError as e:
+        raise _fail(str(e)) from None
+
+
+@contextmanager
+def _writing(folder: Path, command: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """`wmtsim.core.output.result_folder`, with a failed write (a full disk, from any
+    library) as exit 2 naming the folder; nothing is left half-written."""
+    from wmtsim.core.output import OutputError, result_folder
+
+    try:
+        with result_folder(folder, command, keep=keep) as work:
+            yield work
+    except OutputError as e:
+        raise _fail(str(e)) from None
+
+
+def _is_replay_file(path: Path) -> bool:
+    """A replay written before (its columns are the replay's): the one kind of existing
+    file ``replay --out`` and ``demo --out`` replace."""
+    from wmtsim.engine.trace import REPLAY_COLUMNS
+
+    names = [n for n, _ in REPLAY_COLUMNS]
+    try:
+        if path.suffix.lower() == ".csv":
+            with open(path, "rb") as f:
+                return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
+                    names)
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names) == names
+    except Exception:  # unreadable, not Parquet: not ours
+        return False
+
+
+def _check_out(out: Path | None) -> Path | None:
+    """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
+    file, or a replay written before; a symbolic link is followed."""
+    from wmtsim.core.output import OutputError, check_out_file
+    from wmtsim.engine.trace import OUTPUT_FORMATS
+
+    if out is None:
+        return None
+    if out.suffix.lower() not in OUTPUT_FORMATS:
+        raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
+                    f"allowed: {', '.join(OUTPUT_FORMATS)}")
+    try:
+        return check_out_file(out, ours=_is_replay_file, what="a replay written before")
+    except OutputError as e:
+        raise _fail(str(e)) from None

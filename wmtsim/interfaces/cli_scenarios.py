@@ -7,10 +7,8 @@ load, a bad option); bad input writes nothing.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,6 +34,10 @@ NOpt = Annotated[int | None, typer.Option(
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", "-s", min=0, max=2**63 - 1, help="Seed, 0 to 2^63 - 1 (default: the "
                                                 "scenario's).", show_default=False)]
+CorrectionOpt = Annotated[str, typer.Option(
+    "--correction", help="Multiplicity correction over the family of claims: holm "
+                         "(family-wise error, the default), bh (Benjamini–Hochberg, false "
+                         "discovery rate: exploratory) or none.")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override a value, e.g. --set stubs.p_leak=0.5 --set rho=0.8 (TOML "
                   "values).", show_default=False)]
@@ -148,8 +150,7 @@ def run(
     """
     import polars as pl
 
-    from wmtsim import __version__
-    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+    from wmtsim.core.output import atomic_write_parquet, write_manifest
     from wmtsim.studies.report import (
         render_summary,
         run_policies,
@@ -160,7 +161,7 @@ def run(
     _check_threads(threads)
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
-    out_dir = _out_folder(out, s.name, "run")
+    out_dir = _cli()._out_folder(out, s.name, "run")
     _compile_first(policies)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -178,7 +179,7 @@ def run(
         bar.update(task, description=f"{s.name}: bootstrap intervals")
         summary = summarise(results)
     first = next(iter(results.values()))
-    with _writing(out_dir) as work:
+    with _cli()._writing(out_dir, "run") as work:
         written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
                                                   how="diagonal_relaxed"),
                                         work / "trajectories.parquet"),
@@ -187,16 +188,14 @@ def run(
             steps = pl.concat([r.steps.with_columns(pl.lit(p).alias("policy"))
                                for p, r in results.items()], how="diagonal_relaxed")
             written.append(atomic_write_parquet(steps, work / "steps.parquet"))
-        manifest = {"command": "run", "scenario": s.to_dict(), "source": s.source,
-                    "params": s.params.to_dict(), "stubs": s.stubs.to_dict(),
-                    "policies": list(policies), "n": first.trajectories.height,
-                    "seed": first.seed, "threads": threads, "record_steps": record_steps,
-                    "wmtsim_version": __version__,
-                    "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
-                                "per_policy_seconds": timings},
-                    "files": [p.name for p in written]}
-        written.append(atomic_write_bytes(work / "manifest.json",
-                                          json.dumps(manifest, indent=2).encode()))
+        written.append(write_manifest(work, "run", {
+            "scenario": s.to_dict(), "source": s.source, "params": s.params.to_dict(),
+            "stubs": s.stubs.to_dict(), "policies": list(policies),
+            "n": first.trajectories.height, "seed": first.seed, "threads": threads,
+            "record_steps": record_steps,
+            "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
+                        "per_policy_seconds": timings},
+            "files": [p.name for p in written]}))
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
                                  f"seed={first.seed} — mean [95% CI]"),
@@ -204,129 +203,8 @@ def run(
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
 
 
-def _out_folder(out: Path | None, name: str, command: str) -> Path:
-    """``--out``, or ``results/<safe name>/<command>``; checked before any work."""
-    from wmtsim.studies.outdir import OutputError, check_out_folder, default_folder
-
-    folder = out if out is not None else default_folder(name, command)
-    try:
-        check_out_folder(folder)
-    except OutputError as e:
-        raise _cli()._fail(str(e)) from None
-    return folder
-
-
-@contextmanager
-def _writing(folder: Path) -> Iterator[Path]:
-    """`wmtsim.studies.outdir.result_folder`, with write failures (a full disk) as exit 2."""
-    from wmtsim.studies.outdir import OutputError, result_folder
-
-    try:
-        with result_folder(folder) as work:
-            yield work
-    except OutputError as e:
-        raise _cli()._fail(str(e)) from None
-    except OSError as e:
-        raise _cli()._fail(f"--out {str(folder)!r}: cannot write: {e.strerror or e}; "
-                           "nothing was written") from None
-
-
 def _say(text: str) -> None:
     _cli().out_console.print(text, markup=False, highlight=False)
-
-
-def compare(
-    scenario: ScenarioArg,
-    n: NOpt = None,
-    seed: SeedOpt = None,
-    out: OutOpt = None,
-    threads: Annotated[int | None, typer.Option(
-        "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Exit 1 when a paper claim does not hold.")] = False,
-    set_: SetOpt = None,
-    policy: Annotated[list[str] | None, typer.Option(
-        "--policy", "-p", help="Configuration to compare (repeatable; default: the "
-                               "scenario's policies), e.g. memgpt, traceretain_z.",
-        show_default=False)] = None,
-    budget: Annotated[str | None, typer.Option(
-        "--budget", help="Token budgets B, comma-separated (e.g. 200,400,800): run every "
-                         "policy (or each --policy) at each B on the same trajectories and "
-                         "write curves.parquet, curves.md, curves.png.",
-        show_default=False)] = None,
-) -> None:
-    """Compare the scenario's configurations on common random numbers, beside the paper.
-
-    Prints, per metric, each configuration's mean and 95% interval beside the paper's
-    value (Table 4 for [bold]paper = "table4"[/bold]; the directions of Tables 1–3 for
-    [bold]paper = "table123"[/bold]), paired differences against Full WMT, and whether
-    each of the paper's claims holds. Writes summary.parquet, paired.parquet,
-    checks.json, report.txt and manifest.json to --out.
-
-    [bold]Examples[/bold]
-
-      [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]
-
-      [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
-
-      [cyan]wmtsim compare paper_poisoning --budget 200,380,800 --n 300[/cyan]
-    """
-    from dataclasses import replace
-
-    from wmtsim.studies.report import compare as run_compare
-    from wmtsim.studies.report import comparison_tables, write_comparison
-
-    _check_policies(policy)
-    _check_threads(threads)
-    s = _load(scenario, set_)
-    if policy:
-        s = replace(s, policies=tuple(dict.fromkeys(policy)))
-    out_dir = _out_folder(out, s.name, "compare")
-    if budget is not None:
-        _budget_curves(s, budget, policy, n, seed, threads, out_dir)
-        return
-    _compile_first(s.policies)
-    with _progress() as bar:
-        task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
-        comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
-    for t in comparison_tables(comp):
-        _cli()._print_table(t, full=str(out_dir / "report.txt"))
-    with _writing(out_dir) as work:
-        written = write_comparison(comp, work)
-    passed = sum(c["passed"] for c in comp.checks)
-    if comp.checks:
-        _say(f"{passed}/{len(comp.checks)} of the paper's claims hold "
-             f"(n={comp.n}, {comp.seconds:.1f} s)")
-    _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
-    if strict and passed < len(comp.checks):
-        raise typer.Exit(1)
-
-
-def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
-                   seed: int | None, threads: int | None, out_dir: Path) -> None:
-    """``compare --budget``: every policy at each budget
-    (`wmtsim.studies.field_curves.budget_curves`)."""
-    from wmtsim.core.policies import POLICIES
-    from wmtsim.studies.field_curves import (
-        budget_curves,
-        curves_markdown,
-        parse_budgets,
-        write_curves,
-    )
-
-    try:
-        budgets = parse_budgets(budget)
-    except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    with _progress() as bar:
-        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
-        frame = budget_curves(s, budgets, pols, n, seed, threads,
-                              progress=lambda b: bar.advance(task))
-    _say(curves_markdown(frame))
-    with _writing(out_dir) as work:
-        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
-    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
 def calibrate(
@@ -341,25 +219,28 @@ def calibrate(
                        "(repeatable; default: the selector, persuasion and leak knobs).",
         show_default=False)] = None,
     n: Annotated[int, typer.Option("--n", "-n", min=1, max=10_000_000,
-                                   help="Trajectories per evaluation.")] = 200,
+                                   help="Trajectories per evaluation, 1 to 10,000,000.")
+                 ] = 200,
     seed: SeedOpt = None,
     weight: Annotated[list[str] | None, typer.Option(
         "--weight", help="ROW=W: multiply a row's squared errors by W (repeatable), "
                          "e.g. --weight wmt=5 to hold Full WMT closest to the paper.",
         show_default=False)] = None,
-    maxiter: Annotated[int, typer.Option("--maxiter", min=1,
-                                         help="Optimizer generations.")] = 20,
+    maxiter: Annotated[int, typer.Option("--maxiter", min=1, max=100_000,
+                                         help="Optimizer generations, 1 to 100,000.")
+                       ] = 20,
     order_weight: Annotated[float, typer.Option(
-        "--order-weight", min=0.0,
+        "--order-weight", min=0.0, max=1e12,
         help="Weight of a penalty when the paper's ordering (Full WMT best, Linear worst) "
              "breaks. Default 0: fit the cells only; `compare` then tests the ordering.")
     ] = 0.0,
     method: Annotated[str, typer.Option(
         "--method", help="differential_evolution | nelder-mead")] = "differential_evolution",
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Where to write the fitted scenario (.toml; default: "
-                            "results/<name>/calibrated.toml). A per-cell error report "
-                            "goes beside it (.errors.csv).", show_default=False)] = None,
+        "--out", "-o", help="Output folder, replaced as a whole: calibrated.toml (the "
+                            "fitted scenario), errors.csv (per cell) and manifest.json "
+                            "(default: results/<name>/calibrate).", show_default=False)
+    ] = None,
 ) -> None:
     """Fit the world's free knobs to a paper table with scipy.optimize.
 
@@ -373,36 +254,26 @@ def calibrate(
 
       [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]
 
-      [cyan]wmtsim calibrate paper_poisoning --fit-on linear --fit-on wmt --out fit.toml[/cyan]
+      [cyan]wmtsim calibrate paper_poisoning --fit-on linear --fit-on wmt --out results/fit[/cyan]
     """
     from rich.table import Table
 
-    from wmtsim.core.atomic import atomic_write_bytes
+    from wmtsim.core.output import atomic_write_bytes, write_manifest
     from wmtsim.studies.calibrate import calibrate as run_calibrate
-    from wmtsim.studies.calibrate import parse_knob
-    from wmtsim.studies.outdir import OutputError, check_out_file, default_folder
+    from wmtsim.studies.calibrate import parse_knob, parse_weight
     from wmtsim.studies.scenario import ScenarioError, update_toml_text
 
     s = _load(scenario)
     if method not in ("differential_evolution", "nelder-mead"):
         raise _cli()._fail(f"--method {method!r}; allowed: differential_evolution, "
                            "nelder-mead")
-    if out is not None and out.suffix != ".toml":
-        raise _cli()._fail(f"--out {str(out)!r}: expected a .toml file")
-    out_path = out or default_folder(s.name, "calibrated.toml")
-    try:
-        check_out_file(out_path)
-    except OutputError as e:
-        raise _cli()._fail(str(e)) from None
+    if out is not None and out.suffix == ".toml":
+        raise _cli()._fail(f"--out {str(out)!r}: calibrate writes a folder (calibrated.toml, "
+                           "errors.csv, manifest.json); allowed: a folder path")
+    out_dir = _cli()._out_folder(out, s.name, "calibrate")
     try:
         knobs = [parse_knob(k) for k in knob] if knob else None
-        row_weights = {}
-        for text in weight or []:
-            row_name, _, value = text.partition("=")
-            try:
-                row_weights[row_name.strip()] = float(value)
-            except ValueError:
-                raise ValueError(f"--weight {text!r}: expected ROW=W, e.g. wmt=5") from None
+        row_weights = dict(parse_weight(text) for text in weight or [])
         _compile_first(paper_table4_policies())
         with _progress() as bar:
             task = bar.add_task(f"{s.name}: calibrating (best objective –)", total=None)
@@ -418,19 +289,25 @@ def calibrate(
         raise _cli()._fail(str(e)) from None
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     if s.source and Path(s.source).is_file():
         text = update_toml_text(Path(s.source).read_text("utf-8"), res.fitted)
     else:
         text = res.scenario.to_toml()
     header = (f"# Calibrated by `wmtsim calibrate --target {target}` on rows "
               f"{', '.join(res.fit_on)} (n={n}, objective {res.objective:.4f}).\n")
-    atomic_write_bytes(out_path, (header + text).encode())
     lines = ["policy,metric,paper,simulated,error,fitted"]
     lines += [f"{c['policy']},{c['metric']},{c['paper']},{c['simulated']:.6g},"
               f"{c['error']:.6g},{c['fitted']}" for c in res.cells]
-    err_path = out_path.with_suffix(".errors.csv")
-    atomic_write_bytes(err_path, ("\n".join(lines) + "\n").encode())
+    with _cli()._writing(out_dir, "calibrate") as work:
+        atomic_write_bytes(work / "calibrated.toml", (header + text).encode())
+        atomic_write_bytes(work / "errors.csv", ("\n".join(lines) + "\n").encode())
+        write_manifest(work, "calibrate", {
+            "scenario": s.to_dict(), "source": s.source, "target": target,
+            "fit_on": list(res.fit_on), "fitted": res.fitted, "objective": res.objective,
+            "n": n, "seed": s.seed if seed is None else seed, "method": method,
+            "maxiter": maxiter, "order_weight": order_weight, "row_weights": row_weights,
+            "evaluations": res.evaluations, "seconds": round(res.seconds, 3)})
+    out_path, err_path = out_dir / "calibrated.toml", out_dir / "errors.csv"
     t = Table(title="Fitted knobs", title_justify="left")
     t.add_column("knob")
     t.add_column("value", justify="right")
@@ -476,23 +353,23 @@ def schema(
     if stdout:
         print(text, end="")
         return
-    from wmtsim.core.atomic import atomic_write_bytes
-    from wmtsim.studies.outdir import OutputError, check_out_file
+    from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
+
+    def ours(path: Path) -> bool:  # a scenario schema written before
+        with open(path, "rb") as f:
+            return b'"title": "wmtsim scenario"' in f.read(1 << 16)
 
     path = out or SCHEMA_FILE
     try:
-        check_out_file(path)
+        path = check_out_file(path, ours=ours, what="a scenario schema written before")
         atomic_write_bytes(path, text.encode("utf-8"))
     except OutputError as e:
         raise _cli()._fail(str(e)) from None
-    except OSError as e:
-        raise _cli()._fail(f"--out {str(path)!r}: cannot write: {e.strerror or e}") from None
     _say(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add run, compare, calibrate and schema to ``app``."""
+    """Add run, calibrate and schema to ``app`` (compare: `wmtsim.interfaces.cli_compare`)."""
     app.command()(run)
-    app.command()(compare)
     app.command()(calibrate)
     app.command()(schema)

@@ -14,6 +14,7 @@ import typer
 
 from wmtsim.interfaces.cli_common import ProgressOpt, SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
+    CorrectionOpt,
     NOpt,
     ScenarioArg,
     SeedOpt,
@@ -26,6 +27,8 @@ from wmtsim.interfaces.cli_scenarios import (
 
 ThreadsOpt = Annotated[int | None, typer.Option(
     "--threads", "-t", min=1, help="Numba threads.", show_default=False)]
+MAX_PERMUTATIONS = 1_000_000  # sampled orders of attribute: R·k marginal runs, bounded
+KEEP = ("sweep",)  # the claims map's resumable sweep, carried into each new result
 ChartsOpt = Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")]
 
 
@@ -42,11 +45,13 @@ def attribute(
     n: NOpt = None,
     seed: SeedOpt = None,
     permutations: Annotated[int | None, typer.Option(
-        "--permutations", min=1, help="Sample this many orders of the switches instead "
-                                      "of the exact lattice.", show_default=False)] = None,
+        "--permutations", min=1, max=MAX_PERMUTATIONS,
+        help="Sample this many orders of the switches (1 to 1,000,000) instead of the "
+             "exact lattice.", show_default=False)] = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Write attribution.parquet, coalitions.parquet and the "
-                            "waterfall chart here.", show_default=False)] = None,
+        "--out", "-o", help="Output folder, replaced as a whole: attribution.parquet, "
+                            "coalitions.parquet, the waterfall chart and manifest.json "
+                            "(default: write nothing).", show_default=False)] = None,
     threads: ThreadsOpt = None,
     charts: ChartsOpt = True,
     set_: SetOpt = None,
@@ -66,11 +71,13 @@ def attribute(
       [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -m
       prompt_tokens --out results/why[/cyan]
     """
-    from wmtsim.studies.attribution import DEFAULT_METRICS, render_table, write_attribution
+    from wmtsim.studies.attribution import DEFAULT_METRICS, write_attribution
     from wmtsim.studies.attribution import attribute as run_attribute
+    from wmtsim.studies.attribution_table import render_table
 
     _check_threads(threads)
     s = _load(scenario, set_)
+    out_dir = None if out is None else _cli()._out_folder(out, s.name, "attribute")
     from wmtsim.core.policies import POLICIES
     from wmtsim.interfaces.cli_scenarios import _compile_first
 
@@ -86,8 +93,9 @@ def attribute(
          f"{att.seconds:.1f} s; {moved.height} coalitions mapped by the dependency rule"
          + (f" ({', '.join(sorted(set(','.join(moved['moved_by_rule']).split(','))))})"
             if moved.height else ""))
-    if out is not None:
-        written = write_attribution(att, out, charts=charts)
+    if out_dir is not None:
+        with _cli()._writing(out_dir, "attribute") as work:
+            written = write_attribution(att, work, charts=charts)
         _say(f"written to {out}/: {', '.join(p.name for p in written)}")
 
 
@@ -115,14 +123,18 @@ def claims(
     charts: ChartsOpt = True,
     progress: ProgressOpt = True,
     set_: SetOpt = None,
+    correction: CorrectionOpt = "holm",
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
 
     Each claim ("Full WMT lowest ASR", "Linear highest BR", ...) is tested in every cell
-    with paired bootstrap intervals on common random numbers: holds (significantly),
-    fails (another configuration is significantly better) or undecided. The grid runs on
-    the sweep machinery (resumable, --workers, --scheduler) into --out/sweep; the table
-    and heatmaps go to --out.
+    with paired tests on common random numbers (the paired t-test, or the exact
+    permutation test when few trajectories differ), all (claim, cell) tests one family
+    corrected by --correction (Holm by default; bh for an exploratory map): holds
+    (significant), holds (not significant), tie, or fails (significant: another
+    configuration is significantly better), at two-sided 5%. The grid runs on the sweep
+    machinery (resumable, --workers, --scheduler) into --out/sweep; the table and
+    heatmaps go to --out.
 
     [bold]Examples[/bold]
 
@@ -134,6 +146,7 @@ def claims(
 
       [cyan]wmtsim claims --sweep my_grid.toml -o results/my_claims --workers 2[/cyan]
     """
+    from wmtsim.core.output import recover_kept
     from wmtsim.studies.claims import (
         claims_map,
         grid_sweep,
@@ -155,14 +168,19 @@ def claims(
             s = _load(scenario, set_)
             spec = grid_sweep(s, [parse_vary(v) for v in vary], levels, n, seed,
                               table4_claims())
-        out_dir = out or Path("results") / spec.scenarios[0].name / "claims"
+        out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
+        recover_kept(out_dir, KEEP)
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
-                        progress=progress)
+                        progress=progress, correction=correction)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
+    from wmtsim.studies.claims import CRN_NOTE
+
     _cli()._print_table(render_summary(cm))
-    written = write_claims(cm, out_dir, charts=charts)
-    _say(f"{cm.table.height} (claim, cell) tests in {cm.seconds:.1f} s; written to "
+    _say(CRN_NOTE)
+    with _cli()._writing(out_dir, "claims", keep=KEEP) as work:
+        written = write_claims(cm, work, charts=charts)
+    _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
 
 

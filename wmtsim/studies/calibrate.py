@@ -69,13 +69,35 @@ class CalibrationResult:
 
 
 def parse_knob(text: str) -> Knob:
-    """``key=low:high`` (``:int`` suffix for an integer knob), e.g. ``stubs.p_leak=0:1``."""
+    """``key=low:high`` (``:int`` suffix for an integer knob), e.g. ``stubs.p_leak=0:1``;
+    ValueError naming ``--knob`` unless both ends are finite numbers, low <= high."""
     key, _, rng = text.partition("=")
     parts = rng.split(":")
-    if not key or len(parts) not in (2, 3):
-        raise ValueError(f"--knob {text!r}: expected key=low:high[:int]")
-    return Knob(key.strip(), float(parts[0]), float(parts[1]),
-                len(parts) == 3 and parts[2] == "int")
+    allowed = "key=low:high[:int] with finite low <= high, e.g. stubs.p_leak=0:1"
+    if not key.strip() or len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "int"):
+        raise ValueError(f"--knob {text!r}: allowed: {allowed}")
+    try:
+        low, high = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ValueError(f"--knob {text!r}: the ends are not numbers; allowed: {allowed}"
+                         ) from None
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(f"--knob {text!r}: allowed: {allowed}")
+    return Knob(key.strip(), low, high, len(parts) == 3)
+
+
+def parse_weight(text: str) -> tuple[str, float]:
+    """``ROW=W`` of ``--weight``: W a finite number >= 0 (an infinite weight would make
+    the objective inf or NaN, a silent wrong fit)."""
+    row, eq, value = text.partition("=")
+    try:
+        w = float(value)
+    except ValueError:
+        w = math.nan
+    if not eq or not row.strip() or not math.isfinite(w) or w < 0:
+        raise ValueError(f"--weight {text!r}: allowed: ROW=W with W a finite number >= 0, "
+                         "e.g. wmt=5")
+    return row.strip(), w
 
 
 def simulate_table(scenario: Scenario, policies: Sequence[str], n: int, seed: int,
@@ -155,6 +177,12 @@ def calibrate(scenario: Scenario, target: str = "paper-table4",
                              f"({', '.join(policies)}) and a weight >= 0")
     knobs = list(knobs) if knobs else [Knob(*k) for k in DEFAULT_KNOBS]
     for k in knobs:  # validate keys and ranges up front (errors name the key)
+        try:
+            _current(scenario, k)
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+            raise ValueError(f"--knob {k.key!r}: not a numeric knob of the scenario's "
+                             "world, stubs, params or poison[i]; allowed: e.g. "
+                             "stubs.p_leak=0:1, params.budget=60:600:int") from None
         scenario.with_overrides({k.key: k.value(k.low)})
         scenario.with_overrides({k.key: k.value(k.high)})
     seed = scenario.seed if seed is None else seed

@@ -134,7 +134,7 @@ def write_curves(frame: pl.DataFrame, out: Path, title: str = "",
     """curves.parquet, curves.md and curves.png (Altair through vl-convert) in ``out``."""
     import vl_convert as vlc
 
-    from wmtsim.core.atomic import atomic_write_bytes, atomic_write_parquet
+    from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(frame, out / "curves.parquet"),
@@ -147,13 +147,18 @@ def write_curves(frame: pl.DataFrame, out: Path, title: str = "",
 
 def parse_budgets(text: str) -> list[int]:
     """``"200,400,800"`` → [200, 400, 800]; ValueError naming the bad item."""
+    import re
+
     out = []
     for part in text.split(","):
         part = part.strip()
-        if not part.isdigit() or int(part) < 1:
-            raise ValueError(f"--budget {part!r} is invalid; allowed: positive integers "
-                             "separated by commas, e.g. 200,400,800")
+        # ASCII digits only ("²".isdigit() is true); B is bounded like Params.budget.
+        if not re.fullmatch(r"[0-9]{1,16}", part) or not 1 <= int(part) <= 2**53:
+            raise ValueError(f"--budget {part[:40]!r} is invalid; allowed: integers in "
+                             "[1, 2^53] separated by commas, e.g. 200,400,800")
         out.append(int(part))
+    if len(out) > 1000:
+        raise ValueError(f"--budget: {len(out)} budgets; allowed: at most 1000")
     if not out:
         raise ValueError("--budget is empty; allowed: e.g. 200,400,800")
     return list(dict.fromkeys(out))

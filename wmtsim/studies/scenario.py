@@ -328,7 +328,7 @@ def _check_top(source: str, key: str, value: Any) -> None:
     if key in ("name", "description"):
         if not isinstance(value, str):
             raise ScenarioError(source, key, f"{value!r} is invalid", "a string")
-        # A label, never a path (outputs use `outdir.safe_component`), but it is printed
+        # A label, never a path (outputs use `wmtsim.core.output.safe_component`), but it is printed
         # and stored in Parquet and JSON: no control characters, valid Unicode.
         if key == "name" and (not value or len(value) > 200):
             raise ScenarioError(source, key, f"{value[:60]!r} is invalid",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -132,13 +132,47 @@ def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],
                 pending.add(submit(run_task, nxt))
 
 
-def _dask(tasks: Iterable[Task], address: str) -> Iterator[ChunkResult]:
+CONNECT_TIMEOUT = 10.0  # seconds to reach a --scheduler before giving up (exit 2)
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse a ``--scheduler`` address that cannot be parsed, before any work."""
     try:
-        from distributed import Client, as_completed
+        from distributed.comm.addressing import parse_address, parse_host_port
     except ImportError:  # pragma: no cover - depends on the environment
         raise SweepError("--scheduler needs dask.distributed: pip install 'wmtsim[cluster]'"
                          ) from None
-    with Client(address, set_as_default=False) as client:
+    allowed = "an address such as tcp://host:8786 (or host:8786)"
+    try:
+        scheme, loc = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            host, port = parse_host_port(loc)
+            if not host or not 0 < int(port) < 65536:
+                raise ValueError(address)
+    except (ValueError, TypeError):
+        raise SweepError(f"--scheduler {address[:200]!r}: not a scheduler address; allowed: "
+                         f"{allowed}") from None
+
+
+def _connect(address: str) -> Any:
+    """A dask Client of ``address``, or a `SweepError` after `CONNECT_TIMEOUT` seconds
+    (called before the output folder is touched)."""
+    check_scheduler(address)
+    from distributed import Client
+
+    try:
+        return Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise SweepError(f"--scheduler {address!r}: cannot connect within "
+                         f"{CONNECT_TIMEOUT:g} s ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else 'no answer'}); allowed: "
+                         "the address of a running dask scheduler") from None
+
+
+def _dask(tasks: Iterable[Task], client: Any) -> Iterator[ChunkResult]:
+    from distributed import as_completed
+
+    with client:
         limit = 2 * max(1, sum(client.nthreads().values()))
         it = iter(tasks)
         futures = [client.submit(run_task, t, pure=False) for t in itertools.islice(it, limit)]
@@ -188,7 +222,13 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
 
     t0 = time.perf_counter()
     pl_ = plan(sweep)
-    store = Store.open(Path(out), pl_, sweep, resume=resume)
+    client = _connect(scheduler) if scheduler is not None else None
+    try:
+        store = Store.open(Path(out), pl_, sweep, resume=resume)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
     try:
         done = store.done_keys()
         todo = [p for p in pl_.points if p.key not in done]
@@ -199,8 +239,8 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
                                            store.next_chunk_index())
         if max_chunks is not None:
             tasks = itertools.islice(tasks, max_chunks)
-        if scheduler is not None:
-            results = _dask(tasks, scheduler)
+        if client is not None:
+            results = _dask(tasks, client)
         elif workers > 1:
             results = _process_pool(tasks, workers)
         else:
@@ -217,6 +257,8 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
             store.mark_complete()
     finally:
         store.close()
+        if client is not None:
+            client.close()
     return SweepReport(Path(out), pl_.sweep_id, len(pl_.points), len(pl_.points) - len(todo),
                        computed, chunks, time.perf_counter() - t0)
 

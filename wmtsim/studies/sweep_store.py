@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim import __version__
-from wmtsim.core.atomic import atomic_write_parquet, atomic_write_text
+from wmtsim.core.output import atomic_write_parquet, atomic_write_text
+from wmtsim.core.output import manifest as output_manifest
 from wmtsim.studies.sweep_design import ChunkResult, Plan
 from wmtsim.studies.sweep_file import METRIC_NAMES, Sweep, SweepError
 
@@ -60,6 +60,14 @@ def design_frame(plan: Plan) -> pl.DataFrame:
     for name in names:
         cols[name] = pl.Series(name, [d[name] for d in plan.design], strict=False)
     return pl.DataFrame(cols)
+
+
+def _is_sweep_manifest(path: Path) -> bool:
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True  # unreadable: `Store._open` says so, naming the file
+    return isinstance(manifest, dict) and "chunks" in manifest and "sweep_id" in manifest
 
 
 class Store:
@@ -94,6 +102,9 @@ class Store:
             raise SweepError(f"--out {str(root)!r}: contains a NUL byte; allowed: a folder path")
         if root.exists() and not root.is_dir():
             raise SweepError(f"{root}: --out must be a folder, not a file")
+        if manifest_path.is_file() and not _is_sweep_manifest(manifest_path):
+            raise SweepError(f"{root} is not a sweep folder (its {MANIFEST} is not a sweep's: "
+                             "another command's result); choose an empty or new --out folder")
         if root.is_dir() and not manifest_path.exists():  # refuse before touching it
             foreign = [p.name for p in root.iterdir()
                        if p.name not in (".lock", CHUNKS, DESIGN) and not p.name.endswith(".tmp")]
@@ -196,13 +207,12 @@ class Store:
 
     def _write_manifest(self) -> None:
         sweep = self.plan.sweep
-        manifest = {
+        manifest = output_manifest("sweep", {
             "format": FORMAT,
             "sweep_id": self.plan.sweep_id,
             "name": sweep.name,
             "description": sweep.description,
             "sweep_file": str(sweep.path) if sweep.path else None,
-            "wmtsim_version": __version__,
             "scenarios": [s.name for s in sweep.scenarios],
             "policies": list(sweep.policies),
             "parameters": [p.to_dict() for p in sweep.parameters],
@@ -214,7 +224,7 @@ class Store:
             "n_done": len(self._keys),
             "complete": self._complete or len(self._keys) == len(self.plan.points),
             "chunks": sorted(self.chunks, key=lambda c: c["index"]),
-        }
+        })
         atomic_write_text(self.root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
     # --- writing ----------------------------------------------------------------------
@@ -301,6 +311,17 @@ class SweepResults:
         return pl.scan_parquet(files)
 
 
+def read_chunk(path: Path) -> pl.DataFrame:
+    """A Parquet file of a sweep folder; a missing, truncated or garbage file is a
+    `SweepError` naming it (not a traceback, and not blamed on ``--out``)."""
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).split("\n")[0]
+        raise SweepError(f"{path}: cannot read this sweep file ({reason}); the sweep folder "
+                         "is damaged: re-run `wmtsim sweep` into a new --out") from None
+
+
 def load_results(root: str | os.PathLike[str]) -> SweepResults:
     """Read a sweep folder written by `wmtsim.studies.sweep.run_sweep`."""
     r = Path(root)
@@ -315,10 +336,10 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
     if not (r / DESIGN).exists():
         raise SweepError(f"{r}: the sweep was interrupted before its design was written "
                          f"(no {DESIGN}); resume it with `wmtsim sweep SWEEP --out {r}`")
-    design = pl.read_parquet(r / DESIGN)
+    design = read_chunk(r / DESIGN)
     files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
     if files:
-        points = pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+        points = pl.concat([read_chunk(f) for f in files], how="vertical_relaxed")
         points = points.sort("key")
     else:
         points = pl.DataFrame(schema={"key": pl.Utf8})

@@ -1,0 +1,193 @@
+"""Every command that writes keeps the README's promises (issue 27), checked the same way.
+
+The commands are enumerated from the typer app: each must be listed in `WRITERS` (with a
+small invocation that writes its result to ``{out}``) or in `NOT_WRITING`, so a new command
+cannot skip these checks. For each writer: it succeeds into a new path and writes a whole
+result with a manifest naming the command and its command line, and nothing else in the
+working folder; it runs again over its own result; it refuses a user's folder or file and
+another command's result (exit 2, nothing touched). A symbolic link as ``--out`` is
+followed (docs/faults.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from wmtsim.interfaces.cli import app
+
+VARY = ["--vary", "stubs.selector_noise=0:0.4", "--vary", "stubs.poison_boost=0:0.1",
+        "--levels", "2", "--n", "2", "--no-progress", "--no-charts"]
+SWEEP = ('scenario = "paper_poisoning"\npolicies = ["wmt"]\n'
+         '[parameters.rho]\nvalues = [0.8, 0.9]\n[design]\nkind = "grid"\ntrajectories = 3\n')
+TRACE = ('{"op": "query", "id": "q"}\n{"op": "task", "id": "t", "parent": "q"}\n'
+         '{"op": "activate", "id": "t"}\n{"op": "action", "id": "a", "parent": "t"}\n'
+         '{"op": "select", "selected": ["a"]}\n')
+
+# name -> (argv, the manifest's command, kind): folder results are replaced as a whole;
+# a sweep folder is resumed; a file result is one file (no manifest: recognised by content).
+WRITERS: dict[str, tuple[list[str], str, str]] = {
+    "run": (["run", "paper_poisoning", "-p", "wmt", "--n", "3", "--out", "{out}"], "run",
+            "folder"),
+    "compare": (["compare", "paper_poisoning", "-p", "wmt", "-p", "linear", "--n", "3",
+                 "--out", "{out}"], "compare", "folder"),
+    "compare --budget": (["compare", "paper_poisoning", "-p", "wmt", "--budget", "200,300",
+                          "--n", "3", "--out", "{out}"], "compare-budget", "folder"),
+    "analyze": (["analyze", "{sweep}", "--out", "{out}", "--no-charts"], "analyze", "folder"),
+    "attribute": (["attribute", "paper_poisoning", "--from", "a3_no_semantic", "--to", "wmt",
+                   "--n", "3", "--no-charts", "--out", "{out}"], "attribute", "folder"),
+    "claims": (["claims", "paper_poisoning", *VARY, "--out", "{out}"], "claims", "folder"),
+    "calibrate": (["calibrate", "paper_poisoning", "--n", "2", "--maxiter", "1", "--knob",
+                   "stubs.p_leak=0:1", "--method", "nelder-mead", "--fit-on", "wmt",
+                   "--out", "{out}"], "calibrate", "folder"),
+    "sweep": (["sweep", "{sweep_file}", "--out", "{out}", "--no-progress"], "sweep", "sweep"),
+    "replay": (["replay", "{trace}", "--out", "{out}.parquet"], "replay", "file"),
+    "demo": (["demo", "--out", "{out}.csv"], "demo", "file"),
+    "schema": (["schema", "scenario", "--out", "{out}.json"], "schema", "file"),
+    "conformance": (["conformance", "generate", "--out", "{out}"], "conformance", "folder"),
+    "expect": (["expect", "{trace}", "--out", "{out}.jsonl"], "expect", "file"),
+}
+NOT_WRITING = {"check", "warmup", "dashboard"}
+
+
+def _commands() -> dict[str, list[str]]:
+    """Each command of the app with its option names."""
+    group = typer.main.get_command(app)
+    out = {}
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        out[name] = [o for p in cmd.params for o in getattr(p, "opts", [])]
+    return out
+
+
+def test_every_command_is_checked() -> None:
+    commands = _commands()
+    covered = {argv[0] for argv, _, _ in WRITERS.values()} | NOT_WRITING
+    assert set(commands) <= covered, f"not in WRITERS or NOT_WRITING: {set(commands) - covered}"
+    for name, opts in commands.items():
+        if "--out" in opts:
+            assert name not in NOT_WRITING, f"{name} has --out: add it to WRITERS"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from wmtsim.studies.sweep import load_sweep, run_sweep
+
+    root = tmp_path_factory.mktemp("inputs")
+    (root / "w.toml").write_text(SWEEP)
+    (root / "t.jsonl").write_text(TRACE)
+    run_sweep(load_sweep(root / "w.toml"), root / "sweep", progress=False)
+    return {"sweep": str(root / "sweep"), "sweep_file": str(root / "w.toml"),
+            "trace": str(root / "t.jsonl")}
+
+
+def _argv(argv: list[str], out: Path, inputs: dict[str, str]) -> list[str]:
+    return [a.replace("{out}", str(out)).format(**inputs) if "{" in a else a for a in argv]
+
+
+def _invoke(argv: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(app, argv)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(
+        res.exception)
+    return res.exit_code, " ".join((res.stderr or "").split())
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(folder) / name
+            st = p.lstat()
+            out[str(p.relative_to(root))] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_writer_keeps_the_promises(name: str, tmp_path: Path, inputs: dict[str, str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    argv, command, kind = WRITERS[name]
+    monkeypatch.chdir(tmp_path)
+    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+    target = tmp_path / ("out" + suffix.get(name, ""))
+    for attempt in (1, 2):  # a new path, then over its own result
+        code, err = _invoke(_argv(argv, tmp_path / "out", inputs))
+        assert code == 0, (attempt, err)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [target.name], (
+            "written outside --out, or left a temporary file")
+        if kind != "file":
+            manifest = json.loads((target / "manifest.json").read_text())
+            assert manifest["command"] == command
+            assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
+            hidden = {p.name for p in target.iterdir() if p.name.startswith(".")}
+            assert hidden <= {".lock"}, hidden  # a sweep keeps its lock file
+        if kind == "folder":
+            listed = set(manifest["files"]) | {"manifest.json"}
+            assert {p.name for p in target.iterdir()} - {"sweep"} == listed
+    # A user's folder or file, and (for folders) another command's result: refused.
+    refusals = {"mine": {"thesis.tex": "mine"}}
+    if kind != "file":
+        refusals["other"] = {"manifest.json": json.dumps({"command": "some-other"}),
+                             "data.bin": "x"}
+    for label, files in refusals.items():
+        place = tmp_path / label
+        if kind == "file":
+            place = place.with_suffix(target.suffix)
+            place.write_text("a user's file\n")
+        else:
+            place.mkdir()
+            for rel, text in files.items():
+                (place / rel).write_text(text)
+        out = place.with_suffix("") if kind == "file" else place
+        before = _tree(tmp_path)
+        code, err = _invoke(_argv(argv, out, inputs))
+        assert code == 2, (label, err)
+        assert "--out" in err or str(place) in err, err
+        assert _tree(tmp_path) == before, f"{label}: something was written"
+
+
+def test_a_symlinked_out_is_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --out link`` (link -> an old result) replaces the result the link points to;
+    the link stays a link (docs/faults.md)."""
+    monkeypatch.chdir(tmp_path)
+    base = ["run", "paper_poisoning", "-p", "wmt"]
+    assert _invoke([*base, "--n", "3", "--out", "real"])[0] == 0
+    (tmp_path / "link").symlink_to("real")
+    code, err = _invoke([*base, "--n", "4", "--out", "link"])
+    assert code == 0, err
+    assert (tmp_path / "link").is_symlink()
+    assert json.loads((tmp_path / "real" / "manifest.json").read_text())["n"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_readme_commands_run_in_any_order_and_again(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare --budget writes its own result beside the comparison: compare, budget,
+    compare, budget all succeed (the README's commands, shrunk)."""
+    monkeypatch.chdir(tmp_path)
+    compare = ["compare", "paper_poisoning", "-p", "wmt", "-p", "linear", "--n", "3"]
+    budget = ["compare", "paper_poisoning", "-p", "wmt", "--budget", "200", "--n", "3"]
+    for argv in (budget, compare, budget, compare):
+        code, err = _invoke(argv)
+        assert code == 0, (argv, err)
+    results = tmp_path / "results" / "paper_poisoning"
+    assert sorted(p.name for p in results.iterdir()) == ["compare", "compare-budget"]
+    for name in ("compare", "compare-budget"):
+        assert json.loads((results / name / "manifest.json").read_text())["command"] == name
+
+
+def test_claims_default_folder_never_escapes_results(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    (tmp_path / "work" / "s.toml").write_text('name = "../../../escape"\n')
+    code, err = _invoke(["claims", "s.toml", *VARY])
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    (folder,) = (tmp_path / "work" / "results").iterdir()
+    assert folder.name.endswith("escape-aaec11ca")  # one component, inside results/
+    assert (folder / "claims" / "manifest.json").is_file()

@@ -1,0 +1,8 @@
+"""The conformance kit: golden ``expect`` lines for any trace (`expect`), the shared
+random-trace generator (`generate`), the shipped corpus that exercises every named rule
+of the math (`corpus`), and the driver that replays corpus and Hypothesis streams against a
+user's implementation and shrinks any disagreement to a minimal trace (`runner`).
+
+docs/conformance.md is the user's guide. This layer sits above the engine and the
+readable twins and imports both; the command line and `wmtsim.testing` import it.
+"""
