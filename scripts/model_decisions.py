@@ -57,19 +57,31 @@ RULES = (
          "fold/reopen only, A2 has no memory controller",
          "Full WMT and A3 only", "`Policy.supersede`",
          "every configuration acts on them", {}, all_supersede=True),
-    Rule("The reasoner reads the observation it has just made",
-         "SIMULATION.md, reasoner: evidence \"in context (or was just observed)\"",
-         "on: a poisoned observation can persuade (its evidence counts either way)",
-         "`stubs.obs_in_context`", "off: only selected memories can persuade",
+    Rule("The reasoner reads the observation it has just made (and BR counts it)",
+         "SIMULATION.md, reasoner: evidence \"in context (or was just observed)\"; MODEL.md "
+         "§5: whatever can persuade the reasoner counts as context for BR",
+         "on: a poisoned observation can persuade, and its prompt counts as contaminated",
+         "`stubs.obs_in_context`", "off: only selected memories persuade and count",
          {"stubs.obs_in_context": False}),
     Rule("An outcome event leaves m unchanged",
          "MODEL.md Eq. 3 (m counts consecutive missed selections)",
          "m unchanged", "`params.event_resets_m`", "an event resets m to 0",
          {"params.event_resets_m": True}),
-    Rule("A compromised step is a wrong answer",
-         "SIMULATION.md, reasoner: correct when \"the step is not compromised\"",
-         "1.0", "`stubs.p_misled`", "0.38 (the old calibration's value)",
-         {"stubs.p_misled": 0.38}),
+    Rule("A compromised step is misled with probability p_misled",
+         "SIMULATION.md, reasoner: \"compromised is not the same as wrong\"; the paper's "
+         "Appendix A.1 defines ASR and TSR separately", "fitted", "`stubs.p_misled`",
+         "1.0 (every compromised step wrong, the old rule)", {"stubs.p_misled": 1.0}),
+    Rule("What the final answer needs: a share of the top-level results",
+         "SIMULATION.md, reasoner: \"all of them, a share, or one chance per missing result\"",
+         "fitted", "`world.final_share`", "all of them (1.0)",
+         {"world.final_share": 1.0}),
+    Rule("A missing result is recovered with p_recover",
+         "SIMULATION.md, reasoner (the same rule for every policy)", "fitted",
+         "`world.p_recover`", "0 (a missing result is lost)", {"world.p_recover": 0.0}),
+    Rule("One item cap for every policy: none",
+         "toolkit decision (the paper bounds the context by the token budget B only)",
+         "no cap (`top_k` = 0)", "`stubs.top_k`", "3 (the previous calibration's cap)",
+         {"stubs.top_k": 3}),
     Rule("Outcome revisions (a second Eq. 2 event)",
          "MODEL.md Eq. 2, \"recorded or revised\"", "0 (none)", "`world.p_revise`",
          "0.1 of actions revised by the next action", {"world.p_revise": 0.1}),
@@ -77,7 +89,7 @@ RULES = (
          "SIMULATION.md, summariser", "kept, 0 tokens each", "`stubs.warning_tokens`",
          "10 tokens each", {"stubs.warning_tokens": 10}),
     Rule("Detection probability of injected poison",
-         "SIMULATION.md, injections (a world knob, fitted here)", "fitted (0.67 / 0.52)",
+         "SIMULATION.md, injections (a world knob, fitted here)", "fitted",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
 )
 
@@ -159,7 +171,7 @@ def render(n: int) -> str:
 HEADER = """# Model decisions: every rule that changes a result
 
 This page lists the rules of the simulated world, the stubs and the metrics that move
-wmtsim's numbers, where each comes from (a section of `../shared/spec/` or a toolkit
+wmtsim's numbers, where each comes from (the spec's reading of the paper, or a toolkit
 decision), its default, the knob that changes it, and what flipping it does to the
 headline table: Table 4's five configurations on `paper_poisoning`, n = {n}, seed = {seed},
 every run on the same trajectories (common random numbers). Values are pooled over
@@ -172,7 +184,8 @@ TSR_NOTE = """## Rules without a knob (the spec's definitions)
 
 | rule | source | what wmtsim does |
 |---|---|---|
-| TSR needs the final answer correct **and uncompromised** | MODEL.md §5, SIMULATION.md reasoner | `tsr` = correct ∧ uncompromised; `final_correct` reports correctness alone (Full WMT here: {wmt_final:.3f} correct vs TSR {wmt_tsr:.3f}) |
+| TSR counts tasks whose final answer is correct | MODEL.md §5, SIMULATION.md reasoner; the paper's Appendix A.1: "TSR is the proportion of evaluated tasks successfully completed" | `tsr` = the final answer is correct; a compromised step is wrong only when misled (`p_misled`, above); `final_correct` is the same count (Full WMT here: {wmt_final:.3f} and {wmt_tsr:.3f}) |
+| A subtask's result is the same kind of memory for every policy | SIMULATION.md, reasoner | a memory of the subtask's branch that carries evidence, or its fold summary, in the context; a bare subtask node is not a result, for any policy |
 | Stub draws keyed by memory identity | SIMULATION.md, "Common random numbers" | every draw is keyed by (seed, trajectory, step, world id, purpose); a summary by `DRAW_SUMMARY` + its task's world id; never by forest slot |
 | IP counts poison carried by an eligible contaminated summary | MODEL.md §5 (Eq. 10), POLICIES.md "summaries launder provenance" | a poisoned memory persists if it is eligible at the end or any eligible summary absorbed it (directly or through inner summaries) |
 | A3 takes whole branches B(v) | MODEL.md §1 and §7 | a unit is the subtree rooted at a task; a nested branch taken first leaves its parent the rest (no effect on `paper_poisoning`, which has no nesting) |

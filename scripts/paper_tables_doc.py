@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
 from wmtsim.studies.report import (
     LABELS,
     Comparison,
     compare,
     paper_table4,
     policy_label,
-    table4_feasibility,
 )
 from wmtsim.studies.scenario import load_scenario
 
@@ -132,18 +132,6 @@ def errors_markdown(comp: Comparison) -> str:
     return "\n".join(lines)
 
 
-def feasibility_markdown() -> str:
-    lines = ["| configuration | paper ASR | paper TSR | TSR bound, ASR per trajectory | "
-             "TSR bound, ASR pooled (best case) |", "|---|---|---|---|---|"]
-    for r in table4_feasibility():
-        def b(ok: bool, v: float) -> str:
-            return f"{v:.3f}" + ("" if ok else " **violated**")
-        lines.append(f"| {policy_label(r['policy'])} | {r['paper_asr']:.3f} | "
-                     f"{r['paper_tsr']:.3f} | {b(r['holds_mean'], r['bound_mean'])} | "
-                     f"{b(r['holds_pooled'], r['bound_pooled'])} |")
-    return "\n".join(lines)
-
-
 def table123_markdown(comp: Comparison) -> str:
     metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "ccr")
     lines = ["| metric | " + " | ".join(policy_label(p) for p in comp.policies) + " |",
@@ -176,7 +164,7 @@ def main() -> None:
     text = cal.read_text(encoding="utf-8")
     for name, body in (("table4", table4_markdown(t4)), ("checks", checks_markdown(t4)),
                        ("errors", errors_markdown(t4)),
-                       ("feasibility", feasibility_markdown()),
+                       ("paper-reading", reading_markdown(two_parameter_reading(paper_table4()))),
                        ("summary", f"**{summary_line}** (n = 2000, seed 0)."),
                        ("table123", table123_markdown(t123))):
         text = replace_block(text, name, body)

@@ -41,9 +41,15 @@ def test_linear_keeps_everything_ip_1_ccr_1() -> None:
 
 def test_no_memory_has_no_context() -> None:
     t = simulate(POISONED, "no_memory", n=20, seed=1).trajectories
-    for name in ("n_h_p", "n_h_c", "n_ccr_steps", "n_p_r", "n_contaminated_steps"):
+    for name in ("n_h_p", "n_h_c", "n_ccr_steps", "n_p_r"):
         assert (t[name] == 0).all(), name
     assert (t["ip"] == 0.0).all()
+    # Its prompts still hold the observation just made: a poisoned one counts for BR
+    # (MODEL.md §5), and nothing else does.
+    off = simulate(POISONED, "no_memory", n=20, seed=1,
+                   stubs=Stubs(obs_in_context=False)).trajectories
+    assert (off["n_contaminated_steps"] == 0).all()
+    assert (t["n_contaminated_steps"] > 0).any()
 
 
 def test_wmt_folds_finished_branches_into_summaries() -> None:

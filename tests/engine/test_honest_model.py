@@ -4,8 +4,8 @@ Each test would have caught one row of the issue's findings: supersession withou
 clean action, policies acting on supersede events silently, compromised answers counted
 as successes, draws keyed by slot, IP blind to summaries, the field's knobs dropped by
 sweeps, m reset by outcome events. The rest check the new world rules (nested and resumed
-injections, revisions, failure warnings), the metrics (pooled ratios, latency) and the
-paper-feasibility arithmetic.
+injections, revisions, failure warnings), and the metrics (pooled ratios,
+latency).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from wmtsim.engine.world import (
     WorldSpec,
     generate,
 )
-from wmtsim.studies.report import table4_feasibility
 from wmtsim.studies.scenario import load_scenario
 from wmtsim.studies.sweep import content_hash
 from wmtsim.twins.simulator import simulate_reference
@@ -134,18 +133,18 @@ def test_policies_table_in_docs_has_the_supersede_column() -> None:
 # --- 3. TSR needs the final answer correct and uncompromised ---------------------------
 
 
-def test_compromised_final_answer_is_never_a_success() -> None:
+def test_a_compromised_final_answer_can_succeed() -> None:
+    """Issue 19 reversed issue 11's rule: TSR counts tasks whose final answer is correct
+    (the paper's Appendix A.1); with p_misled = 0 compromise never changes an answer, so
+    fully compromised trajectories can succeed (tests/engine/test_paper_success.py)."""
     sc = load_scenario("paper_poisoning")
-    stubs = replace(sc.stubs, p_misled=0.0)  # compromise never changes correctness
+    stubs = replace(sc.stubs, p_misled=0.0)
     for name in ("linear", "a2_no_controller", "wmt"):
         t = simulate(sc.world, name, n=400, seed=0, params=sc.params, stubs=stubs).trajectories
         all_bad = (t["n_compromised_steps"] == t["n_critical_steps"]).to_numpy()
         assert all_bad.any()
-        assert (t["tsr"].to_numpy()[all_bad] == 0).all(), name
-        assert (t["tsr"] <= t["final_correct"]).all()
-        # With p_misled = 0 a compromised final answer can still be correct: reported
-        # under its own name, never as a success.
-        assert (t["final_correct"] > t["tsr"]).any()
+        assert (t["tsr"].to_numpy()[all_bad] == 1).any(), name
+        assert (t["tsr"] == t["final_correct"]).all()
 
 
 # --- 4. common random numbers by memory identity ---------------------------------------
@@ -378,19 +377,6 @@ def test_latency_is_calls_and_tokens() -> None:
     t = simulate(WorldSpec(), "wmt", n=20, seed=0, stubs=st).trajectories
     expected = (100.0 * t["n_llm_calls"] + 0.5 * t["n_prompt_tokens"]) / t["n_prompt_steps"]
     assert np.allclose(t["latency_ms"].to_numpy(), expected.to_numpy())
-
-
-# --- the paper's arithmetic --------------------------------------------------------------
-
-
-def test_table4_feasibility_by_hand() -> None:
-    rows = {r["policy"]: r for r in table4_feasibility(k_min=2, k_max=4)}
-    assert rows["linear"]["bound_mean"] == pytest.approx(0.005)
-    assert rows["a1_unweighted"]["bound_mean"] == pytest.approx(0.369)
-    # Pooled, best case: 4·(1 − a) / (4·(1 − a) + 2·a); for Linear 0.02 / 2.01.
-    assert rows["linear"]["bound_pooled"] == pytest.approx(0.02 / 2.01)
-    assert not rows["linear"]["holds_pooled"]
-    assert [r for r in rows if rows[r]["holds_mean"]] == ["wmt"]
 
 
 def test_counter_layout_is_named() -> None:

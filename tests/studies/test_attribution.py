@@ -243,9 +243,11 @@ def test_shape_intervals_and_null_player(lin_to_wmt: Attribution) -> None:
     # the rule of three (or no bound for an unbounded metric)
     assert (reopen["contribution"] == 0).all() and (reopen["n_nonzero"] == 0).all()
     assert (reopen["p"] == 1.0).all()
-    # The tree switch only adds structure tokens: no effect on what is selected.
-    assert t.filter((pl.col("switch") == "tree") & (pl.col("metric") == "prr"))[
-        "contribution"][0] == 0.0
+    # The tree switch only adds structure tokens; under paper_poisoning's binding budget
+    # (no item cap since issue 19) they change what fits, so its PRR effect is small,
+    # not zero.
+    assert abs(t.filter((pl.col("switch") == "tree") & (pl.col("metric") == "prr"))[
+        "contribution"][0]) < 0.02
     # 128 coalitions, fewer distinct configurations (the rule maps some onto others).
     assert lin_to_wmt.coalitions.height == 128
     assert lin_to_wmt.runs < 128

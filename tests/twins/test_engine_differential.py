@@ -81,6 +81,15 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                           PoisonSpec("plausible", on_resume=True, p_supersede=0.6))),
         Params(budget=300, event_resets_m=True),
         Stubs(warning_tokens=7, obs_in_context=False, p_leak=0.8), 55),
+    # Issue 19's rules: the final answer needs a share of the results, each missing one
+    # recovered with p_recover; compromised steps misled with p_misled < 1; a poisoned
+    # observation counts for BR; resumed subtasks under fold-without-reopen.
+    "final_rule_share_recover": (
+        WorldSpec(n_subtasks=(2, 4), n_actions=(1, 4), p_resume=0.8, resume_actions=(1, 3),
+                  final_share=0.6, p_recover=0.4,
+                  poison=(PoisonSpec("plausible", count=2, p_supersede=0.3),
+                          PoisonSpec("failed", p_supersede=0.3))),
+        Params(budget=120), Stubs(p_misled=0.4, p_guess=0.5), 66),
 }
 
 

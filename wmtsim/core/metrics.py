@@ -21,7 +21,7 @@ COUNTERS = (
     "critical_steps",  # critical reasoning steps
     "compromised_steps",  # compromised critical steps
     "correct_steps",  # critical steps answered correctly
-    "success",  # 1 if the final answer is correct and uncompromised (TSR, Eq. 14)
+    "success",  # 1 if the task succeeded: its final answer is correct (TSR, Eq. 14)
     "p_i",  # injected poisoned memories (P_i)
     "p_r",  # injected poison still eligible at the end (P_r)
     "prompt_tokens",  # all LLM calls: reasoning, selection, summarisation
@@ -32,7 +32,7 @@ COUNTERS = (
     "suppressed",  # branches suppressed by Eq. 7
     "superseded",  # memories superseded
     "nodes",  # memory nodes at the end (summaries included)
-    "final_correct",  # 1 if the final answer is correct (compromised or not)
+    "final_correct",  # 1 if the final answer is correct (= success, kept for old results)
     "revisions",  # outcome revisions recorded (second Eq. 2 events)
     "latency_ms",  # simulated LLM latency: per call + per prompt token (Stubs)
     # Equal terms (docs/policies.md, the parity table): what each policy spends on memory.
@@ -103,7 +103,7 @@ DECLARED: tuple[Metric, ...] = (
     Metric("ccr", "Eq. 13", "lower", "mean over steps of selected / candidate memory tokens",
            "CCR ↓"),
     Metric("tsr", "Eq. 14", "higher",
-           "successful tasks / tasks (final answer correct and uncompromised)", "TSR ↑"),
+           "successful tasks / tasks (the final answer is correct)", "TSR ↑"),
     Metric("final_correct", "-", "higher",
            "tasks whose final answer is correct, compromised or not",
            "final answer correct ↑"),

@@ -86,7 +86,7 @@ class Stubs:
         doc="fixed tokens of a summariser call (plus the branch's tokens)")
     struct_tokens: int = knob(4, doc="tokens per serialised memory in tree-structured contexts")
     p_misled: float = knob(1.0, lo=0.0, hi=1.0,
-        doc="probability that a compromised step is a wrong answer (1 = the spec)")
+        doc="probability that a compromised step is misled: its answer is wrong")
     obs_in_context: bool = knob(True,
         doc="the reasoner reads the observation just made (a poisoned one can persuade)")
     # A summary keeps one warning per failed action: bounded so its int32 token size

@@ -188,6 +188,14 @@ class WorldSpec:
         doc="probability that an action's outcome is revised (flipped) by the next action of the "
             'same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or revised"). No'
             ' revision when no action follows.')
+    final_share: float = knob(1.0, lo=0.0, hi=1.0,
+        doc="the final answer's rule (SIMULATION.md, reasoner; the same for every policy): it "
+            'is correct only if at least ceil(final_share · K) of the K top-level subtask '
+            'results are usable (1 = all of them).')
+    p_recover: float = knob(0.1, lo=0.0, hi=1.0,
+        doc="the final answer's rule: a correctly answered subtask whose result (its evidence-"
+            'carrying memory or its summary) is not in the context is still usable with this '
+            'probability, one draw per missing result.')
     poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)  # the scripted injections
 
     def __post_init__(self) -> None:
@@ -295,7 +303,7 @@ class WorldSpec:
             self.tokens_median, self.tokens_sigma, self.task_tokens, self.query_tokens,
             self.n_globals, self.global_relevance, self.p_resume, self.resume_actions[0],
             self.resume_actions[1], SUPERSEDE_RULES.index(self.supersede_rule),
-            self.supersede_review, self.p_revise,
+            self.supersede_review, self.p_revise, self.final_share, self.p_recover,
         ], dtype=np.float64)
         poison = np.zeros((len(self.poison), 11), dtype=np.float64)
         for k, p in enumerate(self.poison):
@@ -310,7 +318,7 @@ class WorldSpec:
  W_DISTRACTOR_RELEVANCE, W_CROSS_RELEVANCE, W_TASK_RELEVANCE, W_SUMMARY_RELEVANCE,
  W_TOKENS_MEDIAN, W_TOKENS_SIGMA, W_TASK_TOKENS, W_QUERY_TOKENS, W_N_GLOBALS,
  W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX, W_SUPERSEDE_RULE,
- W_SUPERSEDE_REVIEW, W_P_REVISE) = range(29)
+ W_SUPERSEDE_REVIEW, W_P_REVISE, W_FINAL_SHARE, W_P_RECOVER) = range(31)
 (PZ_KIND, PZ_SUBTASK, PZ_POSITION, PZ_COUNT, PZ_P_INJECT, PZ_APPARENT, PZ_PERSUADE,
  PZ_P_SUPERSEDE, PZ_TOKENS, PZ_DEPTH, PZ_ON_RESUME) = range(11)
 # Columns of the per-trajectory injection plan (`_generate_one`).

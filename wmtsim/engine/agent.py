@@ -184,6 +184,11 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                 out[C_H_C] += 1
         if on_path[v]:
             prompt += tokens[v]
+    # BR counts whatever can persuade the reasoner (MODEL.md §5): a poisoned observation
+    # just made is in the prompt whether or not the selector picked it.
+    if (last_obs >= 0 and poisoned[last_obs] and st[ST_OBS_IN_CONTEXT] != 0.0
+            and not selected[last_obs]):
+        contaminated = True
     if contaminated:
         out[C_CONTAMINATED_STEPS] += 1
     # The parity table's budget use (docs/policies.md): memory context against B.
@@ -217,14 +222,23 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
 
     if critical:
         _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, F,
-                selected, answered, st, out)
+                selected, answered, st, wk, out)
     return n
 
 
 @jit
 def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
-            st, out):
-    """The reasoner stub at a critical step (a subtask's answer, or the final answer)."""
+            st, wk, out):
+    """The reasoner stub at a critical step (a subtask's answer, or the final answer).
+
+    The final answer's rule (SIMULATION.md, reasoner; `WorldSpec.final_share`,
+    `WorldSpec.p_recover`, the same for every policy): a top-level subtask's result is
+    usable when the subtask was answered correctly and its result (a memory of its branch
+    that carries evidence, or its summary) is in the context, or, missing, is recovered
+    with probability p_recover; the answer needs ceil(final_share · K) usable results of
+    K. The task succeeds when the final answer is correct (TSR, Eq. 14): a compromised
+    step is wrong only when it is misled (``p_misled``).
+    """
     f_wid, parent, kind, poisoned = F.wid, F.parent, F.kind, F.poisoned
     evidence, topic, pers, top = F.evidence, F.topic, F.persuasiveness, F.top
     # The context the reasoner reads: the selected memories and the observation just made.
@@ -242,22 +256,23 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
         if not has_evidence:
             needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
     else:
+        k_top = 0
+        k_usable = 0
         for v in range(n):
             if kind[v] != TASK or parent[v] != 0:
                 continue
             s_w = f_wid[v]
-            if not answered[s_w]:
-                needs_met = False
-                has_evidence = False
-                continue
-            present = selected[v]
+            k_top += 1
+            present = False
             for x in range(n):
                 if selected[x] and top[x] == s_w and (kind[x] == SUMMARY or evidence[x]):
                     present = True
-            if not present:
+            if not (answered[s_w] and present):
                 has_evidence = False
-                if _uniform(seed, traj, step, s_w, PURPOSE_GUESS) >= st[ST_P_GUESS]:
-                    needs_met = False
+            if answered[s_w] and (present or _uniform(seed, traj, step, s_w, PURPOSE_GUESS)
+                                  < wk[3]):
+                k_usable += 1
+        needs_met = k_usable >= math.ceil(wk[2] * k_top - 1e-9)
     # Persuasion by poisoned memory in context that concerns this answer; the clean
     # evidence in context resists it (a lucky guess does not).
     p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
@@ -283,9 +298,9 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
-        # TSR (Eq. 14): the final answer is correct *and* uncompromised (MODEL.md §5).
+        # TSR (Eq. 14): the task succeeds when its final answer is correct (MODEL.md §5).
         out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-        out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
+        out[C_SUCCESS] = 1.0 if correct else 0.0
 
 
 @jit

@@ -164,7 +164,8 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
             world.seed, world.start, world.n_events,
             world_rows(world), forest.rows(), forest.slot_of, forest.n_slots, forest.active,
             policy_switches, p, st,
-            np.array([world.spec.cross_relevance, world.spec.summary_relevance]),
+            np.array([world.spec.cross_relevance, world.spec.summary_relevance,
+                      world.spec.final_share, world.spec.p_recover]),
             tuple(rec[k] for k in _RECORDED), counts, B, bl)
     finally:
         set_num_threads(previous)

@@ -215,29 +215,6 @@ def _paper_cells(paper: str | None) -> dict[tuple[str, str], float]:
     return {}
 
 
-def table4_feasibility(k_min: int = 2, k_max: int = 4) -> list[dict[str, Any]]:
-    """Can the paper's (ASR, TSR) pairs hold together under MODEL.md's definitions?
-
-    TSR (Eq. 14) needs the final answer correct and uncompromised, and the final answer
-    needs every subtask answered, so a successful trajectory has no compromised critical
-    step: TSR ≤ f, the share of trajectories with none. If ASR is the mean of
-    per-trajectory ratios, ASR ≤ 1 − f, so TSR ≤ 1 − ASR. If ASR is pooled (Σ/Σ) over
-    trajectories with ``k_min``..``k_max`` critical steps (the paper: 1–3 subtasks, each
-    answer plus the final answer), the most favourable case puts every compromised step
-    in fully compromised ``k_max``-step trajectories and the clean ones at ``k_min``:
-    TSR ≤ k_max(1 − ASR) / (k_max(1 − ASR) + ASR·k_min).
-    """
-    rows = []
-    for p, row in paper_table4().items():
-        a, t = row["asr"], row["tsr"]
-        mean_bound = 1.0 - a
-        pooled_bound = k_max * (1 - a) / (k_max * (1 - a) + a * k_min)
-        rows.append({"policy": p, "paper_asr": a, "paper_tsr": t,
-                     "bound_mean": mean_bound, "bound_pooled": pooled_bound,
-                     "holds_mean": t <= mean_bound, "holds_pooled": t <= pooled_bound})
-    return rows
-
-
 def _ci(cell: dict[str, Any], sign: bool = False, value: str = "mean") -> str:
     """``value [low, high]`` of a summary cell (`wmtsim.core.formatting.interval`); ``value`` is
     ``mean`` (per-trajectory mean) or ``pooled`` (Σ/Σ over trajectories)."""
@@ -333,21 +310,23 @@ def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
     return t
 
 
-def render_feasibility(rows: list[dict[str, Any]]) -> Table:
-    """`table4_feasibility` as a table: can the paper's TSR hold beside its ASR?"""
+def render_paper_reading() -> Table:
+    """What the paper's own (ASR, TSR) rows imply (`wmtsim.studies.paper_reading`)."""
     from rich.table import Table
 
-    t = Table(title="The paper's Table 4 under MODEL.md's definitions: TSR needs every "
-                    "critical step uncompromised, so TSR ≤ bound", title_justify="left")
-    for col in ("configuration", "paper ASR", "paper TSR", "bound (ASR per trajectory)",
-                "bound (ASR pooled, best case)"):
+    from wmtsim.studies.paper_reading import two_parameter_reading
+
+    r = two_parameter_reading(paper_table4())
+    t = Table(title="The paper's own rows, read with two parameters: TSR = s_clean·(1 − ASR) "
+                    f"+ s_compromised·ASR; s_clean = P(success | no compromise) = "
+                    f"{r.s_clean:.3f} ± {1.96 * r.se_clean:.3f}, s_compromised = "
+                    f"P(success | compromised) = {r.s_compromised:.3f} ± "
+                    f"{1.96 * r.se_compromised:.3f}", title_justify="left")
+    for col in ("configuration", "paper ASR", "paper TSR", "reading's TSR", "residual"):
         t.add_column(col, justify="left" if col == "configuration" else "right")
-    for r in rows:
-        def mark(ok: bool, b: float) -> str:
-            return f"{b:.3f}" + ("" if ok else " [red]✗[/red]")
-        t.add_row(policy_label(r["policy"]), f"{r['paper_asr']:.3f}",
-                  f"{r['paper_tsr']:.3f}", mark(r["holds_mean"], r["bound_mean"]),
-                  mark(r["holds_pooled"], r["bound_pooled"]))
+    for row in r.rows:
+        t.add_row(policy_label(str(row["policy"])), f"{row['asr']:.3f}", f"{row['tsr']:.3f}",
+                  f"{row['predicted']:.3f}", f"{float(row['residual']):+.4f}")
     return t
 
 
@@ -374,7 +353,7 @@ def comparison_tables(comp: Comparison) -> list[Table]:
     if comp.checks:
         tables.append(render_checks(comp.checks, title))
     if comp.scenario.paper == "table4":
-        tables.append(render_feasibility(table4_feasibility()))
+        tables.append(render_paper_reading())
     return tables
 
 

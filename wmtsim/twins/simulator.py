@@ -113,6 +113,8 @@ class _Trajectory(AgentStubs):
         self.traj = world.start + i
         self.cross = float(world.spec.cross_relevance)
         self.summary_rel = float(world.spec.summary_relevance)
+        self.final_share = float(world.spec.final_share)
+        self.p_recover = float(world.spec.p_recover)
         # This trajectory's world, as plain Python values.
         self.w_parent = world.parent[i].tolist()
         self.w_kind = world.kind[i].tolist()
@@ -336,6 +338,10 @@ class _Trajectory(AgentStubs):
                     out[C_H_C] += 1
             if v in path:
                 prompt += node.tokens
+        # BR counts whatever can persuade the reasoner (MODEL.md §5), the poisoned
+        # observation just made included.
+        if last_obs is not None and st.obs_in_context and nodes[last_obs].poisoned:
+            contaminated = True
         if contaminated:
             out[C_CONTAMINATED_STEPS] += 1
         # The parity table's budget use (docs/policies.md): memory context against B.

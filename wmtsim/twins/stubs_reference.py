@@ -74,6 +74,8 @@ class AgentStubs:
     answered: dict[int, bool]
     cross: float
     summary_rel: float
+    final_share: float
+    p_recover: float
     struct: float
     budget: float
 
@@ -193,22 +195,25 @@ class AgentStubs:
                     evidence = True
             needs_met = evidence or self.draw(topic_now, PURPOSE_GUESS) < st.p_guess
         else:
+            # The final answer's rule (WorldSpec.final_share, p_recover): a subtask's result
+            # is usable when it was answered correctly and its evidence-carrying memory or
+            # its summary is in context, or, missing, is recovered with p_recover.
             evidence = True
-            needs_met = True
+            k_top = k_usable = 0
             for v, node in nodes.items():
                 if node.kind != "task" or node.parent != self.tree.root_id:
                     continue
                 s_w = facts[v].wid
-                if not self.answered.get(s_w, False):
-                    evidence = needs_met = False
-                    continue
-                present = v in chosen or any(
+                k_top += 1
+                ok = self.answered.get(s_w, False)
+                present = any(
                     facts[x].top == s_w and (nodes[x].kind == "summary" or facts[x].evidence)
-                    for x in in_context)
-                if not present:
+                    for x in in_context if x in chosen)
+                if not (ok and present):
                     evidence = False
-                    if self.draw(s_w, PURPOSE_GUESS) >= st.p_guess:
-                        needs_met = False
+                if ok and (present or self.draw(s_w, PURPOSE_GUESS) < self.p_recover):
+                    k_usable += 1
+            needs_met = k_usable >= math.ceil(self.final_share * k_top - 1e-9)
         # Persuasion by poisoned memory in context that concerns this answer.
         p_hit = st.p_persuade_vs_evidence if evidence else st.p_persuade
         compromised = False
@@ -232,9 +237,10 @@ class AgentStubs:
         if topic_now != NO_TOPIC:
             self.answered[topic_now] = correct
         else:
-            # TSR (Eq. 14): the final answer is correct and uncompromised (MODEL.md §5).
+            # TSR (Eq. 14): the task succeeds when its final answer is correct; a
+            # compromised step is wrong only when misled (MODEL.md §5).
             out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-            out[C_SUCCESS] = 1.0 if correct and not compromised else 0.0
+            out[C_SUCCESS] = 1.0 if correct else 0.0
 
     # ---------------------------------------------------------------- the summariser
 

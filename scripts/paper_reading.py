@@ -1,0 +1,39 @@
+"""What the paper's own Table 4 rows imply about success under poisoning: the
+two-parameter reading (P(success | no compromise), P(success | compromised)) fitted to the
+five (ASR, TSR) rows (`wmtsim.studies.paper_reading`), written into docs/calibration.md.
+
+    python scripts/paper_reading.py            # rewrites the generated:paper-reading block
+    python scripts/paper_reading.py --print    # prints it instead
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
+from wmtsim.studies.report import paper_table4
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from paper_tables_doc import replace_block  # noqa: E402 (the one block writer)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--print", action="store_true", help="print instead of writing")
+    args = ap.parse_args()
+    body = reading_markdown(two_parameter_reading(paper_table4()))
+    if args.print:
+        print(body)
+        return
+    cal = ROOT / "docs" / "calibration.md"
+    cal.write_text(replace_block(cal.read_text(encoding="utf-8"), "paper-reading", body),
+                   encoding="utf-8")
+    print(f"wrote the paper-reading block of {cal}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,371 @@
+"""Calibration as inference against a noisy target (SIMULATION.md, "Calibration").
+
+The paper's Table 4 is one corpus of 100 scenarios (297 subtasks, 1,118 memories), not a
+population value: each of its cells is one draw from what the system would show on a
+fresh corpus. So a simulated world is judged by where the paper's value falls in the
+world's *predictive distribution* at the paper's corpus size:
+
+* `replicate` runs ``R × corpus`` trajectories once per configuration, every
+  configuration on the same trajectories (common random numbers), and splits them into
+  ``R`` replicate corpora of ``corpus`` consecutive trajectories (trajectory ``i``'s world
+  depends only on ``(seed, scenario, i)``, so the corpora are independent draws). Each
+  cell is pooled within a corpus (Σ numerator / Σ denominator, as the paper's table over
+  its scenarios is computed).
+* `predictive_cells` places every paper value in its cell's replicate distribution: the
+  replicates' mean and SD, their 2.5% and 97.5% quantiles (the 95% predictive interval),
+  the paper value's z = (paper − mean) / SD and its predictive quantile (the share of
+  replicate corpora below it, ties counted half).
+* `objective` is −2 log of a Gaussian predictive likelihood (each cell's SD floored:
+  `sd_floor`, 5% of the paper's value for token counts), Σ (z² + log SD²) over the
+  fitted cells (``kind="nll"``), or Σ z² (``kind="z2"``).
+* `fit` minimises it over a list of knobs (`wmtsim.studies.calibrate.Knob`) with
+  `scipy.optimize.differential_evolution`, on one seed (common random numbers across knob
+  settings too), and keeps every evaluation: its knobs, objective and pooled values.
+* `held_out` fits on four of Table 4's configurations and predicts the fifth, each in
+  turn: is the held-out row inside its predictive intervals?
+* `robustness` reports, for each of Table 4's ordering claims, the share of plausible
+  worlds in which it holds: the near-optimal calibrations (every evaluated knob set whose
+  objective is within the χ²(0.95, k) likelihood-ratio threshold of the best, k the
+  number of knobs) and the rule flips applied to the best fit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wmtsim.core.metrics import RATIOS
+from wmtsim.studies.calibrate import Knob, _current
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from wmtsim.core.policies import Policy
+    from wmtsim.studies.claims import Claim
+    from wmtsim.studies.scenario import Scenario
+
+CORPUS = 100  # scenarios in the paper's poisoning corpus (Appendix A.3)
+FIT_METRICS = ("asr", "prr", "br", "af", "tsr")
+CELL_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
+# The smallest predictive SD a cell is given, so that a cell the world makes (nearly)
+# deterministic, e.g. Linear's IP of exactly 1, has a finite z.
+SD_FLOOR = {"af": 0.01}
+SD_FLOOR_RATE = 0.005
+# Token counts get a model-discrepancy SD of 5% of the paper's value: the stubs count
+# tokens, they do not tokenise the paper's prompts, so a cell within a few percent is as
+# close as the world can claim to be (otherwise the corpus noise of a few tokens would
+# make the token cells outweigh every other cell).
+REL_SD_FLOOR = {"avg_prompt_tokens": 0.05, "prompt_tokens": 0.05}
+OBJECTIVES = ("nll", "z2")
+
+
+# --- replicate corpora ---------------------------------------------------------------------
+
+
+@dataclass
+class Replicates:
+    """Per-corpus cells of every configuration: ``values[policy][metric]`` is an array of
+    ``R`` corpus values; ``pooled[policy][metric]`` pools all ``R × corpus`` trajectories."""
+
+    policies: tuple[str, ...]
+    corpus: int
+    values: dict[str, dict[str, np.ndarray]]
+    pooled: dict[str, dict[str, float]]
+
+    @property
+    def replicates(self) -> int:
+        return len(next(iter(next(iter(self.values.values())).values())))
+
+
+def _parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-trajectory numerator and denominator of ``metric``'s corpus value."""
+    def col(name: str) -> np.ndarray:
+        return frame[f"n_{name}"].to_numpy().astype(np.float64)
+
+    if metric in RATIOS:
+        num_names, den_names = RATIOS[metric]
+        return sum(col(k) for k in num_names), sum(col(k) for k in den_names)  # type: ignore[return-value]
+    if metric == "avg_prompt_tokens":  # Σ prompt tokens / Σ prompt steps
+        return col("prompt_tokens"), col("prompt_steps")
+    if metric == "prompt_tokens":  # prompt tokens per task
+        return col("prompt_tokens"), np.ones(frame.height)
+    if metric in ("tsr", "final_correct"):  # successful tasks / tasks
+        name = "success" if metric == "tsr" else "final_correct"
+        return col(name), np.ones(frame.height)
+    raise ValueError(f"metric {metric!r} has no corpus value; allowed: "
+                     + ", ".join((*RATIOS, "avg_prompt_tokens", "prompt_tokens", "tsr",
+                                  "final_correct")))
+
+
+def corpus_values(frame: pl.DataFrame, metric: str, corpus: int) -> np.ndarray:
+    """``metric`` pooled within each block of ``corpus`` consecutive trajectories."""
+    num, den = _parts(frame, metric)
+    r = len(num) // corpus
+    if r < 1:
+        raise ValueError(f"{len(num)} trajectories cannot make one corpus of {corpus}")
+    n = num[: r * corpus].reshape(r, corpus).sum(axis=1)
+    d = den[: r * corpus].reshape(r, corpus).sum(axis=1)
+    out = np.full(r, np.nan)
+    np.divide(n, d, out=out, where=d > 0)
+    return out
+
+
+def replicate(scenario: Scenario, policies: Sequence[str], replicates: int,
+              corpus: int = CORPUS, seed: int | None = None,
+              metrics: Sequence[str] = CELL_METRICS,
+              policy_objects: Mapping[str, Policy] | None = None) -> Replicates:
+    """``replicates`` corpora of ``corpus`` trajectories per configuration (module doc).
+
+    ``policy_objects`` replaces a named configuration by a modified `Policy` (a rule
+    flip such as "every configuration acts on supersede events").
+    """
+    from wmtsim.engine.simulation import simulate
+    from wmtsim.engine.world import generate
+
+    if replicates < 2 or corpus < 1:
+        raise ValueError(f"replicates must be >= 2 and corpus >= 1, got {replicates}, "
+                         f"{corpus}")
+    seed = scenario.seed if seed is None else seed
+    world = generate(scenario.world, seed=seed, n=replicates * corpus)
+    values: dict[str, dict[str, np.ndarray]] = {}
+    pooled: dict[str, dict[str, float]] = {}
+    for p in policies:
+        pol = (policy_objects or {}).get(p, p)
+        t = simulate(world, pol, params=scenario.params, stubs=scenario.stubs,
+                     baselines=scenario.baselines).trajectories
+        values[p] = {m: corpus_values(t, m, corpus) for m in metrics}
+        pooled[p] = {m: float(corpus_values(t, m, t.height)[0]) for m in metrics}
+    return Replicates(tuple(policies), corpus, values, pooled)
+
+
+# --- the paper's value in its predictive distribution --------------------------------------
+
+
+def sd_floor(metric: str, paper: float = 0.0) -> float:
+    """The smallest SD a cell's predictive distribution is given (see `SD_FLOOR`)."""
+    if metric in REL_SD_FLOOR:
+        return REL_SD_FLOOR[metric] * abs(paper)
+    return SD_FLOOR.get(metric, SD_FLOOR_RATE)
+
+
+def predictive_cell(values: np.ndarray, paper: float, metric: str) -> dict[str, float | bool]:
+    """Mean, SD (floored), 95% predictive interval, z and predictive quantile of one cell."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return {"mean": math.nan, "sd": math.nan, "low": math.nan, "high": math.nan,
+                "z": math.nan, "quantile": math.nan, "inside": False}
+    mean = float(v.mean())
+    sd = max(float(v.std(ddof=1)) if v.size > 1 else 0.0, sd_floor(metric, paper),
+             1e-12)
+    low, high = (float(q) for q in np.quantile(v, [0.025, 0.975]))
+    if metric in REL_SD_FLOOR:  # the interval carries the model-discrepancy SD too
+        half = 1.96 * sd_floor(metric, paper)
+        low, high = min(low, mean - half), max(high, mean + half)
+    quantile = float((np.sum(v < paper) + 0.5 * np.sum(v == paper)) / v.size)
+    return {"mean": mean, "sd": sd, "low": low, "high": high, "z": (paper - mean) / sd,
+            "quantile": quantile, "inside": bool(low <= paper <= high)}
+
+
+def predictive_cells(rep: Replicates, table: Mapping[str, Mapping[str, float]],
+                     metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One record per (configuration, metric) that both the table and ``rep`` have."""
+    cells = []
+    for p in rep.policies:
+        for m, paper in table.get(p, {}).items():
+            if m not in rep.values[p] or (metrics is not None and m not in metrics):
+                continue
+            cells.append({"policy": p, "metric": m, "paper": paper,
+                          "pooled": rep.pooled[p][m],
+                          **predictive_cell(rep.values[p][m], paper, m)})
+    return cells
+
+
+def objective(cells: Sequence[Mapping[str, Any]], fit_on: Sequence[str],
+              metrics: Sequence[str], kind: str = "nll") -> float:
+    """Σ over the fitted cells of z² + log SD² (``nll``) or of z² (``z2``)."""
+    if kind not in OBJECTIVES:
+        raise ValueError(f"objective {kind!r}; allowed: {', '.join(OBJECTIVES)}")
+    total = 0.0
+    for c in cells:
+        if c["policy"] not in fit_on or c["metric"] not in metrics:
+            continue
+        z = c["z"]
+        if not math.isfinite(z):
+            return math.inf
+        total += z * z + (2.0 * math.log(c["sd"]) if kind == "nll" else 0.0)
+    return total
+
+
+# --- fitting -------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    knobs: dict[str, float | int]
+    objective: float
+    pooled: dict[str, dict[str, float]]
+
+
+@dataclass
+class Fit:
+    scenario: Scenario
+    fitted: dict[str, float | int]
+    objective: float
+    cells: list[dict[str, Any]]
+    fit_on: tuple[str, ...]
+    metrics: tuple[str, ...]
+    knobs: tuple[Knob, ...]
+    replicates: int
+    corpus: int
+    kind: str
+    evaluations: list[Evaluation] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
+        knobs: Sequence[Knob], fit_on: Sequence[str] | None = None,
+        metrics: Sequence[str] = FIT_METRICS, replicates: int = 20, corpus: int = CORPUS,
+        seed: int | None = None, maxiter: int = 8, popsize: int = 5, kind: str = "nll",
+        polish: int = 0, progress: Callable[[int, float], None] | None = None) -> Fit:
+    """Minimise `objective` over ``knobs`` (differential evolution, seeded, started from
+    the scenario's current values, then ``polish`` evaluations of Powell's method from
+    the best point); every configuration of ``table`` is simulated, the ``fit_on`` rows'
+    ``metrics`` cells are fitted."""
+    from scipy import optimize
+
+    policies = tuple(table)
+    fit_on = tuple(fit_on) if fit_on else policies
+    for p in fit_on:
+        if p not in table:
+            raise ValueError(f"fit_on {p!r} is not a row of the table; allowed: "
+                             + ", ".join(policies))
+    if kind not in OBJECTIVES:
+        raise ValueError(f"objective {kind!r}; allowed: {', '.join(OBJECTIVES)}")
+    knobs = tuple(knobs)
+    for k in knobs:  # validate keys and ranges up front (errors name the key)
+        scenario.with_overrides({k.key: k.value(k.low)})
+        scenario.with_overrides({k.key: k.value(k.high)})
+    seed = scenario.seed if seed is None else seed
+    t0 = time.perf_counter()
+    evaluations: list[Evaluation] = []
+    cache: dict[tuple[float | int, ...], float] = {}
+
+    def decode(x: np.ndarray) -> dict[str, float | int]:
+        return {k.key: k.value(float(v)) for k, v in zip(knobs, x, strict=True)}
+
+    def f(x: np.ndarray) -> float:
+        values = decode(x)
+        key = tuple(values.values())
+        if key in cache:  # integer knobs make identical points; no need to rerun them
+            return cache[key]
+        rep = replicate(scenario.with_overrides(values), policies,  # type: ignore[arg-type]
+                        replicates, corpus, seed)
+        val = objective(predictive_cells(rep, table), fit_on, metrics, kind)
+        cache[key] = val
+        evaluations.append(Evaluation(values, val, rep.pooled))
+        if progress is not None:
+            progress(len(evaluations), min(e.objective for e in evaluations))
+        return val
+
+    bounds = [(k.low, k.high) for k in knobs]
+    x0 = np.clip([_current(scenario, k) for k in knobs], [b[0] for b in bounds],
+                 [b[1] for b in bounds])
+    res = optimize.differential_evolution(f, bounds, maxiter=maxiter, popsize=popsize,
+                                          seed=seed, polish=False, tol=1e-8, x0=x0)
+    if polish > 0:
+        optimize.minimize(f, res.x, method="Powell", bounds=bounds,
+                          options={"maxfev": polish, "xtol": 1e-3, "ftol": 1e-4})
+    best = min(evaluations, key=lambda e: e.objective)
+    fitted_scenario = scenario.with_overrides(best.knobs)  # type: ignore[arg-type]
+    rep = replicate(fitted_scenario, policies, replicates, corpus, seed)
+    cells = predictive_cells(rep, table)
+    for c in cells:
+        c["fitted"] = c["policy"] in fit_on and c["metric"] in metrics
+    return Fit(fitted_scenario, best.knobs, best.objective, cells, fit_on, tuple(metrics),
+               knobs, replicates, corpus, kind, evaluations, time.perf_counter() - t0)
+
+
+def inside_share(cells: Sequence[Mapping[str, Any]], fitted_only: bool = True) -> float:
+    """Share of cells whose paper value is inside the 95% predictive interval."""
+    use = [c for c in cells if c.get("fitted", True) or not fitted_only]
+    return sum(bool(c["inside"]) for c in use) / len(use) if use else math.nan
+
+
+def held_out(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
+             knobs: Sequence[Knob], rows: Sequence[str] | None = None,
+             **fit_kwargs: Any) -> list[dict[str, Any]]:
+    """Fit on every row but one, predict that one, each row in turn.
+
+    Each fit starts from the scenario's own values (never from a fit that saw the held-out
+    row). One record per held-out row: the fit's objective on the other rows, the fitted
+    knobs and the held-out row's predictive cells (``inside``: the paper value lies in the
+    95% predictive interval).
+    """
+    out = []
+    for p in rows or tuple(table):
+        others = tuple(q for q in table if q != p)
+        r = fit(scenario, table, knobs, fit_on=others, **fit_kwargs)
+        cells = [c for c in r.cells if c["policy"] == p]
+        out.append({"held_out": p, "objective": r.objective, "fitted": r.fitted,
+                    "cells": cells, "seconds": r.seconds,
+                    "inside": sum(bool(c["inside"]) for c in cells
+                                  if c["metric"] in r.metrics),
+                    "of": sum(c["metric"] in r.metrics for c in cells)})
+    return out
+
+
+# --- claims over plausible worlds ----------------------------------------------------------
+
+
+def claim_holds(claim: Claim, pooled: Mapping[str, Mapping[str, float]]) -> bool:
+    """The claim's ordering on pooled values: the subject strictly beyond every other."""
+    x = pooled[claim.subject][claim.metric]
+    return all(claim.favour * (x - pooled[o][claim.metric]) > 0 for o in claim.others)
+
+
+def near_optimal(result: Fit, threshold: float | None = None) -> list[Evaluation]:
+    """Evaluations within ``threshold`` of the best objective (default: the 95% point of
+    χ² with one degree of freedom per knob, the likelihood-ratio region of the fit)."""
+    from scipy import stats
+
+    if threshold is None:
+        threshold = float(stats.chi2.ppf(0.95, len(result.knobs)))
+    return [e for e in result.evaluations if e.objective <= result.objective + threshold]
+
+
+def robustness(result: Fit, flips: Sequence[tuple[str, dict[str, Any],
+                                                  Mapping[str, Policy] | None]] = (),
+               claims: Sequence[Claim] | None = None,
+               threshold: float | None = None) -> list[dict[str, Any]]:
+    """Per claim: the share of near-optimal calibrations and of rule flips (each applied
+    to the best fit, on the same replicates) in which it holds."""
+    from wmtsim.studies.claims import table4_claims
+
+    claims = tuple(claims or table4_claims())
+    worlds = near_optimal(result, threshold)
+    policies = tuple(result.evaluations[0].pooled) if result.evaluations else ()
+    flipped = []
+    for label, overrides, policy_objects in flips:
+        rep = replicate(result.scenario.with_overrides(overrides), policies,
+                        result.replicates, result.corpus, policy_objects=policy_objects)
+        flipped.append((label, rep.pooled))
+    rows = []
+    for c in claims:
+        near = [claim_holds(c, e.pooled) for e in worlds]
+        fl = [claim_holds(c, pooled) for _, pooled in flipped]
+        every = near + fl
+        rows.append({"claim": c.label, "metric": c.metric, "subject": c.subject,
+                     "best_fit": claim_holds(c, min(result.evaluations,
+                                                    key=lambda e: e.objective).pooled),
+                     "near_optimal": sum(near) / len(near) if near else math.nan,
+                     "n_near_optimal": len(near),
+                     "flips": sum(fl) / len(fl) if fl else math.nan, "n_flips": len(fl),
+                     "failing_flips": [lb for (lb, _), ok in zip(flipped, fl, strict=True)
+                                       if not ok],
+                     "share": sum(every) / len(every) if every else math.nan})
+    return rows
