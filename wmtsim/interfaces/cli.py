@@ -482,12 +482,15 @@ def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], me
 
 
 # Commands in their own modules: cli_scenarios (run, compare, calibrate, schema), cli_why
-# (attribute, claims: mechanism attribution, the claims map), cli_conformance (expect, ...).
+# (attribute, claims: mechanism attribution, the claims map), cli_conformance (expect, ...),
+# cli_attack (attack: the worst-case poisoning search).
+from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)
 _register_why_commands(app)
+_register_attack(app)
 _conformance.register(app)
 
 
