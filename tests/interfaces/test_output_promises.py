@@ -51,6 +51,9 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "schema": (["schema", "scenario", "--out", "{out}.json"], "schema", "file"),
     "conformance": (["conformance", "generate", "--out", "{out}"], "conformance", "folder"),
     "expect": (["expect", "{trace}", "--out", "{out}.jsonl"], "expect", "file"),
+    "attack": (["attack", "paper_poisoning", "-p", "wmt", "--budget", "1", "--trials", "2",
+                "--n", "5", "--n-holdout", "5", "--no-charts", "--out", "{out}"], "attack",
+               "folder"),
 }
 NOT_WRITING = {"check", "warmup", "dashboard"}
 
