@@ -178,7 +178,7 @@ class SearchResult:
     scripted: Attack | None  # the scripted attack at this budget (trial 0), if any
     found: Evaluation  # ``best`` on the held-out trajectories
     scripted_eval: Evaluation | None  # ``scripted`` on the held-out trajectories
-    sim_seconds: float  # simulation time of the trials run in this call
+    sim_seconds: float  # simulation time of this call's trials and held-out runs
     total_seconds: float  # the whole call (sampler, storage, simulation)
     new_trials: int = 0
     study_name: str = ""
@@ -311,11 +311,13 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
     best = from_params({**constant, **best_trial.params}, budget)
     found = evaluate(scenario, policy, best, space, settings.holdout_seed,
                      settings.n_holdout, settings.threads)
+    sim += found.seconds
     held = None
     if scripted is not None:
         held = (found if best == scripted else
                 evaluate(scenario, policy, scripted, space, settings.holdout_seed,
                          settings.n_holdout, settings.threads))
+        sim += held.seconds if held is not found else 0.0
     rows = [{"number": t.number, "harm": t.value, "scripted": bool(t.user_attrs.get(
         "scripted", False)), "params": json.dumps(t.params, sort_keys=True),
         "sim_seconds": float(t.user_attrs.get("sim_seconds", math.nan))} for t in done]
