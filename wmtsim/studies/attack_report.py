@@ -234,13 +234,13 @@ def report_markdown(study: AttackStudy) -> str:
             + transfer_markdown(study) + "\n## Table 4's claims\n\n" + claims_markdown(study))
 
 
-def budget_chart(study: AttackStudy) -> Any:
-    """Harm vs attacker budget k per configuration: the worst case (line, interval band)
-    and the scripted attack (dashed)."""
+def budget_chart(robust: pl.DataFrame, title: str = "", harm: str = "asr") -> Any:
+    """Harm vs attacker budget k per configuration (a `robust_table`): the worst case
+    (solid) and the scripted attack (dashed), with their intervals."""
     import altair as alt
 
     rows = []
-    for r in study.robust.iter_rows(named=True):
+    for r in robust.iter_rows(named=True):
         rows.append({"policy": r["policy"], "budget": r["budget"], "attack": "worst case",
                      "harm": r["worst_harm"], "low": r["worst_harm_low"],
                      "high": r["worst_harm_high"]})
@@ -252,12 +252,26 @@ def budget_chart(study: AttackStudy) -> Any:
         x=alt.X("budget:Q", title="attacker budget k (injections per task)"),
         color=alt.Color("policy:N", title="configuration"))
     line = base.mark_line(point=True).encode(
-        y=alt.Y("harm:Q", title=study.settings.harm),
+        y=alt.Y("harm:Q", title=harm),
         strokeDash=alt.StrokeDash("attack:N", title="attack"))
     band = base.mark_errorbar().encode(y="low:Q", y2="high:Q")
-    return (band + line).properties(
-        title=f"{study.scenario.name}: harm vs attacker budget (held-out, 95% CI)",
-        width=420, height=280)
+    return (band + line).properties(title=title or f"{harm} vs attacker budget (held-out, "
+                                    "95% CI)", width=420, height=280)
+
+
+def transfer_chart(transfer: pl.DataFrame, harm: str = "asr") -> Any:
+    """The transfer matrix as a heatmap: rows tuned on, columns evaluated on."""
+    import altair as alt
+
+    data = transfer.select("tuned_on", "evaluated_on", "harm").to_dicts()
+    base = alt.Chart(alt.Data(values=data)).encode(
+        x=alt.X("evaluated_on:N", title="evaluated on", sort=None),
+        y=alt.Y("tuned_on:N", title="tuned on", sort=None))
+    cells = base.mark_rect().encode(color=alt.Color("harm:Q", title=harm,
+                                                    scale=alt.Scale(scheme="reds")))
+    text = base.mark_text().encode(text=alt.Text("harm:Q", format=".3f"))
+    return (cells + text).properties(title=f"Transfer ({harm}, held-out)", width=360,
+                                     height=300)
 
 
 def write_study(study: AttackStudy, out: Path, charts: bool = True) -> list[Path]:
@@ -288,7 +302,8 @@ def write_study(study: AttackStudy, out: Path, charts: bool = True) -> list[Path
     if charts:
         import vl_convert as vlc
 
-        spec = budget_chart(study).to_json()
+        spec = budget_chart(study.robust, f"{study.scenario.name}: harm vs attacker budget "
+                            "(held-out, 95% CI)", study.settings.harm).to_json()
         written.append(atomic_write_bytes(out / "harm_vs_budget.png",
                                           vlc.vegalite_to_png(spec, scale=2)))
     return written

@@ -21,5 +21,6 @@ page = st.navigation([
     st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),
     st.Page(PAGES / "why.py", title="Why (attribution, claims)", url_path="why"),
+    st.Page(PAGES / "attack.py", title="The strongest attacker", url_path="attack"),
 ])
 page.run()
