@@ -162,13 +162,20 @@ def table4_claims(results: dict[tuple[str, float], SearchResult], policies: Sequ
                 significant = d["low"] > 0 or d["high"] < 0
                 base: dict[str, Any] = {"budget": k, "attack": attack, "metric": m}
                 out.append({**base, "claim": f"{m.upper()}: Full WMT best",
-                            "holds": best == "wmt", "significant": significant,
-                            "detail": f"best is {best} ({vals[best]:.3f}); {rival} − wmt = "
-                                      f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"})
+                            "holds": vals["wmt"] == vals[best], "significant": significant,
+                            "detail": f"best is {_tied(vals, vals[best])} ({vals[best]:.3f}); "
+                                      f"{rival} − wmt = {d['mean']:+.3f} [{d['low']:+.3f}, "
+                                      f"{d['high']:+.3f}]"})
                 out.append({**base, "claim": f"{m.upper()}: Linear worst",
-                            "holds": worst == "linear", "significant": None,
-                            "detail": f"worst is {worst} ({vals[worst]:.3f})"})
+                            "holds": vals["linear"] == vals[worst], "significant": None,
+                            "detail": f"worst is {_tied(vals, vals[worst])} "
+                                      f"({vals[worst]:.3f})"})
     return out
+
+
+def _tied(vals: dict[str, float], value: float) -> str:
+    """The configurations at ``value`` ("a", or "a = b" for a tie)."""
+    return " = ".join(p for p, v in vals.items() if v == value)
 
 
 # --- rendering and writing ---------------------------------------------------------------
