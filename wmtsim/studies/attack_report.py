@@ -256,12 +256,16 @@ def budget_chart(robust: pl.DataFrame, title: str = "", harm: str = "asr") -> An
                          "harm": r["scripted_harm"], "low": r["scripted_harm_low"],
                          "high": r["scripted_harm_high"]})
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("budget:Q", title="attacker budget k (injections per task)"),
+        x=alt.X("budget:Q", title="attacker budget k (injections per task)",
+                scale=alt.Scale(zero=False)),
         color=alt.Color("policy:N", title="configuration"))
     line = base.mark_line(point=True).encode(
-        y=alt.Y("harm:Q", title=harm),
-        strokeDash=alt.StrokeDash("attack:N", title="attack"))
-    band = base.mark_errorbar().encode(y="low:Q", y2="high:Q")
+        y=alt.Y("harm:Q", title=f"{harm} (held-out)"),
+        strokeDash=alt.StrokeDash("attack:N", title="attack (dashed: worst case)",
+                                  sort=["scripted", "worst case"],
+                                  legend=alt.Legend(symbolType="stroke")))
+    band = base.mark_errorbar().encode(y=alt.Y("low:Q", title=f"{harm} (held-out)"),
+                                       y2="high:Q")
     return (band + line).properties(title=title or f"{harm} vs attacker budget (held-out, "
                                     "95% CI)", width=420, height=280)
 
