@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean screenshots study
+.PHONY: setup demo test lint bench clean screenshots study docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ bench: setup
 
 study: setup  # regenerate the "why" study: studies/tables/, docs/figures/, docs/findings.md
 	$(BIN)/python -m studies.run
+
+docs: setup  # regenerate every generated block of README.md and docs/ (scripts/docs.py)
+	$(BIN)/python scripts/docs.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

@@ -114,7 +114,7 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
     from wmtsim.studies.report import Comparison
 
     comp = Comparison(sc, n, sc.seed, TABLE4_POLICIES, summary, paired_vs(results, "wmt", 200),
-                      [], 0.0)
+                      [], 0.0, results)
     comp.checks = table4_checks(comp)
     cell = {(r["policy"], r["metric"]): r["pooled"] for r in summary.iter_rows(named=True)}
     return {"cell": cell, "holds": sum(c["passed"] for c in comp.checks),

@@ -69,8 +69,10 @@ def headline_markdown(comp: Comparison) -> str:
 
 def verdicts_markdown(comp: Comparison) -> str:
     """Per Table 4 metric: does Full WMT win, tie or lose against each other
-    configuration (paired per-trajectory difference, 95% interval)?"""
+    configuration (paired difference of pooled values, its test at two-sided 5%)?"""
     import polars as pl
+
+    from wmtsim.studies.verdicts import effect_text
 
     out = []
     for m in ("asr", "prr", "br", "af", "tsr"):
@@ -81,31 +83,37 @@ def verdicts_markdown(comp: Comparison) -> str:
                 continue
             d = comp.paired.filter((pl.col("policy") == p) & (pl.col("metric") == m)).row(
                 0, named=True)
-            text = f"{policy_label(p)} {d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-            better_other = d["low"] > 0 if higher else d["high"] < 0
-            worse_other = d["high"] < 0 if higher else d["low"] > 0
+            pooled = d.get("pooled") is not None
+            prefix = "pooled" if pooled else ""
+            pv = d["pooled_p"] if pooled else d["p"]
+            text = f"{policy_label(p)} {effect_text(d, prefix)}"
+            mean = d["pooled"] if pooled else d["mean"]
+            sig = pv <= 0.05
+            better_other = sig and (mean > 0 if higher else mean < 0)
+            worse_other = sig and (mean < 0 if higher else mean > 0)
             (losses if better_other else wins if worse_other else ties).append(text)
         parts = []
         if wins:
             parts.append("wins against " + "; ".join(wins))
         if ties:
-            parts.append("**ties** with " + "; ".join(ties))
+            parts.append("**no significant difference** from " + "; ".join(ties))
         if losses:
             parts.append("**loses** to " + "; ".join(losses))
         out.append(f"* **{m.upper()}**: Full WMT " + ", ".join(parts) + ".")
     out.append("")
-    out.append("(other − Full WMT, paired over the same trajectories, per-trajectory "
-               "means with 95% intervals.)")
+    out.append("(other − Full WMT, paired over the same trajectories: the difference of "
+               "pooled values Σ/Σ with its 95% interval; significant = its own paired test "
+               "at two-sided 5%, uncorrected — the claims above are the corrected family.)")
     return "\n".join(out)
 
 
 def checks_markdown(comp: Comparison) -> str:
-    lines = ["| claim | holds | detail |", "|---|---|---|"]
+    family = comp.checks[0]["family"] if comp.checks else ""
+    lines = [f"Family: {family}.", "", "| claim | verdict | test | p (adjusted) | detail |",
+             "|---|---|---|---|---|"]
     for c in comp.checks:
-        verdict = "yes" if c["passed"] else "no"
-        if c.get("significant") is False:
-            verdict += " (not significant)"
-        lines.append(f"| {c['claim']} | {verdict} | {c['detail']} |")
+        lines.append(f"| {c['claim']} | {c['verdict']} | {c['test']} | "
+                     f"{c['p_adjusted']:.2g} | {c['detail']} |")
     return "\n".join(lines)
 
 
@@ -143,9 +151,7 @@ def table123_markdown(comp: Comparison) -> str:
     for m in metrics:
         lines.append(f"| {LABELS.get(m, m)} | "
                      + " | ".join(_cell(comp.cell(p, m)) for p in comp.policies) + " |")
-    lines += ["", "| direction | holds | detail |", "|---|---|---|"]
-    lines += [f"| {c['claim']} | {'yes' if c['passed'] else 'no'} | {c['detail']} |"
-              for c in comp.checks]
+    lines += ["", checks_markdown(comp)]
     return "\n".join(lines)
 
 
@@ -159,8 +165,12 @@ def replace_block(text: str, name: str, body: str) -> str:
 
 def main() -> None:
     t4 = compare(load_scenario("paper_poisoning"), n=2000)
-    held = sum(c["passed"] for c in t4.checks)
-    summary_line = f"{held} of the paper's 14 Table 4 claims hold"
+    from wmtsim.core.inference import VERDICTS
+
+    counts = ", ".join(f"{sum(c['verdict'] == v for c in t4.checks)} {v}" for v in VERDICTS)
+    summary_line = (f"{t4.significant} of the paper's {len(t4.checks)} Table 4 claims hold "
+                    f"significantly ({counts}; paired tests, Holm over the "
+                    f"{len(t4.checks)} claims, two-sided 5%)")
     t123 = compare(load_scenario("gaia_like"))
     cal = ROOT / "docs" / "calibration.md"
     text = cal.read_text(encoding="utf-8")

@@ -26,6 +26,8 @@ from typing import Any
 
 import polars as pl
 
+from wmtsim.core.inference import ALPHA, FAILS, HOLDS, SPARSE, VERDICTS
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "studies" / "tables"
 FIGURES = REPO / "docs" / "figures"
@@ -70,8 +72,13 @@ def attribution_markdown(table: pl.DataFrame) -> str:
         cells = []
         for m in metrics:
             r = by[(m, mech)]
+            if r.get("n_nonzero", 1) == 0:
+                cells.append(f"0 (none of {r['n']} nonzero)")
+                continue
             cell = (f"{_fmt_signed(r['contribution'])} "
                     f"[{_fmt_signed(r['low'])}, {_fmt_signed(r['high'])}]")
+            if r.get("n_nonzero", SPARSE) < SPARSE:
+                cell += f" ({r['n_nonzero']} nonzero)"
             if _significant(r):
                 cell = f"**{cell}**"
             cells.append(cell)
@@ -82,7 +89,8 @@ def attribution_markdown(table: pl.DataFrame) -> str:
 
 
 def _significant(r: dict[str, Any]) -> bool:
-    return bool(r["low"] > 0 or r["high"] < 0)
+    """Holm-corrected over the table's (metric, mechanism) rows, two-sided 5%."""
+    return bool(r["p_holm"] <= ALPHA)
 
 
 def attribution_sentences(table: pl.DataFrame) -> str:
@@ -101,22 +109,23 @@ def attribution_sentences(table: pl.DataFrame) -> str:
                  f"({_effect(m, r['contribution'])})" for r in sig]
         out.append(f"- **{m}**: {r0['from_policy']} {_fmt(r0['from_mean'])} → "
                    f"{r0['to_policy']} {_fmt(r0['to_mean'])} ({_fmt_signed(diff)}); "
-                   + ("; ".join(parts) if parts else "no mechanism's interval excludes 0")
+                   + ("; ".join(parts) if parts else "no mechanism is significant "
+                      "(Holm, 5%)")
                    + ".")
     return "\n".join(out)
 
 
 def claims_markdown(table: pl.DataFrame, x: str, y: str) -> str:
-    """Per claim: cells holding / undecided / failing, and the knob levels at which it
-    holds (or fails) in every cell."""
-    lines = ["| claim | holds | undecided | fails | holds at every level of | "
-             "fails at every level of |", "|---|---|---|---|---|---|"]
+    """Per claim: cells per verdict, and the knob levels at which it holds (or fails)
+    significantly in every cell."""
+    lines = ["| claim | " + " | ".join(VERDICTS) + " | holds (significant) at every "
+             "level of | fails (significant) at every level of |",
+             "|---|" + "---|" * (len(VERDICTS) + 2)]
     for claim in table["claim"].unique(maintain_order=True).to_list():
         t = table.filter(pl.col("claim") == claim)
-        counts = {s: int((t["status"] == s).sum()) for s in ("holds", "undecided", "fails")}
-        lines.append(f"| {claim} | {counts['holds']} | {counts['undecided']} | "
-                     f"{counts['fails']} | {_where(t, x, y, 'holds')} | "
-                     f"{_where(t, x, y, 'fails')} |")
+        counts = [str(int((t["status"] == v).sum())) for v in VERDICTS]
+        lines.append(f"| {claim} | " + " | ".join(counts)
+                     + f" | {_where(t, x, y, HOLDS)} | {_where(t, x, y, FAILS)} |")
     return "\n".join(lines)
 
 

@@ -147,10 +147,10 @@ def test_analyze_prints_a_summary(tmp_path: Path) -> None:
     import polars as pl
 
     front = pl.read_csv(tmp_path / "out" / "analysis" / "pareto.csv")
-    assert f"Pareto front (tsr up, prompt tokens down): {plural(front.height, 'point')};" \
-        in res.stdout
+    assert ("Pareto front (tsr up, prompt tokens down, every configuration): "
+            f"{plural(front.height, 'distinct point')}") in res.stdout
     assert "most robust setting" in res.stdout
-    assert lines[-1].startswith("wrote 3 tables")
+    assert lines[-1].startswith("wrote 4 tables")
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,10 +24,13 @@ from wmtsim.studies.sweep_store import load_results
 
 
 def naive_front(cost: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Undominated points, an exact duplicate only at its first occurrence."""
     n = cost.size
     return np.array([not any(cost[j] <= cost[i] and value[j] >= value[i]
                              and (cost[j] < cost[i] or value[j] > value[i])
-                             for j in range(n)) for i in range(n)])
+                             for j in range(n))
+                     and not any(cost[j] == cost[i] and value[j] == value[i]
+                                 for j in range(i)) for i in range(n)])
 
 
 def test_pareto_mask_matches_the_naive_definition() -> None:

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.core.bootstrap import Resampler
+from wmtsim.core.inference import FAILS, HOLDS, TIE
 from wmtsim.core.policies import TABLE4_POLICIES
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.claims import (
@@ -26,6 +26,7 @@ from wmtsim.studies.claims import (
 )
 from wmtsim.studies.scenario import load_scenario
 from wmtsim.studies.sweep import SweepError
+from wmtsim.studies.verdicts import read_family
 
 
 def test_table4_claims() -> None:
@@ -64,29 +65,32 @@ def _values(rng: np.random.Generator, shift: float, n: int = 400) -> dict[str, n
             "a2_no_controller": base + 0.5 + 0.1 * rng.normal(size=n)}
 
 
+def _verdict(claim: Claim, values: dict[str, np.ndarray]) -> dict:
+    return read_family([evaluate(claim, values)])[0]
+
+
 def test_the_cell_test() -> None:
     rng = np.random.default_rng(0)
-    rs = Resampler(500, 0)
     lowest = Claim("wmt lowest", "asr", "wmt", ("linear", "a2_no_controller"))
     # wmt clearly below both: holds; margin is against the closer one (linear).
-    r = evaluate(lowest, _values(rng, -1.0), rs)
-    assert r["status"] == "holds" and r["closest"] == "linear"
+    r = _verdict(lowest, _values(rng, -1.0))
+    assert r["verdict"] == HOLDS and r["closest"] == "linear"
     assert r["margin"] == pytest.approx(1.0, abs=0.05)
     # wmt clearly above linear: another configuration is significantly better.
-    assert evaluate(lowest, _values(rng, 0.3), rs)["status"] == "fails"
-    # the same values as linear: undecided (the paired difference is exactly 0).
+    assert _verdict(lowest, _values(rng, 0.3))["verdict"] == FAILS
+    # the same values as linear: a tie (the paired difference is exactly 0).
     v = _values(rng, 0.0)
     v["wmt"] = v["linear"].copy()
-    r = evaluate(lowest, v, rs)
-    assert r["status"] == "undecided" and r["margin"] == 0.0
+    r = _verdict(lowest, v)
+    assert r["verdict"] == TIE and r["margin"] == 0.0 and r["n_nonzero"] == 0
 
 
 def test_the_cell_test_pairs_finite_values() -> None:
     rng = np.random.default_rng(1)
     v = _values(rng, -1.0)
     v["wmt"][:100] = np.nan
-    r = evaluate(Claim("x", "prr", "wmt", ("linear",)), v, Resampler(200, 0))
-    assert r["n"] == 300 and r["status"] == "holds"
+    r = _verdict(Claim("x", "prr", "wmt", ("linear",)), v)
+    assert r["n"] == 300 and r["verdict"] == HOLDS
 
 
 def test_parse_vary() -> None:
@@ -111,21 +115,21 @@ def test_grid_sweep_needs_two_knobs() -> None:
 def test_claims_map_runs_resumes_and_writes(tmp_path: Path) -> None:
     sc = load_scenario("paper_poisoning")
     # paper_poisoning never resumes a subtask: A1 and Tree + Selection + Summary differ
-    # only in reopen, so their comparison is undecided in every cell.
+    # only in reopen, so their comparison is a tie in every cell.
     null = Claim("reopen changes nothing", "asr", "a1_unweighted",
                  ("tree_selection_summary",))
     claims = (*table4_claims()[:2], null)
     sw = grid_sweep(sc, [("poison[*].p_supersede", 0.0, 1.0),
                          ("poison[*].persuasiveness", 0.5, 1.0)], 2, 40, 3, claims)
-    cm = claims_map(sw, tmp_path, claims, n_resamples=200)
+    cm = claims_map(sw, tmp_path, claims)
     # 4 cells x (Table 4's five configurations + tree_selection_summary)
     assert cm.report is not None and cm.report.computed == 4 * 6
     t = cm.table
     assert t.height == 3 * 4
     assert set(t["status"]) <= set(STATUSES)
-    assert (t.filter(pl.col("claim") == null.label)["status"] == "undecided").all()
+    assert (t.filter(pl.col("claim") == null.label)["status"] == TIE).all()
     assert sorted(t["poison[*].p_supersede"].unique().to_list()) == [0.0, 1.0]
-    again = claims_map(sw, tmp_path, claims, n_resamples=200)
+    again = claims_map(sw, tmp_path, claims)
     assert again.report is not None and again.report.computed == 0
     assert again.table.equals(t)
     written = {p.name for p in write_claims(cm, tmp_path)}

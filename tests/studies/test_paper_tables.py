@@ -8,8 +8,6 @@ documentation states the outcome a fresh run gives.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from conftest import REPO
 
@@ -44,10 +42,11 @@ def test_table4_checks_use_pooled_values(table4) -> None:  # type: ignore[no-unt
         pooled = {p: table4.cell(p, metric)["pooled"] for p in paper_table4()}
         if "Full WMT best" in c["claim"]:
             better = max if metric == "tsr" else min
-            assert c["passed"] == (better(pooled, key=lambda p: pooled[p]) == "wmt")
+            # holds (significant) only where Full WMT is best on the pooled values
+            assert c["passed"] <= (better(pooled, key=lambda p: pooled[p]) == "wmt")
         elif "within" in c["claim"]:
             paper = paper_table4()["wmt"][metric]
-            assert c["passed"] == (abs(pooled["wmt"] - paper) <= 0.05)
+            assert c["passed"] <= (abs(pooled["wmt"] - paper) <= 0.05)
 
 
 def test_docs_state_the_claims_a_fresh_run_gives(table4) -> None:  # type: ignore[no-untyped-def]
@@ -56,12 +55,11 @@ def test_docs_state_the_claims_a_fresh_run_gives(table4) -> None:  # type: ignor
     held = sum(c["passed"] for c in table4.checks)
     for doc in ("README.md", "docs/calibration.md"):
         text = (ROOT / doc).read_text(encoding="utf-8")
-        assert f"{held} of the paper's 14 Table 4 claims hold" in text, doc
+        assert f"{held} of the paper's 14 Table 4 claims hold significantly" in text, doc
     cal = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
     for c in table4.checks:
         row = next(line for line in cal.splitlines() if line.startswith(f"| {c['claim']} |"))
-        assert re.search(r"\| (yes|no)\b", row), row
-        assert ("| yes" in row) == c["passed"], row
+        assert f"| {c['verdict']} |" in row, row
 
 
 def test_table123_directions_are_reported(table123) -> None:  # type: ignore[no-untyped-def]

@@ -57,7 +57,8 @@ def test_markdown_shows_the_attribution() -> None:
     assert lines[2].startswith("| a2_no_controller (mean) |")
     assert lines[-1].startswith("| wmt (mean) |")
     assert len(lines) == 3 + len(att.players) + 1
-    assert "reopen | 0 [0, 0] | 0 [0, 0]" in md  # a null player in this scenario
+    # a null player in this scenario: no [0, 0] interval, the count of nonzero instead
+    assert "reopen | 0 (none of 40 nonzero) | 0 (none of 40 nonzero)" in md
     text = attribution_sentences(att.table)
     assert text.count("- **") == 2
 
@@ -65,6 +66,7 @@ def test_markdown_shows_the_attribution() -> None:
 def test_claims_markdown_counts() -> None:
     t = pl.DataFrame({"claim": ["c"] * 4, "x": [0.0, 0.0, 1.0, 1.0],
                       "y": [0.0, 1.0, 0.0, 1.0],
-                      "status": ["fails", "fails", "holds", "undecided"]})
+                      "status": ["fails (significant)", "fails (significant)",
+                                 "holds (significant)", "tie"]})
     md = claims_markdown(t, "x", "y")
-    assert "| c | 1 | 1 | 2 | – | x = 0 |" in md
+    assert "| c | 1 | 0 | 1 | 2 | – | x = 0 |" in md

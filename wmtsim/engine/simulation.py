@@ -82,11 +82,8 @@ def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
     out = mean_ci(frame[metric].to_numpy().astype(np.float64), confidence, n_resamples, seed)
     if metric in RATIOS and all(f"n_{c}" in frame.columns
                                 for part in RATIOS[metric] for c in part):
-        num_names, den_names = RATIOS[metric]
-        num = sum((frame[f"n_{c}"].to_numpy() for c in num_names), np.zeros(frame.height))
-        den = sum((frame[f"n_{c}"].to_numpy() for c in den_names), np.zeros(frame.height))
-        out.update(pooled_ci(num.astype(np.float64), den.astype(np.float64), confidence,
-                             n_resamples, seed))
+        num, den = _ratio_parts(frame, metric)
+        out.update(pooled_ci(num, den, confidence, n_resamples, seed))
     else:
         out.update({"pooled": out["mean"], "pooled_low": out["low"],
                     "pooled_high": out["high"]})
@@ -94,16 +91,43 @@ def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
 
 
 def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,
-                      n_resamples: int = 2000) -> dict[str, float]:
-    """Mean of ``a - b`` per trajectory with a paired bootstrap interval.
+                      n_resamples: int = 2000) -> dict[str, Any]:
+    """``a − b`` on ``metric``, paired over trajectories, with its test and interval
+    (`wmtsim.core.inference.paired_effect`): ``mean``, ``low``, ``high``, ``n``,
+    ``n_nonzero`` (trajectories on which a and b differ), ``p``, ``test``, ``interval``
+    for the per-trajectory mean; for a ratio metric (`RATIOS`) also ``pooled``,
+    ``pooled_low``, ``pooled_high``, ``pooled_p``, ``pooled_n_nonzero``, ``pooled_test``
+    for the difference of the pooled values Σ/Σ (the same estimand as the pooled table).
 
     Both results must come from the same seed and trajectories (common random numbers).
     """
+    from wmtsim.core.inference import metric_bound, paired_effect
+
     if a.seed != b.seed or a.world != b.world or not a.trajectories["trajectory"].equals(
             b.trajectories["trajectory"]):
         raise ValueError("paired differences need the same world, seed and trajectories")
-    d = a.trajectories[metric].to_numpy() - b.trajectories[metric].to_numpy()
-    return mean_ci(d.astype(np.float64), confidence, n_resamples, a.seed)
+    alpha = 1.0 - confidence
+    bound = metric_bound(metric)
+    out = paired_effect(a.trajectories[metric].to_numpy(), b.trajectories[metric].to_numpy(),
+                        alpha=alpha, n_resamples=n_resamples, seed=a.seed, bound=bound)
+    ta, tb = a.trajectories, b.trajectories
+    if metric in RATIOS and all(f"n_{c}" in ta.columns for part in RATIOS[metric]
+                                for c in part):
+        (na, da), (nb, db) = (_ratio_parts(t, metric) for t in (ta, tb))
+        pooled = paired_effect(na, nb, da, db, alpha=alpha, n_resamples=n_resamples,
+                               seed=a.seed, bound=bound)
+        out.update({f"pooled_{k}" if k != "mean" else "pooled": pooled[k]
+                    for k in ("mean", "low", "high", "p", "n_nonzero", "test",
+                              "interval")})
+    return out
+
+
+def _ratio_parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-trajectory numerator and denominator of a ratio metric (`RATIOS`)."""
+    num_names, den_names = RATIOS[metric]
+    num = sum((frame[f"n_{c}"].to_numpy() for c in num_names), np.zeros(frame.height))
+    den = sum((frame[f"n_{c}"].to_numpy() for c in den_names), np.zeros(frame.height))
+    return num.astype(np.float64), den.astype(np.float64)
 
 
 def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from wmtsim.core.formatting import interval, num, plural
+from wmtsim.core.formatting import plural
 
 if TYPE_CHECKING:
     import polars as pl
@@ -412,7 +412,9 @@ def analyze(
                           f"{missing[1]} points computed); these results cover only those "
                           "points. Resume it with `wmtsim sweep SWEEP --out "
                           f"{sweep_dir}`.", markup=False, highlight=False)
-    for line in _analysis_summary(sweep_dir, written, metric):
+    from wmtsim.interfaces.cli_analyze import analysis_summary
+
+    for line in analysis_summary(sweep_dir, written, metric):
         out_console.print(line, markup=False, highlight=False)
     tables = [n for n, p in written.items() if not isinstance(p, list)]
     chart_files = [n for n, p in written.items() if isinstance(p, list)]
@@ -424,71 +426,17 @@ def analyze(
                       + f" to {folder}/", markup=False, highlight=False)
 
 
-def _setting(row: dict[str, object], parameters: list[str]) -> str:
-    """A sweep setting as ``policy, p=v, ...``."""
-    values = [f"{p}={v:.3g}" if isinstance(v := row[p], float) else f"{p}={v}"
-              for p in parameters]
-    return ", ".join([str(row["policy"]), *values])
-
-
-def _analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], metric: str
-                      ) -> list[str]:
-    """What `wmtsim analyze` found: the design, the Pareto front, the most robust setting
-    and the most influential parameter, read back from the tables it wrote."""
-    import polars as pl
-
-    from wmtsim.studies.sweep_store import load_results
-
-    def table(name: str) -> pl.DataFrame | None:
-        path = written.get(name)
-        return None if not isinstance(path, Path) else pl.read_parquet(
-            path.with_suffix(".parquet"))
-
-    res = load_results(sweep_dir)
-    params = list(res.parameters)
-    means = table("point_means")
-    n = 0 if means is None else means.height
-    policies = [] if means is None or not n else means["policy"].unique(
-        maintain_order=True).to_list()
-    lines = [f"{sweep_dir}: {res.kind} design over {plural(len(params), 'parameter')} "
-             f"({', '.join(params) or 'none'}); {plural(n, 'point')} computed, "
-             f"{plural(len(policies), 'configuration')} ({', '.join(policies)})"]
-    front = table("pareto")
-    if front is not None and front.height:
-        best = front.sort("tsr", descending=True).row(0, named=True)
-        lines.append(f"  Pareto front (tsr up, prompt tokens down): "
-                     f"{plural(front.height, 'point')}; highest tsr "
-                     f"{interval(best['tsr'], best['tsr_low'], best['tsr_high'])} at "
-                     f"{num(best['prompt_tokens'])} prompt tokens ({_setting(best, params)})")
-    robust = table("robust")
-    if robust is not None and robust.height:
-        top = robust.row(0, named=True)
-        lines.append(f"  most robust setting (best worst case of {metric} over "
-                     f"{plural(int(top['cases']), 'case')}): {_setting(top, params)}: worst "
-                     f"{num(top['worst'])}, mean {num(top['mean'])}")
-    sobol = table("sobol")
-    if sobol is not None and sobol.height:
-        ranked = (sobol.group_by("policy", "parameter", maintain_order=True)
-                  .agg(pl.col("ST", "ST_low", "ST_high").mean())
-                  .sort("ST", descending=True, nulls_last=True))
-        for policy in policies:
-            rows = ranked.filter(pl.col("policy") == policy)
-            if rows.height:
-                r = rows.row(0, named=True)
-                lines.append(f"  Sobol ({metric}, {policy}): largest total index "
-                             f"{r['parameter']} ST = "
-                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}")
-    return lines
-
-
-# Commands in their own modules: cli_scenarios (run, compare, calibrate, schema), cli_why
-# (attribute, claims: mechanism attribution, the claims map), cli_conformance (expect, ...),
-# cli_attack (attack: the worst-case poisoning search).
+# Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
+# (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
+# attribution, the claims map), cli_conformance (expect, conformance), cli_attack (attack:
+# the worst-case poisoning search).
 from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E402
+from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)
+_register_compare(app)
 _register_why_commands(app)
 _register_attack(app)
 _conformance.register(app)

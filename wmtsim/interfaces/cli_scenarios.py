@@ -34,6 +34,10 @@ NOpt = Annotated[int | None, typer.Option(
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", "-s", min=0, max=2**63 - 1, help="Seed, 0 to 2^63 - 1 (default: the "
                                                 "scenario's).", show_default=False)]
+CorrectionOpt = Annotated[str, typer.Option(
+    "--correction", help="Multiplicity correction over the family of claims: holm "
+                         "(family-wise error, the default), bh (Benjamini–Hochberg, false "
+                         "discovery rate: exploratory) or none.")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override a value, e.g. --set stubs.p_leak=0.5 --set rho=0.8 (TOML "
                   "values).", show_default=False)]
@@ -203,112 +207,6 @@ def _say(text: str) -> None:
     _cli().out_console.print(text, markup=False, highlight=False)
 
 
-def compare(
-    scenario: ScenarioArg,
-    n: NOpt = None,
-    seed: SeedOpt = None,
-    out: OutOpt = None,
-    threads: Annotated[int | None, typer.Option(
-        "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Exit 1 when a paper claim does not hold.")] = False,
-    set_: SetOpt = None,
-    policy: Annotated[list[str] | None, typer.Option(
-        "--policy", "-p", help="Configuration to compare (repeatable; default: the "
-                               "scenario's policies), e.g. memgpt, traceretain_z.",
-        show_default=False)] = None,
-    budget: Annotated[str | None, typer.Option(
-        "--budget", help="Token budgets B, comma-separated (e.g. 200,400,800): run every "
-                         "policy (or each --policy) at each B on the same trajectories and "
-                         "write curves.parquet, curves.md, curves.png.",
-        show_default=False)] = None,
-) -> None:
-    """Compare the scenario's configurations on common random numbers, beside the paper.
-
-    Prints, per metric, each configuration's mean and 95% interval beside the paper's
-    value (Table 4 for [bold]paper = "table4"[/bold]; the directions of Tables 1–3 for
-    [bold]paper = "table123"[/bold]), paired differences against Full WMT, and whether
-    each of the paper's claims holds. Writes summary.parquet, paired.parquet,
-    checks.json, report.txt and manifest.json to --out.
-
-    [bold]Examples[/bold]
-
-      [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]
-
-      [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
-
-      [cyan]wmtsim compare paper_poisoning --budget 200,380,800 --n 300[/cyan]
-    """
-    from dataclasses import replace
-
-    from wmtsim.studies.report import compare as run_compare
-    from wmtsim.studies.report import comparison_tables, write_comparison
-
-    _check_policies(policy)
-    _check_threads(threads)
-    s = _load(scenario, set_)
-    if policy:
-        s = replace(s, policies=tuple(dict.fromkeys(policy)))
-    if budget is not None:
-        _budget_curves(s, budget, policy, n, seed, threads, out)
-        return
-    out_dir = _cli()._out_folder(out, s.name, "compare")
-    _compile_first(s.policies)
-    with _progress() as bar:
-        task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
-        comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task))
-    for t in comparison_tables(comp):
-        _cli()._print_table(t, full=str(out_dir / "report.txt"))
-    with _cli()._writing(out_dir, "compare") as work:
-        written = write_comparison(comp, work)
-    passed = sum(c["passed"] for c in comp.checks)
-    if comp.checks:
-        _say(f"{passed}/{len(comp.checks)} of the paper's claims hold "
-             f"(n={comp.n}, {comp.seconds:.1f} s)")
-    _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
-    if strict and passed < len(comp.checks):
-        raise typer.Exit(1)
-
-
-BUDGET_COMMAND = "compare-budget"  # compare --budget: its manifest's command, its folder
-
-
-def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
-                   seed: int | None, threads: int | None, out: Path | None) -> None:
-    """``compare --budget``: every policy at each budget
-    (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
-    ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
-    over, the plain comparison."""
-    from wmtsim.core.output import write_manifest
-    from wmtsim.core.policies import POLICIES
-    from wmtsim.studies.field_curves import (
-        budget_curves,
-        curves_markdown,
-        parse_budgets,
-        write_curves,
-    )
-
-    try:
-        budgets = parse_budgets(budget)
-    except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    out_dir = _cli()._out_folder(out, s.name, BUDGET_COMMAND)
-    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    with _progress() as bar:
-        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
-        frame = budget_curves(s, budgets, pols, n, seed, threads,
-                              progress=lambda b: bar.advance(task))
-    _say(curves_markdown(frame))
-    with _cli()._writing(out_dir, BUDGET_COMMAND) as work:
-        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
-        written.append(write_manifest(work, BUDGET_COMMAND, {
-            "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
-            "policies": list(frame["policy"].unique(maintain_order=True)),
-            "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
-            "threads": threads}))
-    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
-
-
 def calibrate(
     scenario: ScenarioArg,
     target: Annotated[str, typer.Option(
@@ -471,8 +369,7 @@ def schema(
 
 
 def register(app: typer.Typer) -> None:
-    """Add run, compare, calibrate and schema to ``app``."""
+    """Add run, calibrate and schema to ``app`` (compare: `wmtsim.interfaces.cli_compare`)."""
     app.command()(run)
-    app.command()(compare)
     app.command()(calibrate)
     app.command()(schema)

@@ -14,6 +14,7 @@ import typer
 
 from wmtsim.interfaces.cli_common import ProgressOpt, SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
+    CorrectionOpt,
     NOpt,
     ScenarioArg,
     SeedOpt,
@@ -70,8 +71,9 @@ def attribute(
       [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -m
       prompt_tokens --out results/why[/cyan]
     """
-    from wmtsim.studies.attribution import DEFAULT_METRICS, render_table, write_attribution
+    from wmtsim.studies.attribution import DEFAULT_METRICS, write_attribution
     from wmtsim.studies.attribution import attribute as run_attribute
+    from wmtsim.studies.attribution_table import render_table
 
     _check_threads(threads)
     s = _load(scenario, set_)
@@ -121,14 +123,18 @@ def claims(
     charts: ChartsOpt = True,
     progress: ProgressOpt = True,
     set_: SetOpt = None,
+    correction: CorrectionOpt = "holm",
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
 
     Each claim ("Full WMT lowest ASR", "Linear highest BR", ...) is tested in every cell
-    with paired bootstrap intervals on common random numbers: holds (significantly),
-    fails (another configuration is significantly better) or undecided. The grid runs on
-    the sweep machinery (resumable, --workers, --scheduler) into --out/sweep; the table
-    and heatmaps go to --out.
+    with paired tests on common random numbers (the paired t-test, or the exact
+    permutation test when few trajectories differ), all (claim, cell) tests one family
+    corrected by --correction (Holm by default; bh for an exploratory map): holds
+    (significant), holds (not significant), tie, or fails (significant: another
+    configuration is significantly better), at two-sided 5%. The grid runs on the sweep
+    machinery (resumable, --workers, --scheduler) into --out/sweep; the table and
+    heatmaps go to --out.
 
     [bold]Examples[/bold]
 
@@ -165,13 +171,16 @@ def claims(
         out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
         recover_kept(out_dir, KEEP)
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
-                        progress=progress)
+                        progress=progress, correction=correction)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
+    from wmtsim.studies.claims import CRN_NOTE
+
     _cli()._print_table(render_summary(cm))
+    _say(CRN_NOTE)
     with _cli()._writing(out_dir, "claims", keep=KEEP) as work:
         written = write_claims(cm, work, charts=charts)
-    _say(f"{cm.table.height} (claim, cell) tests in {cm.seconds:.1f} s; written to "
+    _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
 
 

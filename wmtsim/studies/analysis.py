@@ -7,7 +7,9 @@
   `scipy.stats.sobol_indices`, applied to precomputed outputs — with bootstrap intervals
   (the N base samples are resampled, keeping each A/B/AB_i row together).
 * `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
-  tokens (lower).
+  tokens (lower), one front over every configuration, identical points once.
+* `flatness`: whether a metric differs significantly across the points at all (a χ²
+  test of equal means); when it does not, nothing is named "best".
 * `robust_settings`: each setting's worst case over the scenarios and replicates, best
   first (max-min for a higher-is-better metric, min-max otherwise).
 * Altair charts (`heatmap_chart`, `pareto_chart`, `sensitivity_chart`) and `analyze`,
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -83,36 +86,90 @@ def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
 def pareto_mask(cost: np.ndarray, value: np.ndarray) -> np.ndarray:
     """True for the points that no other point dominates (cost ≤, value ≥, one strictly).
 
-    Exact duplicates are all kept; NaN points are never on the front."""
+    Of exact duplicates only the first is on the front (one point, however many settings
+    reach it: `pareto_front` counts them); NaN points are never on the front."""
     cost = np.asarray(cost, dtype=np.float64)
     value = np.asarray(value, dtype=np.float64)
     ok = np.isfinite(cost) & np.isfinite(value)
     mask = np.zeros(cost.shape, dtype=bool)
     idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((-value[idx], cost[idx]))]  # cost ascending, value descending
+    # cost ascending, value descending, then first occurrence first
+    order = idx[np.lexsort((idx, -value[idx], cost[idx]))]
     best = -np.inf
-    last: tuple[float, float] | None = None
     for i in order:
         if value[i] > best:
             mask[i] = True
             best = value[i]
-            last = (cost[i], value[i])
-        elif last is not None and (cost[i], value[i]) == last:
-            mask[i] = True
     return mask
 
 
 def pareto_front(frame: pl.DataFrame, cost: str = "prompt_tokens", value: str = "tsr",
                  by: Sequence[str] = ()) -> pl.DataFrame:
     """The rows of ``frame`` on the Pareto front of ``value`` (maximised) against ``cost``
-    (minimised), within each group of ``by``, sorted by cost."""
+    (minimised), within each group of ``by`` (default: one front over every
+    configuration and setting, as ``wmtsim analyze`` and the dashboard count it), sorted
+    by cost. Identical points appear once; ``settings`` says how many rows share it."""
     parts = frame.partition_by(list(by), maintain_order=True) if by else [frame]
-    fronts = [p.filter(pl.Series(pareto_mask(p[cost].to_numpy(), p[value].to_numpy())))
-              for p in parts]
+    fronts = []
+    for p in parts:
+        same = p.group_by(cost, value).agg(pl.len().alias("settings"))
+        front = p.filter(pl.Series(pareto_mask(p[cost].to_numpy(), p[value].to_numpy())))
+        fronts.append(front.join(same, on=[cost, value], how="left"))
     return pl.concat(fronts).sort([*by, cost]) if fronts else frame.clear()
 
 
+def flatness(means: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFrame:
+    """Is ``metric`` flat across the points of each configuration? A χ² test of equal
+    means, Q = Σ (m_i − m̄)² / se_i² with m̄ the precision-weighted mean, on k − 1 degrees
+    of freedom (se_i from each point's 95% interval). Points on common random numbers
+    are positively correlated, which makes the test conservative: "flat" means no
+    significant difference was found, not that none exists. One row per policy: points,
+    q, p, flat, and the best point's row and mean."""
+    from scipy import stats
+
+    rows = []
+    higher = _higher_is_better(metric)
+    for (policy,), g in means.group_by("policy", maintain_order=True):
+        g = g.filter(pl.col(metric).is_finite())
+        m = g[metric].to_numpy()
+        se = ((g[f"{metric}_high"] - g[f"{metric}_low"]).to_numpy() / (2 * 1.959964))
+        k = m.size
+        if k < 2:
+            continue
+        if np.all(se > 0):
+            w = 1 / se**2
+            q = float(np.sum(w * (m - np.sum(w * m) / w.sum()) ** 2))
+            p = float(stats.chi2.sf(q, k - 1))
+        else:  # a point without spread: flat only if every mean is the same
+            q, p = math.nan, 1.0 if np.all(m == m[0]) else 0.0
+        best = int(np.argmax(m) if higher else np.argmin(m))
+        rows.append({"policy": policy, "metric": metric, "points": k, "q": q, "p": p,
+                     "flat": p > alpha, "best_row": int(g["row"][best]),
+                     "best": float(m[best]), "low": float(m.min()), "high": float(m.max())})
+    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "metric": pl.Utf8,
+                                      "points": pl.Int64, "q": pl.Float64, "p": pl.Float64,
+                                      "flat": pl.Boolean, "best_row": pl.Int64,
+                                      "best": pl.Float64, "low": pl.Float64,
+                                      "high": pl.Float64})
+
+
 # --- Sobol indices -------------------------------------------------------------------------
+
+
+def sobol_estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(S1, ST) from ``f(A)`` (..., N), ``f(B)`` (..., N), ``f(AB_i)`` (..., d, N)
+    (leading axes: resamples or replicates)."""
+    # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
+    # expectations do not change, but S1's variance no longer grows with the mean of f,
+    # which matters for rates such as TSR with a small spread around a large mean.
+    mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+    a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
+    var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
+        st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
+    return s1, st
 
 
 def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
@@ -125,18 +182,7 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
     S_Ti = mean((f_A − f_AB_i)²) / (2 Var) (Jansen 1999); Var over f_A and f_B together.
     """
     f_a, f_b, f_ab = (np.asarray(a, dtype=np.float64) for a in (f_a, f_b, f_ab))
-
-    def estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray) -> tuple[np.ndarray, ...]:
-        # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
-        # expectations do not change, but S1's variance no longer grows with the mean of f,
-        # which matters for rates such as TSR with a small spread around a large mean.
-        mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-        a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
-        var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
-            st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
-        return s1, st
+    estimate = sobol_estimate
 
     s1, st = estimate(f_a, f_b, f_ab)
     n = f_a.size
@@ -344,8 +390,8 @@ def _analysis(results: SweepResults, metric: str, n_resamples: int, charts: bool
                                                       if c.startswith(metrics)]),
                                 on="key", how="inner")
     params = results.parameters
-    front = pareto_front(means, by=("policy",))
-    tables = {"point_means": means, "pareto": front,
+    front = pareto_front(means)
+    tables = {"point_means": means, "pareto": front, "flatness": flatness(means, metric),
               "robust": robust_settings(table, params, metric)}
     indices = None
     if results.kind == "sobol":

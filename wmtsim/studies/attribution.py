@@ -65,6 +65,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import paired_bootstrap
+from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
 from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
 from wmtsim.studies.shapley import (
@@ -73,6 +74,7 @@ from wmtsim.studies.shapley import (
     shapley_exact,
     shapley_sampled,
 )
+from wmtsim.studies.verdicts import contribution_tests
 
 if TYPE_CHECKING:
     import altair as alt
@@ -354,17 +356,20 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
         n_common = int(common.sum())
         contribution = phi_t.mean(axis=1) if n_common else np.full(k, np.nan)
         low, high = paired_bootstrap(phi_t, n_resamples, alpha, rng)
+        tests = contribution_tests(phi_t, low, high, alpha, metric_bound(metric))
         from_mean = float(x[index[0]].mean()) if n_common else math.nan
         to_mean = float(x[index[(1 << k) - 1]].mean()) if n_common else math.nan
         for j, s in enumerate(players):
             rows.append({"scenario": scenario.name, "from_policy": p.name,
                          "to_policy": q.name, "metric": metric, "order": j,
                          "mechanism": mechanism_label(s, p, q), "switch": s,
-                         "contribution": float(contribution[j]), "low": float(low[j]),
-                         "high": float(high[j]), "perm_se": float(perm_se[j]),
+                         "contribution": float(contribution[j]), **tests[j],
+                         "perm_se": float(perm_se[j]),
                          "n": n_common, "from_mean": from_mean, "to_mean": to_mean,
                          "method": "exact" if exact else f"sampled ({len(orders)} orders)",
-                         "seed": seed, "trajectories": w.n})
+                         "seed": seed, "trajectories": w.n, "resamples": n_resamples})
+    for r, pa in zip(rows, adjust([r["p"] for r in rows], "holm"), strict=True):
+        r["p_holm"] = float(pa)  # the family: every (metric, mechanism) of this table
     coalitions = pl.DataFrame([{
         "mask": mask, "switches": ",".join(s for j, s in enumerate(players) if mask >> j & 1),
         "configuration": configs[mask][0].name, "moved_by_rule": ",".join(configs[mask][1]),
@@ -444,38 +449,12 @@ def waterfall_chart(table: pl.DataFrame, title: str = "", columns: int = 3
     return faceted.properties(title=title) if title else faceted
 
 
-def render_table(att: Attribution) -> Any:
-    """A rich table: per metric and mechanism, the contribution and its interval."""
-    from rich.table import Table
-
-    t = Table(title=f"{att.scenario}: {att.from_policy} → {att.to_policy}, n={att.n}, "
-                    f"seed={att.seed}, {att.method} Shapley over {len(att.players)} "
-                    f"switches ({att.runs} configurations run)", title_justify="left")
-    for col in ("metric", "mechanism", "contribution", "95% interval", "n"):
-        t.add_column(col, justify="left" if col in ("metric", "mechanism") else "right")
-    for metric in att.table["metric"].unique(maintain_order=True).to_list():
-        rows = att.table.filter(pl.col("metric") == metric)
-        first = rows.row(0, named=True)
-        t.add_row(metric, f"{att.from_policy} (mean)", _g(first["from_mean"]), "",
-                  str(first["n"]), style="dim")
-        for r in rows.iter_rows(named=True):
-            se = "" if math.isnan(r["perm_se"]) else f" ±{_g(r['perm_se'])} (orders)"
-            t.add_row("", r["mechanism"], f"{r['contribution']:+.4g}",
-                      f"[{_g(r['low'])}, {_g(r['high'])}]{se}", "")
-        t.add_row("", f"{att.to_policy} (mean)", _g(first["to_mean"]), "",
-                  "", style="dim", end_section=True)
-    return t
-
-
-def _g(x: float) -> str:
-    return "–" if x is None or not math.isfinite(x) else f"{x:.4g}"
-
-
 def write_attribution(att: Attribution, out: Path, charts: bool = True) -> list[Path]:
     """attribution.parquet, coalitions.parquet, waterfall.html/.png, manifest.json, into
     ``out`` (the hidden folder of `wmtsim.core.output.result_folder`)."""
     from wmtsim.core.output import atomic_write_parquet, write_manifest
     from wmtsim.studies.analysis import write_chart
+    from wmtsim.studies.provenance import provenance
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(att.table, out / "attribution.parquet"),
@@ -487,5 +466,7 @@ def write_attribution(att: Attribution, out: Path, charts: bool = True) -> list[
         "scenario": att.scenario, "from": att.from_policy, "to": att.to_policy,
         "switches": list(att.players), "method": att.method, "n": att.n, "seed": att.seed,
         "configurations_run": att.runs, "coalitions": att.coalitions.height,
-        "seconds": round(att.seconds, 3)}))
+        "seconds": round(att.seconds, 3)}, extra=provenance(
+            att.seed, att.n, int(att.table["resamples"][0])
+            if "resamples" in att.table.columns else None, 0.05, "holm")))
     return written

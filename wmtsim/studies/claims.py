@@ -9,25 +9,32 @@ run by the sweep machinery (`wmtsim.studies.sweep.run_sweep`: resumable, local p
 draws a heatmap per claim.
 
 The test in a cell, on common random numbers (every configuration on the same
-trajectories): for each other configuration o, the paired difference
+trajectories): for each other configuration o, the paired test of
 ``d_t = s · (x_subject,t − x_o,t)`` with s = ±1 so that the claim says ``mean d > 0``,
-over the trajectories where both values are finite; one percentile bootstrap (the same
-resampled trajectories for every pair of the cell) gives its intervals. The claim
+over the trajectories where both values are finite (`wmtsim.core.inference.paired_effect`:
+the exact permutation test when at most 16 trajectories differ, else the paired t-test).
+The claim is an intersection–union test: its p-value for "holds" is the largest pairwise
+one-sided p-value; for "fails" (another configuration is better) the smallest, times m
+(Bonferroni over the m others); its two-sided p-value is 2 · min of the two
+(`wmtsim.studies.verdicts.check_claim`).
 
-* **holds** when every pairwise 95% interval lies above 0 (an intersection–union test:
-  level 5% without correction);
-* **fails** when some pairwise interval at the Bonferroni level 1 − 0.05/m (m other
-  configurations) lies below 0: another configuration is significantly better;
-* is **undecided** otherwise.
+**The family** is every (claim, cell) test of the map. Its p-values are corrected
+together — Holm by default (family-wise error at alpha, valid under any dependence,
+which matters: cells run on common random numbers, so their tests are correlated), or
+Benjamini–Hochberg (false discovery rate, for exploratory maps), or none — and each
+(claim, cell) gets one of the verdicts of `wmtsim.core.inference.VERDICTS`: *holds
+(significant)* / *fails (significant)* when its corrected p-value is at most alpha
+(two-sided 5% by default, each direction 2.5%), else *holds (not significant)* when the
+point estimate favours the claim and *tie* when it does not.
 
 ``margin`` is the smallest pairwise mean ``d`` (against ``closest``, the nearest
-competitor), in the metric's units.
+competitor), in the metric's units; ``n_nonzero`` counts the trajectories on which the
+subject and ``closest`` differ.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Sequence
@@ -38,7 +45,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim.core.bootstrap import Resampler
+from wmtsim.core.inference import (
+    ALPHA,
+    CORRECTION_NAMES,
+    CORRECTIONS,
+    VERDICT_COLORS,
+    VERDICTS,
+    level_text,
+)
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 
@@ -48,8 +62,8 @@ if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
     from wmtsim.studies.sweep import Sweep, SweepReport
 
-STATUSES = ("holds", "undecided", "fails")
-STATUS_COLORS = ("#54a24b", "#bab0ac", "#e45756")
+STATUSES = VERDICTS
+STATUS_COLORS = VERDICT_COLORS
 CLAIMS_FILE = "claims.parquet"
 SWEEP_DIR = "sweep"
 
@@ -108,36 +122,14 @@ def table4_claims() -> tuple[Claim, ...]:
 # --- the test in one cell ------------------------------------------------------------------
 
 
-def evaluate(claim: Claim, values: dict[str, np.ndarray], resampler: Resampler,
-             alpha: float = 0.05) -> dict[str, Any]:
-    """The claim's status on one cell; ``values[policy]`` are per-trajectory values on
-    the same trajectories (see the module docstring for the test)."""
-    x = values[claim.subject]
-    m = len(claim.others)
-    holds_all, fails_any = True, False
-    margin, closest, n_min = math.inf, "", x.size
-    for o in claim.others:
-        y = values[o]
-        ok = np.isfinite(x) & np.isfinite(y)
-        d = claim.favour * (x[ok] - y[ok])
-        n_min = min(n_min, int(ok.sum()))
-        if d.size == 0:
-            holds_all = False
-            continue
-        mean = float(d.mean())
-        if mean < margin:
-            margin, closest = mean, o
-        if np.all(d == d[0]):  # no spread: the interval is the point
-            lo = hi_fail = float(d[0])
-        else:
-            boot = resampler.means(d)
-            lo = float(np.quantile(boot, alpha / 2))
-            hi_fail = float(np.quantile(boot, 1 - alpha / (2 * m)))
-        holds_all &= lo > 0
-        fails_any |= hi_fail < 0
-    status = "fails" if fails_any else "holds" if holds_all else "undecided"
-    return {"status": status, "margin": margin if math.isfinite(margin) else math.nan,
-            "closest": closest, "n": n_min}
+def evaluate(claim: Claim, values: dict[str, np.ndarray], alpha: float = ALPHA
+             ) -> dict[str, Any]:
+    """The claim's test on one cell (before the family's correction); ``values[policy]``
+    are per-trajectory values on the same trajectories (see the module docstring)."""
+    from wmtsim.studies.verdicts import check_claim, metric_bound
+
+    return check_claim(claim.subject, claim.others, claim.favour, values, alpha,
+                       metric_bound(claim.metric))
 
 
 # --- the map -------------------------------------------------------------------------------
@@ -155,6 +147,16 @@ class ClaimsMap:
     sweep_dir: Path
     seconds: float
     report: SweepReport | None = None
+    alpha: float = ALPHA
+    correction: str = "holm"
+    seed: int | None = None
+    n: int | None = None
+
+    @property
+    def family(self) -> str:
+        """The family of tests and how it was read."""
+        return (f"{self.table.height} (claim, cell) tests, "
+                f"{level_text(self.alpha, self.correction, self.table.height)}")
 
 
 def parse_vary(item: str) -> tuple[str, float, float]:
@@ -193,12 +195,16 @@ def grid_sweep(scenario: Scenario, vary: Sequence[tuple[str, float, float]], lev
 def claims_map(sweep: Sweep, out: str | os.PathLike[str],
                claims: Sequence[Claim] | None = None, *, workers: int = 1,
                scheduler: str | None = None, resume: bool = False, progress: bool = False,
-               n_resamples: int = 1000, threads: int | None = None) -> ClaimsMap:
+               threads: int | None = None, alpha: float = ALPHA,
+               correction: str = "holm") -> ClaimsMap:
     """Run ``sweep`` into ``out``/sweep (only missing points) and evaluate the claims on
-    each of its grid cells."""
+    each of its grid cells, as one family of tests (``correction``, module docstring)."""
     from wmtsim.studies.sweep import SweepError, run_sweep
 
     t0 = time.perf_counter()
+    if correction not in CORRECTIONS:
+        raise ValueError(f"--correction {correction!r} is unknown; allowed: "
+                         f"{', '.join(CORRECTIONS)}")
     claims = tuple(claims or table4_claims())
     if sweep.kind != "grid" or len(sweep.parameters) != 2:
         raise SweepError(f"{sweep.name}: a claims map needs a grid design over two "
@@ -212,17 +218,24 @@ def claims_map(sweep: Sweep, out: str | os.PathLike[str],
     sweep_dir = Path(out) / SWEEP_DIR
     report = run_sweep(sweep, sweep_dir, workers=workers, scheduler=scheduler,
                        resume=resume, progress=progress, threads=threads)
-    table = evaluate_sweep(sweep_dir, claims, n_resamples)
+    table = evaluate_sweep(sweep_dir, claims, alpha, correction)
     params = (sweep.parameters[0].key, sweep.parameters[1].key)
     return ClaimsMap(sweep.scenarios[0].name, params, claims, table, sweep_dir,
-                     time.perf_counter() - t0, report)
+                     time.perf_counter() - t0, report, alpha, correction,
+                     sweep.scenario_seed(sweep.scenarios[0]), sweep.trajectories)
 
 
 def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
-                   n_resamples: int = 1000) -> pl.DataFrame:
+                   alpha: float = ALPHA, correction: str = "holm") -> pl.DataFrame:
     """Evaluate ``claims`` on every design row of a sweep folder whose configurations
-    are all computed (replicates are pooled: pairs stay within a replicate)."""
+    are all computed (replicates are pooled: pairs stay within a replicate), and read
+    them as one family (``correction``: holm, bh or none)."""
     from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.verdicts import read_family
+
+    if correction not in CORRECTIONS:
+        raise ValueError(f"--correction {correction!r} is unknown; allowed: "
+                         f"{', '.join(CORRECTIONS)}")
 
     res = load_results(sweep_dir)
     params = res.parameters
@@ -232,10 +245,8 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
     joined = design.select("row", "replicate", "policy", "key").join(traj, on="key")
     rows: list[dict[str, Any]] = []
     knobs = design.group_by("row").agg([pl.col(p).first() for p in params]).sort("row")
-    seed = int(res.manifest["design"].get("seed") or 0)
     for knob in knobs.iter_rows(named=True):
         cell = joined.filter(pl.col("row") == knob["row"])
-        resampler = Resampler(n_resamples, seed)
         for claim in claims:
             wide = (cell.filter(pl.col("policy").is_in(claim.policies))
                     .pivot(on="policy", index=["replicate", "trajectory"],
@@ -246,11 +257,17 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
             values = {p: wide[p].to_numpy().astype(np.float64) for p in claim.policies}
             rows.append({"claim": claim.label, "metric": claim.metric,
                          "subject": claim.subject, "sense": claim.sense, **knob,
-                         **evaluate(claim, values, resampler)})
+                         **evaluate(claim, values, alpha)})
+    rows = read_family(rows, alpha, correction)
+    for r in rows:
+        r["status"] = r.pop("verdict")
+        del r["significant"]
     schema: dict[str, Any] = {
         "claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
         "row": pl.Int64, **{p: design.schema[p] for p in params},
-        "status": pl.Utf8, "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64}
+        "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64, "n_nonzero": pl.Int64,
+        "test": pl.Utf8, "p_holds": pl.Float64, "p_fails": pl.Float64, "p": pl.Float64,
+        "p_adjusted": pl.Float64, "status": pl.Utf8}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -258,7 +275,8 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
 
 
 def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.FacetChart:
-    """One heatmap per claim over the two knobs: holds / undecided / fails."""
+    """One heatmap per claim over the two knobs, coloured by verdict
+    (`wmtsim.core.inference.VERDICTS`)."""
     import altair as alt
 
     # Knob names such as poison[*].p_supersede are not valid Vega-Lite field names.
@@ -271,10 +289,11 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.F
     rect = base.mark_rect(stroke="white").encode(
         color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUSES),
                                                     range=list(STATUS_COLORS)),
-                        title="claim"),
-        tooltip=["claim", "status", alt.Tooltip("x:Q", title=x),
-                 alt.Tooltip("y:Q", title=y), alt.Tooltip("margin:Q", format=".3g"),
-                 "closest", "n"])
+                        title="verdict"),
+        tooltip=["claim", alt.Tooltip("status:N", title="verdict"),
+                 alt.Tooltip("x:Q", title=x), alt.Tooltip("y:Q", title=y),
+                 alt.Tooltip("margin:Q", format=".3g"), "closest", "n", "n_nonzero",
+                 "test", alt.Tooltip("p_adjusted:Q", format=".3g")])
     text = base.mark_text(fontSize=9).encode(text="margin_text:N")
     chart = alt.layer(rect, text, data=data.to_pandas()).properties(width=170, height=150)
     faceted = chart.facet(facet=alt.Facet("claim:N", sort=order, title=None), columns=5)
@@ -282,7 +301,7 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.F
 
 
 def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: how many cells it holds, is undecided and fails in."""
+    """Per claim: how many cells have each verdict (one column per verdict)."""
     return (table.group_by("claim", maintain_order=True)
             .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
                  pl.len().alias("cells")))
@@ -291,15 +310,25 @@ def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
 def render_summary(cm: ClaimsMap) -> Any:
     from rich.table import Table
 
+    cells = cm.table["row"].n_unique() if cm.table.height else 0
     t = Table(title=f"{cm.scenario}: claims over {cm.parameters[0]} × {cm.parameters[1]} "
-                    "(cells where each claim holds / is undecided / fails)",
+                    f"({cells} cells per verdict; family: {cm.family})",
               title_justify="left")
-    for col in ("claim", *STATUSES, "cells"):
-        t.add_column(col, justify="left" if col == "claim" else "right")
+    t.add_column("claim")
+    headers = ("holds\nsignificant", "holds\nnot sig.", "tie", "fails\nsignificant")
+    for h in headers:
+        t.add_column(h, justify="right")
+    styles = ("green", "", "", "red")
     for r in summary_frame(cm.table).iter_rows(named=True):
-        t.add_row(r["claim"], f"[green]{r['holds']}[/green]", str(r["undecided"]),
-                  f"[red]{r['fails']}[/red]", str(r["cells"]))
+        t.add_row(r["claim"], *[f"[{st}]{r[v]}[/{st}]" if st else str(r[v])
+                                for v, st in zip(STATUSES, styles, strict=True)])
     return t
+
+
+CRN_NOTE = ("Cells run on common random numbers, so their tests are correlated: a claim "
+            "that holds in every cell is one finding seen many times, not many "
+            "independent ones. Holm is valid under any dependence; Benjamini–Hochberg "
+            "assumes positive dependence.")
 
 
 def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
@@ -317,9 +346,14 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
         title = f"{cm.scenario}: where each claim holds"
         written += write_chart(heatmap_chart(cm.table, *cm.parameters, title),
                                root / "claims_map")
+    from wmtsim.studies.provenance import provenance
+
     meta = {"scenario": cm.scenario, "parameters": list(cm.parameters),
             "claims": [asdict(c) for c in cm.claims], "sweep": SWEEP_DIR,
-            "seconds": round(cm.seconds, 3)}
+            "family": cm.family, "correction_name": CORRECTION_NAMES[cm.correction],
+            "note": CRN_NOTE, "seconds": round(cm.seconds, 3),
+            **provenance(cm.seed, cm.n, None, cm.alpha,
+                         cm.correction)}
     written.append(atomic_write_bytes(root / "claims.json",
                                       json.dumps(meta, indent=2).encode()))
     written.append(write_manifest(root, "claims", {
@@ -329,7 +363,8 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
 
 
 _TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
-                  "closest", "n")
+                  "closest", "n", "n_nonzero", "test", "p_holds", "p_fails", "p",
+                  "p_adjusted")
 
 
 def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
@@ -342,11 +377,26 @@ def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFr
     a claims table alone (a .parquet file, as studies/tables/ holds them)."""
     root = Path(path)
     if root.is_file() and root.suffix == ".parquet":
-        table = pl.read_parquet(root)
+        table = _current(root, pl.read_parquet(root))
         return {"scenario": None, "parameters": list(knob_columns(table))}, table
     try:
         meta = json.loads((root / "claims.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{root}: not a claims map (no claims.json, and not a "
                          ".parquet claims table)") from None
-    return meta, pl.read_parquet(root / CLAIMS_FILE)
+    return meta, _current(root, pl.read_parquet(root / CLAIMS_FILE))
+
+
+# Columns a claims table of this version has; an older table lacks some (and speaks the
+# older verdict vocabulary), so it is refused with a message rather than misdrawn.
+_REQUIRED = ("claim", "status", "margin", "n", "n_nonzero", "test", "p_adjusted")
+
+
+def _current(path: Path, table: pl.DataFrame) -> pl.DataFrame:
+    missing = [c for c in _REQUIRED if c not in table.columns]
+    if missing or not set(table["status"].unique().to_list()) <= set(STATUSES):
+        raise ValueError(f"{path}: a claims table written by an older wmtsim (missing "
+                         f"{', '.join(missing) or 'nothing'}; verdicts "
+                         f"{sorted(table['status'].unique().to_list())}); rerun "
+                         "`wmtsim claims` (or `make study`) to rewrite it")
+    return table

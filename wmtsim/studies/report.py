@@ -14,14 +14,18 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wmtsim.core.metrics import BETTER, LABELS, SUMMARY_METRICS
+from wmtsim.core.inference import ALPHA, HOLDS, SIGNIFICANT, resamples_for
+from wmtsim.core.metrics import LABELS, SUMMARY_METRICS
 from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
+from wmtsim.studies.paper_checks import WITHIN, table4_checks, table123_checks
+
+__all__ = ["WITHIN", "Comparison", "compare", "table4_checks", "table123_checks"]
 
 if TYPE_CHECKING:
     import polars as pl
@@ -76,7 +80,6 @@ def paper_wmt_token_change() -> tuple[float, float]:
 
 # --- running and comparing -----------------------------------------------------------------
 
-WITHIN = 0.05  # Full WMT's row must lie this close to the paper (ASR, PRR, BR, TSR)
 Progress = Callable[[str], None]
 
 
@@ -106,7 +109,8 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
     return out
 
 
-def summarise(results: dict[str, SimResult], n_resamples: int = 1000) -> pl.DataFrame:
+def summarise(results: dict[str, SimResult], n_resamples: int = resamples_for(ALPHA)
+              ) -> pl.DataFrame:
     """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
     import polars as pl
 
@@ -120,9 +124,17 @@ def summarise(results: dict[str, SimResult], n_resamples: int = 1000) -> pl.Data
     return pl.DataFrame(rows)
 
 
+PAIRED_SCHEMA = {"mean": "f", "low": "f", "high": "f", "n": "i", "n_nonzero": "i",
+                 "p": "f", "test": "s", "interval": "s", "pooled": "f", "pooled_low": "f",
+                 "pooled_high": "f", "pooled_p": "f", "pooled_n_nonzero": "i",
+                 "pooled_test": "s", "pooled_interval": "s"}
+
+
 def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
-              n_resamples: int = 1000) -> pl.DataFrame:
-    """Per metric, each configuration minus ``reference`` on the same trajectories."""
+              n_resamples: int = resamples_for(ALPHA)) -> pl.DataFrame:
+    """Per metric, each configuration minus ``reference`` on the same trajectories
+    (`wmtsim.engine.simulation.paired_difference`: the per-trajectory mean and, for
+    ratio metrics, the pooled value, each with its test, interval and ``n_nonzero``)."""
     import polars as pl
 
     from wmtsim.engine.simulation import paired_difference
@@ -134,11 +146,12 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
                 continue
             for m in SUMMARY_METRICS:
                 d = paired_difference(r, results[reference], m, 0.95, n_resamples)
-                rows.append({"policy": p, "reference": reference, "metric": m, **d})
+                rows.append({"policy": p, "reference": reference, "metric": m,
+                             **{k: d.get(k) for k in PAIRED_SCHEMA}})
+    types = {"f": pl.Float64, "i": pl.Int64, "s": pl.Utf8}
     return pl.DataFrame(rows, schema={"policy": pl.Utf8, "reference": pl.Utf8,
-                                      "metric": pl.Utf8, "mean": pl.Float64,
-                                      "low": pl.Float64, "high": pl.Float64,
-                                      "n": pl.Int64})
+                                      "metric": pl.Utf8,
+                                      **{k: types[t] for k, t in PAIRED_SCHEMA.items()}})
 
 
 @dataclass
@@ -149,8 +162,16 @@ class Comparison:
     policies: tuple[str, ...]
     summary: pl.DataFrame  # policy, metric, mean, low, high, n, paper
     paired: pl.DataFrame  # policy, reference, metric, mean, low, high, n
-    checks: list[dict[str, Any]]  # claim, passed, detail
+    checks: list[dict[str, Any]]  # claim, verdict, test, p, p_adjusted, detail, passed
     seconds: float
+    results: dict[str, SimResult] = field(default_factory=dict, repr=False)
+    correction: str = "holm"
+    resamples: int = resamples_for(ALPHA)
+
+    @property
+    def significant(self) -> int:
+        """Checks with a significant verdict that the claim holds (the headline count)."""
+        return sum(c["verdict"] == HOLDS for c in self.checks)
 
     def cell(self, policy: str, metric: str) -> dict[str, Any]:
         import polars as pl
@@ -161,12 +182,16 @@ class Comparison:
 
 def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
             threads: int | None = None, policies: Sequence[str] | None = None,
-            n_resamples: int = 1000, progress: Progress | None = None) -> Comparison:
-    """Run the scenario's configurations and check them against its paper table."""
+            n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None,
+            correction: str = "holm", results: dict[str, SimResult] | None = None
+            ) -> Comparison:
+    """Run the scenario's configurations (or take ``results``) and test the paper's
+    claims on them, as one family (``correction``: holm, bh or none)."""
     import polars as pl
 
     t0 = time.perf_counter()
-    results = run_policies(scenario, policies, n, seed, threads, progress=progress)
+    if results is None:
+        results = run_policies(scenario, policies, n, seed, threads, progress=progress)
     summary = summarise(results, n_resamples)
     paper = _paper_cells(scenario.paper)
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
@@ -175,11 +200,11 @@ def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
     paired = paired_vs(results, "wmt", n_resamples)
     comp = Comparison(scenario, next(iter(results.values())).trajectories.height,
                       next(iter(results.values())).seed, tuple(results), summary, paired,
-                      [], 0.0)
+                      [], 0.0, results, correction, n_resamples)
     if scenario.paper == "table4":
-        comp.checks = table4_checks(comp)
+        comp.checks = table4_checks(comp, correction)
     elif scenario.paper == "table123":
-        comp.checks = table123_checks(comp)
+        comp.checks = table123_checks(comp, correction, paper_wmt_token_change())
     comp.seconds = time.perf_counter() - t0
     return comp
 
@@ -188,56 +213,6 @@ def _paper_cells(paper: str | None) -> dict[tuple[str, str], float]:
     if paper == "table4":
         return {(p, m): v for p, row in paper_table4().items() for m, v in row.items()}
     return {}
-
-
-def _better(metric: str) -> int:
-    return 1 if BETTER.get(metric) == "higher" else -1
-
-
-def _paired_cell(comp: Comparison, policy: str, metric: str) -> dict[str, Any] | None:
-    """``policy − wmt`` on ``metric`` (per-trajectory, paired), if it was computed."""
-    import polars as pl
-
-    rows = comp.paired.filter((pl.col("policy") == policy) & (pl.col("metric") == metric))
-    return rows.row(0, named=True) if rows.height else None
-
-
-def table4_checks(comp: Comparison) -> list[dict[str, Any]]:
-    """Table 4's claims: Full WMT best and Linear worst on ASR, PRR, BR, AF, TSR; Full
-    WMT within 0.05 of the paper on ASR, PRR, BR, TSR.
-
-    Values are pooled over trajectories (Σ/Σ, `SimResult.summary`), as the paper's table
-    over its 100 scenarios is. ``significant`` says whether the paired per-trajectory
-    difference between Full WMT and the runner-up (for "best") excludes 0 at 95%.
-    """
-    checks = []
-    present = [p for p in paper_table4() if p in comp.policies]
-    if "wmt" in present and "linear" in present:
-        for m in ("asr", "prr", "br", "af", "tsr"):
-            b = _better(m)
-            vals = {p: comp.cell(p, m)["pooled"] for p in present}
-            ranked = sorted(present, key=lambda p: -b * vals[p])
-            best, worst = ranked[0], ranked[-1]
-            rival = ranked[1] if best == "wmt" else best
-            d = _paired_cell(comp, rival, m)
-            sig = d is not None and (d["low"] > 0 or d["high"] < 0)
-            detail = f"best is {best} ({vals[best]:.3f})"
-            if d is not None:
-                detail += (f"; {rival} − wmt = {d['mean']:+.3f} "
-                           f"[{d['low']:+.3f}, {d['high']:+.3f}]")
-            checks.append({"claim": f"{m.upper()}: Full WMT best", "passed": best == "wmt",
-                           "significant": sig, "detail": detail})
-            checks.append({"claim": f"{m.upper()}: Linear worst",
-                           "passed": worst == "linear", "significant": None,
-                           "detail": f"worst is {worst} ({vals[worst]:.3f})"})
-    if "wmt" in present:
-        for m in ("asr", "prr", "br", "tsr"):
-            c = comp.cell("wmt", m)
-            err = c["pooled"] - c["paper"]
-            checks.append({"claim": f"{m.upper()}: Full WMT within {WITHIN} of paper",
-                           "passed": abs(err) <= WITHIN, "significant": None,
-                           "detail": f"{c['pooled']:.3f} vs {c['paper']:.3f} ({err:+.3f})"})
-    return checks
 
 
 def table4_feasibility(k_min: int = 2, k_max: int = 4) -> list[dict[str, Any]]:
@@ -261,47 +236,6 @@ def table4_feasibility(k_min: int = 2, k_max: int = 4) -> list[dict[str, Any]]:
                      "bound_mean": mean_bound, "bound_pooled": pooled_bound,
                      "holds_mean": t <= mean_bound, "holds_pooled": t <= pooled_bound})
     return rows
-
-
-def table123_checks(comp: Comparison) -> list[dict[str, Any]]:
-    """Tables 1–3's directions, each with non-overlapping 95% intervals."""
-    checks: list[dict[str, Any]] = []
-    have = set(comp.policies)
-
-    def c(p: str, m: str) -> dict[str, Any]:
-        return comp.cell(p, m)
-
-    def above(a: str, b: str, m: str, claim: str) -> None:
-        if {a, b} <= have:
-            ca, cb = c(a, m), c(b, m)
-            checks.append({"claim": claim, "passed": ca["low"] > cb["high"],
-                           "detail": f"{a} {_ci(ca)} vs {b} {_ci(cb)}"})
-
-    above("wmt", "linear", "tsr", "accuracy: Full WMT > Linear")
-    if {"wmt", "linear"} <= have:
-        w, lin = c("wmt", "prompt_tokens"), c("linear", "prompt_tokens")
-        change = w["mean"] / lin["mean"] - 1.0
-        lo, hi = paper_wmt_token_change()
-        checks.append({"claim": "tokens: Full WMT vs Linear −25…−40%",
-                       "passed": -0.40 <= change <= -0.25 and w["high"] < lin["low"],
-                       "detail": f"{change:+.1%} (paper {lo:+.1%} … {hi:+.1%})"})
-    above("tree_selection", "tree", "prompt_tokens", "tokens: selection raises (Tree)")
-    above("tree_selection_summary", "tree_summary", "prompt_tokens",
-          "tokens: selection raises (Tree + Summary)")
-    above("tree", "tree_summary", "prompt_tokens", "tokens: summaries lower (Tree)")
-    above("tree_selection", "tree_selection_summary", "prompt_tokens",
-          "tokens: summaries lower (Tree + Selection)")
-    if "no_memory" in have:
-        others = [p for p in comp.policies if p != "no_memory"]
-        nm_t, nm_a = c("no_memory", "prompt_tokens"), c("no_memory", "tsr")
-        checks.append({"claim": "No Memory: fewest tokens",
-                       "passed": all(nm_t["high"] < c(p, "prompt_tokens")["low"]
-                                     for p in others),
-                       "detail": f"{nm_t['mean']:.0f} tokens"})
-        checks.append({"claim": "No Memory: least accurate",
-                       "passed": all(nm_a["high"] < c(p, "tsr")["low"] for p in others),
-                       "detail": f"accuracy {_ci(nm_a)}"})
-    return checks
 
 
 def _ci(cell: dict[str, Any], sign: bool = False, value: str = "mean") -> str:
@@ -349,35 +283,53 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
     return t
 
 
-def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> Table:
+def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS,
+                  value: str = "mean") -> Table:
+    """Paired differences against Full WMT; ``value`` ``pooled`` shows the difference of
+    pooled values (Σ/Σ) for ratio metrics, as the pooled table ranks them."""
     from rich.table import Table
 
-    t = Table(title="Paired differences vs Full WMT (configuration − wmt, 95% CI)",
-              title_justify="left")
+    from wmtsim.studies.verdicts import effect_text
+
+    what = "pooled Σ/Σ where a ratio" if value == "pooled" else "per-trajectory mean"
+    t = Table(title=f"Paired differences vs Full WMT (configuration − wmt, {what}; 95% "
+                    "interval; few differing trajectories: exact permutation p, no "
+                    "differing one: rule of three)", title_justify="left")
     t.add_column("metric")
     policies = list(dict.fromkeys(paired["policy"].to_list()))
     for p in policies:
         t.add_column(policy_label(p), justify="right")
     cells = {(r["policy"], r["metric"]): r for r in paired.iter_rows(named=True)}
+
+    def text(c: dict[str, Any]) -> str:
+        pooled = value == "pooled" and c.get("pooled") is not None
+        return effect_text(c, "pooled" if pooled else "")
+
     for m in metrics:
-        t.add_row(LABELS.get(m, m), *[_ci(cells[(p, m)], sign=True) if (p, m) in cells
-                                      else "–"
+        t.add_row(LABELS.get(m, m), *[text(cells[(p, m)]) if (p, m) in cells else "–"
                                       for p in policies])
     return t
 
 
+VERDICT_STYLE = {"holds (significant)": "green", "holds (not significant)": "",
+                 "tie": "dim", "fails (significant)": "red"}
+
+
 def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
+    """The checks with their verdicts, tests and corrected p-values; the title states
+    the family and its level."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
-    t.add_column("claim")
-    t.add_column("holds")
-    t.add_column("detail")
+    from wmtsim.core.formatting import num
+
+    family = checks[0]["family"] if checks else ""
+    t = Table(title=f"{title} — family: {family}", title_justify="left")
+    for col in ("claim", "verdict", "test", "p (adjusted)", "detail"):
+        t.add_column(col)
     for c in checks:
-        holds = "[green]yes[/green]" if c["passed"] else "[red]NO[/red]"
-        if c.get("significant") is False:
-            holds += " (n.s.)"
-        t.add_row(c["claim"], holds, c["detail"])
+        style = VERDICT_STYLE.get(c["verdict"], "")
+        verdict = f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"]
+        t.add_row(c["claim"], verdict, c["test"], num(c["p_adjusted"], 2), c["detail"])
     return t
 
 
@@ -409,15 +361,16 @@ def comparison_tables(comp: Comparison) -> list[Table]:
                               title=f"Simulated Table 4 ({comp.scenario.name}, n={comp.n}, "
                                     f"seed={comp.seed}) beside the paper: pooled over "
                                     "trajectories (Σ/Σ, as the paper's table) [95% CI]")
-        title = "Table 4 claims"
+        title = "Table 4 claims (paired tests of pooled values)"
     else:
         metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps",
                    "llm_calls", "ccr")
         main = render_summary(comp.summary, comp.policies, metrics,
                               title=f"{comp.scenario.name} (n={comp.n}, seed={comp.seed}): "
                                     "mean [95% CI]; accuracy = TSR")
-        title = "Tables 1–3 directions (non-overlapping 95% intervals)"
-    tables = [main, render_paired(comp.paired, metrics)]
+        title = "Tables 1–3 directions (paired tests of per-trajectory means)"
+    tables = [main, render_paired(comp.paired, metrics,
+                                  "pooled" if comp.scenario.paper == "table4" else "mean")]
     if comp.checks:
         tables.append(render_checks(comp.checks, title))
     if comp.scenario.paper == "table4":
@@ -445,6 +398,7 @@ def write_comparison(comp: Comparison, out: Path) -> list[Path]:
     """summary.parquet, paired.parquet, checks.json, report.txt and manifest.json, into
     ``out`` (the hidden folder of `wmtsim.core.output.result_folder`)."""
     from wmtsim.core.output import write_manifest
+    from wmtsim.studies.provenance import provenance
 
     out.mkdir(parents=True, exist_ok=True)
     written = [atomic_write_parquet(comp.summary, out / "summary.parquet"),
@@ -457,6 +411,9 @@ def write_comparison(comp: Comparison, out: Path) -> list[Path]:
         "scenario": comp.scenario.to_dict(), "source": comp.scenario.source, "n": comp.n,
         "seed": comp.seed, "policies": list(comp.policies),
         "seconds": round(comp.seconds, 3),
-        "checks_passed": sum(c["passed"] for c in comp.checks),
-        "checks_total": len(comp.checks)}))
+        "checks_passed": comp.significant,
+        "checks_significant": sum(c["verdict"] in SIGNIFICANT for c in comp.checks),
+        "checks_total": len(comp.checks),
+        "family": comp.checks[0]["family"] if comp.checks else None},
+        extra=provenance(comp.seed, comp.n, comp.resamples, ALPHA, comp.correction)))
     return written

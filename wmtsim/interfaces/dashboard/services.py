@@ -96,6 +96,7 @@ from wmtsim.interfaces.dashboard.services_why import (  # noqa: F401 (the old mo
     AttributionView,
     attribution,
     claims_chart,
+    claims_family,
     claims_mtime,
     claims_summary,
     claims_view,

@@ -86,8 +86,25 @@ def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
     return heatmap_chart(table, x, y)
 
 
+def claims_family(path: str, table: pl.DataFrame) -> str:
+    """The map's family of tests, its level and correction, and the note on correlated
+    cells (from claims.json; a bare table says what it can)."""
+    import json
+    from pathlib import Path
+
+    from wmtsim.studies.claims import CRN_NOTE
+
+    meta_file = Path(path) / "claims.json"
+    family = None
+    if meta_file.is_file():
+        family = json.loads(meta_file.read_text(encoding="utf-8")).get("family")
+    if family is None:
+        family = f"{table.height} (claim, cell) tests; correction not recorded"
+    return f"Family: {family}. {CRN_NOTE}"
+
+
 def claims_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: cells where it holds, is undecided, fails (`wmtsim.studies.claims`)."""
+    """Per claim: cells per verdict (`wmtsim.studies.claims.summary_frame`)."""
     from wmtsim.studies.claims import summary_frame
 
     return summary_frame(table)

@@ -63,9 +63,11 @@ else:
 st.divider()
 st.header("Where does each claim hold?")
 st.caption("Table 4's claims tested in every cell of a grid over two knobs (`wmtsim "
-           "claims`, or the shipped study of `make study`): holds = significantly, fails "
-           "= another configuration is significantly better, else undecided. The number "
-           "in a cell is the margin against the closest competitor.")
+           "claims`, or the shipped study of `make study`), each a paired test (the "
+           "paired t-test, or the exact permutation test when few trajectories differ). "
+           "Verdicts: holds (significant), holds (not significant), tie, fails "
+           "(significant: another configuration is significantly better). The number in "
+           "a cell is the margin against the closest competitor.")
 found = services.find_claims()
 default = st.query_params.get("claims") or (found[0] if found else "")
 path = st.text_input("Claims map (a `wmtsim claims` folder or a claims .parquet)",
@@ -90,5 +92,6 @@ rows = table.filter(pl.col("claim").is_in(shown))
 if rows.is_empty():
     st.info("Choose at least one claim.")
     st.stop()
+st.caption(services.claims_family(path, table))
 st.altair_chart(services.claims_chart(rows, *knobs), key="why_claims_map")
 st.dataframe(services.claims_summary(rows), hide_index=True, key="why_claims_summary")

@@ -1,0 +1,110 @@
+"""Regenerate every generated block of README.md and docs/ from one entry point.
+
+    python scripts/docs.py            # every generator, at the sizes the docs state
+    python scripts/docs.py --list     # which generator owns which block
+    python scripts/docs.py --only field_table
+
+A generated block is the text between ``<!-- generated:NAME -->`` and
+``<!-- /generated:NAME -->``; a generated file is written whole. Every block and file is
+owned by exactly one generator below, which names the command that writes it: the
+registry is the record of how each number in the docs was made, and
+tests/test_docs_generated.py fails when a block has no owner (a table pasted by hand),
+when an owned block is missing, or when a cheap generator no longer rewrites its block.
+``make docs`` runs this script; ``make study`` (the "why" study) is one of its generators.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"<!-- generated:([A-Za-z0-9_.-]+) -->")
+
+
+@dataclass(frozen=True)
+class Generator:
+    """One command and what it writes: ``blocks`` as (file, block name) pairs, ``files``
+    written whole."""
+
+    name: str
+    argv: tuple[str, ...]
+    blocks: tuple[tuple[str, str], ...] = ()
+    files: tuple[str, ...] = ()
+
+
+GENERATORS: tuple[Generator, ...] = (
+    Generator("paper_tables", ("scripts/paper_tables_doc.py",), blocks=(
+        ("README.md", "headline"),
+        *(("docs/calibration.md", b) for b in
+          ("summary", "table4", "checks", "errors", "feasibility", "table123")))),
+    Generator("field_table", ("scripts/field_table.py", "paper_poisoning", "--n", "300",
+                              "--metrics", "tsr", "--readme"),
+              blocks=(("README.md", "field"),)),
+    Generator("model_decisions", ("scripts/model_decisions.py",),
+              files=("docs/model_decisions.md",)),
+    Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",
+                                 "docs/statistics.md"),
+              blocks=(("docs/statistics.md", "coverage"),)),
+    Generator("why_study", ("-m", "studies.run"), blocks=tuple(
+        ("docs/findings.md", b) for b in (
+            "provenance", "why_paper_poisoning_linear_wmt",
+            "why_paper_poisoning_a2_no_controller_wmt", "why_gaia_like_linear_wmt",
+            "why_gaia_like_a2_no_controller_wmt", "claims_detection", "claims_noise"))),
+    Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",
+                                  "40"),
+              blocks=(("README.md", "attack"),
+                      *(("docs/findings.md", b) for b in
+                        ("attack_robust", "attack_transfer", "attack_claims"))),
+              files=("docs/figures/attack_harm_vs_budget.png",)),
+)
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    """README.md and every Markdown page under docs/."""
+    return [root / "README.md", *sorted((root / "docs").glob("**/*.md"))]
+
+
+def found_blocks(root: Path = ROOT) -> set[tuple[str, str]]:
+    """Every generated block in the docs, as (file relative to ``root``, name)."""
+    out = set()
+    for path in doc_files(root):
+        for name in BLOCK.findall(path.read_text(encoding="utf-8")):
+            out.add((str(path.relative_to(root)), name))
+    return out
+
+
+def run(gen: Generator) -> float:
+    """Run one generator from the repository root; returns its wall time in seconds."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, *gen.argv], cwd=ROOT, check=True)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python scripts/docs.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="list the generators and stop")
+    ap.add_argument("--only", action="append", default=None,
+                    help="run only this generator (repeatable)")
+    args = ap.parse_args(argv)
+    names = [g.name for g in GENERATORS]
+    unknown = sorted(set(args.only or ()) - set(names))
+    if unknown:
+        ap.error(f"--only {', '.join(unknown)}: unknown; allowed: {', '.join(names)}")
+    for gen in GENERATORS:
+        if args.list:
+            owned = [f"{f}:{b}" for f, b in gen.blocks] + list(gen.files)
+            print(f"{gen.name}: python {' '.join(gen.argv)}\n    " + "\n    ".join(owned))
+        elif args.only is None or gen.name in args.only:
+            print(f"[{gen.name}] python {' '.join(gen.argv)}", flush=True)
+            print(f"[{gen.name}] done in {run(gen):.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""Tests and verdicts: the one place that decides whether an effect is significant
+(docs/statistics.md).
+
+**The estimand** of every comparison of two configurations ``a`` and ``b`` run on the
+same trajectories (common random numbers) is a difference of pooled ratios,
+
+    D = Σ_t num_a,t / Σ_t den_a,t − Σ_t num_b,t / Σ_t den_b,t,
+
+where a per-trajectory mean is the case ``den = 1`` (``D = mean(a − b)``) and a pooled
+ratio metric (Σ/Σ, `wmtsim.core.metrics.RATIOS`) the general one, so a table that ranks on
+pooled values tests the pooled values.
+
+**The test** (`paired_effect`) depends on ``k``, the number of trajectories on which the
+two configurations differ (``n_nonzero``):
+
+* ``k = 0``: no difference seen; the share of trajectories with one is at most 3/n at 95%
+  (the rule of three), and the interval is ``± bound · 3/n`` when the per-trajectory
+  difference is bounded (``bound``; rates: 1), else undefined; never ``[0, 0]``.
+* ``k ≤ EXACT_MAX``: the exact paired permutation test — under the null the two
+  configurations are exchangeable within each trajectory, so all 2^k swaps of the
+  differing trajectories are enumerated and ``D`` recomputed (for a mean this is the
+  exact sign-flip test; with every difference of one sign it is the sign test,
+  p = 2 · 2^−k two-sided).
+* ``k > EXACT_MAX``: a t-test on the linearised (delta-method) per-trajectory
+  contributions ``z_t`` of ``D``, with n − 1 degrees of freedom (for a mean: the paired
+  t-test). Normal theory holds here: at least `EXACT_MAX` + 1 differing trajectories and
+  n in the hundreds.
+
+**The interval** (``low``, ``high``) at level ``1 − alpha``: a paired percentile bootstrap
+of ``D`` with at least `MIN_TAIL` resamples beyond each quantile (`resamples_for`) when
+``k ≥ SPARSE``; below that a conservative bound (Clopper–Pearson upper limits of the
+shares of positive and negative differences, times the largest difference) that always
+contains 0 — a sparse effect is never shown significant on an interval alone; its verdict
+comes from the exact test.
+
+**Verdicts** (`VERDICTS`, `verdict`): *holds (significant)*, *holds (not significant)*,
+*tie*, *fails (significant)*, from a claim's p-values after the family's correction
+(`adjust`: Holm by default, Benjamini–Hochberg for exploratory maps, or none).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+ALPHA = 0.05
+"""The default level of every test and interval (two-sided)."""
+MIN_TAIL = 50
+"""Bootstrap resamples beyond each quantile of an interval, at least (`resamples_for`)."""
+SPARSE = 10
+"""Below this many differing trajectories an interval is the conservative bound."""
+EXACT_MAX = 16
+"""Up to this many differing trajectories the permutation test is exact (2^k swaps)."""
+CORRECTIONS = ("holm", "bh", "none")
+"""Multiplicity corrections: Holm (family-wise error), Benjamini–Hochberg (false
+discovery rate), none."""
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no correction"}
+
+HOLDS, HOLDS_NS, TIE, FAILS = ("holds (significant)", "holds (not significant)", "tie",
+                               "fails (significant)")
+VERDICTS = (HOLDS, HOLDS_NS, TIE, FAILS)
+"""The one vocabulary of verdicts, in every command, table and chart."""
+VERDICT_COLORS = ("#2e7d32", "#a5d6a7", "#bab0ac", "#e45756")
+SIGNIFICANT = (HOLDS, FAILS)
+UNIT_METRICS = ("asr", "prr", "ip", "br", "tsr", "ccr", "accuracy")
+"""Metrics whose per-trajectory value lies in [0, 1]: a difference is bounded by 1."""
+
+
+def metric_bound(metric: str) -> float | None:
+    """The largest |difference| per trajectory of ``metric``, when it is bounded."""
+    return 1.0 if metric in UNIT_METRICS else None
+
+
+def resamples_for(alpha: float, minimum: int = 2000) -> int:
+    """Bootstrap resamples enough for the ``alpha/2`` and ``1 − alpha/2`` quantiles:
+    at least `MIN_TAIL` resamples beyond each (2,000 at alpha = 0.05)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}: allowed 0 < alpha < 1")
+    return max(minimum, math.ceil(MIN_TAIL / (alpha / 2)))
+
+
+def rule_of_three(n: int) -> float:
+    """The 95% upper bound on a share never seen in ``n`` trials: 3/n (rule of three)."""
+    return 3.0 / n if n > 0 else math.nan
+
+
+def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
+    """One-sided ``1 − alpha`` Clopper–Pearson upper limit of a share of ``k`` in ``n``."""
+    from scipy import stats
+
+    if k >= n:
+        return 1.0
+    return float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+
+
+def _ratio_diff(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray,
+                axis: int = -1) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(na.sum(axis=axis) / da.sum(axis=axis)
+                          - nb.sum(axis=axis) / db.sum(axis=axis))
+
+
+def _exact_p(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray,
+             differ: np.ndarray, observed: float) -> tuple[float, float]:
+    """(P(D* ≥ D), P(D* ≤ D)) over every swap of a and b on the differing trajectories."""
+    idx = np.flatnonzero(differ)
+    k = idx.size
+    swaps = ((np.arange(1 << k)[:, None] >> np.arange(k)) & 1).astype(np.float64)
+    base = [float(x.sum()) for x in (na, da, nb, db)]
+    dn = nb[idx] - na[idx]  # swapping t moves num_b,t into a and num_a,t into b
+    dd = db[idx] - da[idx]
+    sa_n, sa_d = base[0] + swaps @ dn, base[1] + swaps @ dd
+    sb_n, sb_d = base[2] - swaps @ dn, base[3] - swaps @ dd
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = sa_n / sa_d - sb_n / sb_d
+    stat = stat[np.isfinite(stat)]
+    tol = 1e-12 * max(1.0, abs(observed))  # the identity must count as "as extreme"
+    return (float(np.mean(stat >= observed - tol)), float(np.mean(stat <= observed + tol)))
+
+
+def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None = None,
+                  den_b: np.ndarray | None = None, alpha: float = ALPHA,
+                  n_resamples: int | None = None, seed: int = 0,
+                  bound: float | None = None, interval: bool = True) -> dict[str, Any]:
+    """The difference ``D`` of ``a`` and ``b`` (pooled ratios; means when ``den`` is
+    None) on paired trajectories, with its test and interval (module docstring).
+
+    Trajectories where a value is not finite (or a denominator is 0 for both) are left
+    out. ``bound``: the largest possible |difference| per trajectory (1 for rates), used
+    by the intervals of sparse and null effects. Returns ``mean`` (= D), ``low``,
+    ``high``, ``n``, ``n_nonzero``, ``p`` (two-sided), ``p_greater`` / ``p_less``
+    (one-sided, D > 0 / D < 0), ``se``, ``test``, ``interval`` (its method), ``resamples``.
+    """
+    na = np.asarray(num_a, dtype=np.float64)
+    nb = np.asarray(num_b, dtype=np.float64)
+    ratio = den_a is not None
+    da = np.ones_like(na) if den_a is None else np.asarray(den_a, dtype=np.float64)
+    db = np.ones_like(nb) if den_b is None else np.asarray(den_b, dtype=np.float64)
+    ok = np.isfinite(na) & np.isfinite(nb) & np.isfinite(da) & np.isfinite(db)
+    na, nb, da, db = na[ok], nb[ok], da[ok], db[ok]
+    n = int(na.size)
+    out: dict[str, Any] = {"mean": math.nan, "low": math.nan, "high": math.nan, "n": n,
+                           "n_nonzero": 0, "p": math.nan, "p_greater": math.nan,
+                           "p_less": math.nan, "se": math.nan, "test": "none",
+                           "interval": "none", "resamples": 0}
+    if n == 0 or da.sum() <= 0 or db.sum() <= 0:
+        return out
+    differ = (na != nb) | (da != db)
+    k = int(differ.sum())
+    d = float(_ratio_diff(na, da, nb, db))
+    out.update(mean=d, n_nonzero=k)
+    # linearised contributions: D ≈ mean(z), z_t = (num_t − R den_t) / mean(den) per side
+    ra, rb = na.sum() / da.sum(), nb.sum() / db.sum()
+    z = (na - ra * da) / da.mean() - (nb - rb * db) / db.mean()
+    se = float(z.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    out["se"] = se
+    if k == 0:
+        share = rule_of_three(n)
+        half = (bound * share) if bound is not None else math.nan
+        out.update(mean=0.0, low=-half, high=half, p=1.0, p_greater=1.0, p_less=1.0,
+                   test="none (no trajectory differs)",
+                   interval=f"rule of three: ≤ {share:.3g} of trajectories differ")
+        return out
+    if k <= EXACT_MAX:
+        pg, pl_ = _exact_p(na, da, nb, db, differ, d)
+        out["test"] = f"exact permutation (2^{k} swaps)"
+    else:
+        from scipy import stats
+
+        t = d / se if se > 0 else math.copysign(math.inf, d)
+        pg, pl_ = float(stats.t.sf(t, n - 1)), float(stats.t.cdf(t, n - 1))
+        out["test"] = "paired t (linearised)" if ratio else "paired t"
+    out.update(p_greater=pg, p_less=pl_, p=min(1.0, 2 * min(pg, pl_)))
+    if not interval:
+        return out
+    if k < SPARSE:
+        # a ratio's linearised contributions are not bounded by the metric's range
+        zk = z[differ] if ratio else (na - nb)[differ]
+        largest = float(np.max(np.abs(zk)))
+        scale = bound if bound is not None and not ratio else largest
+        k_pos, k_neg = int((zk > 0).sum()), int((zk < 0).sum())
+        out.update(low=-scale * clopper_pearson_upper(k_neg, n, alpha / 2),
+                   high=scale * clopper_pearson_upper(k_pos, n, alpha / 2),
+                   interval=f"conservative bound ({k} of {n} differ)")
+        return out
+    b = max(n_resamples or 0, resamples_for(alpha))
+    rng = np.random.default_rng([seed, n, 21])
+    stats_ = np.empty(b)
+    step = max(1, 2_000_000 // n)
+    for start in range(0, b, step):
+        m = min(step, b - start)
+        idx = rng.integers(0, n, size=(m, n))
+        stats_[start:start + m] = _ratio_diff(na[idx], da[idx], nb[idx], db[idx], axis=1)
+    stats_ = stats_[np.isfinite(stats_)]
+    lo, hi = np.quantile(stats_, [alpha / 2, 1 - alpha / 2])
+    out.update(low=float(lo), high=float(hi), resamples=b,
+               interval=f"paired percentile bootstrap ({b} resamples)")
+    return out
+
+
+def adjust(p: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
+    """Adjusted p-values of a family of tests: ``holm`` (Holm 1979, family-wise error),
+    ``bh`` (Benjamini–Hochberg 1995, false discovery rate) or ``none``. NaN stays NaN and
+    is not counted in the family."""
+    if method not in CORRECTIONS:
+        raise ValueError(f"correction {method!r} is unknown; allowed: "
+                         f"{', '.join(CORRECTIONS)}")
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0 or method == "none":
+        out[ok] = p[ok]
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ranked = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate((m - np.arange(m)) * ranked)
+    else:
+        adj = np.minimum.accumulate((m / np.arange(1, m + 1) * ranked)[::-1])[::-1]
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def two_sided(p_holds: float, p_fails: float) -> float:
+    """A claim's two-sided p-value from its two one-sided ones (the family adjusts it)."""
+    return min(1.0, 2.0 * min(p_holds, p_fails))
+
+
+def verdict(p_holds: float, p_fails: float, favours: float, alpha: float = ALPHA,
+            p_adjusted: float | None = None) -> str:
+    """The verdict of a claim: significant when its two-sided p-value (``p_adjusted``,
+    after the family's correction; else `two_sided` of the one-sided ones) is at most
+    ``alpha``, in the direction of the smaller one-sided p-value (``p_holds``: the claim
+    holds; ``p_fails``: the opposite holds). Otherwise *holds (not significant)* when
+    ``favours`` (the point estimate's margin in the claim's favour) is > 0, else *tie*."""
+    p = two_sided(p_holds, p_fails) if p_adjusted is None else p_adjusted
+    if math.isfinite(p) and p <= alpha:
+        return HOLDS if p_holds <= p_fails else FAILS
+    return HOLDS_NS if favours > 0 else TIE
+
+
+def level_text(alpha: float, correction: str, family: int) -> str:
+    """How a family of tests was read, e.g. "two-sided 5%, Holm over 14 tests"."""
+    return (f"two-sided {alpha:.0%} (each direction {alpha / 2:.1%}), "
+            f"{CORRECTION_NAMES[correction]} over {family} tests")

@@ -1,0 +1,174 @@
+"""The compare command of the ``wmtsim`` CLI (`register` adds it to the app of
+`wmtsim.interfaces.cli`): the scenario's configurations on common random numbers beside
+the paper, the paper's claims as tested verdicts (`wmtsim.studies.paper_checks`),
+``--precision`` and ``--budget``. Exit codes as there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from wmtsim.interfaces.cli_scenarios import (
+    CorrectionOpt,
+    NOpt,
+    OutOpt,
+    ScenarioArg,
+    SeedOpt,
+    SetOpt,
+    _check_policies,
+    _check_threads,
+    _cli,
+    _compile_first,
+    _load,
+    _progress,
+    _say,
+)
+
+if TYPE_CHECKING:
+    from wmtsim.studies.scenario import Scenario
+
+
+def compare(
+    scenario: ScenarioArg,
+    n: NOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    threads: Annotated[int | None, typer.Option(
+        "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Exit 1 unless every paper claim holds (significant).")] = False,
+    set_: SetOpt = None,
+    policy: Annotated[list[str] | None, typer.Option(
+        "--policy", "-p", help="Configuration to compare (repeatable; default: the "
+                               "scenario's policies), e.g. memgpt, traceretain_z.",
+        show_default=False)] = None,
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="Token budgets B, comma-separated (e.g. 200,400,800): run every "
+                         "policy (or each --policy) at each B on the same trajectories and "
+                         "write curves.parquet, curves.md, curves.png.",
+        show_default=False)] = None,
+    correction: CorrectionOpt = "holm",
+    precision: Annotated[float | None, typer.Option(
+        "--precision", min=0.0, help="Grow n (from --n or the scenario's) until every "
+                                     "headline interval (pooled ASR, BR, TSR) has at most "
+                                     "this 95% half-width, up to --n-max.",
+        show_default=False)] = None,
+    n_max: Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
+                                       help="Largest n --precision may reach.")] = 100_000,
+) -> None:
+    """Compare the scenario's configurations on common random numbers, beside the paper.
+
+    Prints, per metric, each configuration's mean and 95% interval beside the paper's
+    value (Table 4 for [bold]paper = "table4"[/bold]; the directions of Tables 1–3 for
+    [bold]paper = "table123"[/bold]), paired differences against Full WMT, and whether
+    each of the paper's claims holds, as a verdict — holds (significant), holds (not
+    significant), tie, fails (significant) — of a paired test on the table's estimand,
+    the claims corrected as one family (--correction, Holm by default). Writes
+    summary.parquet, paired.parquet, checks.json, report.txt and manifest.json to --out.
+
+    [bold]Examples[/bold]
+
+      [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]
+
+      [cyan]wmtsim compare gaia_like --n 400 --out results/gaia[/cyan]
+
+      [cyan]wmtsim compare paper_poisoning --budget 200,380,800 --n 300[/cyan]
+    """
+    from dataclasses import replace
+
+    from wmtsim.core.inference import CORRECTIONS
+    from wmtsim.studies.report import compare as run_compare
+    from wmtsim.studies.report import comparison_tables, write_comparison
+
+    if correction not in CORRECTIONS:
+        raise _cli()._fail(f"--correction {correction!r} is unknown; allowed: "
+                           f"{', '.join(CORRECTIONS)}")
+    if precision is not None and precision <= 0:
+        raise _cli()._fail(f"--precision {precision!r}: must be > 0")
+    _check_policies(policy)
+    _check_threads(threads)
+    s = _load(scenario, set_)
+    if policy:
+        s = replace(s, policies=tuple(dict.fromkeys(policy)))
+    if budget is not None:
+        _budget_curves(s, budget, policy, n, seed, threads, out)
+        return
+    out_dir = _cli()._out_folder(out, s.name, "compare")
+    _compile_first(s.policies)
+    history: list[tuple[int, float]] = []
+    if precision is None:
+        with _progress() as bar:
+            task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
+            comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task),
+                               correction=correction)
+    else:
+        from wmtsim.studies.precision import compare_to_precision
+
+        comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
+                                             threads=threads, correction=correction)
+    for t in comparison_tables(comp):
+        _cli()._print_table(t, full=str(out_dir / "report.txt"))
+    with _cli()._writing(out_dir, "compare") as work:
+        written = write_comparison(comp, work)
+    if history and precision is not None:
+        from wmtsim.studies.precision import precision_text
+
+        _say(precision_text(comp, history, precision, n_max))
+    passed = comp.significant
+    if comp.checks:
+        from wmtsim.core.inference import VERDICTS
+
+        counts = ", ".join(f"{sum(c['verdict'] == v for c in comp.checks)} {v}"
+                           for v in VERDICTS)
+        _say(f"{passed} of the paper's {len(comp.checks)} claims hold significantly "
+             f"({counts}; {comp.checks[0]['family']}; n={comp.n}, {comp.seconds:.1f} s)")
+    _say(f"tables written to {out_dir}/: {', '.join(p.name for p in written)}")
+    if strict and passed < len(comp.checks):
+        raise typer.Exit(1)
+
+
+BUDGET_COMMAND = "compare-budget"  # compare --budget: its manifest's command, its folder
+
+
+def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
+                   seed: int | None, threads: int | None, out: Path | None) -> None:
+    """``compare --budget``: every policy at each budget
+    (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
+    ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
+    over, the plain comparison."""
+    from wmtsim.core.output import write_manifest
+    from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.field_curves import (
+        budget_curves,
+        curves_markdown,
+        parse_budgets,
+        write_curves,
+    )
+
+    try:
+        budgets = parse_budgets(budget)
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    out_dir = _cli()._out_folder(out, s.name, BUDGET_COMMAND)
+    pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
+    with _progress() as bar:
+        task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
+        frame = budget_curves(s, budgets, pols, n, seed, threads,
+                              progress=lambda b: bar.advance(task))
+    _say(curves_markdown(frame))
+    with _cli()._writing(out_dir, BUDGET_COMMAND) as work:
+        written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
+        written.append(write_manifest(work, BUDGET_COMMAND, {
+            "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
+            "policies": list(frame["policy"].unique(maintain_order=True)),
+            "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
+            "threads": threads}))
+    _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add compare to ``app``."""
+    app.command()(compare)
