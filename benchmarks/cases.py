@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .bench_attack import bench_attack
 from .bench_conformance import bench_conformance
 from .machine import REPO, best_time, run_process, usable_cores
 
@@ -49,6 +50,8 @@ class Sizes:
     trajectory_counts: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
     memory_trajectories: int = 10_000
     attribution_trajectories: int = 2_000  # the shipped study's attributions (issue 13)
+    attack_trials: int = 100  # trials per attack search (issue 24)
+    attack_trajectories: int = 3_000  # search and held-out trajectories of each search
     cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
 
 
@@ -56,7 +59,8 @@ FULL = Sizes()
 QUICK = Sizes(ref_trajectories=4, ref_large_trajectories=1, thread_trajectories=400,
               repeats=1, node_targets=(16, 64), node_steps=2_000,
               trajectory_counts=(100, 400), memory_trajectories=500,
-              attribution_trajectories=100, cold_start=False)
+              attribution_trajectories=100, attack_trials=3, attack_trajectories=50,
+              cold_start=False)
 
 
 def _row(measurement: str, value: str, goal: str = "", met: bool | None = None
@@ -558,6 +562,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "memory": bench_memory,
     "attribution": bench_attribution,
     "conformance": bench_conformance,
+    "attack": bench_attack,
 }
 
 

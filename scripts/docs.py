@@ -63,6 +63,12 @@ GENERATORS: tuple[Generator, ...] = (
             "why_gaia_like_a2_no_controller_wmt", "claims_detection", "claims_noise"))),
     Generator("design_study", ("-m", "studies.design_study"),
               blocks=(("docs/atlas.md", "atlas"), ("docs/findings.md", "transfer"))),
+    Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",
+                                  "40"),
+              blocks=(("README.md", "attack"),
+                      *(("docs/findings.md", b) for b in
+                        ("attack_robust", "attack_transfer", "attack_claims"))),
+              files=("docs/figures/attack_harm_vs_budget.png",)),
 )
 
 

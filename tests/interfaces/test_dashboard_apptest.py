@@ -540,3 +540,58 @@ def test_trace_replay_follows_a_trace_switch(tmp_path: Path) -> None:
     assert _metrics(at)["select steps"] == ["2"]
     titles = [_title(spec) for spec, _ in _charts(at)]
     assert titles[0] == "tree after select step 1 (line 3)"
+
+
+# ---------------------------------------------------------------------------------------
+# The strongest attacker (issue 24)
+
+
+@pytest.fixture(scope="module")
+def attack_folder(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from typer.testing import CliRunner
+
+    from wmtsim.interfaces.cli import app
+
+    out = tmp_path_factory.mktemp("attack") / "atk"
+    res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",
+                                   "-p", "a1_unweighted", "--budget", "1,2", "--trials",
+                                   "2", "--n", "20", "--n-holdout", "20", "--no-charts",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return str(out)
+
+
+def test_attack_page_shows_the_results_and_opens_an_attack_on_dynamics(
+        attack_folder: str) -> None:
+    at = _page("attack")
+    at.query_params["attack"] = attack_folder
+    at.run()
+    no_exception(at)
+    assert len(at.get("vega_lite_chart")) == 2  # harm vs budget, transfer heatmap
+    shown = _frame(at, "policy", "budget", "worst_asr")
+    stored = pl.read_parquet(Path(attack_folder) / "results.parquet")
+    assert shown["worst_asr"].to_list() == pytest.approx(stored["worst_asr"].to_list())
+    transfer = _frame(at, "tuned_on", "evaluated_on", "harm")
+    assert transfer.height == 9
+    # Through the app: the button opens the attack's trajectories on the Dynamics page.
+    app = AppTest.from_file(str(PAGES.parent / "app.py"), default_timeout=TIMEOUT)
+    app.run()
+    app.switch_page("views/attack.py").run()
+    app.text_input(key="atk_path").set_value(attack_folder).run()
+    chosen = str(Path(attack_folder) / "attacks" / "wmt-k2.toml")
+    app.selectbox(key="atk_pick").set_value(chosen).run()
+    app.button(key="atk_open").click().run()
+    no_exception(app)
+    assert app.title[0].value == "Poisoning dynamics"
+    assert app.session_state["dyn_path"] == chosen
+    assert any("wmt" in c.value for c in app.sidebar.caption)  # the attack's description
+
+
+def test_attack_page_without_a_result_says_so(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMTSIM_RESULTS", str(tmp_path))
+    at = _page("attack").run()
+    no_exception(at)
+    assert any("wmtsim attack" in i.value for i in at.info)
+    at.text_input(key="atk_path").set_value(str(tmp_path)).run()
+    assert any("not available" in w.value for w in at.warning)

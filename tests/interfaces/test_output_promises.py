@@ -56,6 +56,9 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "tune": (["tune", "paper_poisoning", "--trials", "2", "--batch", "2", "--n", "3",
               "--holdout-seeds", "1", "--knob", "rho", "--no-charts", "--no-progress",
               "--out", "{out}"], "tune", "folder"),
+    "attack": (["attack", "paper_poisoning", "-p", "wmt", "--budget", "1", "--trials", "2",
+                "--n", "5", "--n-holdout", "5", "--no-charts", "--out", "{out}"], "attack",
+               "folder"),
 }
 NOT_WRITING = {"check", "warmup", "dashboard"}
 

@@ -430,7 +430,9 @@ def analyze(
 
 # Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
 # (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
-# attribution, the claims map), cli_design (screen, tune), cli_conformance (expect, ...).
+# attribution, the claims map), cli_design (screen, tune), cli_conformance (expect,
+# conformance), cli_attack (attack: the worst-case poisoning search).
+from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E402
 from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
@@ -440,6 +442,7 @@ _register_scenario_commands(app)
 _register_compare(app)
 _register_why_commands(app)
 _register_design_commands(app)
+_register_attack(app)
 _conformance.register(app)
 
 

@@ -22,5 +22,6 @@ page = st.navigation([
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),
     st.Page(PAGES / "why.py", title="Why (attribution, claims)", url_path="why"),
     st.Page(PAGES / "atlas.py", title="Screening atlas", url_path="atlas"),
+    st.Page(PAGES / "attack.py", title="The strongest attacker", url_path="attack"),
 ])
 page.run()

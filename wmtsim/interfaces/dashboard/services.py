@@ -2,7 +2,7 @@
 
 This module gathers the per-page services under one name (pages use ``services.X``):
 `services_runs` (shared, and the Compare page), `services_dynamics`, `services_trace`,
-`services_sweep` and `services_why`.
+`services_sweep`, `services_why` and `services_attack`.
 
 Every public function takes hashable arguments (scenario name or TOML text, policy, n,
 seed, parameter overrides as ``((name, value), ...)`` tuples) and is cached with
@@ -19,6 +19,14 @@ Parts of the library that may be missing (scenarios, the paper comparison, sweep
 
 from __future__ import annotations
 
+from wmtsim.interfaces.dashboard.services_attack import (  # noqa: F401 (the Attack page)
+    AttackView,
+    attack_budget_chart,
+    attack_mtime,
+    attack_transfer_chart,
+    attack_view,
+    find_attacks,
+)
 from wmtsim.interfaces.dashboard.services_dynamics import (  # noqa: F401 (the old module's names)
     DETAIL_LIMIT,
     MEMORY_KINDS,

@@ -1,0 +1,86 @@
+"""Dashboard services of the Attack page: results of ``wmtsim attack`` (docs/attack.md).
+Part of `wmtsim.interfaces.dashboard.services`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from wmtsim.interfaces.dashboard.services_runs import REPO
+from wmtsim.interfaces.dashboard.services_sweep import RESULTS_ENV
+
+
+def find_attacks(base: str | None = None) -> list[str]:
+    """Folders written by ``wmtsim attack`` under ``base`` (default ``$WMTSIM_RESULTS``
+    or results/), newest first."""
+    base = base or os.environ.get(RESULTS_ENV) or "results"
+    root = Path(base) if Path(base).is_absolute() else REPO / base
+    if not root.is_dir():
+        return []
+    found = []
+    for manifest in root.glob("**/manifest.json"):
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("command") == "attack":
+            found.append((manifest.stat().st_mtime, str(manifest.parent)))
+    return [p for _, p in sorted(found, reverse=True)][:200]
+
+
+@dataclass(frozen=True)
+class AttackView:
+    """An attack result: its worst-case table, transfer matrix, claims and found attacks."""
+
+    manifest: dict[str, Any]
+    robust: pl.DataFrame
+    transfer: pl.DataFrame
+    claims: list[dict[str, Any]]
+    attacks: tuple[str, ...]  # paths of the found attacks' scenario files
+
+    @property
+    def harm(self) -> str:
+        return str(self.manifest.get("settings", {}).get("harm", "asr"))
+
+
+def attack_mtime(path: str) -> float:
+    p = Path(path) / "manifest.json"
+    return p.stat().st_mtime if p.is_file() else 0.0
+
+
+@st.cache_data(show_spinner="Reading the attack results…", max_entries=16)
+def attack_view(path: str, mtime: float = 0.0) -> AttackView:
+    """The files of a ``wmtsim attack`` folder (``mtime`` invalidates the cache when it is
+    rewritten); ValueError when the folder is not one."""
+    folder = Path(path)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: no readable manifest.json ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("command") != "attack":
+        raise ValueError(f"{path}: not a `wmtsim attack` result")
+    claims = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
+    attacks = tuple(sorted(str(p) for p in (folder / "attacks").glob("*.toml")))
+    return AttackView(manifest, pl.read_parquet(folder / "results.parquet"),
+                      pl.read_parquet(folder / "transfer.parquet"), claims, attacks)
+
+
+def attack_budget_chart(view: AttackView) -> Any:
+    """`wmtsim.studies.attack_report.budget_chart`: harm vs k per configuration."""
+    from wmtsim.studies.attack_report import budget_chart
+
+    return budget_chart(view.robust, harm=view.harm)
+
+
+def attack_transfer_chart(view: AttackView) -> Any:
+    """`wmtsim.studies.attack_report.transfer_chart`: the transfer matrix as a heatmap."""
+    from wmtsim.studies.attack_report import transfer_chart
+
+    return transfer_chart(view.transfer, view.harm)

@@ -1,0 +1,64 @@
+"""The strongest attacker: results of ``wmtsim attack`` (harm vs budget, transfer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import streamlit as st
+
+from wmtsim.interfaces.dashboard import services, widgets
+
+st.title("The strongest attacker")
+st.caption("Results of `wmtsim attack` (docs/attack.md): per configuration, the most "
+           "harmful attack found with k injections per task beside the scripted attack, "
+           "on held-out trajectories (95% intervals); the transfer matrix runs the attack "
+           "found against each configuration (row) on every other (column).")
+
+found = services.find_attacks()
+default = st.query_params.get("attack") or (found[0] if found else "")
+path = st.text_input("Attack result (a `wmtsim attack` folder)", value=default,
+                     key="atk_path")
+if found:
+    st.caption("found: " + ", ".join(found[:10]))
+if not path:
+    st.info("Run `wmtsim attack paper_poisoning --budget 1,2,3,4`, then enter its output "
+            "folder here.")
+    st.stop()
+try:
+    view = services.attack_view(path, services.attack_mtime(path))
+except (ValueError, OSError) as e:
+    widgets.not_available("This attack result", e)
+    st.stop()
+
+st.subheader(f"{view.harm} vs attacker budget")
+st.altair_chart(services.attack_budget_chart(view))
+table = view.robust.select([c for c in ("policy", "budget", "scripted_asr", "worst_asr",
+                                        "scripted_tsr", "worst_tsr", "gain", "gain_low",
+                                        "gain_high", "worst_is_scripted")
+                            if c in view.robust.columns])
+st.dataframe(table, hide_index=True)
+
+st.subheader("Transfer")
+st.altair_chart(services.attack_transfer_chart(view))
+st.dataframe(view.transfer, hide_index=True)
+
+if view.claims:
+    st.subheader("Table 4's claims under the scripted and the worst-case attack")
+    st.dataframe(pl.DataFrame(view.claims), hide_index=True)
+
+st.subheader("Found attacks")
+st.caption("Each is a scenario file: `wmtsim run` replays it; open one on the Poisoning "
+           "dynamics page to step through its trajectories.")
+
+
+def _open(attack_file: str) -> None:
+    st.session_state["dyn_source"] = "file path"
+    st.session_state["dyn_path"] = attack_file
+
+
+choice = st.selectbox("Attack", view.attacks, format_func=lambda p: Path(p).name,
+                      key="atk_pick")
+if choice and st.button("Open on the Poisoning dynamics page", key="atk_open",
+                        on_click=_open, args=(choice,)):
+    st.switch_page("views/dynamics.py")  # relative to the entry point, app.py
