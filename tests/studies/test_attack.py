@@ -31,7 +31,13 @@ from wmtsim.studies.attack_space import (
 )
 from wmtsim.studies.scenario import load_scenario, shipped_scenarios
 
-POISONED = [name for name in shipped_scenarios() if load_scenario(name).world.poison]
+# late_poison (issue 22) places its poison at "the subtask's last position" (position 1000,
+# clipped to the end); the attack space (issue 24) has no such coordinate yet, so that
+# scripted attack is not a point of it: a known gap, strict so that closing it shows.
+_NOT_YET = {"late_poison": "the attack space cannot express 'the last position' yet"}
+POISONED = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_NOT_YET[name]))
+            if name in _NOT_YET else name
+            for name in shipped_scenarios() if load_scenario(name).world.poison]
 SMALL = SearchSettings(trials=4, n_search=40, n_holdout=40, startup=2)
 
 

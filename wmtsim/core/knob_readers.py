@@ -158,7 +158,17 @@ READS: dict[str, Trait] = {
     "baselines.window_steps": WINDOW,
     "baselines.token_limit": TOKEN_BUFFER,
     **{f"baselines.{k}": MEM0 for k in (
-        "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none")},
+        "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none",
+        "mem0_random_decision")},
+    # The field on equal terms (issue 20): the rules' switches and their knobs.
+    "baselines.importance_reads_evidence": SCORED_FIELD,
+    "baselines.own_caps": FIELD,
+    "baselines.letta_walk": MEMGPT,
+    "baselines.search_base_tokens": MEMGPT,
+    "baselines.tr_buffer": TRACERETAIN,
+    "baselines.tr_eval_every": TRACERETAIN,
+    **{f"baselines.{k}": GA for k in ("ga_reflect_threshold", "ga_focal_points",
+                                       "ga_thoughts")},
 }
 
 # Knobs that act only in worlds with global memories (MODEL.md §2: ρ_G, their initial
