@@ -46,7 +46,7 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("field_table", ("scripts/field_table.py", "readme"),
               blocks=(("README.md", "field"),)),
     Generator("field_docs", ("scripts/field_table.py", "docs"), blocks=tuple(
-        ("docs/policies.md", b) for b in (
+        ("docs/field.md", b) for b in (
             "parity.paper_poisoning", "parity.gaia_like", "field-curves.paper_poisoning",
             "field-curves.gaia_like", "robustness")),
         files=("docs/figures/field_curves_paper_poisoning.png",

@@ -1,8 +1,8 @@
-"""The field's generated text: README's field table, docs/policies.md's budget curves,
+"""The field's generated text: README's field table, docs/field.md's budget curves,
 parity tables and robustness table, and the curve figures (docs/figures/).
 
     python scripts/field_table.py readme             # README's <!-- generated:field --> block
-    python scripts/field_table.py docs               # docs/policies.md's generated blocks
+    python scripts/field_table.py docs               # docs/field.md's generated blocks
     python scripts/field_table.py table paper_poisoning gaia_like --n 300   # all metrics
 
 Every number comes from the engine (`wmtsim.studies.field_curves`, `field_parity`,
@@ -85,10 +85,10 @@ def readme_block(n: int = N) -> str:
 
 
 def docs_blocks(n: int = N, seeds: int = 3) -> None:
-    """docs/policies.md's curves, parity and robustness blocks, and the figures."""
+    """docs/field.md's curves, parity and robustness blocks, and the figures."""
     import vl_convert as vlc
 
-    doc = ROOT / "docs" / "policies.md"
+    doc = ROOT / "docs" / "field.md"
     rob = []
     for name, budgets in BUDGETS.items():
         sc = load_scenario(name)
@@ -135,7 +135,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("readme", help="README's <!-- generated:field --> block")
-    docs = sub.add_parser("docs", help="docs/policies.md's generated blocks and figures")
+    docs = sub.add_parser("docs", help="docs/field.md's generated blocks and figures")
     docs.add_argument("--seeds", type=int, default=3)
     t = sub.add_parser("table", help="every metric of every policy (Markdown)")
     t.add_argument("scenarios", nargs="+")

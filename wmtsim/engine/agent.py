@@ -1,5 +1,5 @@
 """The agent stubs as numba kernels: one prompt-construction cycle, the reasoner and the
-summariser (MODEL.md §4, §6).
+summariser (docs/model.md §4, §6).
 
 `_prompt_step` builds the candidate pool, lets the selector (`wmtsim.engine.selector`)
 pick S_t under the budget, applies selection feedback, branch priorities and suppression;
@@ -103,7 +103,7 @@ from wmtsim.engine.world import NO_TOPIC
 def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                  is_global, eligible, selected, on_path, priority, answered, sw, p, st,
                  wk, out, X, S):
-    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
+    """One prompt-construction cycle (docs/model.md §4) and, at critical steps, the reasoner.
 
     Returns the slot count (a field policy may create a summary). ``X`` carries the
     field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
@@ -184,14 +184,14 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                 out[C_H_C] += 1
         if on_path[v]:
             prompt += tokens[v]
-    # BR counts whatever can persuade the reasoner (MODEL.md §5): a poisoned observation
+    # BR counts whatever can persuade the reasoner (docs/model.md §5): a poisoned observation
     # just made is in the prompt whether or not the selector picked it.
     if (last_obs >= 0 and poisoned[last_obs] and st[ST_OBS_IN_CONTEXT] != 0.0
             and not selected[last_obs]):
         contaminated = True
     if contaminated:
         out[C_CONTAMINATED_STEPS] += 1
-    # The parity table's budget use (docs/policies.md): memory context against B.
+    # The parity table's budget use (docs/field.md): memory context against B.
     out[C_CONTEXT_TOKENS] += ctx_tokens
     out[C_CONTEXT_MAX] = max(out[C_CONTEXT_MAX], ctx_tokens)
     out[C_CONTEXT_ITEMS_MAX] = max(out[C_CONTEXT_ITEMS_MAX], float(n_ctx))
@@ -202,7 +202,7 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
                 sel_raw += tokens[v]
         out[C_CCR_SUM] += sel_raw / pool_tokens
         out[C_CCR_STEPS] += 1
-    # The observation just made is fed to the agent with the prompt (SIMULATION.md,
+    # The observation just made is fed to the agent with the prompt (docs/world.md,
     # "or was just observed"): charged its tokens unless the selector already put it in.
     obs_tokens = 0.0
     if last_obs >= 0 and not selected[last_obs]:
@@ -231,7 +231,7 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
             st, wk, out):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 
-    The final answer's rule (SIMULATION.md, reasoner; `WorldSpec.final_share`,
+    The final answer's rule (docs/world.md, reasoner; `WorldSpec.final_share`,
     `WorldSpec.p_recover`, the same for every policy): a top-level subtask's result is
     usable when the subtask was answered correctly and its result (a memory of its branch
     that carries evidence, or its summary) is in the context, or, missing, is recovered
@@ -298,14 +298,14 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
-        # TSR (Eq. 14): the task succeeds when its final answer is correct (MODEL.md §5).
+        # TSR (Eq. 14): the task succeeds when its final answer is correct (docs/model.md §5).
         out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
         out[C_SUCCESS] = 1.0 if correct else 0.0
 
 
 @jit
 def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
-    """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
+    """Fold branch ``s`` on completion (docs/model.md §3) with the summariser stub.
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
     a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure

@@ -161,7 +161,7 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
     per-step u, m, state and selections for the first trajectories. ``baselines`` holds
-    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/policies.md).
+    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/field.md).
     """
     params = params or Params()
     stubs = stubs or Stubs()

@@ -1,7 +1,7 @@
 """The field on equal terms: every policy across token budgets, on common random numbers.
 
 `budget_curves` runs each policy at each budget B (`Params.budget`, the one budget every
-selective policy's context memory must fit, docs/policies.md) on the very same generated
+selective policy's context memory must fit, docs/field.md) on the very same generated
 trajectories, and returns one row per (policy, budget, metric): the mean with a 95%
 percentile-bootstrap interval and the paired difference against ``wmt`` at the same
 budget. `curve_chart` draws TSR against prompt tokens per policy across budgets (Altair);
