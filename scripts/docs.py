@@ -59,6 +59,9 @@ GENERATORS: tuple[Generator, ...] = (
         ("README.md", "calibration-summary"), ("README.md", "claims-robustness"))),
     Generator("benchmarks_fit", ("scripts/fit_benchmarks.py", "check", "--docs"),
               blocks=(("docs/calibration.md", "table123-cells"),)),
+    Generator("knob_tables", ("scripts/knob_tables.py",), blocks=(
+        ("docs/model.md", "params"), ("docs/world.md", "world"), ("docs/world.md", "poison"),
+        ("docs/world.md", "stubs"))),
     Generator("model_decisions", ("scripts/model_decisions.py",),
               files=("docs/model_decisions.md",)),
     Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",

@@ -6,7 +6,7 @@ trajectories, and returns one row per (policy, budget, metric): the mean with a 
 percentile-bootstrap interval and the paired difference against ``wmt`` at the same
 budget. `curve_chart` draws TSR against prompt tokens per policy across budgets (Altair);
 `write_curves` writes curves.parquet, curves.md and curves.png (vl-convert). Used by
-``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_curves.py``.
+``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_table.py``.
 """
 
 from __future__ import annotations
