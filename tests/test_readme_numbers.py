@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import polars as pl
 import pytest
@@ -33,7 +34,7 @@ def blocks() -> dict[str, str]:
     return dict(BLOCK.findall(README.read_text(encoding="utf-8")))
 
 
-def _script(name: str):  # noqa: ANN202 (a module loaded from scripts/)
+def _script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
