@@ -186,8 +186,8 @@ class WorldSpec:
             'by a review, with or without a later clean action.')
     p_revise: float = knob(0.0, lo=0.0, hi=1.0,
         doc="probability that an action's outcome is revised (flipped) by the next action of the "
-            'same subtask: a second Eq. 2 event on it (docs/model.md Eq. 2, "recorded or revised"). No'
-            ' revision when no action follows.')
+            'same subtask: a second Eq. 2 event on it (docs/model.md Eq. 2, "recorded or '
+            'revised"). No revision when no action follows.')
     final_share: float = knob(1.0, lo=0.0, hi=1.0,
         doc="the final answer's rule (docs/world.md, reasoner; the same for every policy): it "
             'is correct only if at least ceil(final_share · K) of the K top-level subtask '

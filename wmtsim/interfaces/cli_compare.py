@@ -28,6 +28,9 @@ from wmtsim.interfaces.cli_scenarios import (
 )
 
 if TYPE_CHECKING:
+    import polars as pl
+    from rich.table import Table
+
     from wmtsim.studies.scenario import Scenario
 
 
@@ -150,7 +153,7 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_curves import (
         budget_curves,
-        curves_markdown,
+        flat_note,
         parse_budgets,
         write_curves,
     )
@@ -165,7 +168,11 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
         task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
         frame = budget_curves(s, budgets, pols, n, seed, threads,
                               progress=lambda b: bar.advance(task))
-    _say(curves_markdown(frame))
+    for table in curves_tables(frame):
+        _cli()._print_table(table, full=str(out_dir / "curves.md"))
+    note = flat_note(frame)
+    if note:
+        _say(note)
     with _cli()._writing(out_dir, BUDGET_COMMAND) as work:
         written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
         written.append(write_manifest(work, BUDGET_COMMAND, {
@@ -174,6 +181,48 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
             "threads": threads}))
     _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
+
+
+def curves_tables(frame: pl.DataFrame) -> list[Table]:
+    """``compare --budget`` for the terminal: one table per metric, a row per policy, a
+    column per budget; each cell the policy's mean and, below it, Δ = policy − wmt at the
+    same budget with its paired 95% interval and WMT's verdict (on TSR and ASR). Numbers
+    follow the precision policy (`wmtsim.core.formatting`); curves.md has the same."""
+    from rich.table import Table
+
+    from wmtsim.core.formatting import interval, num
+    from wmtsim.core.metrics import LABELS
+    from wmtsim.studies.field_curves import verdict
+
+    budgets = sorted(set(frame["budget"].to_list()))
+    policies = list(dict.fromkeys(frame["policy"].to_list()))
+    index = {(r["policy"], r["budget"], r["metric"]): r for r in frame.iter_rows(named=True)}
+    tables = []
+    for metric in dict.fromkeys(frame["metric"].to_list()):
+        better = {"tsr": True, "asr": False}.get(metric)
+        t = Table(title=f"{LABELS.get(metric, metric)} by token budget B: each policy's mean; "
+                        "Δ = policy − wmt at the same B (paired 95% interval)"
+                        + ("; WMT wins / ties / loses" if better is not None else ""),
+                  title_justify="left")
+        t.add_column("policy")
+        for b in budgets:
+            t.add_column(f"B = {b:,}", justify="right")
+        for p in policies:
+            cells = []
+            for b in budgets:
+                r = index.get((p, b, metric))
+                if r is None:
+                    cells.append("–")
+                    continue
+                cell = num(r["mean"])
+                if r["d_mean"] is not None:
+                    cell += "\nΔ " + interval(r["d_mean"], r["d_low"], r["d_high"], sign=True)
+                    if better is not None:
+                        cell += " " + verdict(r["d_low"], r["d_high"], better)
+                cells.append(cell)
+            t.add_row(p, *cells, style="bold" if p == "wmt" else None)
+        tables.append(t)
+    return tables
 
 
 PARITY_COMMAND = "compare-parity"  # compare --parity: its manifest's command, its folder

@@ -1,7 +1,7 @@
 """The readable oracle: one Weighted Memory Tree, one Python object per node.
 
-This module restates docs/model.md in plain Python so that it can be read beside the model's statement and
-used as the independent twin of the numba kernels (`wmtsim.core.scoring`,
+This module restates docs/model.md in plain Python so that it can be read beside the
+model's statement and used as the independent twin of the numba kernels (`wmtsim.core.scoring`,
 `wmtsim.core.lifecycle`). It is slow on purpose and imports neither numba nor those kernels;
 the only shared piece is `Params`.
 
