@@ -175,6 +175,9 @@ def get_policy(name: str | Policy) -> Policy:
     try:
         return POLICIES[name]
     except KeyError:
+        from wmtsim.core.formatting import did_you_mean
+
         raise ValueError(
-            f"policy={name!r} is unknown; allowed: {', '.join(POLICIES)}"
+            f"policy={name!r} is unknown{did_you_mean(name, POLICIES)}; allowed: "
+            f"{', '.join(POLICIES)}"
         ) from None

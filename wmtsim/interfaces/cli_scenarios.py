@@ -51,28 +51,44 @@ def _cli() -> Any:
 
 
 def _load(spec: str, sets: list[str] | None = None) -> Scenario:
-    """Load (and override) a scenario; any problem exits with code 2 before any output."""
+    """Load (and override) a scenario; any problem exits with code 2 before any output.
+
+    A problem with a ``--set`` value is reported as the command line's (``--set rh0=0.8
+    (command line)``), not the scenario file's: the file is fine, the option is not."""
     import tomllib
 
-    from wmtsim.studies.scenario import ScenarioError, load_scenario
+    from wmtsim.studies.scenario import ScenarioError, canonical_key, load_scenario
 
     try:
         s = load_scenario(spec)
-        if sets:
-            overrides: dict[str, object] = {}
-            for item in sets:
-                key, eq, value = item.partition("=")
-                if not eq:
-                    raise ScenarioError(s.source or spec, item, "expected key=value",
-                                        "e.g. --set stubs.p_leak=0.5")
-                try:
-                    overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
-                except tomllib.TOMLDecodeError:
-                    overrides[key.strip()] = value
-            s = s.with_overrides(overrides)
-        return s
     except ScenarioError as e:
         raise _cli()._fail(str(e)) from None
+    if not sets:
+        return s
+    overrides: dict[str, object] = {}
+    origin: dict[str, str] = {}  # canonical key -> the --set item that set it
+    try:
+        for item in sets:
+            where = f"--set {item} (command line)"
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise ScenarioError(where, item, "expected key=value",
+                                    "e.g. --set stubs.p_leak=0.5")
+            origin[canonical_key(key.strip(), source=where)] = where
+            try:
+                overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+            except tomllib.TOMLDecodeError:
+                overrides[key.strip()] = value
+        return s.with_overrides(overrides)
+    except ScenarioError as e:
+        import re
+
+        every = re.sub(r"^poison\[\d+\]", "poison[*]", e.path)  # poison[0].x set by poison[*].x
+        where = next((w for k, w in origin.items() if k in (e.path, every)), None)
+        if where is None or e.source.startswith("--set "):
+            raise _cli()._fail(str(e)) from None
+        raised = ScenarioError(where, e.path, e.problem, e.allowed)
+        raise _cli()._fail(f"{raised} (applied to {e.source})") from None
 
 
 def paper_table4_policies() -> tuple[str, ...]:
@@ -102,11 +118,13 @@ def _progress() -> Progress:
 
 
 def _check_policies(policies: list[str] | None) -> None:
+    from wmtsim.core.formatting import did_you_mean
     from wmtsim.core.policies import POLICIES
 
     for p in policies or []:
         if p not in POLICIES:
-            raise _cli()._fail(f"--policy {p!r} is unknown; allowed: {', '.join(POLICIES)}")
+            raise _cli()._fail(f"--policy {p!r} is unknown{did_you_mean(p, POLICIES)}; "
+                               f"allowed: {', '.join(POLICIES)}")
 
 
 def _check_threads(threads: int | None) -> None:

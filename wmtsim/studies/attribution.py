@@ -65,6 +65,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import paired_bootstrap
+from wmtsim.core.formatting import did_you_mean
 from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
 from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
@@ -272,7 +273,8 @@ def _as_policy(policy: str | Policy) -> Policy:
     if isinstance(policy, Policy):
         return policy
     if policy not in POLICIES:
-        raise ValueError(f"policy={policy!r} is unknown; allowed: {', '.join(POLICIES)}")
+        raise ValueError(f"policy={policy!r} is unknown{did_you_mean(policy, POLICIES)}; "
+                         f"allowed: {', '.join(POLICIES)}")
     return POLICIES[policy]
 
 
