@@ -262,15 +262,46 @@ def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...]
         raise _fail(str(e)) from None
 
 
+CsvOpt = Annotated[bool, typer.Option(
+    "--csv", help="Also write every table as CSV (beside its .parquet), e.g. the step "
+                  "records of --record-steps as steps.csv.")]
+
+
+def csv_copies(folder: Path) -> list[Path]:
+    """A ``.csv`` beside every ``.parquet`` table in ``folder``: the same rows and
+    columns; list and struct cells as JSON text (CSV has no nested values)."""
+    import json
+
+    import polars as pl
+
+    written = []
+    for table in sorted(folder.glob("*.parquet")):
+        frame = pl.read_parquet(table)
+        nested = [c for c, t in frame.schema.items()
+                  if isinstance(t, pl.List | pl.Array | pl.Struct)]
+        frame = frame.with_columns(
+            pl.Series(c, [None if v is None else json.dumps(v) for v in frame[c].to_list()],
+                      dtype=pl.String) for c in nested)
+        out = table.with_suffix(".csv")
+        frame.write_csv(out)
+        written.append(out)
+    return written
+
+
 @contextmanager
-def _writing(folder: Path, command: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+def _writing(folder: Path, command: str, keep: tuple[str, ...] = (),
+             csv: bool = False) -> Iterator[Path]:
     """`wmtsim.core.output.result_folder`, with a failed write (a full disk, from any
-    library) as exit 2 naming the folder; nothing is left half-written."""
+    library) as exit 2 naming the folder; nothing is left half-written. With ``csv``,
+    every Parquet table the command wrote gets a CSV copy (`csv_copies`) inside the same
+    atomic folder."""
     from wmtsim.core.output import OutputError, result_folder
 
     try:
         with result_folder(folder, command, keep=keep) as work:
             yield work
+            if csv:
+                csv_copies(work)  # a failed write is the folder's, as for any file
     except OutputError as e:
         raise _fail(str(e)) from None
 

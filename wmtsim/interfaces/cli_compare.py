@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
     NOpt,
@@ -65,6 +66,8 @@ def compare(
         show_default=False)] = None,
     n_max: Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
                                        help="Largest n --precision may reach.")] = 100_000,
+    progress: ProgressOpt = True,
+    csv: CsvOpt = False,
 ) -> None:
     """Compare the scenario's configurations on common random numbers, beside the paper.
 
@@ -101,27 +104,28 @@ def compare(
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     if budget is not None:
-        _budget_curves(s, budget, policy, n, seed, threads, out)
+        _budget_curves(s, budget, policy, n, seed, threads, out, progress, csv)
         return
     if parity:
-        _parity(s, policy, n, seed, threads, out)
+        _parity(s, policy, n, seed, threads, out, progress, csv)
         return
     out_dir = _cli()._out_folder(out, s.name, "compare")
-    _compile_first(s.policies)
+    _compile_first(s.policies, progress)
     history: list[tuple[int, float]] = []
     if precision is None:
-        with _progress() as bar:
+        with _progress(progress) as bar:
             task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
             comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task),
                                correction=correction)
     else:
         from wmtsim.studies.precision import compare_to_precision
 
-        comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
-                                             threads=threads, correction=correction)
+        with _progress(progress):
+            comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
+                                                 threads=threads, correction=correction)
     for t in comparison_tables(comp):
         _cli()._print_table(t, full=str(out_dir / "report.txt"))
-    with _cli()._writing(out_dir, "compare") as work:
+    with _cli()._writing(out_dir, "compare", csv=csv) as work:
         written = write_comparison(comp, work)
     if history and precision is not None:
         from wmtsim.studies.precision import precision_text
@@ -144,7 +148,8 @@ BUDGET_COMMAND = "compare-budget"  # compare --budget: its manifest's command, i
 
 
 def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
-                   seed: int | None, threads: int | None, out: Path | None) -> None:
+                   seed: int | None, threads: int | None, out: Path | None,
+                   progress: bool = True, csv: bool = False) -> None:
     """``compare --budget``: every policy at each budget
     (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
     ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
@@ -164,7 +169,8 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
         raise _cli()._fail(str(e)) from None
     out_dir = _cli()._out_folder(out, s.name, BUDGET_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    with _progress() as bar:
+    _compile_first(pols, progress)  # the field's kernels too, with their notice
+    with _progress(progress) as bar:
         task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
         frame = budget_curves(s, budgets, pols, n, seed, threads,
                               progress=lambda b: bar.advance(task))
@@ -173,7 +179,7 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     note = flat_note(frame)
     if note:
         _say(note)
-    with _cli()._writing(out_dir, BUDGET_COMMAND) as work:
+    with _cli()._writing(out_dir, BUDGET_COMMAND, csv=csv) as work:
         written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
         written.append(write_manifest(work, BUDGET_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
@@ -229,7 +235,8 @@ PARITY_COMMAND = "compare-parity"  # compare --parity: its manifest's command, i
 
 
 def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | None,
-            threads: int | None, out: Path | None) -> None:
+            threads: int | None, out: Path | None, progress: bool = True,
+            csv: bool = False) -> None:
     """``compare --parity``: the parity table (`wmtsim.studies.field_parity`), a result of
     its own (command ``compare-parity``)."""
     from wmtsim.core.output import write_manifest
@@ -238,10 +245,11 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
 
     out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    _compile_first(pols)
-    frame = parity_table(s, pols, n, seed, threads)
+    _compile_first(pols, progress)
+    with _progress(progress):
+        frame = parity_table(s, pols, n, seed, threads)
     _say(parity_markdown(frame))
-    with _cli()._writing(out_dir, PARITY_COMMAND) as work:
+    with _cli()._writing(out_dir, PARITY_COMMAND, csv=csv) as work:
         written = write_parity(frame, work)
         written.append(write_manifest(work, PARITY_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "policies": list(pols),
