@@ -270,7 +270,12 @@ def run(
 
 
 def _say(text: str) -> None:
-    _cli().out_console.print(text, markup=False, highlight=False)
+    """A line of the result on stdout, wrapped to the terminal (a pipe gets it whole)."""
+    from rich.console import Console
+
+    width = _cli()._terminal_width()
+    console = _cli().out_console if width is None else Console(width=width, soft_wrap=False)
+    console.print(text, markup=False, highlight=False)
 
 
 def calibrate(
