@@ -42,7 +42,7 @@ from wmtsim.numba_cache import cache_dir
 GROUPS: dict[str, tuple[str, int]] = {
     "world": ("world generation", 38),
     "engine": ("the engine for WMT's configurations", 35),
-    "field": ("the engine for the field's policies", 40),
+    "field": ("the engine for the field's policies", 75),
     "trace": ("trace replay", 5),
 }
 
