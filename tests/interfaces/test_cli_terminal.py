@@ -137,13 +137,19 @@ def test_compiles_are_counted() -> None:
     assert count[0] >= 1 and heard[-1] == count[0]
 
 
-def test_the_slowdown_follows_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_slowdown_follows_the_load_as_measured_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     from wmtsim.engine import warm
 
+    monkeypatch.setattr(warm, "_times_file", lambda: tmp_path / "compile_times.json")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 0.0, 0.0))
-    assert warm.slowdown() == 4.0
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.0, 0.0))
+    assert warm.slowdown() == 5.0  # nothing measured: a fair share, 1 + load per core
+    # A compile measured here at 4 runnable jobs per core took 3x its CPU time: k = 0.5.
+    (tmp_path / "compile_times.json").write_text(json.dumps({"world": {
+        "cpu": 10.0, "wall": 30.0, "kernels": 5, "load_per_core": 4.0, "cores": 2}}))
+    assert warm.slowdown() == 3.0
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert warm.slowdown() == 1.0

@@ -1,4 +1,4 @@
-"""The field's memory policies (docs/field.md, docs/field.md) in the one engine.
+"""The field's memory policies (docs/field.md) in the one engine.
 
 Each policy's numba version (`wmtsim.engine.field` via `wmtsim.engine`) equals its readable
 twin (`wmtsim.twins.field_reference` via `wmtsim.twins.simulator`) exactly, on small batches and

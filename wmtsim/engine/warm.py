@@ -76,16 +76,22 @@ def _recorded() -> dict[str, dict[str, float]]:
         return {}
 
 
-def slowdown() -> float:
-    """How much slower than an idle core a single-threaded compile runs now: the runnable
-    processes (the 1-minute load) shared over the machine's cores, at least 1. Measured
-    on a shared 2-core machine at load 8–9, it over-estimates by 20–30%."""
-    cores = os.cpu_count() or 1
+def _load_per_core() -> float:
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
     except OSError:  # no load average on this platform
-        return 1.0
-    return max(1.0, load / cores)
+        return 0.0
+
+
+def slowdown() -> float:
+    """How much slower than on an idle core a compile runs now: ``1 + k · load per
+    core``, where ``k`` is fitted on this machine's recorded compiles (wall ÷ CPU time
+    against the load they ran at; other jobs may be niced, so k is often below 1) and 1
+    (a fair share of the cores) before any compile was recorded."""
+    ks = [(r["wall"] / r["cpu"] - 1.0) / r["load_per_core"] for r in _recorded().values()
+          if r.get("cpu", 0) > 1.0 and r.get("load_per_core", 0) > 0.5 and "wall" in r]
+    k = max(0.0, sum(ks) / len(ks)) if ks else 1.0
+    return 1.0 + k * _load_per_core()
 
 
 def estimate(group: str) -> tuple[float, int | None, bool]:
@@ -100,7 +106,7 @@ def estimate(group: str) -> tuple[float, int | None, bool]:
 def _remember(group: str, cpu: float, wall: float, kernels: int) -> None:
     data = _recorded()
     data[group] = {"cpu": round(cpu, 1), "wall": round(wall, 1), "kernels": kernels,
-                   "load": round(slowdown(), 2), "cores": os.cpu_count() or 1}
+                   "load_per_core": round(_load_per_core(), 2), "cores": os.cpu_count() or 1}
     try:
         _times_file().parent.mkdir(parents=True, exist_ok=True)
         _times_file().write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -181,7 +187,8 @@ def ensure_compiled(groups: Sequence[str], say: Say | None = None,
              "machine; measured here from now on")
     if say is not None:
         say(f"compiling wmtsim's numba kernels for this version (once): ~{total:.0f} s at "
-            f"this machine's current load (×{slowdown():.1f} an idle core; {basis}); "
+            f"this machine's current load ({_load_per_core():.1f} per core: ×"
+            f"{slowdown():.1f} an idle core; {basis}); "
             f"cached in {_cache_folder()}")
     spent = 0.0
     for k, group in enumerate(todo, 1):
