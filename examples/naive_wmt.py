@@ -121,7 +121,7 @@ class NaiveWMT:
         return any(self.nodes_[a].state == "folded" for a in self.ancestors(i))
 
     def eligible(self, i: str, path: set[str]) -> bool:
-        """The candidate pool of MODEL.md §4."""
+        """The candidate pool of docs/model.md §4."""
         n = self.nodes_[i]
         if n.kind == "root" or i in path:
             return False

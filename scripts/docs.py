@@ -48,7 +48,7 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("field_table", ("scripts/field_table.py", "readme"),
               blocks=(("README.md", "field"),)),
     Generator("field_docs", ("scripts/field_table.py", "docs"), blocks=tuple(
-        ("docs/policies.md", b) for b in (
+        ("docs/field.md", b) for b in (
             "parity.paper_poisoning", "parity.gaia_like", "field-curves.paper_poisoning",
             "field-curves.gaia_like", "robustness")),
         files=("docs/figures/field_curves_paper_poisoning.png",
@@ -61,6 +61,9 @@ GENERATORS: tuple[Generator, ...] = (
         ("README.md", "calibration-summary"), ("README.md", "claims-robustness"))),
     Generator("benchmarks_fit", ("scripts/fit_benchmarks.py", "check", "--docs"),
               blocks=(("docs/calibration.md", "table123-cells"),)),
+    Generator("knob_tables", ("scripts/knob_tables.py",), blocks=(
+        ("docs/model.md", "params"), ("docs/world.md", "world"), ("docs/world.md", "poison"),
+        ("docs/world.md", "stubs"))),
     Generator("model_decisions", ("scripts/model_decisions.py",),
               files=("docs/model_decisions.md",)),
     Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",

@@ -11,6 +11,7 @@ ASR and TSR under the flip, their change from the default, and how many of Table
 claims hold.
 """
 
+# ruff: noqa: E501  (the rules' sources are Markdown links, kept whole on one line)
 from __future__ import annotations
 
 import argparse
@@ -44,52 +45,53 @@ class Rule:
 
 RULES = (
     Rule("Supersession needs a later clean action of the same subtask",
-         "SIMULATION.md, injections: \"a later clean action can supersede it\"",
+         "[world.md, injections](world.md#scripted-poison-injections): \"a later clean action can supersede it\"",
          "each later clean action detects with `p_supersede`",
          "`world.supersede_rule` (`each` / `first`)", "`first`: only the first one",
          {"world.supersede_rule": "first"}),
-    Rule("Review before a subtask's answer (timing beyond the spec)",
+    Rule("Review before a subtask's answer (timing beyond the paper)",
          "toolkit option, off by default and in every shipped scenario",
          "off", "`world.supersede_review`", "on",
          {"world.supersede_review": True}),
     Rule("Who acts on supersede/invalidate events",
-         "MODEL.md §3 (the lifecycle controller's operation); Table 4's ablations: A1 keeps "
-         "fold/reopen only, A2 has no memory controller",
+         "[model.md §3](model.md#3-branches-and-lifecycle) (the lifecycle controller's "
+         "operation, paper §2); Table 4's ablations: A1 keeps fold/reopen only, A2 has no memory controller",
          "Full WMT and A3 only", "`Policy.supersede`",
          "every configuration acts on them", {}, all_supersede=True),
     Rule("The reasoner reads the observation it has just made (and BR counts it)",
-         "SIMULATION.md, reasoner: evidence \"in context (or was just observed)\"; MODEL.md "
-         "§5: whatever can persuade the reasoner counts as context for BR",
+         "[world.md, the reasoner](world.md#the-reasoner): evidence \"in context (or was "
+         "just observed)\"; [model.md §5](model.md#5-metrics): whatever can persuade the "
+         "reasoner counts as context for BR",
          "on: a poisoned observation can persuade, and its prompt counts as contaminated",
          "`stubs.obs_in_context`", "off: only selected memories persuade and count",
          {"stubs.obs_in_context": False}),
     Rule("An outcome event leaves m unchanged",
-         "MODEL.md Eq. 3 (m counts consecutive missed selections)",
+         "[model.md Eq. 3](model.md#2-scores) (paper §2.4; m counts consecutive missed selections)",
          "m unchanged", "`params.event_resets_m`", "an event resets m to 0",
          {"params.event_resets_m": True}),
     Rule("A compromised step is misled with probability p_misled",
-         "SIMULATION.md, reasoner: \"compromised is not the same as wrong\"; the paper's "
+         "[world.md, the reasoner](world.md#the-reasoner): \"compromised is not the same as wrong\"; the paper's "
          "Appendix A.1 defines ASR and TSR separately", "fitted", "`stubs.p_misled`",
          "1.0 (every compromised step wrong, the old rule)", {"stubs.p_misled": 1.0}),
     Rule("What the final answer needs: a share of the top-level results",
-         "SIMULATION.md, reasoner: \"all of them, a share, or one chance per missing result\"",
+         "[world.md, the reasoner](world.md#the-reasoner): \"all of them, a share, or one chance per missing result\"",
          "fitted", "`world.final_share`", "all of them (1.0)",
          {"world.final_share": 1.0}),
     Rule("A missing result is recovered with p_recover",
-         "SIMULATION.md, reasoner (the same rule for every policy)", "fitted",
+         "[world.md, the reasoner](world.md#the-reasoner) (the same rule for every policy)", "fitted",
          "`world.p_recover`", "0 (a missing result is lost)", {"world.p_recover": 0.0}),
     Rule("One item cap for every policy: none",
          "toolkit decision (the paper bounds the context by the token budget B only)",
          "no cap (`top_k` = 0)", "`stubs.top_k`", "3 (the previous calibration's cap)",
          {"stubs.top_k": 3}),
     Rule("Outcome revisions (a second Eq. 2 event)",
-         "MODEL.md Eq. 2, \"recorded or revised\"", "0 (none)", "`world.p_revise`",
+         "[model.md Eq. 2](model.md#2-scores) (paper §2.4), \"recorded or revised\"", "0 (none)", "`world.p_revise`",
          "0.1 of actions revised by the next action", {"world.p_revise": 0.1}),
     Rule("Failure warnings kept by a fold summary",
-         "SIMULATION.md, summariser", "kept, 0 tokens each", "`stubs.warning_tokens`",
+         "[world.md, the summariser](world.md#the-summariser)", "kept, 0 tokens each", "`stubs.warning_tokens`",
          "10 tokens each", {"stubs.warning_tokens": 10}),
     Rule("Detection probability of injected poison",
-         "SIMULATION.md, injections (a world knob, fitted here)", "fitted",
+         "[world.md, injections](world.md#scripted-poison-injections) (a world knob, fitted here)", "fitted",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
 )
 
@@ -171,8 +173,8 @@ def render(n: int) -> str:
 HEADER = """# Model decisions: every rule that changes a result
 
 This page lists the rules of the simulated world, the stubs and the metrics that move
-wmtsim's numbers, where each comes from (the spec's reading of the paper, or a toolkit
-decision), its default, the knob that changes it, and what flipping it does to the
+wmtsim's numbers, where each comes from (this project's reading of the paper in
+[model.md](model.md) and [world.md](world.md), or a toolkit decision), its default, the knob that changes it, and what flipping it does to the
 headline table: Table 4's five configurations on `paper_poisoning`, n = {n}, seed = {seed},
 every run on the same trajectories (common random numbers). Values are pooled over
 trajectories (Σ/Σ), as `wmtsim compare` reports them beside the paper; in brackets the
@@ -180,23 +182,23 @@ change from the defaults. Regenerate with `python scripts/model_decisions.py`.
 
 ## Rules with a knob, flipped one at a time"""
 
-TSR_NOTE = """## Rules without a knob (the spec's definitions)
+TSR_NOTE = """## Rules without a knob (this reading's definitions)
 
 | rule | source | what wmtsim does |
 |---|---|---|
-| TSR counts tasks whose final answer is correct | MODEL.md §5, SIMULATION.md reasoner; the paper's Appendix A.1: "TSR is the proportion of evaluated tasks successfully completed" | `tsr` = the final answer is correct; a compromised step is wrong only when misled (`p_misled`, above); `final_correct` is the same count (Full WMT here: {wmt_final:.3f} and {wmt_tsr:.3f}) |
-| A subtask's result is the same kind of memory for every policy | SIMULATION.md, reasoner | a memory of the subtask's branch that carries evidence, or its fold summary, in the context; a bare subtask node is not a result, for any policy |
-| Stub draws keyed by memory identity | SIMULATION.md, "Common random numbers" | every draw is keyed by (seed, trajectory, step, world id, purpose); a summary by `DRAW_SUMMARY` + its task's world id; never by forest slot |
-| IP counts poison carried by an eligible contaminated summary | MODEL.md §5 (Eq. 10), POLICIES.md "summaries launder provenance" | a poisoned memory persists if it is eligible at the end or any eligible summary absorbed it (directly or through inner summaries) |
-| A3 takes whole branches B(v) | MODEL.md §1 and §7 | a unit is the subtree rooted at a task; a nested branch taken first leaves its parent the rest (no effect on `paper_poisoning`, which has no nesting) |
-| The observation is charged its tokens | SIMULATION.md, accounting | the observation just made costs its tokens in every prompt where the selector did not already put it in, for every configuration |
+| TSR counts tasks whose final answer is correct | [model.md §5](model.md#5-metrics), [world.md, the reasoner](world.md#the-reasoner); the paper's Appendix A.1: "TSR is the proportion of evaluated tasks successfully completed" | `tsr` = the final answer is correct; a compromised step is wrong only when misled (`p_misled`, above); `final_correct` is the same count (Full WMT here: {wmt_final:.3f} and {wmt_tsr:.3f}) |
+| A subtask's result is the same kind of memory for every policy | [world.md, the reasoner](world.md#the-reasoner) | a memory of the subtask's branch that carries evidence, or its fold summary, in the context; a bare subtask node is not a result, for any policy |
+| Stub draws keyed by memory identity | [world.md, common random numbers](world.md#reproducibility-and-fairness) | every draw is keyed by (seed, trajectory, step, world id, purpose); a summary by `DRAW_SUMMARY` + its task's world id; never by forest slot |
+| IP counts poison carried by an eligible contaminated summary | [model.md §5](model.md#5-metrics) (Eq. 10, paper Appendix A.1), [field.md](field.md#the-designs-as-their-sources-state-them): "summaries launder provenance" | a poisoned memory persists if it is eligible at the end or any eligible summary absorbed it (directly or through inner summaries) |
+| A3 takes whole branches B(v) | [model.md §1](model.md#1-memory-state) and [§7](model.md#7-the-configurations) | a unit is the subtree rooted at a task; a nested branch taken first leaves its parent the rest (no effect on `paper_poisoning`, which has no nesting) |
+| The observation is charged its tokens | [world.md, accounting](world.md#accounting) | the observation just made costs its tokens in every prompt where the selector did not already put it in, for every configuration |
 | Ratio metrics pooled and per trajectory | toolkit decision (reporting) | `SimResult.summary()` gives both; the paper comparison and calibration use the pooled value (the paper's table is over its corpus) |
 | Calibration fits cells, not the ordering | toolkit decision | `wmtsim calibrate --order-weight` defaults to 0; the shipped `paper_poisoning` was fitted with 0 |
-| Simulated latency | SIMULATION.md, accounting | `latency_ms` = (`call_latency_ms` · LLM calls + `token_latency_ms` · prompt tokens) / prompt steps; the paper's latency column is memory-controller time, which `make bench` measures instead |"""  # noqa: E501 (Markdown table rows)
+| Simulated latency | [world.md, accounting](world.md#accounting) | `latency_ms` = (`call_latency_ms` · LLM calls + `token_latency_ms` · prompt tokens) / prompt steps; the paper's latency column is memory-controller time, which `make bench` measures instead |"""
 
 POLICY_TABLE_HEAD = [
     "## Who acts on supersede / invalidate events", "",
-    "A policy that acts on the event marks the memory obsolete (MODEL.md §3); the others keep "
+    "A policy that acts on the event marks the memory obsolete ([model.md §3](model.md#3-branches-and-lifecycle)); the others keep "
     "it as it was (they still see the clean observation that triggered it, like any action). "
     "Full WMT and A3 keep the lifecycle controller that owns the operation; A1 keeps "
     "fold/reopen only and A2 removes the memory controller (Table 4's ablations); the "
@@ -206,12 +208,28 @@ POLICY_TABLE_HEAD = [
     "DEFAULT_UPDATE_MEMORY_PROMPT) and `traceretain_conflict` (the TraceRetain article's "
     "conflict-resolution step, §5.3, newer observation wins); the other TraceRetain "
     "variants follow the article's default, conflicting memories kept side by side "
-    "(docs/policies.md).", "",
+    "([field.md](field.md)).", "",
     "| configuration | label | acts on supersede events |", "|---|---|---|"]
 
-FOOTER = """## Earlier toolkit decisions (unchanged)
+FOOTER = """## Where the paper and this reading differ
 
-The README's table "The scoring math and its toolkit decisions" lists the decisions of the
+The paper is the authority; [model.md](model.md) and [world.md](world.md) are this
+project's reading of it. Where the reading had to choose between two texts of the paper,
+or fills a gap the paper leaves, it is recorded here.
+
+| point | the paper | this reading |
+|---|---|---|
+| A2's infection persistence | Table 4 prints IP = 0.009 for A2 No Memory Controller; the text of §4 says A2 "yields complete infection persistence" | the mechanism: without a memory controller nothing retires poison, so A2's IP is about 1.0 in simulation; the table's 0.009 is treated as a misprint and not fitted |
+| TSR under compromised steps | Appendix A.1 defines ASR and TSR separately; Table 4's Linear row has ASR 0.995 with TSR 0.183 | a compromised step is wrong only with probability `p_misled` (fitted), not always ([world.md, the reasoner](world.md#the-reasoner)) |
+| decay defaults ρ, ρ_G, M | Eq. 4 gives ranges, no values | ρ = 0.90, ρ_G = 0.98, M = 3 ([model.md §2](model.md#2-scores)) |
+| initial scores | "type-dependent, hand-specified" (§2.4), no values | root 1.00, task 0.90, action 0.50, global 0.60, summary 0.80 |
+| what is eligible for Eq. 7, the summary node of a fold, Eq. 6's denominators | not stated | toolkit decisions listed in [model.md, "Every parameter"](model.md#every-parameter) |
+| the active path | "always kept" in the context (§2.3) | never a candidate and never decayed |
+| the selector, summariser and reasoner | language models (§3) | seeded stubs with named knobs ([world.md](world.md)) |
+
+## Earlier toolkit decisions (unchanged)
+
+[model.md, "Every parameter"](model.md#every-parameter) lists the decisions of the
 scoring kernels (a global memory's miss count, ρ^k as a product, the order of Σu in
 Eq. 6, who is eligible for Eq. 7, the summary node of a fold, selector ties, the budget).
 They are unchanged by this page's rules."""

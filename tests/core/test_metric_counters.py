@@ -1,6 +1,6 @@
 """Every ratio metric pinned to its numerator and denominator counters (issue 30, item 2).
 
-The metrics of MODEL.md §5 (Eqs. 8–14) are ratios of per-trajectory counters. Two
+The metrics of docs/model.md §5 (Eqs. 8–14) are ratios of per-trajectory counters. Two
 places turn counters into values — `metrics_from_counters` (per-trajectory values) and
 `ratio_parts` (the numerator and denominator behind pooled Σ/Σ values) — and the engine's
 trajectory frame carries both the metric and the raw ``n_<counter>`` columns. The
@@ -31,7 +31,7 @@ ROW = {
     "memory_tokens": 300, "context_tokens": 700, "context_max": 90, "context_items_max": 4,
     "context_overflows": 0,
 }
-# Its metrics, by hand (numerator / denominator, MODEL.md §5):
+# Its metrics, by hand (numerator / denominator, docs/model.md §5):
 HAND = {
     "asr": 1 / 4,  # compromised critical steps 1 / critical steps 4 (not / prompt steps 10)
     "prr": 3 / 8,  # H_p 3 / (H_p 3 + H_c 5)  (H_p / H_c would be 0.6)

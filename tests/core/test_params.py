@@ -1,4 +1,4 @@
-"""Params validation (MODEL.md §2–3): every invalid value is refused with a message that
+"""Params validation (docs/model.md §2–3): every invalid value is refused with a message that
 names the field, the value and the allowed range."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_boundary_values_accepted() -> None:
 
 def test_defaults_are_the_spec_values() -> None:
     p = Params()
-    # MODEL.md §2 table and §3 paper coefficients.
+    # docs/model.md §2 table and §3 paper coefficients.
     assert (p.u_success, p.u_failure) == (0.75, 0.30)
     assert (p.u_init_root, p.u_init_task, p.u_init_action, p.u_init_global,
             p.u_init_summary) == (1.00, 0.90, 0.50, 0.60, 0.80)

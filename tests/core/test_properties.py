@@ -1,4 +1,4 @@
-"""Properties stated directly by the paper (MODEL.md §2, Eqs. 3–5, 15), checked with
+"""Properties stated directly by the paper (docs/model.md §2, Eqs. 3–5, 15), checked with
 Hypothesis on the public functions of `wmtsim.core.scoring` and on the reference tree."""
 
 from __future__ import annotations

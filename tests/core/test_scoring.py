@@ -1,4 +1,4 @@
-"""Golden values derived by hand from the equations (MODEL.md §2–3, paper A.4).
+"""Golden values derived by hand from the equations (docs/model.md §2–3, paper A.4).
 
 Every expected number is written out as a literal with its arithmetic in a comment; none is
 computed by the code under test. Default parameters unless stated: u_success 0.75,

@@ -1,4 +1,4 @@
-"""Same inputs, same bits: thread count, chunking and repeated runs (SIMULATION.md,
+"""Same inputs, same bits: thread count, chunking and repeated runs (docs/world.md,
 "Reproducibility and fairness")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The engine's mechanisms on purpose-built worlds (MODEL.md §2–5, §7; SIMULATION.md)."""
+"""The engine's mechanisms on purpose-built worlds (docs/model.md §2–5, §7; docs/world.md)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_no_memory_has_no_context() -> None:
         assert (t[name] == 0).all(), name
     assert (t["ip"] == 0.0).all()
     # Its prompts still hold the observation just made: a poisoned one counts for BR
-    # (MODEL.md §5), and nothing else does.
+    # (docs/model.md §5), and nothing else does.
     off = simulate(POISONED, "no_memory", n=20, seed=1,
                    stubs=Stubs(obs_in_context=False)).trajectories
     assert (off["n_contaminated_steps"] == 0).all()

@@ -1,4 +1,4 @@
-"""The synthetic world generator (SIMULATION.md, "Trajectory generation")."""
+"""The synthetic world generator (docs/world.md, "Trajectory generation")."""
 
 from __future__ import annotations
 

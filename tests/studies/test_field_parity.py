@@ -1,4 +1,4 @@
-"""The parity table (`wmtsim.studies.field_parity`, docs/policies.md): its columns come
+"""The parity table (`wmtsim.studies.field_parity`, docs/field.md): its columns come
 from the engine's counters, and the counters mean what the table says."""
 
 from __future__ import annotations

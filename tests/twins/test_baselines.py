@@ -1,4 +1,4 @@
-"""The field's memory policies (POLICIES.md, docs/policies.md) in the one engine.
+"""The field's memory policies (docs/field.md) in the one engine.
 
 Each policy's numba version (`wmtsim.engine.field` via `wmtsim.engine`) equals its readable
 twin (`wmtsim.twins.field_reference` via `wmtsim.twins.simulator`) exactly, on small batches and
@@ -254,11 +254,11 @@ def test_scenario_section_and_overrides() -> None:
 
 
 def test_policies_registered_and_reference_is_pure_python() -> None:
-    # Every non-WMT family is a field policy, and each is in docs/policies.md (no count is
+    # Every non-WMT family is a field policy, and each is in docs/field.md (no count is
     # hard-coded: a new policy needs no edit here).
     assert FIELD_POLICIES and set(FIELD_POLICIES) == {
         name for name, p in POLICIES.items() if p.family != FAM_WMT}
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "policies.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "field.md").read_text()
     assert [p for p in FIELD_POLICIES if f"`{p}`" not in doc] == []
     assert all(POLICIES[p].selection == SEL_BASELINE for p in FIELD_POLICIES)
     import wmtsim.twins.field_reference as ref

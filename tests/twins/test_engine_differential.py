@@ -1,6 +1,6 @@
 """The batched numba engine against the readable simulator, exactly (==, not approx).
 
-Every policy of MODEL.md §7 plays the same generated worlds in `wmtsim.engine` and in
+Every policy of docs/model.md §7 plays the same generated worlds in `wmtsim.engine` and in
 `wmtsim.twins.simulator.simulate_reference`; the per-trajectory counters and every node of the
 final trees (u, m, state, tokens, ...) must agree to the bit. The worlds below are small
 but exercise nesting, resumed subtasks, global memories, all four poison kinds,

@@ -1,4 +1,4 @@
-"""The reference MemoryTree: API, errors and the lifecycle rules of MODEL.md §3–4."""
+"""The reference MemoryTree: API, errors and the lifecycle rules of docs/model.md §3–4."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Integer codes for node kinds, lifecycle states and outcomes (MODEL.md §1).
+"""Integer codes for node kinds, lifecycle states and outcomes (docs/model.md §1).
 
 The flat arrays store these codes; the readable reference and the trace format use the
 names. Nodes are numbered in creation order, so a parent always has a smaller index than
 its children — the kernels rely on that to walk a tree with one forward or backward pass.
 """
 
-# Node kinds (MODEL.md §1).
+# Node kinds (docs/model.md §1).
 ROOT = 0
 TASK = 1
 ACTION = 2
@@ -13,7 +13,7 @@ GLOBAL = 3
 SUMMARY = 4
 KIND_NAMES = ("root", "task", "action", "global", "summary")
 
-# Lifecycle states z (MODEL.md §1, §3).
+# Lifecycle states z (docs/model.md §1, §3).
 ACTIVE = 0
 COMPLETED = 1
 FOLDED = 2

@@ -1,7 +1,7 @@
 """The knobs of the field's policies (`Baselines`), their packed record and slot places.
 
 Plain data (no numba): the kernels are `wmtsim.engine.field`, the readable twin
-`wmtsim.twins.field_reference`; every rule is documented in docs/policies.md.
+`wmtsim.twins.field_reference`; every rule is documented in docs/field.md.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _TRUE_FALSE = "true | false"  # the allowed text of a boolean knob here
 
 @dataclass(frozen=True)
 class Baselines:
-    """Knobs of the field's policies (POLICIES.md), with documented defaults.
+    """Knobs of the field's policies (docs/field.md), with documented defaults.
 
     Each knob's default, range and doc is its `knob` declaration.
     """

@@ -17,6 +17,7 @@ a missing or undefined value is a dash, never ``NaN``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 DIGITS = 3
 """Significant digits of every number shown."""
@@ -71,6 +72,23 @@ def interval(mean: float | None, low: float | None, high: float | None,
         return f"{num(mean, digits, sign)} [{num(low, digits, sign)}, {num(high, digits, sign)}]"
     e = _exponent(float(mean if mean != 0 else scale), digits)
     return f"{_at(mean, e, sign)} [{_at(low, e, sign)}, {_at(high, e, sign)}]"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'wmt'?)"`` for the closest of ``choices`` to a mistyped ``word``,
+    or ``""`` when none is close (difflib's ratio ≥ 0.6).
+
+    >>> did_you_mean("paper_poisonin", ["gaia_like", "paper_poisoning"])
+    " (did you mean 'paper_poisoning'?)"
+    >>> did_you_mean("zzz", ["wmt"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(word), list(choices), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

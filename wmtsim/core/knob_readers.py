@@ -117,7 +117,7 @@ READS: dict[str, Trait] = {
     **{f"stubs.{k}": EVERY for k in (
         "p_persuade", "p_persuade_vs_evidence", "p_guess", "p_use_max", "dilution_tokens",
         "base_tokens", "p_misled", "obs_in_context", "call_latency_ms", "token_latency_ms")},
-    # Baselines: the field's own knobs (docs/policies.md).
+    # Baselines: the field's own knobs (docs/field.md).
     "baselines.capacity": TRACERETAIN,
     "baselines.top_k": TRACERETAIN | MB_NOT_CODE | GA_PAPER | MEM0,
     "baselines.importance_noise": SCORED_FIELD,
@@ -171,7 +171,7 @@ READS: dict[str, Trait] = {
                                        "ga_thoughts")},
 }
 
-# Knobs that act only in worlds with global memories (MODEL.md §2: ρ_G, their initial
+# Knobs that act only in worlds with global memories (docs/model.md §2: ρ_G, their initial
 # score and their stored miss count concern global memories alone).
 WORLD_NEEDS: dict[str, str] = {
     "params.rho_g": "global memories (world.n_globals > 0 or a poison of kind 'global')",

@@ -1,4 +1,4 @@
-"""Lifecycle kernels over one memory tree stored as flat arrays (MODEL.md §3–4).
+"""Lifecycle kernels over one memory tree stored as flat arrays (docs/model.md §3–4).
 
 A tree is a set of parallel 1-D arrays indexed by node (creation order, so
 ``parent[v] < v``): ``parent``, ``kind``, ``state``, ``u``, ``outcome``. The batched
@@ -41,7 +41,7 @@ def _mark_active_path(parent: np.ndarray, active: int, n: int, on_path: np.ndarr
 @jit
 def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                     on_path: np.ndarray, n: int, eligible: np.ndarray) -> None:
-    """MODEL.md §4 step 2: which nodes the selector may choose from (ε_i).
+    """docs/model.md §4 step 2: which nodes the selector may choose from (ε_i).
 
     * global memories that are not obsolete;
     * task and action nodes off the active path, not obsolete, not inside an obsolete

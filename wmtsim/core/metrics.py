@@ -1,4 +1,4 @@
-"""The paper's metrics (MODEL.md §5, Appendix A.1) from per-trajectory counters.
+"""The paper's metrics (docs/model.md §5, Appendix A.1) from per-trajectory counters.
 
 The engine and the readable simulator both produce the raw counters below; this module
 is the one place where they become ASR, PRR, IP, BR, AF, CCR, TSR and accuracy.
@@ -37,7 +37,7 @@ COUNTER_DOCS: tuple[tuple[str, str], ...] = (
     ("final_correct", "1 if the final answer is correct (= success, kept for old results)"),
     ("revisions", "outcome revisions recorded (second Eq. 2 events)"),
     ("latency_ms", "simulated LLM latency: per call + per prompt token (Stubs)"),
-    # Equal terms (docs/policies.md, the parity table): what each policy spends on memory.
+    # Equal terms (docs/field.md, the parity table): what each policy spends on memory.
     ("memory_tokens", "prompt tokens of memory's own calls: selection, rating, summaries, "
                       "mem0's decisions, Letta's tool calls (not the reasoner's prompt)"),
     ("context_tokens", "Σ over prompt steps of the memory tokens in context (s)"),

@@ -1,4 +1,4 @@
-"""The constants of the Weighted Memory Tree (MODEL.md §2–3).
+"""The constants of the Weighted Memory Tree (docs/model.md §2–3).
 
 `Params` is the single place where a WMT constant lives. The numba kernels cannot take a
 dataclass, so `Params.pack()` gives a numpy record of type `PackedParams` (`wmtsim.core.packing`:
@@ -18,14 +18,14 @@ _NON_NEGATIVE = "[0, inf), finite"  # the branch coefficients' allowed text
 
 @dataclass(frozen=True)
 class Params:
-    """Every WMT constant, with MODEL.md's defaults.
+    """Every WMT constant, with docs/model.md's defaults.
 
     Scores (Eq. 2 and the initial scores of §2) lie in [0, 1]; decay factors ρ and ρ_G
     (Eq. 4) lie in (0, 1]; the decay cap ``M`` is an integer ≥ 1; the branch coefficients
     α, β, γ, δ (Eq. 6) are ≥ 0; ``tau_obs`` is the suppression threshold of Eq. 7;
     ``budget`` is the selector's token budget ``B``.
 
-    Two toolkit decisions that MODEL.md leaves implicit are parameters too:
+    Two toolkit decisions that docs/model.md leaves implicit are parameters too:
 
     * ``event_resets_m`` — whether an outcome event (Eq. 2) also resets the miss count
       ``m`` to 0. Default False: Eq. 3 changes ``m`` only on selection feedback (it counts
@@ -33,7 +33,7 @@ class Params:
       where the closed form applies, it does not reset the count. True is the other
       reading (Eq. 15 then counts misses from the event).
     * ``global_miss_count`` — the miss count stored on a global memory after a missed
-      selection. MODEL.md: "the miss count is reset before each decay, so their effective
+      selection. docs/model.md: "the miss count is reset before each decay, so their effective
       count is 1". Default 1.
     """
 
@@ -41,7 +41,7 @@ class Params:
     u_failure: float = knob(0.30, lo=0.0, hi=1.0,
         doc="Eq. 2: score set by a failed outcome (below u_success)")
     u_init_root: float = knob(1.00, lo=0.0, hi=1.0,
-        doc="initial score of the root query (MODEL.md §2)")
+        doc="initial score of the root query (docs/model.md §2)")
     u_init_task: float = knob(0.90, lo=0.0, hi=1.0, doc="initial score of a task node")
     u_init_action: float = knob(0.50, lo=0.0, hi=1.0,
         doc="initial score of an action before its outcome")

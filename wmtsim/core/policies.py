@@ -1,4 +1,4 @@
-"""The memory configurations of MODEL.md §7, each a set of switches over one engine.
+"""The memory configurations of docs/model.md §7, each a set of switches over one engine.
 
 ==========================  ====  ======  ==========  ====  ===========  =========
 name                        tree  scores  selection   fold  lifecycle    supersede
@@ -24,7 +24,7 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
 * ``fold``: completed subtasks fold into a summary node (summariser call).
 * ``reopen``: a resumed folded subtask is reopened (its nodes re-enter the pool).
 * ``lifecycle``: suppression (Eq. 7) marks low-priority branches obsolete.
-* ``supersede``: the policy acts on the world's supersede/invalidate events (MODEL.md §3,
+* ``supersede``: the policy acts on the world's supersede/invalidate events (docs/model.md §3,
   "supersede / invalidate": the event marks the memory obsolete). Only Full WMT and A3
   keep the lifecycle controller that owns this operation: A1 keeps fold/reopen only and A2
   removes the memory controller (the paper's ablation design, Table 4); the unselective
@@ -36,10 +36,10 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
   event removes the memory from their store (place ``deleted``). The other TraceRetain
   variants follow the article's default (keep conflicting memories side by side).
 
-The policies of the field (POLICIES.md) are configurations of the same engine too:
+The policies of the field (docs/field.md) are configurations of the same engine too:
 selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field`
 (readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` and its variant
-switches; their knobs are `wmtsim.engine.field.Baselines`. See docs/policies.md:
+switches; their knobs are `wmtsim.engine.field.Baselines`. See docs/field.md:
 ``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
 ``generative_agents``, ``generative_agents_code``, ``memorybank``,
 ``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,
@@ -60,14 +60,14 @@ SEL_NONE = 0
 SEL_EVERYTHING = 1
 SEL_ITEMS = 2
 SEL_BRANCHES = 3
-SEL_BASELINE = 4  # a policy of the field (docs/policies.md), run by `wmtsim.engine.field`
+SEL_BASELINE = 4  # a policy of the field (docs/field.md), run by `wmtsim.engine.field`
 
-# Families: WMT's own configurations, and the policies of POLICIES.md.
+# Families: WMT's own configurations, and the policies of docs/field.md.
 (FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
  FAM_TOKEN_BUFFER, FAM_MEM0) = range(8)
 # TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
 EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECENCY = range(5)
-# MemoryBank variants (`Policy.variant`): the paper's curve, POLICIES.md's stochastic
+# MemoryBank variants (`Policy.variant`): the paper's curve, docs/field.md's stochastic
 # reading, the public code as written.
 MB_PAPER, MB_STOCHASTIC, MB_CODE = range(3)
 THRESHOLD_Z, THRESHOLD_FIXED = range(2)
@@ -127,7 +127,7 @@ POLICIES: dict[str, Policy] = {
                False, False),
         Policy("a3_no_semantic", "A3 No Semantic Retrieval", True, True, SEL_BRANCHES, True,
                True, True, supersede=True),
-        # The field (POLICIES.md; docs/policies.md).
+        # The field (docs/field.md; docs/field.md).
         _field("traceretain_z", "TraceRetain (z-score, LRU)", FAM_TRACERETAIN),
         _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", FAM_TRACERETAIN,
                threshold=THRESHOLD_FIXED),
@@ -177,6 +177,9 @@ def get_policy(name: str | Policy) -> Policy:
     try:
         return POLICIES[name]
     except KeyError:
+        from wmtsim.core.formatting import did_you_mean
+
         raise ValueError(
-            f"policy={name!r} is unknown; allowed: {', '.join(POLICIES)}"
+            f"policy={name!r} is unknown{did_you_mean(name, POLICIES)}; allowed: "
+            f"{', '.join(POLICIES)}"
         ) from None

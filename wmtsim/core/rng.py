@@ -1,7 +1,7 @@
 """Counter-based random numbers keyed by (seed, trajectory, step, node, purpose).
 
 No generator state is carried: a draw is a pure function of its key, so results do not
-depend on thread count, chunking, worker layout or machine (SIMULATION.md,
+depend on thread count, chunking, worker layout or machine (docs/world.md,
 "Reproducibility"). The hash is SplitMix64's finaliser applied along the key; the
 pure-Python twin `wmtsim.core.draws.uniform_py` gives the same bits and is what the
 readable simulator uses.

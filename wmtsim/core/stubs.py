@@ -1,4 +1,4 @@
-"""Knobs of the three LLM stubs: selector, summariser, reasoner (SIMULATION.md).
+"""Knobs of the three LLM stubs: selector, summariser, reasoner (docs/world.md).
 
 The stubs' behaviour lives in `wmtsim.engine` (numba) and `wmtsim.twins.simulator` (readable
 twin); this module only declares and validates their parameters.
@@ -42,7 +42,7 @@ class Stubs:
     Every prompt costs ``base_tokens`` + the active path + the context + the observation
     just made (when the selector did not already put it in); tree-structured contexts add
     ``struct_tokens`` per serialised memory. The observation just made can carry the
-    subtask's evidence (SIMULATION.md: evidence "in context (or was just observed)"); with
+    subtask's evidence (docs/world.md: evidence "in context (or was just observed)"); with
     ``obs_in_context`` (default) the reasoner reads it like a memory in context, so a
     poisoned observation can also persuade; off, only selected memories can.
     A fold summary keeps its branch's failure warnings, ``warning_tokens`` each.

@@ -1,6 +1,6 @@
 """The synthetic world: agent trajectories generated from a world specification.
 
-SIMULATION.md, "Trajectory generation". A trajectory is one query's execution: a root
+docs/world.md, "Trajectory generation". A trajectory is one query's execution: a root
 query, subtasks run depth-first, actions with outcomes, token sizes, relevance and
 evidence, distractors, global memories, resumed subtasks and scripted poison injections.
 The world never depends on the memory policy: trajectory ``i`` is a pure function of
@@ -69,7 +69,7 @@ Z_MAX = math.sqrt(2 * 53 * math.log(2))
 
 @dataclass(frozen=True)
 class PoisonSpec:
-    """One scripted poison injection (SIMULATION.md, "Scripted poison injections").
+    """One scripted poison injection (docs/world.md, "Scripted poison injections").
 
     Each knob's default, range and doc is its `knob` declaration.
     """
@@ -107,7 +107,7 @@ class PoisonSpec:
             'execution order) that has children. Not injected when the target has no subtask at '
             'that depth.')
     on_resume: bool = knob(False,
-        doc='lands in the resumed visit of its top-level target (SIMULATION.md, ``p_resume``) '
+        doc='lands in the resumed visit of its top-level target (docs/world.md, ``p_resume``) '
             'instead of the first visit; not injected when the target is not resumed. Needs '
             '``depth = 1`` (only top-level subtasks are resumed).')
 
@@ -125,7 +125,7 @@ class PoisonSpec:
 
 @dataclass(frozen=True)
 class WorldSpec:
-    """The synthetic world's knobs, with documented defaults (SIMULATION.md).
+    """The synthetic world's knobs, with documented defaults (docs/world.md).
 
     Ranges ``(min, max)`` are drawn uniformly over the integers, both ends included.
 
@@ -180,17 +180,17 @@ class WorldSpec:
     supersede_rule: str = knob('each', choices=SUPERSEDE_RULES,
         doc="when a later clean action of the poison's subtask may detect it: ``each`` (every "
             'later clean action, each with probability ``p_supersede``) or ``first`` (only the '
-            'first later clean action). SIMULATION.md: "a later clean action can supersede it".')
+            'first later clean action). docs/world.md: "a later clean action can supersede it".')
     supersede_review: bool = knob(False,
-        doc="opt-in timing beyond the spec (default off): just before a subtask's answer, each of"
+        doc="opt-in timing beyond the paper (default off): just before a subtask's answer, each of"
             ' its injected poisons not yet detected is detected with probability ``p_supersede`` '
             'by a review, with or without a later clean action.')
     p_revise: float = knob(0.0, lo=0.0, hi=1.0,
         doc="probability that an action's outcome is revised (flipped) by the next action of the "
-            'same subtask: a second Eq. 2 event on it (MODEL.md Eq. 2, "recorded or revised"). No'
-            ' revision when no action follows.')
+            'same subtask: a second Eq. 2 event on it (docs/model.md Eq. 2, "recorded or '
+            'revised"). No revision when no action follows.')
     final_share: float = knob(1.0, lo=0.0, hi=1.0,
-        doc="the final answer's rule (SIMULATION.md, reasoner; the same for every policy): it "
+        doc="the final answer's rule (docs/world.md, reasoner; the same for every policy): it "
             'is correct only if at least ceil(final_share · K) of the K top-level subtask '
             'results are usable (1 = all of them).')
     p_recover: float = knob(0.1, lo=0.0, hi=1.0,

@@ -1,5 +1,5 @@
 """The agent stubs as numba kernels: one prompt-construction cycle, the reasoner and the
-summariser (MODEL.md §4, §6).
+summariser (docs/model.md §4, §6).
 
 `_prompt_step` builds the candidate pool, lets the selector (`wmtsim.engine.selector`)
 pick S_t under the budget, applies selection feedback, branch priorities and suppression;
@@ -51,7 +51,7 @@ from wmtsim.engine.world import NO_TOPIC
 
 @jit
 def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
-    """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
+    """One prompt-construction cycle (docs/model.md §4) and, at critical steps, the reasoner.
 
     ``T``: the `Trajectory`; ``K``: the `Knobs`; ``X``: a field policy's `FieldScratch`
     (None for WMT's configurations). Returns the slot count (a field policy may create a
@@ -132,14 +132,14 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
                 out[C.h_c] += 1
         if on_path[v]:
             prompt += tokens[v]
-    # BR counts whatever can persuade the reasoner (MODEL.md §5): a poisoned observation
+    # BR counts whatever can persuade the reasoner (docs/model.md §5): a poisoned observation
     # just made is in the prompt whether or not the selector picked it.
     if (last_obs >= 0 and poisoned[last_obs] and st.obs_in_context != 0.0
             and not selected[last_obs]):
         contaminated = True
     if contaminated:
         out[C.contaminated_steps] += 1
-    # The parity table's budget use (docs/policies.md): memory context against B.
+    # The parity table's budget use (docs/field.md): memory context against B.
     out[C.context_tokens] += ctx_tokens
     out[C.context_max] = max(out[C.context_max], ctx_tokens)
     out[C.context_items_max] = max(out[C.context_items_max], float(n_ctx))
@@ -150,7 +150,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
                 sel_raw += tokens[v]
         out[C.ccr_sum] += sel_raw / pool_tokens
         out[C.ccr_steps] += 1
-    # The observation just made is fed to the agent with the prompt (SIMULATION.md,
+    # The observation just made is fed to the agent with the prompt (docs/world.md,
     # "or was just observed"): charged its tokens unless the selector already put it in.
     obs_tokens = 0.0
     if last_obs >= 0 and not selected[last_obs]:
@@ -177,7 +177,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
 def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 
-    The final answer's rule (SIMULATION.md, reasoner; `WorldSpec.final_share`,
+    The final answer's rule (docs/world.md, reasoner; `WorldSpec.final_share`,
     `WorldSpec.p_recover`, the same for every policy): a top-level subtask's result is
     usable when the subtask was answered correctly and its result (a memory of its branch
     that carries evidence, or its summary) is in the context, or, missing, is recovered
@@ -246,14 +246,14 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
-        # TSR (Eq. 14): the task succeeds when its final answer is correct (MODEL.md §5).
+        # TSR (Eq. 14): the task succeeds when its final answer is correct (docs/model.md §5).
         out[C.final_correct] = 1.0 if correct else 0.0
         out[C.success] = 1.0 if correct else 0.0
 
 
 @jit
 def _fold(T, K, step, s, n):
-    """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
+    """Fold branch ``s`` on completion (docs/model.md §3) with the summariser stub.
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
     a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure

@@ -1,4 +1,4 @@
-"""The memory policies of the field (POLICIES.md) as kernels of the one engine.
+"""The memory policies of the field (docs/field.md) as kernels of the one engine.
 
 `wmtsim.engine` plays the same world scripts, stubs, reasoner and accounting for every
 policy; a policy with selection ``baseline`` (`wmtsim.core.policies.SEL_BASELINE`) hands one
@@ -13,7 +13,7 @@ lives in extra arrays beside the forest:
 ``bfreq``  retrievals (LFU);
 ``bstr``   MemoryBank strength S.
 
-Every rule is documented in docs/policies.md; the readable twin is
+Every rule is documented in docs/field.md; the readable twin is
 `wmtsim.twins.field_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
 Floating-point conventions shared with the twin: powers are products in a loop; the
 MemoryBank threshold compares ``t > S · time_scale · ln(1/θ)`` with the last factor

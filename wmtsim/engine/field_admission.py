@@ -1,4 +1,4 @@
-"""What enters a field policy's store (POLICIES.md): the TR family's admission filter, its
+"""What enters a field policy's store (docs/field.md): the TR family's admission filter, its
 eviction victim and topic clustering, and Mem0's add / update / no-op decision.
 
 Called from the dispatch in `wmtsim.engine.field`; the readable twin is

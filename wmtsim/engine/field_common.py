@@ -1,4 +1,4 @@
-"""Small kernels shared by the field's policies (POLICIES.md): the importance rating, the
+"""Small kernels shared by the field's policies (docs/field.md): the importance rating, the
 similarity of two memories, greedy fitting under the token budget, powers as products,
 top-k, min–max scaling and the summariser's absorb step.
 

@@ -1,4 +1,4 @@
-"""What leaves a field policy's store (POLICIES.md): MemoryBank's forgetting curve, a
+"""What leaves a field policy's store (docs/field.md): MemoryBank's forgetting curve, a
 bounded queue's overflow, a sliding window, and the shared pop step that may fold popped
 memories into a running summary.
 

@@ -61,7 +61,7 @@ class Forest:
     """Per-slot arrays ``(n, capacity)`` and per-trajectory counters ``(n,)``.
 
     wid: the world node a slot holds (-1 for a fold summary); parent: parent slot;
-    kind, state, u, m: MODEL.md §1; tokens; created: prompt step at creation; outcome;
+    kind, state, u, m: docs/model.md §1; tokens; created: prompt step at creation; outcome;
     poisoned (for a summary: contaminated); evidence; topic: the world subtask a memory is
     about (-1: none); rel: relevance to its topic; persuasiveness; rider; top: top-level
     subtask; summary: for a task, the slot of its fold summary (-1 until it folds);
@@ -180,7 +180,7 @@ def _forest_row(F, i):
 
 @jit
 def _add_node(F, v, wid, parent_slot, kind_, u0, step):
-    """Create slot ``v`` (the next one) with its initial score (MODEL.md §2).
+    """Create slot ``v`` (the next one) with its initial score (docs/model.md §2).
 
     ``F`` is one trajectory's `ForestRows` (`Forest.row`). The
     static properties (tokens, topic, ...) are the caller's to set.
@@ -220,7 +220,7 @@ def _draw_id(F, v):
 
 @jit
 def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
-    """Create slot ``z`` as a summary node under ``parent_slot`` (MODEL.md §1: the compact
+    """Create slot ``z`` as a summary node under ``parent_slot`` (docs/model.md §1: the compact
     node standing for a folded branch), clean, without evidence and with no tokens yet."""
     _add_node(F, z, -1, parent_slot, SUMMARY, u0, step)
     F.tokens[z] = 0

@@ -1,12 +1,12 @@
 """The batched engine: every trajectory of a `World` under one memory policy, in numba.
 
-One compiled loop serves all ten configurations of MODEL.md §7: the policy's switches
+One compiled loop serves all ten configurations of docs/model.md §7: the policy's switches
 (`wmtsim.core.policies`) decide which steps run. The memory math is not restated here: scoring
 and lifecycle go through the kernels of `wmtsim.core.scoring` and `wmtsim.core.lifecycle`. Every
 random draw is `wmtsim.core.rng._uniform` keyed by (seed, trajectory, step, node, purpose),
 so results are the same for any thread count or chunking.
 
-One prompt-construction cycle (MODEL.md §4, `_prompt_step`):
+One prompt-construction cycle (docs/model.md §4, `_prompt_step`):
 
 1. new nodes and outcome events are recorded (by the script event that precedes it);
 2. the candidate pool is built (`_candidate_pool`);
@@ -275,7 +275,7 @@ def _run_one(T, K, X, W, n_ev, r, R):
             _record(T, r, R, step, n, o)
             step += 1
         elif o == OP_SUPERSEDE:
-            # MODEL.md §3 "supersede / invalidate", for policies that act on the event
+            # docs/model.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
             if sw.supersede != 0:
                 in_store = False
@@ -345,7 +345,7 @@ def _run_one(T, K, X, W, n_ev, r, R):
 
 @jit
 def _poison_remains(v, F, eligible, slot_of):
-    """IP's P_r (Eq. 10, MODEL.md §5): poisoned memory ``v`` is still eligible at the
+    """IP's P_r (Eq. 10, docs/model.md §5): poisoned memory ``v`` is still eligible at the
     end, or is carried by an eligible contaminated summary.
 
     ``leak`` bit ``d`` of a memory says it leaked into the summary of the task at depth

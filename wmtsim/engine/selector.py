@@ -1,5 +1,5 @@
 """The selector stub as numba kernels: which memories go into S_t under the budget B
-(MODEL.md §4 step 3) — single items by noisy utility, whole branches by priority — and a
+(docs/model.md §4 step 3) — single items by noisy utility, whole branches by priority — and a
 memory's latent relevance, which the reasoner reads too.
 """
 
@@ -102,7 +102,7 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
 def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
     """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
 
-    A unit is a task branch B(v), the subtree rooted at task v (MODEL.md §1), or a single
+    A unit is a task branch B(v), the subtree rooted at task v (docs/model.md §1), or a single
     global memory. Units are ranked by U_b (a global by its u; ties to the older unit);
     taking a unit takes every candidate of its subtree not taken yet, at the tokens of
     those, if they fit. So a nested branch taken first leaves its enclosing branch the

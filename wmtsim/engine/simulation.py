@@ -92,7 +92,7 @@ def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
 
 def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,
                       n_resamples: int = 2000) -> dict[str, Any]:
-    """``a − b`` on ``metric``, paired over trajectories, with its test and interval
+    """Δ = ``a − b`` on ``metric``, paired over trajectories, with its test and interval
     (`wmtsim.core.inference.paired_effect`): ``mean``, ``low``, ``high``, ``n``,
     ``n_nonzero`` (trajectories on which a and b differ), ``p``, ``test``, ``interval``
     for the per-trajectory mean; for a ratio metric (`RATIOS`) also ``pooled``,
@@ -100,6 +100,11 @@ def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float
     for the difference of the pooled values Σ/Σ (the same estimand as the pooled table).
 
     Both results must come from the same seed and trajectories (common random numbers).
+
+    The sign convention is the command line's, Δ = compared − reference: call
+    ``paired_difference(other, wmt, m)`` for what `wmtsim compare` prints as
+    "configuration − wmt" (a lower-is-better metric such as ASR then has Δ > 0 when WMT
+    is better; for TSR, higher is better, Δ < 0 when WMT is better).
     """
     from wmtsim.core.inference import metric_bound, paired_effect
 
@@ -161,7 +166,7 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
     per-step u, m, state and selections for the first trajectories. ``baselines`` holds
-    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/policies.md).
+    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/field.md).
     """
     params = params or Params()
     stubs = stubs or Stubs()

@@ -4,7 +4,7 @@ A trace is one JSON object per line (format: ``docs/trace_format.md``, schema:
 ``wmtsim/schemas/trace.schema.json``). Replay keeps one growable tree as flat numpy arrays
 (node index = creation order, so ``parent[v] < v``) and drives it with the same kernels the
 batched engine uses: `scoring._event_score` (Eq. 2), `lifecycle._mark_active_path` and
-`lifecycle._candidate_pool` (MODEL.md §4), `scoring._selection_feedback` (Eqs. 3–5),
+`lifecycle._candidate_pool` (docs/model.md §4), `scoring._selection_feedback` (Eqs. 3–5),
 `lifecycle._branch_priorities` (Eq. 6) and `lifecycle._suppress` (Eq. 7). The pure-Python
 `wmtsim.twins.reference` is the oracle that replay is tested against, never used here.
 

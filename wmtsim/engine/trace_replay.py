@@ -1,7 +1,7 @@
 """Replay of validated trace events on one growable tree of flat numpy arrays (`_FlatTree`,
 node index = creation order, so ``parent[v] < v``), driven by the engine's kernels:
 `scoring._event_score` (Eq. 2), `lifecycle._mark_active_path` and
-`lifecycle._candidate_pool` (MODEL.md §4), `scoring._selection_feedback` (Eqs. 3–5),
+`lifecycle._candidate_pool` (docs/model.md §4), `scoring._selection_feedback` (Eqs. 3–5),
 `lifecycle._branch_priorities` (Eq. 6) and `lifecycle._suppress` (Eq. 7).
 
 Reading events is `wmtsim.engine.trace_events`; the public API is `wmtsim.engine.trace`.

@@ -1,7 +1,7 @@
 """The named rules of the scoring math, and which of them a trace replay fired.
 
 `RULES` is the registry: one `Rule` per branch of Eqs. 2–7 and 15, per pool rule of
-MODEL.md §4, per lifecycle operation of §3 and per toolkit decision of docs/guide.md's
+docs/model.md §4, per lifecycle operation of §3 and per toolkit decision of docs/guide.md's
 table that a trace can reach. `RuleRecorder` is handed to the trace replayer
 (`wmtsim.engine.trace_replay._Replayer`); at every op the replayer calls it with the
 tree's arrays before and after the kernels ran, and the recorder decides which branch of

@@ -7,6 +7,13 @@ is not in the cache yet is compiled on a tiny input, with one line per group say
 is compiling and roughly how long it takes. A marker file per group in the cache folder
 (`wmtsim.numba_cache.cache_dir`) records what is done, so a warm start prints nothing.
 
+The estimate is calibrated on the machine it runs on: each compile records its CPU seconds
+and kernel count in ``compile_times.json`` beside the versioned cache folders, and the
+next cold compile (a new version) is estimated from them, scaled by the current load
+(`slowdown`); the notice then reports the actual time and kernels. A marker cannot see
+numba's own invalidation of a cached kernel (a kernel's file changed), so the commands
+also count the kernels compiled during their work (`counting_compiles`) and say so.
+
 Groups, each compiled only when a job needs it:
 
 ==========  =================================================================
@@ -19,22 +26,30 @@ Groups, each compiled only when a job needs it:
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from wmtsim.numba_cache import cache_dir
 
-# label, rough cold-compile seconds on a 2-core machine (measured by `make bench`)
+# label, CPU seconds a group's cold compile takes on an idle reference core (2-core Xeon;
+# measured by `wmtsim warmup`). The estimate a notice gives is calibrated: the CPU
+# seconds this machine took the last time it compiled the group (any wmtsim version;
+# `compile_times.json` beside the cache folders) scaled by the machine's current load.
 GROUPS: dict[str, tuple[str, int]] = {
-    "world": ("world generation", 18),
-    "engine": ("the engine for WMT's configurations", 20),
-    "field": ("the engine for the field's policies", 25),
+    "world": ("world generation", 38),
+    "engine": ("the engine for WMT's configurations", 35),
+    "field": ("the engine for the field's policies", 75),
     "trace": ("trace replay", 5),
 }
 
 Say = Callable[[str], None]
+# A live display while a group compiles: (label, estimated seconds, kernels expected or
+# None) -> a context whose value is told the number of kernels compiled so far.
+Live = Callable[[str, float, "int | None"], AbstractContextManager[Callable[[int], None]]]
 
 
 def _cache_folder() -> Path:
@@ -45,6 +60,83 @@ def _cache_folder() -> Path:
 
 def _marker(group: str) -> Path:
     return _cache_folder() / f".compiled-{group}"
+
+
+def _times_file() -> Path:
+    """Where this machine's compile times are kept, beside (not inside) the versioned
+    cache folders, so that a new version's first compile is estimated from the last."""
+    return _cache_folder().parent / "compile_times.json"
+
+
+def _recorded() -> dict[str, dict[str, float]]:
+    try:
+        data = json.loads(_times_file().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _load_per_core() -> float:
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # no load average on this platform
+        return 0.0
+
+
+def slowdown() -> float:
+    """How much slower than on an idle core a compile runs now: ``1 + k · load per
+    core``, where ``k`` is fitted on this machine's recorded compiles (wall ÷ CPU time
+    against the load they ran at; other jobs may be niced, so k is often below 1) and 1
+    (a fair share of the cores) before any compile was recorded."""
+    ks = [(r["wall"] / r["cpu"] - 1.0) / r["load_per_core"] for r in _recorded().values()
+          if r.get("cpu", 0) > 1.0 and r.get("load_per_core", 0) > 0.5 and "wall" in r]
+    k = max(0.0, sum(ks) / len(ks)) if ks else 1.0
+    return 1.0 + k * _load_per_core()
+
+
+def estimate(group: str) -> tuple[float, int | None, bool]:
+    """Seconds a cold compile of ``group`` should take now, the kernels it compiled last
+    time (None: never measured here), and whether the estimate was measured here."""
+    record = _recorded().get(group)
+    if record and record.get("cpu", 0) > 0:
+        return record["cpu"] * slowdown(), int(record.get("kernels", 0)) or None, True
+    return GROUPS[group][1] * slowdown(), None, False
+
+
+def _remember(group: str, cpu: float, wall: float, kernels: int) -> None:
+    data = _recorded()
+    data[group] = {"cpu": round(cpu, 1), "wall": round(wall, 1), "kernels": kernels,
+                   "load_per_core": round(_load_per_core(), 2), "cores": os.cpu_count() or 1}
+    try:
+        _times_file().parent.mkdir(parents=True, exist_ok=True)
+        _times_file().write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    except OSError:
+        pass  # a read-only cache: the next estimate falls back to the reference
+
+
+@contextmanager
+def counting_compiles(tick: Callable[[int], None] | None = None) -> Iterator[list[int]]:
+    """Count the numba kernels compiled (not loaded from the cache) inside the block:
+    the value is a one-item list holding the count; ``tick`` hears each new count."""
+    from numba.core import event
+
+    count = [0]
+
+    class _Counter(event.Listener):
+        def on_start(self, ev: object) -> None:
+            pass
+
+        def on_end(self, ev: object) -> None:
+            count[0] += 1
+            if tick is not None:
+                tick(count[0])
+
+    listener = _Counter()
+    event.register("numba:compile", listener)
+    try:
+        yield count
+    finally:
+        event.unregister("numba:compile", listener)
 
 
 def groups_for(policies: Sequence[str]) -> tuple[str, ...]:
@@ -79,30 +171,46 @@ def _compile(group: str) -> None:
         run(Path(str(resources.files("wmtsim") / "data" / "paper_a4.jsonl")))
 
 
-def ensure_compiled(groups: Sequence[str], say: Say | None = None) -> float:
+def ensure_compiled(groups: Sequence[str], say: Say | None = None,
+                    live: Live | None = None) -> float:
     """Compile every group of ``groups`` not compiled yet, one line per group through
-    ``say``; returns the seconds spent (0 on a warm cache)."""
+    ``say`` with its estimate (calibrated on this machine, at its current load) and then
+    its actual time and kernel count; ``live`` shows the count of kernels compiled while
+    a group compiles. Returns the seconds spent (0 on a warm cache)."""
     todo = [g for g in groups if not _marker(g).exists()]
     if not todo:
         return 0.0
-    total = sum(GROUPS[g][1] for g in todo)
+    plans = {g: estimate(g) for g in todo}
+    total = sum(p[0] for p in plans.values())
+    measured = all(p[2] for p in plans.values())
+    basis = ("as measured on this machine" if measured else "from a reference 2-core "
+             "machine; measured here from now on")
     if say is not None:
-        say(f"compiling wmtsim's numba kernels for this version (once; ~{total} s on 2 "
-            f"cores; cached in {_cache_folder()})")
+        say(f"compiling wmtsim's numba kernels for this version (once): ~{total:.0f} s at "
+            f"this machine's current load ({_load_per_core():.1f} per core: ×"
+            f"{slowdown():.1f} an idle core; {basis}); "
+            f"cached in {_cache_folder()}")
     spent = 0.0
     for k, group in enumerate(todo, 1):
-        label, estimate = GROUPS[group]
+        label = GROUPS[group][0]
+        seconds_left, kernels, _ = plans[group]
         if say is not None:
-            say(f"  [{k}/{len(todo)}] {label} (~{estimate} s)…")
-        t0 = time.perf_counter()
-        _compile(group)
-        seconds = time.perf_counter() - t0
+            expect = f", ~{kernels} kernels" if kernels else ""
+            say(f"  [{k}/{len(todo)}] {label} (~{seconds_left:.0f} s{expect})…")
+        t0, c0 = time.perf_counter(), time.process_time()
+        display = live(label, seconds_left, kernels) if live is not None else nullcontext(
+            None)
+        with display as tick, counting_compiles(tick) as count:
+            _compile(group)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         spent += seconds
+        _remember(group, cpu, seconds, count[0])
         try:
             _marker(group).parent.mkdir(parents=True, exist_ok=True)
             _marker(group).write_text(f"{seconds:.1f}\n", encoding="utf-8")
         except OSError:
             pass  # a read-only cache: numba compiles in memory, nothing to remember
         if say is not None:
-            say(f"  [{k}/{len(todo)}] {label}: done in {seconds:.0f} s")
+            say(f"  [{k}/{len(todo)}] {label}: done in {seconds:.0f} s "
+                f"({count[0]} kernels, {cpu:.0f} s of CPU)")
     return spent

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from wmtsim.core.formatting import plural
+from wmtsim.core.formatting import num, plural
 
 if TYPE_CHECKING:
     import polars as pl
 
     from wmtsim.engine.trace import Replay, Streamed
 
+from wmtsim.interfaces import cli_common as _cli_common
 from wmtsim.interfaces import cli_conformance as _conformance
 from wmtsim.interfaces.cli_common import (
     ProgressOpt,
@@ -90,7 +91,7 @@ def _write(frame: pl.DataFrame, out: Path) -> Path:
 
 
 def _fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.6g}"
+    return num(x)  # the precision policy (wmtsim.core.formatting); None is a dash
 
 
 def _final_table(last: pl.DataFrame, steps: int) -> Table:
@@ -210,7 +211,7 @@ def _decay_table(frame: pl.DataFrame) -> Table:
             if r is None:
                 row.append("")
                 continue
-            text = f"{r['u']:.10g} (m={r['m']})"
+            text = f"{num(r['u'])} (m={r['m']})"
             if r["state"] != "active":
                 text += f" {r['state']}"
             if r["selected"]:
@@ -444,6 +445,7 @@ _register_why_commands(app)
 _register_design_commands(app)
 _register_attack(app)
 _conformance.register(app)
+_cli_common.unwrap_help(app)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m wmtsim.interfaces.cli`

@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
-
-from wmtsim.core.formatting import plural
+from rich.text import Text
 
 # Options shared by the commands that run on the sweep machinery (sweep, claims).
 WorkersOpt = Annotated[int, typer.Option(
@@ -55,6 +54,76 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+# The help's type column, plainly: nothing after a flag (it takes no value; Typer prints
+# "<bool>"), a word for the value of an option ("INTEGER", "TEXT", "PATH", "NUMBER", with
+# "..." when repeatable) and its range in words ("1 to 10,000,000", "≥ 1").
+_TYPE_WORDS = {"int": "INTEGER", "str": "TEXT", "path": "PATH", "float": "NUMBER"}
+
+
+def _option_type(self: Any, ctx: Any) -> str | None:
+    if getattr(self, "is_flag", False):
+        return None
+    original = (_typer_display_type if isinstance(self, typer.core.TyperOption)
+                else _typer_argument_type)
+    text = str(original(self, ctx) or "").strip("<>.")
+    many = text.startswith("list[")
+    text = text.removeprefix("list[").removesuffix("]").replace(" range", "")
+    word = _TYPE_WORDS.get(text, text.upper())
+    return word + (" ..." if many else "")
+
+
+def _bound(x: float) -> str:
+    for k in (53, 62, 63):
+        if x in (2**k, 2**k - 1):
+            return f"2^{k}" + (" − 1" if x == 2**k - 1 else "")
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+
+def _option_range(self: Any) -> str | None:
+    lo, hi = getattr(self, "min", None), getattr(self, "max", None)
+    if lo is not None and hi is not None:
+        return f"{_bound(lo)} to {_bound(hi)}"
+    if lo is not None:
+        return f"≥ {_bound(lo)}"
+    if hi is not None:
+        return f"≤ {_bound(hi)}"
+    return None
+
+
+_typer_display_type = typer.core.TyperOption.display_type_rich
+_typer_argument_type = typer.core.TyperArgument.display_type_rich
+typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign]
+typer.core.TyperArgument.display_type_rich = _option_type  # type: ignore[method-assign]
+typer.core.TyperOption._get_number_range_help_str = _option_range  # type: ignore[method-assign]
+
+
+def unwrap_help(app: typer.Typer) -> None:
+    """Join the hard-wrapped lines of every command's docstring into paragraphs, so the
+    help reflows to the terminal instead of leaving orphan words at the docstring's
+    line breaks; indented lines (the examples) and blank-line paragraphs stay as they
+    are. Called once, after every command is registered."""
+    import inspect
+
+    def reflow(doc: str) -> str:
+        paragraphs = []
+        for block in inspect.cleandoc(doc).split("\n\n"):
+            lines = block.splitlines()
+            if any(line.startswith((" ", "*", "-", "|")) for line in lines):
+                paragraphs.append(block)
+            else:
+                paragraphs.append(" ".join(line.strip() for line in lines))
+        return "\n\n".join(paragraphs)
+
+    apps = [app, *(group.typer_instance for group in app.registered_groups
+                   if group.typer_instance is not None)]
+    for each in apps:
+        for command in each.registered_commands:
+            if command.help:
+                command.help = reflow(command.help)
+            elif command.callback is not None and command.callback.__doc__:
+                command.help = reflow(command.callback.__doc__)
+
+
 out_console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 
@@ -88,34 +157,91 @@ def _widths(table: Table) -> tuple[int, int]:
     return m.minimum, m.maximum
 
 
-def _fit(table: Table, width: int) -> tuple[Table, list[str]]:
-    """``table`` without the trailing columns that do not fit in ``width`` even wrapped
-    (the first two columns always stay), and the names of the columns left out."""
+# The columns every part of a split table repeats: the reference configuration, the
+# result the comparison exists to show (beside the row labels).
+PINNED = ("Full WMT",)
+
+
+def _header(table: Table, k: int) -> str:
+    return str(table.columns[k].header).replace("\n", " ")
+
+
+def _groups(table: Table) -> list[list[int]]:
+    """The columns in groups that stay together: a ``paper`` column belongs to the
+    configuration before it, so a value is never split from the paper's."""
+    groups: list[list[int]] = []
+    for k in range(len(table.columns)):
+        if groups and k > 0 and _header(table, k) == "paper" and len(groups) > 1:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return groups
+
+
+def _subset(table: Table, keep: list[int], title: str | Text | None, last: bool) -> Table:
     import copy
 
-    fitted = copy.deepcopy(table)
-    dropped: list[str] = []
-    while len(fitted.columns) > 2 and _widths(fitted)[0] > width:
-        dropped.insert(0, str(fitted.columns.pop().header).replace("\n", " "))
-    return fitted, dropped
+    part = copy.deepcopy(table)
+    part.columns = [part.columns[k] for k in keep]
+    part.title = title
+    if not last:
+        part.caption = None
+    return part
 
 
-def _print_table(table: Table, full: str | None = None) -> None:
+def _parts(table: Table, width: int, pinned: tuple[str, ...] = PINNED) -> list[Table]:
+    """``table`` split by columns into parts that each fit ``width`` (wrapped), every part
+    keeping the row labels and the pinned configuration's columns: nothing is dropped."""
+    groups = _groups(table)
+    fixed = [groups[0]] + [g for g in groups[1:] if any(p in _header(table, g[0])
+                                                         for p in pinned)]
+    rest = [g for g in groups if g not in fixed]
+    chunks: list[list[list[int]]] = []
+    for group in rest:
+        trial = (chunks[-1] if chunks else []) + [group]
+        cols = sorted(k for g in fixed + trial for k in g)
+        if chunks and _widths(_subset(table, cols, None, True))[0] <= width:
+            chunks[-1] = trial
+        else:
+            chunks.append([group])
+    if not chunks:
+        chunks = [[]]
+    n = len(table.columns)
+    out = []
+    for i, chunk in enumerate(chunks):
+        cols = sorted(k for g in fixed + chunk for k in g)
+        shown = ", ".join(_header(table, k) for g in chunk for k in g[:1])
+        title: str | Text | None = table.title if i == 0 else None
+        if len(chunks) > 1:
+            note = f"part {i + 1} of {len(chunks)}: {shown or 'the pinned columns'}"
+            title = f"{title}\n({note})" if title else f"({note})"
+        out.append(_subset(table, cols, title, i == len(chunks) - 1))
+    assert sorted({k for t in chunks for g in t for k in g} | {k for g in fixed for k in g}
+                  ) == list(range(n))
+    return out
+
+
+def _print_table(table: Table, full: str | None = None,
+                 pinned: tuple[str, ...] = PINNED) -> None:
     """Print a table that fits the terminal: whole when it fits (or stdout is not a
-    terminal), else with its cells wrapped, and without its last columns if even that is
-    too wide, with a note naming them and ``full``, where the whole table is."""
+    terminal), else with its cells wrapped, and, if even that is too wide, split by
+    columns into parts that each repeat the row labels and the ``pinned`` configuration
+    (Full WMT): no column is ever left out. ``full`` names the file with the whole table."""
     natural = _widths(table)[1]
     width = _terminal_width()
     if width is None or natural <= width:
         Console(width=min(natural, 1000)).print(table)
         return
-    fitted, dropped = _fit(table, width)
-    Console(width=width).print(fitted)
-    if dropped:
-        where = f"; the full table is in {full}" if full else "; widen the terminal to see them"
-        out_console.print(f"({plural(len(dropped), 'column')} left out to fit {width} "
-                          f"characters: {', '.join(dropped)}{where})", markup=False,
-                          highlight=False)
+    if _widths(table)[0] <= width:
+        Console(width=width).print(table)
+        return
+    parts = _parts(table, width, pinned)
+    for part in parts:
+        Console(width=width).print(part)
+    if full and len(parts) > 1:
+        Console(width=width, soft_wrap=False).print(
+            f"(split in {len(parts)} parts to fit {width} columns; the whole table is in "
+            f"{full})", markup=False, highlight=False)
 
 
 
@@ -136,15 +262,46 @@ def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...]
         raise _fail(str(e)) from None
 
 
+CsvOpt = Annotated[bool, typer.Option(
+    "--csv", help="Also write every table as CSV (beside its .parquet), e.g. the step "
+                  "records of --record-steps as steps.csv.")]
+
+
+def csv_copies(folder: Path) -> list[Path]:
+    """A ``.csv`` beside every ``.parquet`` table in ``folder``: the same rows and
+    columns; list and struct cells as JSON text (CSV has no nested values)."""
+    import json
+
+    import polars as pl
+
+    written = []
+    for table in sorted(folder.glob("*.parquet")):
+        frame = pl.read_parquet(table)
+        nested = [c for c, t in frame.schema.items()
+                  if isinstance(t, pl.List | pl.Array | pl.Struct)]
+        frame = frame.with_columns(
+            pl.Series(c, [None if v is None else json.dumps(v) for v in frame[c].to_list()],
+                      dtype=pl.String) for c in nested)
+        out = table.with_suffix(".csv")
+        frame.write_csv(out)
+        written.append(out)
+    return written
+
+
 @contextmanager
-def _writing(folder: Path, command: str, keep: tuple[str, ...] = ()) -> Iterator[Path]:
+def _writing(folder: Path, command: str, keep: tuple[str, ...] = (),
+             csv: bool = False) -> Iterator[Path]:
     """`wmtsim.core.output.result_folder`, with a failed write (a full disk, from any
-    library) as exit 2 naming the folder; nothing is left half-written."""
+    library) as exit 2 naming the folder; nothing is left half-written. With ``csv``,
+    every Parquet table the command wrote gets a CSV copy (`csv_copies`) inside the same
+    atomic folder."""
     from wmtsim.core.output import OutputError, result_folder
 
     try:
         with result_folder(folder, command, keep=keep) as work:
             yield work
+            if csv:
+                csv_copies(work)  # a failed write is the folder's, as for any file
     except OutputError as e:
         raise _fail(str(e)) from None
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
     NOpt,
@@ -28,6 +29,9 @@ from wmtsim.interfaces.cli_scenarios import (
 )
 
 if TYPE_CHECKING:
+    import polars as pl
+    from rich.table import Table
+
     from wmtsim.studies.scenario import Scenario
 
 
@@ -62,6 +66,8 @@ def compare(
         show_default=False)] = None,
     n_max: Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
                                        help="Largest n --precision may reach.")] = 100_000,
+    progress: ProgressOpt = True,
+    csv: CsvOpt = False,
 ) -> None:
     """Compare the scenario's configurations on common random numbers, beside the paper.
 
@@ -98,27 +104,28 @@ def compare(
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     if budget is not None:
-        _budget_curves(s, budget, policy, n, seed, threads, out)
+        _budget_curves(s, budget, policy, n, seed, threads, out, progress, csv)
         return
     if parity:
-        _parity(s, policy, n, seed, threads, out)
+        _parity(s, policy, n, seed, threads, out, progress, csv)
         return
     out_dir = _cli()._out_folder(out, s.name, "compare")
-    _compile_first(s.policies)
+    _compile_first(s.policies, progress)
     history: list[tuple[int, float]] = []
     if precision is None:
-        with _progress() as bar:
+        with _progress(progress) as bar:
             task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
             comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task),
                                correction=correction)
     else:
         from wmtsim.studies.precision import compare_to_precision
 
-        comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
-                                             threads=threads, correction=correction)
+        with _progress(progress):
+            comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
+                                                 threads=threads, correction=correction)
     for t in comparison_tables(comp):
         _cli()._print_table(t, full=str(out_dir / "report.txt"))
-    with _cli()._writing(out_dir, "compare") as work:
+    with _cli()._writing(out_dir, "compare", csv=csv) as work:
         written = write_comparison(comp, work)
     if history and precision is not None:
         from wmtsim.studies.precision import precision_text
@@ -141,7 +148,8 @@ BUDGET_COMMAND = "compare-budget"  # compare --budget: its manifest's command, i
 
 
 def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | None,
-                   seed: int | None, threads: int | None, out: Path | None) -> None:
+                   seed: int | None, threads: int | None, out: Path | None,
+                   progress: bool = True, csv: bool = False) -> None:
     """``compare --budget``: every policy at each budget
     (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
     ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
@@ -150,7 +158,7 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_curves import (
         budget_curves,
-        curves_markdown,
+        flat_note,
         parse_budgets,
         write_curves,
     )
@@ -161,12 +169,17 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
         raise _cli()._fail(str(e)) from None
     out_dir = _cli()._out_folder(out, s.name, BUDGET_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    with _progress() as bar:
+    _compile_first(pols, progress)  # the field's kernels too, with their notice
+    with _progress(progress) as bar:
         task = bar.add_task(f"{s.name}: budgets", total=len(budgets))
         frame = budget_curves(s, budgets, pols, n, seed, threads,
                               progress=lambda b: bar.advance(task))
-    _say(curves_markdown(frame))
-    with _cli()._writing(out_dir, BUDGET_COMMAND) as work:
+    for table in curves_tables(frame):
+        _cli()._print_table(table, full=str(out_dir / "curves.md"))
+    note = flat_note(frame)
+    if note:
+        _say(note)
+    with _cli()._writing(out_dir, BUDGET_COMMAND, csv=csv) as work:
         written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
         written.append(write_manifest(work, BUDGET_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
@@ -176,11 +189,54 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
+def curves_tables(frame: pl.DataFrame) -> list[Table]:
+    """``compare --budget`` for the terminal: one table per metric, a row per policy, a
+    column per budget; each cell the policy's mean and, below it, Δ = policy − wmt at the
+    same budget with its paired 95% interval and WMT's verdict (on TSR and ASR). Numbers
+    follow the precision policy (`wmtsim.core.formatting`); curves.md has the same."""
+    from rich.table import Table
+
+    from wmtsim.core.formatting import interval, num
+    from wmtsim.core.metrics import LABELS
+    from wmtsim.studies.field_curves import verdict
+
+    budgets = sorted(set(frame["budget"].to_list()))
+    policies = list(dict.fromkeys(frame["policy"].to_list()))
+    index = {(r["policy"], r["budget"], r["metric"]): r for r in frame.iter_rows(named=True)}
+    tables = []
+    for metric in dict.fromkeys(frame["metric"].to_list()):
+        better = {"tsr": True, "asr": False}.get(metric)
+        t = Table(title=f"{LABELS.get(metric, metric)} by token budget B: each policy's mean; "
+                        "Δ = policy − wmt at the same B (paired 95% interval)"
+                        + ("; WMT wins / ties / loses" if better is not None else ""),
+                  title_justify="left")
+        t.add_column("policy")
+        for b in budgets:
+            t.add_column(f"B = {b:,}", justify="right")
+        for p in policies:
+            cells = []
+            for b in budgets:
+                r = index.get((p, b, metric))
+                if r is None:
+                    cells.append("–")
+                    continue
+                cell = num(r["mean"])
+                if r["d_mean"] is not None:
+                    cell += "\nΔ " + interval(r["d_mean"], r["d_low"], r["d_high"], sign=True)
+                    if better is not None:
+                        cell += " " + verdict(r["d_low"], r["d_high"], better)
+                cells.append(cell)
+            t.add_row(p, *cells, style="bold" if p == "wmt" else None)
+        tables.append(t)
+    return tables
+
+
 PARITY_COMMAND = "compare-parity"  # compare --parity: its manifest's command, its folder
 
 
 def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | None,
-            threads: int | None, out: Path | None) -> None:
+            threads: int | None, out: Path | None, progress: bool = True,
+            csv: bool = False) -> None:
     """``compare --parity``: the parity table (`wmtsim.studies.field_parity`), a result of
     its own (command ``compare-parity``)."""
     from wmtsim.core.output import write_manifest
@@ -189,10 +245,11 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
 
     out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
-    _compile_first(pols)
-    frame = parity_table(s, pols, n, seed, threads)
+    _compile_first(pols, progress)
+    with _progress(progress):
+        frame = parity_table(s, pols, n, seed, threads)
     _say(parity_markdown(frame))
-    with _cli()._writing(out_dir, PARITY_COMMAND) as work:
+    with _cli()._writing(out_dir, PARITY_COMMAND, csv=csv) as work:
         written = write_parity(frame, work)
         written.append(write_manifest(work, PARITY_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "policies": list(pols),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from wmtsim.core.formatting import did_you_mean
 from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
@@ -94,7 +95,8 @@ def screen(
     metrics = tuple(metric or SCREEN_METRICS)
     try:
         if policy not in POLICIES:
-            raise ValueError(f"--policy {policy!r}: unknown; allowed: {', '.join(POLICIES)}")
+            raise ValueError(f"--policy {policy!r}: unknown{did_you_mean(policy, POLICIES)}; "
+                             f"allowed: {', '.join(POLICIES)}")
         for m in metrics:
             if m not in METRICS:
                 raise ValueError(f"--metric {m!r}: unknown; allowed: {', '.join(METRICS)}")
@@ -189,7 +191,8 @@ def tune(
     held = _scenarios(validate_on) if validate_on else None
     try:
         if policy not in POLICIES:
-            raise ValueError(f"--policy {policy!r}: unknown; allowed: {', '.join(POLICIES)}")
+            raise ValueError(f"--policy {policy!r}: unknown{did_you_mean(policy, POLICIES)}; "
+                             f"allowed: {', '.join(POLICIES)}")
         objs = tuple(parse_objective(o) for o in
                      (objective or ["tsr:max", "asr:min", "prompt_tokens:min"]))
         fit = Fit(tuple(scs), tuple(seed + j for j in range(fit_seeds)), n, objs, policy,

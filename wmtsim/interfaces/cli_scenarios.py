@@ -8,14 +8,17 @@ load, a bad option); bad input writes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt
+
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
     from wmtsim.studies.scenario import Scenario
 
@@ -51,28 +54,44 @@ def _cli() -> Any:
 
 
 def _load(spec: str, sets: list[str] | None = None) -> Scenario:
-    """Load (and override) a scenario; any problem exits with code 2 before any output."""
+    """Load (and override) a scenario; any problem exits with code 2 before any output.
+
+    A problem with a ``--set`` value is reported as the command line's (``--set rh0=0.8
+    (command line)``), not the scenario file's: the file is fine, the option is not."""
     import tomllib
 
-    from wmtsim.studies.scenario import ScenarioError, load_scenario
+    from wmtsim.studies.scenario import ScenarioError, canonical_key, load_scenario
 
     try:
         s = load_scenario(spec)
-        if sets:
-            overrides: dict[str, object] = {}
-            for item in sets:
-                key, eq, value = item.partition("=")
-                if not eq:
-                    raise ScenarioError(s.source or spec, item, "expected key=value",
-                                        "e.g. --set stubs.p_leak=0.5")
-                try:
-                    overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
-                except tomllib.TOMLDecodeError:
-                    overrides[key.strip()] = value
-            s = s.with_overrides(overrides)
-        return s
     except ScenarioError as e:
         raise _cli()._fail(str(e)) from None
+    if not sets:
+        return s
+    overrides: dict[str, object] = {}
+    origin: dict[str, str] = {}  # canonical key -> the --set item that set it
+    try:
+        for item in sets:
+            where = f"--set {item} (command line)"
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise ScenarioError(where, item, "expected key=value",
+                                    "e.g. --set stubs.p_leak=0.5")
+            origin[canonical_key(key.strip(), source=where)] = where
+            try:
+                overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+            except tomllib.TOMLDecodeError:
+                overrides[key.strip()] = value
+        return s.with_overrides(overrides)
+    except ScenarioError as e:
+        import re
+
+        every = re.sub(r"^poison\[\d+\]", "poison[*]", e.path)  # poison[0].x set by poison[*].x
+        culprit = next((w for k, w in origin.items() if k in (e.path, every)), None)
+        if culprit is None or e.source.startswith("--set "):
+            raise _cli()._fail(str(e)) from None
+        raised = ScenarioError(culprit, e.path, e.problem, e.allowed)
+        raise _cli()._fail(f"{raised} (applied to {e.source})") from None
 
 
 def paper_table4_policies() -> tuple[str, ...]:
@@ -81,32 +100,76 @@ def paper_table4_policies() -> tuple[str, ...]:
     return TABLE4_POLICIES
 
 
-def _compile_first(policies: Sequence[str]) -> None:
+def _compile_first(policies: Sequence[str], progress: bool = True) -> None:
     """On a fresh numba cache, compile the kernel groups these policies need first,
-    saying so on stderr (`wmtsim.engine.warm`): a silent compile looks like a hang."""
+    saying so on stderr with an estimate calibrated on this machine and, on a terminal, a
+    live count of the kernels compiled (`wmtsim.engine.warm`): a silent compile looks like
+    a hang."""
     from wmtsim.engine.warm import ensure_compiled, groups_for
 
-    ensure_compiled(groups_for(policies), say=_note)
+    ensure_compiled(groups_for(policies), say=_note, live=_live if _shown(progress) else None)
 
 
 def _note(text: str) -> None:
     _cli().err_console.print(text, markup=False, highlight=False)
 
 
-def _progress() -> Progress:
+def _shown(progress: bool) -> bool:
+    """Bars and spinners only on a terminal, and not with --no-progress."""
+    return progress and bool(_cli().err_console.is_terminal)
+
+
+@contextmanager
+def _live(label: str, seconds: float, kernels: int | None) -> Iterator[Callable[[int], None]]:
+    """A spinner with the count of kernels compiled so far and the time elapsed."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    of = f" of ~{kernels}" if kernels else ""
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  TextColumn(f"(~{seconds:.0f} s)"), console=_cli().err_console,
+                  transient=True) as bar:
+        task = bar.add_task(f"    {label}: 0{of} kernels compiled", total=None)
+        yield lambda n: bar.update(task, description=f"    {label}: {n}{of} kernels compiled")
+
+
+@contextmanager
+def _progress(enabled: bool = True) -> Iterator[Progress]:
+    """A progress bar on stderr (none off a terminal or with --no-progress) that also
+    counts numba kernels compiled during the work: a cache the markers call warm can
+    still be stale for numba (a kernel's file changed), and that compile is said, not
+    silent."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=_cli().err_console, transient=True)
+    from wmtsim.engine.warm import counting_compiles
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                   console=_cli().err_console, transient=True, disable=not _shown(enabled))
+    compiling: list[TaskID] = []
+
+    def tick(count: int) -> None:
+        text = f"compiling numba kernels that were not in the cache: {count}"
+        if bar.disable:
+            if count == 1:
+                _note("note: compiling numba kernels that were not in the cache (once; "
+                      "the next run starts without it)")
+        elif compiling:
+            bar.update(compiling[0], description=text)
+        else:
+            compiling.append(bar.add_task(text, total=None))
+
+    with bar, counting_compiles(tick):
+        yield bar
 
 
 def _check_policies(policies: list[str] | None) -> None:
+    from wmtsim.core.formatting import did_you_mean
     from wmtsim.core.policies import POLICIES
 
     for p in policies or []:
         if p not in POLICIES:
-            raise _cli()._fail(f"--policy {p!r} is unknown; allowed: {', '.join(POLICIES)}")
+            raise _cli()._fail(f"--policy {p!r} is unknown{did_you_mean(p, POLICIES)}; "
+                               f"allowed: {', '.join(POLICIES)}")
 
 
 def _check_threads(threads: int | None) -> None:
@@ -133,6 +196,8 @@ def run(
         "--record-steps", min=0, help="Keep per-step u, m, state and selections of the "
                                       "first K trajectories (steps.parquet).")] = 0,
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    csv: CsvOpt = False,
 ) -> None:
     """Simulate a scenario's configurations and write the results.
 
@@ -163,10 +228,10 @@ def run(
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
     out_dir = _cli()._out_folder(out, s.name, "run")
-    _compile_first(policies)
+    _compile_first(policies, progress)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    with _progress() as bar:
+    with _progress(progress) as bar:
         task = bar.add_task(f"{s.name}: simulating", total=len(policies))
         last = [time.perf_counter()]
 
@@ -180,7 +245,7 @@ def run(
         bar.update(task, description=f"{s.name}: bootstrap intervals")
         summary = summarise(results)
     first = next(iter(results.values()))
-    with _cli()._writing(out_dir, "run") as work:
+    with _cli()._writing(out_dir, "run", csv=csv) as work:
         written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
                                                   how="diagonal_relaxed"),
                                         work / "trajectories.parquet"),
@@ -205,7 +270,12 @@ def run(
 
 
 def _say(text: str) -> None:
-    _cli().out_console.print(text, markup=False, highlight=False)
+    """A line of the result on stdout, wrapped to the terminal (a pipe gets it whole)."""
+    from rich.console import Console
+
+    width = _cli()._terminal_width()
+    console = _cli().out_console if width is None else Console(width=width, soft_wrap=False)
+    console.print(text, markup=False, highlight=False)
 
 
 def calibrate(

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from wmtsim.interfaces.cli_common import ProgressOpt, SchedulerOpt, WorkersOpt
+from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt, SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
     NOpt,
@@ -55,6 +55,8 @@ def attribute(
     threads: ThreadsOpt = None,
     charts: ChartsOpt = True,
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    csv: CsvOpt = False,
 ) -> None:
     """Why does Q differ from P? Shapley values of each mechanism switch between them.
 
@@ -79,12 +81,16 @@ def attribute(
     s = _load(scenario, set_)
     out_dir = None if out is None else _cli()._out_folder(out, s.name, "attribute")
     from wmtsim.core.policies import POLICIES
-    from wmtsim.interfaces.cli_scenarios import _compile_first
+    from wmtsim.interfaces.cli_scenarios import _compile_first, _progress
 
-    _compile_first((from_, to) if from_ in POLICIES and to in POLICIES else ())
+    _compile_first((from_, to) if from_ in POLICIES and to in POLICIES else (), progress)
     try:
-        att = run_attribute(s, from_, to, metrics=tuple(metric or DEFAULT_METRICS), n=n,
-                            seed=seed, threads=threads, permutations=permutations)
+        with _progress(progress) as bar:
+            task = bar.add_task(f"{s.name}: coalitions", total=None)
+            att = run_attribute(s, from_, to, metrics=tuple(metric or DEFAULT_METRICS), n=n,
+                                seed=seed, threads=threads, permutations=permutations,
+                                progress=lambda done, total: bar.update(
+                                    task, completed=done, total=total))
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
     _cli()._print_table(render_table(att))
@@ -94,7 +100,7 @@ def attribute(
          + (f" ({', '.join(sorted(set(','.join(moved['moved_by_rule']).split(','))))})"
             if moved.height else ""))
     if out_dir is not None:
-        with _cli()._writing(out_dir, "attribute") as work:
+        with _cli()._writing(out_dir, "attribute", csv=csv) as work:
             written = write_attribution(att, work, charts=charts)
         _say(f"written to {out}/: {', '.join(p.name for p in written)}")
 
@@ -124,6 +130,7 @@ def claims(
     progress: ProgressOpt = True,
     set_: SetOpt = None,
     correction: CorrectionOpt = "holm",
+    csv: CsvOpt = False,
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
 
@@ -170,6 +177,9 @@ def claims(
                               table4_claims())
         out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
         recover_kept(out_dir, KEEP)
+        from wmtsim.interfaces.cli_scenarios import _compile_first
+
+        _compile_first(spec.policies, progress)
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
                         progress=progress, correction=correction)
     except (SweepError, ValueError) as e:
@@ -178,7 +188,7 @@ def claims(
 
     _cli()._print_table(render_summary(cm))
     _say(CRN_NOTE)
-    with _cli()._writing(out_dir, "claims", keep=KEEP) as work:
+    with _cli()._writing(out_dir, "claims", keep=KEEP, csv=csv) as work:
         written = write_claims(cm, work, charts=charts)
     _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")

@@ -65,6 +65,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import paired_bootstrap
+from wmtsim.core.formatting import did_you_mean
 from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
 from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
@@ -272,7 +273,8 @@ def _as_policy(policy: str | Policy) -> Policy:
     if isinstance(policy, Policy):
         return policy
     if policy not in POLICIES:
-        raise ValueError(f"policy={policy!r} is unknown; allowed: {', '.join(POLICIES)}")
+        raise ValueError(f"policy={policy!r} is unknown{did_you_mean(policy, POLICIES)}; "
+                         f"allowed: {', '.join(POLICIES)}")
     return POLICIES[policy]
 
 
@@ -290,8 +292,11 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
               metrics: Sequence[str] = DEFAULT_METRICS, n: int | None = None,
               seed: int | None = None, threads: int | None = None,
               permutations: int | None = None, n_resamples: int = 2000,
-              confidence: float = 0.95, world: World | None = None) -> Attribution:
+              confidence: float = 0.95, world: World | None = None,
+              progress: Callable[[int, int], None] | None = None) -> Attribution:
     """Shapley attribution of ``to − from`` over the switches in which they differ.
+
+    ``progress(done, total)`` hears each coalition run (for a progress bar).
 
     Exact over the 2^k coalitions when k ≤ `EXACT_MAX_SWITCHES` and ``permutations`` is
     None; else ``permutations`` (default 200) sampled orders, seeded by ``seed``. The
@@ -328,7 +333,11 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
         orders = np.stack([rng.permutation(k) for _ in range(permutations or 200)])
         masks = permutation_masks(k, orders)
     configs = {mask: coalition_policy(p, q, players, mask) for mask in masks}
-    runs = {mask: runner(configs[mask][0]) for mask in masks}
+    runs = {}
+    for done, mask in enumerate(masks, 1):
+        runs[mask] = runner(configs[mask][0])
+        if progress is not None:
+            progress(done, len(masks))
 
     rows: list[dict[str, Any]] = []
     common_ids: dict[str, np.ndarray] = {}

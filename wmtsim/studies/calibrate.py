@@ -1,4 +1,4 @@
-"""Fit a scenario's free knobs to a paper table (SIMULATION.md, "Calibration").
+"""Fit a scenario's free knobs to a paper table (docs/world.md, "Calibration").
 
 `calibrate` runs the target table's configurations on common random numbers (one seed,
 one set of trajectories, so the objective changes smoothly with the knobs) and minimises

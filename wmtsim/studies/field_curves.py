@@ -1,12 +1,12 @@
 """The field on equal terms: every policy across token budgets, on common random numbers.
 
 `budget_curves` runs each policy at each budget B (`Params.budget`, the one budget every
-selective policy's context memory must fit, docs/policies.md) on the very same generated
+selective policy's context memory must fit, docs/field.md) on the very same generated
 trajectories, and returns one row per (policy, budget, metric): the mean with a 95%
 percentile-bootstrap interval and the paired difference against ``wmt`` at the same
 budget. `curve_chart` draws TSR against prompt tokens per policy across budgets (Altair);
 `write_curves` writes curves.parquet, curves.md and curves.png (vl-convert). Used by
-``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_curves.py``.
+``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_table.py``.
 """
 
 from __future__ import annotations

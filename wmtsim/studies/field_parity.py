@@ -1,4 +1,4 @@
-"""The parity table: does every policy play on equal terms? (docs/policies.md)
+"""The parity table: does every policy play on equal terms? (docs/field.md)
 
 Per policy on one scenario, from the simulation's own counters (not written by hand):
 
@@ -14,7 +14,7 @@ Per policy on one scenario, from the simulation's own counters (not written by h
   ContextWindowExceededError (`context_overflows` > 0; MemGPT only);
 * **signal**: what its ranking reads (declared beside the rules, `ranking_signal`).
 
-Used by ``wmtsim compare --parity`` and scripts/field_table.py (docs/policies.md).
+Used by ``wmtsim compare --parity`` and scripts/field_table.py (docs/field.md).
 """
 
 from __future__ import annotations

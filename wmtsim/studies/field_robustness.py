@@ -1,5 +1,5 @@
 """How robust is each "WMT beats X"? Every verdict of the field's budget table
-(docs/policies.md) re-tested over seeds and over the flips of the field's modelling
+(docs/field.md) re-tested over seeds and over the flips of the field's modelling
 choices (issue 20): the verdict's share of (seed, flip) settings that agree, and the
 settings that flip it.
 

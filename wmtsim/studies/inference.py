@@ -1,4 +1,4 @@
-"""Calibration as inference against a noisy target (SIMULATION.md, "Calibration").
+"""Calibration as inference against a noisy target (docs/world.md, "Calibration").
 
 The paper's Table 4 is one corpus of 100 scenarios (297 subtasks, 1,118 memories), not a
 population value: each of its cells is one draw from what the system would show on a

@@ -1,7 +1,8 @@
 """The ranges over which `wmtsim screen` and `wmtsim tune` move WMT's parameters.
 
 Each range says why it is plausible. The paper (arXiv 2608.20631) hand-sets every value
-(§3, Table 6 of MODEL.md): the ranges span the values an implementer could defend, about
+(paper §7, "Limitations": hand-specified initial values, update rules, coefficients and
+thresholds; docs/model.md §2–3): the ranges span the values an implementer could defend, about
 half to twice the paper's where the paper gives no bound, and respect the constraints of
 the equations (Eq. 2: a success scores above a failure, so the two ranges do not overlap
 and every combination is valid; Eq. 4: 0 < ρ ≤ 1).

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmtsim.core.formatting import num
 from wmtsim.core.inference import ALPHA, HOLDS, SIGNIFICANT, resamples_for
 from wmtsim.core.metrics import LABELS, SUMMARY_METRICS
 from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
@@ -255,7 +256,7 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
             row.append(_ci(c, value=value) if c else "–")
             if paper:
                 v = c.get("paper") if c else None
-                row.append("–" if v is None else f"{v:g}")  # as the paper prints it
+                row.append(num(v))  # one precision policy for every number shown
         t.add_row(*row)
     return t
 

@@ -203,7 +203,10 @@ def resolve_scenario_path(path_or_name: str | Path) -> Path:
     allowed = "an existing .toml file, or a shipped scenario name: " + ", ".join(shipped)
     if p.exists():
         raise ScenarioError(str(p), "(file)", "is not a regular file", allowed)
-    raise ScenarioError(str(p), "(file)", "no such file or shipped scenario", allowed)
+    from wmtsim.core.formatting import did_you_mean
+
+    raise ScenarioError(str(p), "(file)", "no such file or shipped scenario"
+                        + did_you_mean(name, shipped), allowed)
 
 
 def load_scenario(path_or_name: str | Path) -> Scenario:
@@ -366,6 +369,18 @@ def canonical_key(key: str, source: str = "<overrides>") -> str:
     return _resolve_override(source, key)
 
 
+def _near(key: str) -> str:
+    """A "did you mean" for a mistyped override key, among every key an override takes."""
+    from wmtsim.core.formatting import did_you_mean
+
+    keys = [*TOP_LEVEL, *(f.name for f in fields(Params))]
+    keys += [f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in fields(cls)
+             if f.name != "poison"]
+    if "." not in key:
+        keys += [f.name for s in ("stubs", "world", "baselines") for f in fields(SECTIONS[s])]
+    return did_you_mean(key, dict.fromkeys(keys))
+
+
 def _resolve_override(source: str, key: str) -> str:
     if not isinstance(key, str):
         raise ScenarioError(source, repr(key), "override keys are strings")
@@ -381,7 +396,7 @@ def _resolve_override(source: str, key: str) -> str:
         cls = SECTIONS[section]
         names = [f.name for f in fields(cls) if f.name != "poison"]
         if name not in names:
-            raise ScenarioError(source, key, "unknown key", ", ".join(names))
+            raise ScenarioError(source, key, "unknown key" + _near(key), ", ".join(names))
         return key
     if key in {f.name for f in fields(Params)}:
         return f"params.{key}"
@@ -393,7 +408,7 @@ def _resolve_override(source: str, key: str) -> str:
         raise ScenarioError(source, key, "is ambiguous: it names "
                             + " and ".join(f"{o}.{key}" for o in owners),
                             " | ".join(f"{o}.{key}" for o in owners))
-    raise ScenarioError(source, key, "unknown key",
+    raise ScenarioError(source, key, "unknown key" + _near(key),
                         "params.<name>, world.<name>, stubs.<name>, baselines.<name>, "
                         "poison[i].<name>, "
                         "a top-level key, or a bare Params field name")

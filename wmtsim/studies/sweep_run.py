@@ -289,9 +289,12 @@ class _progress:
         self.enabled, self.total, self.done = enabled, total, done
 
     def __enter__(self) -> Callable[[int], None]:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.enabled = self.enabled and console.is_terminal  # quiet in a pipe or a log
         if not self.enabled:
             return lambda k: None
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -304,7 +307,7 @@ class _progress:
         self.bar = Progress(
             TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(),
             TextColumn("points"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-            TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True))
+            TextColumn("left"), TimeRemainingColumn(), console=console)
         self.bar.__enter__()
         self.task = self.bar.add_task("sweep", total=self.total, completed=self.done,
                                       rate="")

@@ -3,7 +3,7 @@
 `wmtsim.twins.simulator` plays a world script; for a policy with selection ``baseline`` it asks
 a `BaselineMemory` at every prompt step which memories are kept (the pool ε) and which go
 into the context (s). One `Item` per memory, in creation order; the rules below restate
-docs/policies.md and must agree with the numba kernels bit for bit. No numba here; the
+docs/field.md and must agree with the numba kernels bit for bit. No numba here; the
 only shared pieces are the draw (`wmtsim.core.rng.uniform_py`), the knobs and the constants.
 """
 

@@ -1,11 +1,11 @@
 """The readable oracle: one Weighted Memory Tree, one Python object per node.
 
-This module restates MODEL.md in plain Python so that it can be read beside the spec and
-used as the independent twin of the numba kernels (`wmtsim.core.scoring`,
+This module restates docs/model.md in plain Python so that it can be read beside the
+model's statement and used as the independent twin of the numba kernels (`wmtsim.core.scoring`,
 `wmtsim.core.lifecycle`). It is slow on purpose and imports neither numba nor those kernels;
 the only shared piece is `Params`.
 
-Two floating-point conventions make it agree with the kernels to the bit (MODEL.md says
+Two floating-point conventions make it agree with the kernels to the bit (docs/model.md says
 nothing about rounding; the project fixes them):
 
 * ρ^k is a product of ``k`` factors ρ (``g *= rho`` in a loop), never ``rho ** k``;
@@ -28,7 +28,7 @@ OUTCOMES = (None, "success", "failure")
 
 @dataclass
 class Node:
-    """One memory (MODEL.md §1): kind, parent, lifecycle state z, score u, miss count m.
+    """One memory (docs/model.md §1): kind, parent, lifecycle state z, score u, miss count m.
 
     ``created`` is the tree's step count when the node was added. ``outcome`` is set on
     action nodes by Eq. 2. ``summary`` is, on a task, the id of its summary node once the
@@ -63,7 +63,7 @@ class Node:
 
 @dataclass
 class StepReport:
-    """What one `MemoryTree.select` call did (MODEL.md §4 steps 2–6).
+    """What one `MemoryTree.select` call did (docs/model.md §4 steps 2–6).
 
     ``candidates`` and ``selected`` are in creation order; ``priorities`` holds Eq. 6 for
     every task node, computed after Eqs. 3–5 and before suppression; ``suppressed`` lists
@@ -90,7 +90,7 @@ def _rho_power(rho: float, k: int) -> float:
 
 
 class MemoryTree:
-    """One query's memory tree M_t (MODEL.md §1) with the WMT update rules.
+    """One query's memory tree M_t (docs/model.md §1) with the WMT update rules.
 
     ``nodes`` keeps insertion order, which is creation order (parents before children).
     ``active`` is the active task v*_t; ``step`` counts `select` calls.
@@ -284,7 +284,7 @@ class MemoryTree:
         return any(self.nodes[a].state == "folded" for a in self._ancestors(id))
 
     def is_candidate(self, id: str) -> bool:
-        """ε_i of MODEL.md §4 step 2 for one node.
+        """ε_i of docs/model.md §4 step 2 for one node.
 
         Never: the root, active-path nodes, anything obsolete or inside an obsolete
         branch. Otherwise: globals yes; summaries unless a strict ancestor of their task is
@@ -304,7 +304,7 @@ class MemoryTree:
         return not self._strict_ancestor_folded(id)  # action
 
     def candidate_pool(self) -> list[str]:
-        """The candidate pool of MODEL.md §4 step 2, in creation order."""
+        """The candidate pool of docs/model.md §4 step 2, in creation order."""
         return [i for i in self.nodes if self.is_candidate(i)]
 
     # ------------------------------------------------------------------ Eq. 6
@@ -376,14 +376,14 @@ class MemoryTree:
     def select(self, selected: Iterable[str],
                candidates: Iterable[str] | None = None, *, feedback: bool = True,
                suppress: bool = True) -> StepReport:
-        """One prompt-construction cycle after the selector (MODEL.md §4 steps 3–6).
+        """One prompt-construction cycle after the selector (docs/model.md §4 steps 3–6).
 
         ε = ``candidates`` if given, else `candidate_pool`; every selected id must be in
         ε (Eq. 3 requires s ≤ ε). Then Eqs. 3–5 on every node, Eq. 6 for every task
         branch, Eq. 7 on every task off the active path and not already obsolete
         (z ← obsolete when U_b < τ_obs), and ``step`` advances by one.
 
-        Ablations (MODEL.md §7) switch parts off: ``feedback=False`` skips Eqs. 3–5
+        Ablations (docs/model.md §7) switch parts off: ``feedback=False`` skips Eqs. 3–5
         (no retention scores), ``suppress=False`` skips Eq. 7 (no lifecycle control).
         """
         eps_in = self.candidate_pool() if candidates is None else list(candidates)

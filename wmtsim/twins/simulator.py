@@ -1,9 +1,9 @@
 """The readable simulator: the batched engine's twin in plain Python, one trajectory at a time.
 
 `simulate_reference` plays the same generated `World` (world generation is shared,
-`wmtsim.engine.world.generate`) under one policy of MODEL.md §7, with the memory held in a
+`wmtsim.engine.world.generate`) under one policy of docs/model.md §7, with the memory held in a
 `wmtsim.twins.reference.MemoryTree` (one Python object per node) and the three LLM stubs of
-SIMULATION.md written out as plain functions. It is slow on purpose: it exists to be read
+docs/world.md written out as plain functions. It is slow on purpose: it exists to be read
 beside the spec and to prove the numba engine (`wmtsim.engine`) right, counter for
 counter and node for node. It imports neither numba nor the engine's kernels; every
 random draw is `wmtsim.core.rng.uniform_py` with the engine's key
@@ -262,7 +262,7 @@ class _Trajectory(AgentStubs):
 
     def prompt_step(self, topic_now: int, critical: bool, last_obs: str | None
                     ) -> set[str]:
-        """One prompt-construction cycle (MODEL.md §4); returns the candidate pool."""
+        """One prompt-construction cycle (docs/model.md §4); returns the candidate pool."""
         tree, out, st, pol = self.tree, self.out, self.st, self.pol
         nodes = tree.nodes
 
@@ -316,13 +316,13 @@ class _Trajectory(AgentStubs):
                     out[C.h_c] += 1
             if v in path:
                 prompt += node.tokens
-        # BR counts whatever can persuade the reasoner (MODEL.md §5), the poisoned
+        # BR counts whatever can persuade the reasoner (docs/model.md §5), the poisoned
         # observation just made included.
         if last_obs is not None and st.obs_in_context and nodes[last_obs].poisoned:
             contaminated = True
         if contaminated:
             out[C.contaminated_steps] += 1
-        # The parity table's budget use (docs/policies.md): memory context against B.
+        # The parity table's budget use (docs/field.md): memory context against B.
         out[C.context_tokens] += ctx_tokens
         out[C.context_max] = max(out[C.context_max], ctx_tokens)
         out[C.context_items_max] = max(out[C.context_items_max], float(len(chosen)))

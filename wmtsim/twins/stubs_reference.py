@@ -1,4 +1,4 @@
-"""The readable twin's LLM stubs (SIMULATION.md): the selector, the reasoner and the
+"""The readable twin's LLM stubs (docs/world.md): the selector, the reasoner and the
 summariser of one trajectory, in plain Python, as a mixin of `wmtsim.twins.simulator`'s
 `_Trajectory`; the numba counterparts are `wmtsim.engine.selector` and
 `wmtsim.engine.agent`.
@@ -33,7 +33,7 @@ _SQRT3 = math.sqrt(3.0)
 
 @dataclass
 class Facts:
-    """What the world knows about a memory beyond MODEL.md's node fields.
+    """What the world knows about a memory beyond docs/model.md's node fields.
 
     topic: the world subtask it is about (NO_TOPIC: none); rel: its relevance to that
     topic; evidence: it carries its topic's evidence; persuasiveness; rider: poison made
@@ -227,14 +227,14 @@ class AgentStubs:
             self.answered[topic_now] = correct
         else:
             # TSR (Eq. 14): the task succeeds when its final answer is correct; a
-            # compromised step is wrong only when misled (MODEL.md §5).
+            # compromised step is wrong only when misled (docs/model.md §5).
             out[C.final_correct] = 1.0 if correct else 0.0
             out[C.success] = 1.0 if correct else 0.0
 
     # ---------------------------------------------------------------- the summariser
 
     def fold(self, task: str, eligible: set[str]) -> None:
-        """Fold ``task`` on completion (MODEL.md §3) with the summariser.
+        """Fold ``task`` on completion (docs/model.md §3) with the summariser.
 
         The summary gets ceil(c_sum · branch tokens) tokens, the branch's own evidence,
         its failure warnings (one per failed action, ``warning_tokens`` each), and each

@@ -132,7 +132,7 @@ def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: 
 
 def _table4() -> dict[str, dict[str, float]]:
     """Table 4 as policy -> metric -> value: `wmtsim.studies.report.paper_table4` when the
-    library has it, else the values printed in the paper (MODEL.md §6)."""
+    library has it, else the values printed in the paper (docs/model.md §6)."""
     try:
         from wmtsim.studies.report import paper_table4
     except ImportError:
@@ -144,7 +144,7 @@ def _table4() -> dict[str, dict[str, float]]:
 TABLE4_CONFIGS = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
 
 
-_TABLE4 = {  # paper Table 4 (MODEL.md §6), in the order of TABLE4_CONFIGS
+_TABLE4 = {  # paper Table 4 (docs/model.md §6), in the order of TABLE4_CONFIGS
     "ASR": (0.995, 0.631, 0.601, 0.680, 0.419),
     "PRR": (0.246, 0.125, 0.158, 0.139, 0.097),
     "IP": (1.000, 0.009, 0.009, 0.009, 0.009),
