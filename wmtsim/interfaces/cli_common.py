@@ -8,9 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from wmtsim.core.formatting import plural
 
@@ -23,7 +25,23 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     show_default=False)]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
+
+class _Commands(TyperGroup):
+    """The app's command group: an error of numba's on-disk cache (a full disk, a corrupt
+    kernel file: `wmtsim.numba_cache.CacheError`), met by any command when a kernel loads
+    or compiles, exits 2 with its message (naming the file), not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        from wmtsim.numba_cache import CacheError
+
+        try:
+            return super().invoke(ctx)
+        except CacheError as e:
+            raise _fail(str(e)) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="wmtsim",
     help=(
         "Simulate the Weighted Memory Tree (WMT) memory system for LLM agents "
