@@ -182,8 +182,8 @@ def guard() -> None:
         setattr(files, name, _guarded(getattr(files, name), where))
     # The cache folder itself (numba checks it is writable before each save).
     folder = lambda self, *a: self._impl.locator.get_cache_path()  # noqa: E731
-    caching.Cache.save_overload = _guarded(caching.Cache.save_overload, folder)
-    files._wmtsim_guarded = True
+    setattr(caching.Cache, "save_overload", _guarded(caching.Cache.save_overload, folder))  # noqa: B010
+    setattr(files, "_wmtsim_guarded", True)  # noqa: B010
 
 
 class _GuardFinder:

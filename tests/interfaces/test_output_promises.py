@@ -38,6 +38,8 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
                  "--out", "{out}"], "compare", "folder"),
     "compare --budget": (["compare", "paper_poisoning", "-p", "wmt", "--budget", "200,300",
                           "--n", "3", "--out", "{out}"], "compare-budget", "folder"),
+    "compare --parity": (["compare", "paper_poisoning", "-p", "wmt", "-p", "linear", "--parity",
+                          "--n", "3", "--out", "{out}"], "compare-parity", "folder"),
     "analyze": (["analyze", "{sweep}", "--out", "{out}", "--no-charts"], "analyze", "folder"),
     "attribute": (["attribute", "paper_poisoning", "--from", "a3_no_semantic", "--to", "wmt",
                    "--n", "3", "--no-charts", "--out", "{out}"], "attribute", "folder"),
@@ -199,3 +201,46 @@ def test_claims_default_folder_never_escapes_results(tmp_path: Path,
     (folder,) = (tmp_path / "work" / "results").iterdir()
     assert folder.name.endswith("escape-aaec11ca")  # one component, inside results/
     assert (folder / "claims" / "manifest.json").is_file()
+
+
+# --- every result-writing mode of every command is in WRITERS ------------------------------
+
+# The calls that name the command a result is written for, and the position of that name.
+_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1}
+
+
+def _commands_in_source() -> set[str]:
+    """Every command name the CLI and the studies pass to the output layer (string
+    constants, or module-level names bound to one), found by reading their source."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "wmtsim"
+    found: set[str] = set()
+    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                  for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+            if name not in _NAMING_CALLS or len(node.args) <= _NAMING_CALLS[name]:
+                continue
+            arg = node.args[_NAMING_CALLS[name]]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+            elif isinstance(arg, ast.Name) and arg.id in consts:
+                found.add(consts[arg.id])
+            elif getattr(arg, "id", None) != "command":  # wrappers pass their `command` on
+                found.add(f"<unresolved {path.name}:{node.lineno}>")
+    return found
+
+
+def test_every_kind_of_result_is_checked() -> None:
+    """A mode that writes a result of its own (``compare --budget``, ``compare --parity``)
+    must be in WRITERS too, not only its command."""
+    written = _commands_in_source()
+    assert {"run", "compare", "compare-budget", "compare-parity", "tune"} <= written
+    checked = {command for _, command, _ in WRITERS.values()}
+    assert written <= checked, f"results no WRITERS row writes: {written - checked}"

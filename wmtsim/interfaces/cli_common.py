@@ -3,12 +3,11 @@ exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -31,7 +30,7 @@ class _Commands(TyperGroup):
     kernel file: `wmtsim.numba_cache.CacheError`), met by any command when a kernel loads
     or compiles, exits 2 with its message (naming the file), not a traceback."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: Any) -> Any:
         from wmtsim.numba_cache import CacheError
 
         try:
@@ -141,15 +140,15 @@ def _print_table(table: Table, full: str | None = None) -> None:
 # --- writing results: every command goes through wmtsim.core.output ---------------------------
 
 
-def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = ()
-                ) -> Path:
+def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = (),
+                kept: Callable[[Path], bool] | None = None) -> Path:
     """``--out``, or ``results/<safe name>/<command>``; checked before any work (a
-    symbolic link followed)."""
+    symbolic link followed; ``keep``, ``kept``: `check_out_folder`'s)."""
     from wmtsim.core.output import OutputError, check_out_folder, default_folder
 
     folder = out if out is not None else default_folder(name, command)
     try:
-        return check_out_folder(folder, command, keep=keep)
+        return check_out_folder(folder, command, keep=keep, kept=kept)
     except OutputError as e:
         raise _fail(str(e)) from None
 
