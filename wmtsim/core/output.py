@@ -221,7 +221,22 @@ def write_failure(path: Path | str, exc: BaseException) -> OutputError | None:
     else:
         text = str(exc).strip().splitlines()
         reason = text[0] if text else type(exc).__name__
+        if "No space left" not in reason and _disk_full(Path(path)):
+            # polars may report ENOSPC as "Invalid thrift: transport error"
+            reason += " (No space left on device: the disk holding it is full)"
     return OutputError(f"cannot write {str(path)!r}: {reason}; nothing was written")
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (almost) no free space left."""
+    folder = path
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 # --- files -------------------------------------------------------------------------------------
