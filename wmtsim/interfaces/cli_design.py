@@ -86,6 +86,7 @@ def screen(
     """
     from wmtsim.core.metrics import METRICS
     from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for
     from wmtsim.studies.screen import SCREEN_METRICS, write_screen
     from wmtsim.studies.screen import screen as run_screen
@@ -102,6 +103,8 @@ def screen(
         for sc in scs:
             for r in ranges:
                 sc.with_overrides({r.key: r.spec(sc).from_unit(0.5)})
+        check_held(len(scs) * trajectories * (len(ranges) + 1), n,
+                   "scenarios × --trajectories × (knobs + 1)")
     except ValueError as e:
         raise _fail(str(e)) from None
     folder = _out_folder(out, scs[0].name, "screen")
@@ -182,6 +185,7 @@ def tune(
     """
     from wmtsim.core.output import recover_kept
     from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for
     from wmtsim.studies.tune import STORAGE, Fit, TuneError, parse_objective, parse_robust
 
@@ -194,6 +198,10 @@ def tune(
                      (objective or ["tsr:max", "asr:min", "prompt_tokens:min"]))
         fit = Fit(tuple(scs), tuple(seed + j for j in range(fit_seeds)), n, objs, policy,
                   ranges_for(knob), parse_robust(robust), workers, scheduler)
+        check_held(min(batch, trials) * len(scs) * fit_seeds, n,
+                   "--batch × scenarios × --fit-seeds")
+        check_held((choose + 1) * len(held or scs) * holdout_seeds, n,
+                   "(--choose + 1) × held-out scenarios × --holdout-seeds")
     except (TuneError, ValueError) as e:
         raise _fail(str(e)) from None
     keep = (STORAGE,)
