@@ -22,6 +22,7 @@ import hashlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -105,7 +106,9 @@ def cache_dir() -> Path:
 
 
 def configure() -> None:
-    """Point numba's cache at `cache_dir()` unless the user chose a folder."""
+    """Point numba's cache at `cache_dir()` unless the user chose a folder, and `guard` the
+    cache's errors (in every process that imports wmtsim, sweep workers included)."""
+    _guard_on_import()
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     path = cache_dir()
@@ -118,3 +121,102 @@ def configure() -> None:
         from numba.core import config
 
         setattr(config, "CACHE_DIR", str(path))  # noqa: B010 (untyped module)
+
+
+# --- failures ----------------------------------------------------------------------------------
+
+
+class CacheError(Exception):
+    """numba could not read or write a file of its on-disk cache (a full or unwritable
+    disk, a corrupt or truncated file); the message names the file and the folder.
+
+    Not an `OSError` or `ValueError`, so that no handler of bad input mistakes it for a
+    problem with the user's file (a full cache disk once read as "cannot read the
+    trace"); the CLI turns it into exit 2 (`wmtsim.interfaces.cli_common`)."""
+
+
+def _message(file: str, exc: BaseException) -> str:
+    folder = os.environ.get("NUMBA_CACHE_DIR") or str(Path(file).parent.parent)
+    if isinstance(exc, OSError):
+        reason = f"cannot write {file!r}: {exc.strerror or exc}"
+    else:
+        reason = f"{file!r} is corrupt ({type(exc).__name__}: {str(exc)[:200]})"
+    return (f"numba's kernel cache {folder!r}: {reason}; allowed: a cache folder with free "
+            f"space that wmtsim can write (delete {folder!r} to rebuild it, or set "
+            "NUMBA_CACHE_DIR to another folder)")
+
+
+def _guarded(method: Any, where: Any) -> Any:
+    """``method`` of numba's cache, with any failure raised as `CacheError` naming the
+    file ``where(self, *args)``. A data file that vanished stays a cache miss (numba's
+    own handling of ``FileNotFoundError``)."""
+
+    def call(self: Any, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except (CacheError, FileNotFoundError):
+            raise
+        except Exception as e:
+            raise CacheError(_message(str(where(self, *args)), e)) from e
+
+    call.__wrapped__ = method  # type: ignore[attr-defined]
+    return call
+
+
+def guard() -> None:
+    """Make numba's cache report its I/O errors and corrupt files as `CacheError`
+    (idempotent; called where wmtsim sets numba's options, `wmtsim.core.jit`).
+
+    numba writes a cache file aside and renames it (``_open_for_write``), so a failed
+    save leaves no partial file, and a kernel is loaded or compiled before a command
+    writes its result: nothing is half-written."""
+    from numba.core import caching
+
+    files = caching.IndexDataCacheFile
+    if getattr(files, "_wmtsim_guarded", False):
+        return
+    index = lambda self, *a: self._index_path  # noqa: E731
+    data = lambda self, name, *a: self._data_path(name)  # noqa: E731
+    for name, where in (("_load_index", index), ("_save_index", index),
+                        ("_load_data", data), ("_save_data", data)):
+        setattr(files, name, _guarded(getattr(files, name), where))
+    # The cache folder itself (numba checks it is writable before each save).
+    folder = lambda self, *a: self._impl.locator.get_cache_path()  # noqa: E731
+    setattr(caching.Cache, "save_overload", _guarded(caching.Cache.save_overload, folder))  # noqa: B010
+    setattr(files, "_wmtsim_guarded", True)  # noqa: B010
+
+
+class _GuardFinder:
+    """A meta-path finder that runs `guard` right after ``numba.core.caching`` loads, so
+    that importing wmtsim does not import numba (commands without kernels stay fast)."""
+
+    target = "numba.core.caching"
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.target:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        run = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+            guard()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _guard_on_import() -> None:
+    if "numba.core.caching" in sys.modules:
+        guard()
+    elif not any(isinstance(f, _GuardFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _GuardFinder())

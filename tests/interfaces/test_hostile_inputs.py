@@ -53,6 +53,22 @@ VARY = ("--vary", "stubs.selector_noise=0:0.4", "--vary", "stubs.poison_boost=0:
         "--levels", "2", "--n", "2", "--no-progress", "--no-charts")
 ATT = ("--from", "a3_no_semantic", "--to", "wmt", "--n", "3", "--no-charts")
 RUN_MANIFEST = '{"command": "run", "n": 3}'
+SCREEN = ("--knob", "rho", "-r", "2", "--n", "3", "--no-charts")
+TUNE = ("--trials", "2", "--batch", "2", "--n", "3", "--knob", "rho", "--no-charts",
+        "--no-progress")
+ATTACK = ("-p", "wmt", "--budget", "1", "--trials", "2", "--n", "5", "--n-holdout", "5",
+          "--no-charts")
+
+
+def _other_study() -> bytes:
+    """An SQLite file holding a user's Optuna-like study (not wmtsim's)."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE studies (study_id INTEGER PRIMARY KEY, study_name TEXT)")
+    conn.execute("INSERT INTO studies VALUES (1, 'my-thesis-study')")
+    conn.commit()
+    return conn.serialize()
 
 CASES: dict[str, Case] = {
     # --- scenarios: top level ----------------------------------------------------------
@@ -316,6 +332,97 @@ CASES: dict[str, Case] = {
                                     ("cannot read this sweep file",)),
     "analyze-deleted-chunk": Case(("analyze", "{damaged}/deleted", "--out", "{d}/an"),
                                   ("cannot read this sweep file", "No such file")),
+    # --- issue 27, round two: screen, tune, attack, compare --parity ---------------------
+    "screen-out-foreign": Case(("screen", "paper_poisoning", *SCREEN, "--out", "{d}/mine"),
+                               ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "screen-out-run-result": Case(("screen", "paper_poisoning", *SCREEN, "--out", "{d}/r"),
+                                  ("--out", "a result of `wmtsim run`"),
+                                  {"r/manifest.json": RUN_MANIFEST, "r/summary.parquet": "x"}),
+    "screen-out-dot": Case(("screen", "paper_poisoning", *SCREEN, "--out", "."),
+                           ("--out", "root")),
+    "screen-out-300": Case(("screen", "paper_poisoning", *SCREEN, "--out", "{d}/" + "x" * 300),
+                           ("--out", "300 bytes")),
+    "screen-trajectories-huge": Case(("screen", "paper_poisoning", "-r", "1001"),
+                                     ("--trajectories",)),
+    "screen-points-times-n": Case(("screen", "paper_poisoning", "-r", "1000", "--n", "100000"),
+                                  ("--trajectories", "20,000,000", "held in memory")),
+    "tune-batch-times-n": Case(("tune", "paper_poisoning", "--batch", "10000", "--trials",
+                                "10000", "--n", "100000"), ("--batch", "20,000,000")),
+    "screen-knob-unknown": Case(("screen", "paper_poisoning", "--knob", "bogus"),
+                                ("--knob", "'bogus'", "params.rho")),
+    "screen-metric-unknown": Case(("screen", "paper_poisoning", "--metric", "bogus"),
+                                  ("--metric", "'bogus'", "tsr")),
+    "screen-scheduler-garbage": Case(("screen", "paper_poisoning", *SCREEN, "--out", "{d}/o",
+                                      "--scheduler", ":::"), ("--scheduler", "':::'")),
+    "tune-out-foreign": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
+                             ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "tune-out-garbage-storage": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
+                                     ("--out", "optuna.sqlite3", "not the work"),
+                                     {"mine/optuna.sqlite3": "a user's file"}),
+    "tune-out-other-optuna-study": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
+                                        ("--out", "optuna.sqlite3", "not the work"),
+                                        {"mine/optuna.sqlite3": _other_study()}),
+    "tune-own-result-garbage-storage": Case(
+        ("tune", "paper_poisoning", *TUNE, "--out", "{d}/o"),
+        ("o/optuna.sqlite3", "cannot use the tuning study", "not a database"),
+        {"o/manifest.json": '{"command": "tune"}', "o/optuna.sqlite3": "garbage"}),
+    "tune-scheduler-unreachable": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/o",
+                                        "--scheduler", "tcp://127.0.0.1:1"),
+                                       ("--scheduler", "cannot connect within")),
+    "tune-robust": Case(("tune", "paper_poisoning", "--robust", "q2"), ("--robust", "'q2'")),
+    "tune-objective": Case(("tune", "paper_poisoning", "--objective", "tsr:up"),
+                           ("--objective", "'tsr:up'", "max | min")),
+    "tune-objective-metric": Case(("tune", "paper_poisoning", "--objective", "bogus:max"),
+                                  ("--objective", "'bogus'")),
+    "tune-trials-huge": Case(("tune", "paper_poisoning", "--trials", str(10**6)),
+                             ("--trials",)),
+    "tune-batch-one": Case(("tune", "paper_poisoning", "--batch", "1"), ("--batch",)),
+    "tune-validate-on-missing": Case(("tune", "paper_poisoning", "--validate-on",
+                                      "{d}/none.toml"), ("none.toml",)),
+    "attack-out-foreign": Case(("attack", "paper_poisoning", *ATTACK, "--out", "{d}/mine"),
+                               ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "attack-out-search-foreign": Case(("attack", "paper_poisoning", *ATTACK, "--out",
+                                       "{d}/mine"), ("--out", "search", "not the work"),
+                                      {"mine/search/thesis.tex": "x"}),
+    "attack-out-search-garbage-log": Case(("attack", "paper_poisoning", *ATTACK, "--out",
+                                           "{d}/mine"), ("--out", "search", "not the work"),
+                                          {"mine/search/trials.jsonl": "my notes\n"}),
+    "attack-out-compare-result": Case(("attack", "paper_poisoning", *ATTACK, "--out", "{d}/c"),
+                                      ("--out", "a result of `wmtsim compare`"),
+                                      {"c/manifest.json": '{"command": "compare"}'}),
+    "attack-out-dot": Case(("attack", "paper_poisoning", *ATTACK, "--out", "."),
+                           ("--out", "root")),
+    "attack-budget-inf": Case(("attack", "paper_poisoning", "--budget", "inf"),
+                              ("--budget", "'inf'", "(0, 64]")),
+    "attack-budget-many": Case(("attack", "paper_poisoning", "--budget",
+                                ",".join(str(k) for k in range(1, 18))),
+                               ("--budget", "at most 16")),
+    "attack-trials-huge": Case(("attack", "paper_poisoning", "--trials", str(10**6)),
+                               ("--trials",)),
+    "attack-space-nan": Case(("attack", "paper_poisoning", "--space", "stealth_relevance=nan"),
+                             ("--space", "stealth_relevance", "NaN")),
+    "attack-space-unknown": Case(("attack", "paper_poisoning", "--space", "bogus=1"),
+                                 ("--space", "'bogus=1'")),
+    "attack-kinds": Case(("attack", "paper_poisoning", "--kinds", "bogus"),
+                         ("--kinds", "'bogus'")),
+    "attack-harm": Case(("attack", "paper_poisoning", "--harm", "bogus"), ("--harm", "'bogus'")),
+    "attack-holdout-is-search": Case(("attack", "paper_poisoning", "--seed", "3",
+                                      "--holdout-seed", "3"), ("--holdout-seed", "3")),
+    "parity-out-foreign": Case(("compare", "paper_poisoning", "--parity", "--out", "{d}/mine"),
+                               ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
+    "parity-out-compare-result": Case(("compare", "paper_poisoning", "--parity", "--out",
+                                       "{d}/c"), ("--out", "a result of `wmtsim compare`"),
+                                      {"c/manifest.json": '{"command": "compare"}'}),
+    "parity-out-dot": Case(("compare", "paper_poisoning", "--parity", "--out", "."),
+                           ("--out", "root")),
+    "compare-budget-and-parity": Case(("compare", "paper_poisoning", "--budget", "200",
+                                       "--parity"), ("--budget", "--parity", "one of them")),
+    "compare-parity-precision": Case(("compare", "paper_poisoning", "--parity", "--precision",
+                                      "0.05"), ("--precision", "--parity")),
+    "compare-budget-strict": Case(("compare", "paper_poisoning", "--budget", "200", "--strict"),
+                                  ("--strict", "--budget")),
+    "parity-policy": Case(("compare", "paper_poisoning", "--parity", "--policy", "bogus"),
+                          ("--policy", "'bogus'")),
     # --- traces ------------------------------------------------------------------------------
     "trace-bad-utf8": trace(Q.encode() + b'{"op": "global", "id": "g"}\n'
                             b'{"op": "global", "id": "\xff"}\n', "line 3", "not UTF-8"),

@@ -38,6 +38,8 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
                  "--out", "{out}"], "compare", "folder"),
     "compare --budget": (["compare", "paper_poisoning", "-p", "wmt", "--budget", "200,300",
                           "--n", "3", "--out", "{out}"], "compare-budget", "folder"),
+    "compare --parity": (["compare", "paper_poisoning", "-p", "wmt", "-p", "linear", "--parity",
+                          "--n", "3", "--out", "{out}"], "compare-parity", "folder"),
     "analyze": (["analyze", "{sweep}", "--out", "{out}", "--no-charts"], "analyze", "folder"),
     "attribute": (["attribute", "paper_poisoning", "--from", "a3_no_semantic", "--to", "wmt",
                    "--n", "3", "--no-charts", "--out", "{out}"], "attribute", "folder"),
@@ -199,3 +201,112 @@ def test_claims_default_folder_never_escapes_results(tmp_path: Path,
     (folder,) = (tmp_path / "work" / "results").iterdir()
     assert folder.name.endswith("escape-aaec11ca")  # one component, inside results/
     assert (folder / "claims" / "manifest.json").is_file()
+
+
+# --- every result-writing mode of every command is in WRITERS ------------------------------
+
+# The calls that name the command a result is written for, and the position of that name.
+_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1}
+
+
+def _commands_in_source() -> set[str]:
+    """Every command name the CLI and the studies pass to the output layer (string
+    constants, or module-level names bound to one), found by reading their source."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "wmtsim"
+    found: set[str] = set()
+    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                  for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+            if name not in _NAMING_CALLS or len(node.args) <= _NAMING_CALLS[name]:
+                continue
+            arg = node.args[_NAMING_CALLS[name]]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+            elif isinstance(arg, ast.Name) and arg.id in consts:
+                found.add(consts[arg.id])
+            elif getattr(arg, "id", None) != "command":  # wrappers pass their `command` on
+                found.add(f"<unresolved {path.name}:{node.lineno}>")
+    return found
+
+
+def test_every_kind_of_result_is_checked() -> None:
+    """A mode that writes a result of its own (``compare --budget``, ``compare --parity``)
+    must be in WRITERS too, not only its command."""
+    written = _commands_in_source()
+    assert {"run", "compare", "compare-budget", "compare-parity", "tune"} <= written
+    checked = {command for _, command, _ in WRITERS.values()}
+    assert written <= checked, f"results no WRITERS row writes: {written - checked}"
+
+
+# --- a full disk, for every writer ---------------------------------------------------------
+
+
+def _unshare() -> bool:
+    import shutil
+    import subprocess
+
+    return shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+# What a failed run keeps in its --out to resume from (docs/faults.md): the claims map's
+# sweep, the tuning study, the attacker's trial log; a sweep keeps its folder.
+KEPT = {"claims": {"sweep"}, "tune": {"optuna.sqlite3"}, "attack": {"search"}}
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
+def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
+        tmp_path: Path, inputs: dict[str, str]) -> None:
+    """Each writer with its working folder (and ``--out``) on a 4 KB tmpfs, so that the
+    first file beyond one page fails with ENOSPC (a file result: the disk is full from the
+    start), from whichever library writes it (polars, pyarrow, SQLite, json): exit 2
+    naming the path, no traceback, no result, no temporary file; only the work a rerun
+    resumes from (`KEPT`) may stay. One process runs them all (`full_disk.py`)."""
+    import subprocess
+    import sys
+
+    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+    cases = []
+    for i, (name, (argv, _, kind)) in enumerate(WRITERS.items()):
+        disk = tmp_path / f"disk{i}"
+        cases.append({"name": name, "disk": str(disk), "fill": kind == "file",
+                      "argv": _argv(argv, disk / "out", inputs)})
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    res = subprocess.run(["unshare", "-rm", sys.executable,
+                          str(Path(__file__).with_name("full_disk.py")),
+                          str(tmp_path / "cases.json")],
+                         capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    runs = {r["name"]: r for r in map(json.loads, res.stdout.splitlines())}
+    assert set(runs) == set(WRITERS)
+    failures = []
+    for name, run in runs.items():
+        kind = WRITERS[name][2]
+        text = " ".join(run["stderr"].split())
+        target = f"out{suffix.get(name, '')}"
+        left = set(run["left"])
+        if kind == "sweep":  # a sweep folder, resumed by the next run
+            extra = set() if not left or "out/manifest.json" in left else left
+        else:
+            kept = {f"out/{k}" for k in KEPT.get(name, ())}
+            extra = {p for p in left if p != "out" and not any(
+                p == k or p.startswith(k + "/") for k in kept)}
+        problems = [
+            run["code"] != 2 and f"exit {run['code']}",
+            run["exception"] and f"traceback {run['exception']}",
+            not ("No space left on device" in text or "disk is full" in text)
+            and "no ENOSPC in the message",
+            target not in text and "the path is not named",
+            any(".tmp" in p or "partial" in p for p in left) and "a temporary file is left",
+            extra and f"left {sorted(extra)}"]
+        if any(problems):
+            failures.append(f"{name}: {[p for p in problems if p]}: {text[-400:]}")
+    assert not failures, "\n".join(failures)

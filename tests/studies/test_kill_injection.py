@@ -126,3 +126,69 @@ def test_attribute_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path)
         assert coalitions.height == manifest["coalitions"]
         seen.add(manifest["n"])
     assert seen <= {5, 7} and seen
+
+
+def _whole(folder: Path, kept: tuple[str, ...] = ()) -> dict:
+    """The manifest of the complete result in ``folder``; fails on a mix of files."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entries = {p.name for p in folder.iterdir()} - set(kept)
+    assert entries == {*manifest["files"], "manifest.json"}, (entries, manifest["files"])
+    return manifest
+
+
+CALIBRATE = ["calibrate", "paper_poisoning", "--maxiter", "1", "--knob", "stubs.p_leak=0:1",
+             "--method", "nelder-mead", "--fit-on", "wmt"]
+
+
+def test_calibrate_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
+    """Issue 27: calibrate used to leave a new fit beside the old error report."""
+    old = tmp_path / "old"
+    assert CliRunner().invoke(app, [*CALIBRATE, "--n", "2", "--out", str(old)]
+                              ).exit_code == 0
+    seen = set()
+    for k, when in [(1, "after"), (2, "after"), (3, "after"), (4, "after"), (2, "fsync")]:
+        case = tmp_path / f"{k}-{when}"
+        case.mkdir()
+        shutil.copytree(old, case / "out")
+        _killed(k, when, [*CALIBRATE, "--n", "3", "--out", "out"], case)
+        folder = case / "out"
+        if not folder.exists():
+            continue
+        manifest = _whole(folder)
+        header = (folder / "calibrated.toml").read_text().splitlines()[0]
+        assert f"(n={manifest['n']}, objective {manifest['objective']:.4g})" in header, header
+        errors = pl.read_csv(folder / "errors.csv")
+        assert set(errors["policy"].unique()) >= {"wmt"}
+        seen.add(manifest["n"])
+    assert seen == {2, 3}, seen  # the kills hit both sides of the swap
+
+
+CLAIMS = ["claims", "paper_poisoning", "--vary", "stubs.selector_noise=0:0.4", "--vary",
+          "stubs.poison_boost=0:0.1", "--levels", "2", "--no-progress", "--no-charts"]
+
+
+def test_claims_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
+    """Issue 27: claims used to leave claims.parquet without claims.json. A new request
+    (another n) replaces the old result, its sweep included."""
+    old = tmp_path / "old"
+    res = CliRunner().invoke(app, [*CLAIMS, "--n", "2", "--out", str(old)])
+    assert res.exit_code == 0, res.output
+    seen = set()
+    # 12 renames: the sweep's (manifest, design, chunks), the result's files, the swap.
+    for k, when in [(1, "after"), (6, "after"), (11, "after"), (12, "after"), (2, "fsync")]:
+        case = tmp_path / f"{k}-{when}"
+        case.mkdir()
+        shutil.copytree(old, case / "out")
+        _killed(k, when, [*CLAIMS, "--n", "3", "--out", "out"], case)
+        folder = case / "out"
+        if not (folder / "manifest.json").exists():
+            continue  # killed before the swap with the old sweep removed: rerun resumes
+        manifest = _whole(folder, kept=("sweep",))
+        claims = json.loads((folder / "claims.json").read_text())
+        table = pl.read_parquet(folder / "claims.parquet")
+        assert claims["n"] == manifest["n"] and table.height > 0
+        seen.add(manifest["n"])
+    assert seen == {2, 3}, seen  # the kills hit both sides of the swap
+    # Whatever the kill left, the next run completes it.
+    res = CliRunner().invoke(app, [*CLAIMS, "--n", "3", "--out", str(tmp_path / "1-after" / "out")])
+    assert res.exit_code == 0, res.output

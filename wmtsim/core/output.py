@@ -136,13 +136,15 @@ def manifest_command(folder: Path) -> str | None:
 
 
 def check_out_folder(path: Path, command: str, option: str = "--out",
-                     keep: tuple[str, ...] = ()) -> Path:
+                     keep: tuple[str, ...] = (),
+                     kept: Callable[[Path], bool] | None = None) -> Path:
     """Refuse an output folder that cannot be written (or replaced) before any work.
 
     Accepted: a new folder, an empty one, a previous result of ``command`` (its manifest
     says so), or a folder holding only the entries ``keep`` (work of an interrupted run of
-    ``command``, e.g. the claims map's ``sweep``). Returns the absolute path to write
-    (a symbolic link followed)."""
+    ``command``, e.g. the claims map's ``sweep``) when ``kept(folder)`` says they are
+    that work (a user's folder that happens to hold an entry of that name is refused).
+    Returns the absolute path to write (a symbolic link followed)."""
     allowed = (f"a new folder, an empty one, or a previous result of `wmtsim {command}` "
                "(it is replaced as a whole)")
     _check_path_text(path, option, allowed)
@@ -158,8 +160,12 @@ def check_out_folder(path: Path, command: str, option: str = "--out",
             entries = {p.name for p in absolute.iterdir()}
         except OSError as e:
             raise _fail(option, path, f"cannot be read ({e.strerror})", allowed) from None
+        found = manifest_command(absolute) if entries else command
+        if entries and entries <= set(keep) and found != command and kept is not None \
+                and not kept(absolute):
+            raise _fail(option, path, f"holds {', '.join(sorted(entries))}, which is not "
+                        f"the work of an interrupted `wmtsim {command}`", allowed)
         if entries and not entries <= set(keep):
-            found = manifest_command(absolute)
             if found != command:
                 what = (f"a result of `wmtsim {found}`" if found else
                         f"not a wmtsim result folder (no {MANIFEST} of {command})")
@@ -215,7 +221,22 @@ def write_failure(path: Path | str, exc: BaseException) -> OutputError | None:
     else:
         text = str(exc).strip().splitlines()
         reason = text[0] if text else type(exc).__name__
+        if "No space left" not in reason and _disk_full(Path(path)):
+            # polars may report ENOSPC as "Invalid thrift: transport error"
+            reason += " (No space left on device: the disk holding it is full)"
     return OutputError(f"cannot write {str(path)!r}: {reason}; nothing was written")
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (almost) no free space left."""
+    folder = path
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 # --- files -------------------------------------------------------------------------------------

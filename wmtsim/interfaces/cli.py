@@ -363,6 +363,7 @@ def sweep(
 
       [cyan]wmtsim sweep sweeps/sobol_gaia.toml -o results/sobol --scheduler tcp://host:8786[/cyan]
     """
+    from wmtsim.core.output import OutputError
     from wmtsim.studies.sweep import SweepError, load_sweep, run_sweep
 
     try:
@@ -371,7 +372,7 @@ def sweep(
             err_console.print(f"warning: {note}", markup=False, highlight=False)
         report = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
                            progress=progress)
-    except SweepError as e:
+    except (SweepError, OutputError) as e:  # OutputError: a failed write (a full disk)
         raise _fail(str(e)) from None
     out_console.print(
         f"{spec.name}: {report.total} points, {report.already} already done, "

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -173,7 +174,7 @@ def attack(
     if settings.holdout_seed > 2**63 - 1:
         raise _cli()._fail("--seed 2^63 - 1 needs --holdout-seed (seed + 1 is too large)")
     keep = (LOG,)
-    out_dir = _cli()._out_folder(out, s.name, COMMAND, keep=keep)
+    out_dir = _cli()._out_folder(out, s.name, COMMAND, keep=keep, kept=_is_log)
     recover_kept(out_dir, keep)
     if restart:
         shutil.rmtree(out_dir / LOG, ignore_errors=True)
@@ -186,6 +187,13 @@ def attack(
                                  progress=lambda what: bar.advance(task))
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
+    except Exception as e:  # the trial log cannot be written (a full disk)
+        from wmtsim.core.output import write_failure
+
+        failure = write_failure(out_dir / LOG / "trials.jsonl", e)
+        if failure is None:
+            raise
+        raise _cli()._fail(str(failure)) from None
     _say(report_markdown(study))
     with _cli()._writing(out_dir, COMMAND, keep=keep) as work:
         written = write_study(study, work, charts=charts)
@@ -198,6 +206,27 @@ def attack(
     _say(f"{sum(len(r.trials) for r in study.results.values())} trials "
          f"({sum(r.new_trials for r in study.results.values())} run now) in "
          f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")
+
+
+def _is_log(folder: Path) -> bool:
+    """Whether ``folder``'s ``search/`` is the trial log an interrupted attack left (only
+    ``trials.jsonl``, whose lines are logged trials), not a user's folder of that name."""
+    import json
+
+    from wmtsim.studies.attack_report import LOG
+
+    log = folder / LOG
+    try:
+        if not log.is_dir() or {p.name for p in log.iterdir()} - {"trials.jsonl"}:
+            return False
+        with open(log / "trials.jsonl", "rb") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return False
+    try:
+        return not first or isinstance(json.loads(first).get("study"), str)
+    except (ValueError, AttributeError):
+        return False
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,7 @@ exit (`_fail`) and the table printer that fits the terminal (`_print_table`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
+
 
 # Options shared by the commands that run on the sweep machinery (sweep, claims).
 WorkersOpt = Annotated[int, typer.Option(
@@ -22,7 +24,23 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     show_default=False)]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
+
+class _Commands(TyperGroup):
+    """The app's command group: an error of numba's on-disk cache (a full disk, a corrupt
+    kernel file: `wmtsim.numba_cache.CacheError`), met by any command when a kernel loads
+    or compiles, exits 2 with its message (naming the file), not a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        from wmtsim.numba_cache import CacheError
+
+        try:
+            return super().invoke(ctx)
+        except CacheError as e:
+            raise _fail(str(e)) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="wmtsim",
     help=(
         "Simulate the Weighted Memory Tree (WMT) memory system for LLM agents "
@@ -249,15 +267,15 @@ def _print_table(table: Table, full: str | None = None,
 # --- writing results: every command goes through wmtsim.core.output ---------------------------
 
 
-def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = ()
-                ) -> Path:
+def _out_folder(out: Path | None, name: str, command: str, keep: tuple[str, ...] = (),
+                kept: Callable[[Path], bool] | None = None) -> Path:
     """``--out``, or ``results/<safe name>/<command>``; checked before any work (a
-    symbolic link followed)."""
+    symbolic link followed; ``keep``, ``kept``: `check_out_folder`'s)."""
     from wmtsim.core.output import OutputError, check_out_folder, default_folder
 
     folder = out if out is not None else default_folder(name, command)
     try:
-        return check_out_folder(folder, command, keep=keep)
+        return check_out_folder(folder, command, keep=keep, kept=kept)
     except OutputError as e:
         raise _fail(str(e)) from None
 

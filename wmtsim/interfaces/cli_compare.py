@@ -98,6 +98,13 @@ def compare(
                            f"{', '.join(CORRECTIONS)}")
     if precision is not None and precision <= 0:
         raise _cli()._fail(f"--precision {precision!r}: must be > 0")
+    mode = "--budget" if budget is not None else "--parity" if parity else None
+    if budget is not None and parity:
+        raise _cli()._fail("--budget with --parity: allowed: one of them (each writes a "
+                           "result of its own)")
+    if mode and (precision is not None or strict):  # not silently ignored
+        raise _cli()._fail(f"{'--precision' if precision is not None else '--strict'} with "
+                           f"{mode}: allowed: only for the plain comparison")
     _check_policies(policy)
     _check_threads(threads)
     s = _load(scenario, set_)

@@ -87,6 +87,7 @@ def screen(
     """
     from wmtsim.core.metrics import METRICS
     from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for
     from wmtsim.studies.screen import SCREEN_METRICS, write_screen
     from wmtsim.studies.screen import screen as run_screen
@@ -104,6 +105,8 @@ def screen(
         for sc in scs:
             for r in ranges:
                 sc.with_overrides({r.key: r.spec(sc).from_unit(0.5)})
+        check_held(len(scs) * trajectories * (len(ranges) + 1), n,
+                   "scenarios × --trajectories × (knobs + 1)")
     except ValueError as e:
         raise _fail(str(e)) from None
     folder = _out_folder(out, scs[0].name, "screen")
@@ -184,6 +187,7 @@ def tune(
     """
     from wmtsim.core.output import recover_kept
     from wmtsim.core.policies import POLICIES
+    from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for
     from wmtsim.studies.tune import STORAGE, Fit, TuneError, parse_objective, parse_robust
 
@@ -197,10 +201,17 @@ def tune(
                      (objective or ["tsr:max", "asr:min", "prompt_tokens:min"]))
         fit = Fit(tuple(scs), tuple(seed + j for j in range(fit_seeds)), n, objs, policy,
                   ranges_for(knob), parse_robust(robust), workers, scheduler)
+        check_held(min(batch, trials) * len(scs) * fit_seeds, n,
+                   "--batch × scenarios × --fit-seeds")
+        check_held((choose + 1) * len(held or scs) * holdout_seeds, n,
+                   "(--choose + 1) × held-out scenarios × --holdout-seeds")
     except (TuneError, ValueError) as e:
         raise _fail(str(e)) from None
     keep = (STORAGE,)
-    folder = _out_folder(out, scs[0].name, "tune", keep=keep)
+    folder = _out_folder(out, scs[0].name, "tune", keep=keep,
+                         kept=lambda f: _is_study(f / STORAGE))
+    if scheduler is not None:  # reached before the folder (and its storage) is created
+        _reach(scheduler)
     recover_kept(folder, keep)
     _run_tune(fit, folder, trials, batch, seed, holdout_seeds, held, choose, charts,
               progress, keep)
@@ -229,6 +240,8 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
         raise _fail(str(e)) from None
     except OutputError as e:  # the storage cannot be written
         raise _fail(str(e)) from None
+    except Exception as e:
+        raise _storage_failure(folder / STORAGE, e) from None
     with _writing(folder, "tune", keep=keep) as work:
         written = write_tuning(tuning, picked, table, work, charts, seed, holdout)
     _say(f"{tuning.trials.height} trials ({tuning.computed} computed now, "
@@ -238,6 +251,53 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
     for line in summary(table) if table is not None else []:
         _say(line)
     _say(f"written to {folder}/: {', '.join(p.name for p in written)}")
+
+
+def _is_study(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file holding only wmtsim's tuning study (the storage
+    an interrupted `tune` left), not a user's file or another Optuna study."""
+    import sqlite3
+
+    from wmtsim.studies.tune import STUDY
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT study_name FROM studies")}
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return names <= {STUDY}
+
+
+def _storage_failure(path: Path, exc: Exception) -> typer.Exit:
+    """Exit 2 for a tuning storage that cannot be read or written (SQLAlchemy's errors: a
+    file that is not a database, a full disk); re-raise anything else (a bug)."""
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+    except ImportError:  # pragma: no cover - optuna depends on it
+        raise exc from None
+    if not isinstance(exc, SQLAlchemyError):
+        raise exc
+    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    return _fail(f"{path}: cannot use the tuning study ({reason}); allowed: the "
+                 f"{path.name} an earlier `wmtsim tune` wrote here, on a disk with free "
+                 "space (delete it to start the study afresh)")
+
+
+def _reach(scheduler: str) -> None:
+    """Connect to ``--scheduler`` once (exit 2 after the connect timeout)."""
+    from wmtsim.studies.sweep import SweepError
+    from wmtsim.studies.sweep_run import reach_scheduler
+
+    try:
+        reach_scheduler(scheduler)
+    except SweepError as e:
+        raise _fail(str(e)) from None
 
 
 def register(app: typer.Typer) -> None:

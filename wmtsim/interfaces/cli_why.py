@@ -8,7 +8,7 @@ writes nothing. The work is done by `wmtsim.studies.attribution` and `wmtsim.stu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -179,6 +179,7 @@ def claims(
         recover_kept(out_dir, KEEP)
         from wmtsim.interfaces.cli_scenarios import _compile_first
 
+        _drop_other_sweep(out_dir, spec)
         _compile_first(spec.policies, progress)
         cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
                         progress=progress, correction=correction)
@@ -192,6 +193,28 @@ def claims(
         written = write_claims(cm, work, charts=charts)
     _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
+
+
+def _drop_other_sweep(out_dir: Path, spec: Any) -> None:
+    """A previous claims result in ``out_dir`` whose sweep is of another request (other
+    knobs, levels, n or seed) is replaced as a whole, so its sweep is not carried over:
+    delete it before the new sweep runs (its claims.parquet stays whole until the swap).
+    An interrupted run's sweep (no manifest) is left to the sweep's own check."""
+    import json
+    import shutil
+
+    from wmtsim.core.output import manifest_command
+    from wmtsim.studies.sweep_design import plan
+
+    sweep = out_dir / KEEP[0]
+    if manifest_command(out_dir) != "claims" or not sweep.is_dir():
+        return
+    try:
+        found = json.loads((sweep / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        found = None
+    if not isinstance(found, dict) or found.get("sweep_id") != plan(spec).sweep_id:
+        shutil.rmtree(sweep)
 
 
 def register(app: typer.Typer) -> None:

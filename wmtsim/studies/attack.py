@@ -372,8 +372,14 @@ class TrialLog:
         import os
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write("\n".join(self.pending) + "\n")
+        with open(self.path, "a+b") as f:
+            # After a line cut short by a kill, start a new line: appended to the cut
+            # line, the batch would be unreadable and every later trial skipped.
+            cut = False
+            if f.seek(0, os.SEEK_END) > 0:
+                f.seek(-1, os.SEEK_END)
+                cut = f.read(1) != b"\n"
+            f.write((("\n" if cut else "") + "\n".join(self.pending) + "\n").encode())
             f.flush()
             os.fsync(f.fileno())
         self.pending = []

@@ -23,6 +23,20 @@ if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
 
 
+MAX_HELD = 20_000_000
+"""Trajectories whose metrics `evaluate` holds at once (13 float64 each: about 2 GB); a
+request beyond it is refused when it is parsed (`check_held`), not after filling memory."""
+
+
+def check_held(points: int, n: int, what: str) -> None:
+    """Refuse ``points`` points of ``n`` trajectories each beyond `MAX_HELD` (ValueError
+    naming ``what``, the options that set the number of points)."""
+    if points * n > MAX_HELD:
+        raise ValueError(f"{what} gives {points:,} points of n = {n:,} trajectories, "
+                         f"{points * n:,} held in memory at once; allowed: at most "
+                         f"{MAX_HELD:,} (fewer points or a smaller --n)")
+
+
 def make_point(scenario: Scenario, setting: Mapping[str, Any], policy: str, seed: int,
                n: int, row: int = 0) -> Point:
     """The sweep point of ``setting`` on ``scenario`` (validated like a sweep row)."""

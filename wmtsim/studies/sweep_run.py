@@ -169,6 +169,12 @@ def _connect(address: str) -> Any:
                          "the address of a running dask scheduler") from None
 
 
+def reach_scheduler(address: str) -> None:
+    """Connect to ``address`` and disconnect: a `SweepError` after `CONNECT_TIMEOUT`
+    seconds, for a command that must know before it creates its output (tune)."""
+    _connect(address).close()
+
+
 def _dask(tasks: Iterable[Task], client: Any) -> Iterator[ChunkResult]:
     from distributed import as_completed
 
