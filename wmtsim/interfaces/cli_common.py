@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
-
 # Options shared by the commands that run on the sweep machinery (sweep, claims).
 WorkersOpt = Annotated[int, typer.Option(
     "--workers", "-w", min=1, help="Local worker processes (1 = in-process).")]
