@@ -218,7 +218,7 @@ class Store:
             "parameters": [p.to_dict() for p in sweep.parameters],
             "design": {"kind": sweep.kind, "points": sweep.points, "rows": sweep.rows,
                        "trajectories": sweep.trajectories, "seed": sweep.seed,
-                       "replicates": sweep.replicates},
+                       "replicates": sweep.replicates, "scramblings": sweep.scramblings},
             "metrics": list(METRIC_NAMES),
             "n_points": len(self.plan.points),
             "n_done": len(self._keys),
