@@ -16,9 +16,15 @@ import argparse
 import re
 from pathlib import Path
 
+from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS
 from wmtsim.core.policies import FIELD_POLICIES, POLICIES
 from wmtsim.engine.simulation import METRIC_NAMES, mean_ci, paired_difference
-from wmtsim.studies.field_curves import budget_curves, curve_chart, curves_markdown, verdict
+from wmtsim.studies.field_curves import (
+    budget_curves,
+    curve_chart,
+    curves_family,
+    curves_markdown,
+)
 from wmtsim.studies.field_parity import parity_markdown, parity_table
 from wmtsim.studies.field_robustness import robustness, robustness_markdown
 from wmtsim.studies.report import run_policies
@@ -65,23 +71,24 @@ def readme_block(n: int = N) -> str:
         cells = []
         for b in budgets:
             r = rows[p, b]
-            v = verdict(r["d_low"], r["d_high"])
-            tag = {"ties": " tie", "loses": " WMT loses", "wins": ""}[v]
+            tag = {HOLDS: "", FAILS: " WMT worse (significant)"}.get(r["verdict"],
+                                                                     " not significant")
             cells.append(f"{sign(r['d_mean'])} [{sign(r['d_low'])}, {sign(r['d_high'])}]{tag}")
         lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
     lines.append("")
     for b in budgets:
-        by = {v: [f"`{p}`" for p in README_POLICIES
-                  if verdict(rows[p, b]["d_low"], rows[p, b]["d_high"]) == v]
-              for v in ("wins", "ties", "loses")}
-        parts = [f"wins against {len(by['wins'])} of {len(README_POLICIES)}"]
-        if by["ties"]:
-            parts.append("ties " + ", ".join(by["ties"]))
-        if by["loses"]:
-            parts.append("loses to " + ", ".join(by["loses"]))
-        lines.append(f"At B = {b} WMT " + "; ".join(parts) + ".")
+        by = {v: [f"`{p}`" for p in README_POLICIES if rows[p, b]["verdict"] == v]
+              for v in VERDICTS}
+        parts = [f"significantly better than {len(by[HOLDS])} of {len(README_POLICIES)}"]
+        if by[HOLDS_NS] or by[TIE]:
+            parts.append("not significantly different from "
+                         + ", ".join(by[HOLDS_NS] + by[TIE]))
+        if by[FAILS]:
+            parts.append("significantly worse than " + ", ".join(by[FAILS]))
+        lines.append(f"At B = {b} WMT is " + "; ".join(parts) + ".")
         lines.append("")
-    return "\n".join(lines[:-1]) + "\n"
+    lines.append(curves_family(frame))
+    return "\n".join(lines) + "\n"
 
 
 def docs_blocks(n: int = N, seeds: int = 3) -> None:

@@ -146,14 +146,19 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
     ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
     over, the plain comparison."""
+    from wmtsim.core.inference import ALPHA
     from wmtsim.core.output import write_manifest
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_curves import (
+        CORRECTION,
+        CURVE_RESAMPLES,
         budget_curves,
+        curves_family,
         curves_markdown,
         parse_budgets,
         write_curves,
     )
+    from wmtsim.studies.provenance import provenance
 
     try:
         budgets = parse_budgets(budget)
@@ -172,7 +177,9 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
             "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
             "policies": list(frame["policy"].unique(maintain_order=True)),
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
-            "threads": threads}))
+            "threads": threads, "family": curves_family(frame)},
+            extra=provenance(s.seed if seed is None else seed, s.n if n is None else n,
+                             CURVE_RESAMPLES, ALPHA, CORRECTION)))
     _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
@@ -186,6 +193,7 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
     from wmtsim.core.output import write_manifest
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_parity import parity_markdown, parity_table, write_parity
+    from wmtsim.studies.provenance import provenance
 
     out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
@@ -197,7 +205,9 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
         written.append(write_manifest(work, PARITY_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "policies": list(pols),
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
-            "threads": threads}))
+            "threads": threads},
+            extra=provenance(s.seed if seed is None else seed, s.n if n is None else n,
+                             None, None, None)))
     _say(f"parity table written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 

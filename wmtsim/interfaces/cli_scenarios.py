@@ -151,7 +151,9 @@ def run(
     """
     import polars as pl
 
+    from wmtsim.core.inference import ALPHA, resamples_for
     from wmtsim.core.output import atomic_write_parquet, write_manifest
+    from wmtsim.studies.provenance import provenance
     from wmtsim.studies.report import (
         render_summary,
         run_policies,
@@ -196,7 +198,9 @@ def run(
             "record_steps": record_steps,
             "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
                         "per_policy_seconds": timings},
-            "files": [p.name for p in written]}))
+            "files": [p.name for p in written]},
+            extra=provenance(first.seed, first.trajectories.height, resamples_for(ALPHA),
+                             ALPHA, "none")))
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
                                  f"seed={first.seed} — mean [95% CI]"),
@@ -262,6 +266,7 @@ def calibrate(
     from wmtsim.core.output import atomic_write_bytes, write_manifest
     from wmtsim.studies.calibrate import calibrate as run_calibrate
     from wmtsim.studies.calibrate import parse_knob, parse_weight
+    from wmtsim.studies.provenance import provenance
     from wmtsim.studies.scenario import ScenarioError, update_toml_text
 
     s = _load(scenario)
@@ -307,7 +312,8 @@ def calibrate(
             "fit_on": list(res.fit_on), "fitted": res.fitted, "objective": res.objective,
             "n": n, "seed": s.seed if seed is None else seed, "method": method,
             "maxiter": maxiter, "order_weight": order_weight, "row_weights": row_weights,
-            "evaluations": res.evaluations, "seconds": round(res.seconds, 3)})
+            "evaluations": res.evaluations, "seconds": round(res.seconds, 3)},
+            extra=provenance(s.seed if seed is None else seed, n, None, None, None))
     out_path, err_path = out_dir / "calibrated.toml", out_dir / "errors.csv"
     t = Table(title="Fitted knobs", title_justify="left")
     t.add_column("knob")

@@ -404,6 +404,7 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
     ``out``. The manifest says whether the sweep was complete (`incomplete` gives the
     counts to warn about)."""
     from wmtsim.core.output import check_out_folder, result_folder, write_manifest
+    from wmtsim.studies.provenance import provenance
 
     if not Path(root).is_dir():
         raise SweepError(f"{root}: not a sweep folder (not a folder at all); allowed: a "
@@ -432,7 +433,10 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             "metric": metric, "points_done": results.manifest.get("n_done"),
             "points_total": results.manifest.get("n_points"),
             "complete": bool(results.manifest.get("complete")),
-            "n_resamples": n_resamples})
+            "n_resamples": n_resamples},
+            extra=provenance(results.manifest.get("seed", results.manifest.get(
+                "design", {}).get("seed")), results.manifest.get("design", {}).get(
+                "trajectories"), n_resamples, 0.05, "none"))
     return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
             for k, v in written.items()}
 
