@@ -118,8 +118,13 @@ def compare(
                                              threads=threads, correction=correction)
     for t in comparison_tables(comp):
         _cli()._print_table(t, full=str(out_dir / "report.txt"))
+    fields = {}
+    if history and precision is not None:
+        from wmtsim.studies.precision import precision_record
+
+        fields["precision"] = precision_record(comp, history, precision, n_max)
     with _cli()._writing(out_dir, "compare") as work:
-        written = write_comparison(comp, work)
+        written = write_comparison(comp, work, fields)
     if history and precision is not None:
         from wmtsim.studies.precision import precision_text
 
