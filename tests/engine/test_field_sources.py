@@ -389,3 +389,19 @@ def test_generative_agents_reflects_when_poignancy_passes_the_threshold() -> Non
     assert calls > 0
     kinds_on = set(on.steps["kind"].to_list())
     assert "summary" in kinds_on and "summary" not in set(off.steps["kind"].to_list())
+
+
+def test_robustness_agreement_is_read_on_significance() -> None:
+    """'agree' counts runs as significant as the headline (holds n.s. and tie are both
+    not significant); a run that turns significant is named as the flip."""
+    from wmtsim.core.inference import HOLDS, HOLDS_NS, TIE
+    from wmtsim.studies.field_robustness import robustness_markdown
+
+    frame = pl.DataFrame({
+        "policy": ["a"] * 3, "budget": [1] * 3, "seed": [0, 1, 2],
+        "setting": ["default"] * 3, "d_tsr": [-0.01, 0.0, -0.2], "low": [0.0] * 3,
+        "high": [0.0] * 3, "p": [0.5, 1.0, 0.001], "p_adjusted": [0.5, 1.0, 0.001],
+        "verdict": [HOLDS_NS, TIE, HOLDS]})
+    text = robustness_markdown(frame, 0)
+    assert f"| `a` | 1 | {HOLDS_NS} (-0.010) | 2/3 | default (seed 2: {HOLDS}) |" in text
+    assert "Holm within the family" in text

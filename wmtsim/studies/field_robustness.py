@@ -135,9 +135,19 @@ def robustness(scenario: Any, budgets: Sequence[int], seeds: Sequence[int],
     return pl.concat(parts).sort(["seed", "budget"], maintain_order=True)
 
 
+def significance(verdict: str) -> str:
+    """What a verdict says for robustness: *holds (significant)*, *fails (significant)*
+    or ``not significant`` (*holds (not significant)* and *tie* differ only in the sign of
+    a point estimate that is not significant)."""
+    from wmtsim.core.inference import SIGNIFICANT
+
+    return verdict if verdict in SIGNIFICANT else "not significant"
+
+
 def robustness_markdown(frame: pl.DataFrame, headline_seed: int) -> str:
     """Per (policy, budget): the headline verdict (default setting, ``headline_seed``),
-    the share of all (seed, setting) runs that agree, and the settings that flip it."""
+    the share of all (seed, setting) runs whose `significance` agrees, and the settings
+    that flip it."""
     lines = ["| policy | B | headline: WMT better (Δ TSR) | agree | flipped by |",
              "|---|---|---|---|---|"]
     for (p, b), g in frame.group_by(["policy", "budget"], maintain_order=True):
@@ -145,13 +155,15 @@ def robustness_markdown(frame: pl.DataFrame, headline_seed: int) -> str:
         if head.height == 0:
             continue
         h = head.row(0, named=True)
-        agree = g.filter(pl.col("verdict") == h["verdict"]).height
-        flips = g.filter(pl.col("verdict") != h["verdict"])
-        by = sorted({f"{r['setting']} (seed {r['seed']}: {r['verdict']})"
-                     for r in flips.iter_rows(named=True)})
+        cls = g["verdict"].map_elements(significance, return_dtype=pl.Utf8)
+        same = cls == significance(h["verdict"])
+        agree = int(same.sum())
+        by = sorted({f"{r['setting']} (seed {r['seed']}: {significance(r['verdict'])})"
+                     for r, ok in zip(g.iter_rows(named=True), same, strict=True) if not ok})
         lines.append(f"| `{p}` | {b} | {h['verdict']} ({h['d_tsr']:+.3f}) | "
                      f"{agree}/{g.height} | {'; '.join(by) if by else '–'} |")
     lines += ["", "Each (seed, setting) run is one family of (policy, budget) tests of "
               "\"WMT beats the policy\" on TSR, two-sided 5%, Holm within the family; "
-              "\"agree\" counts the runs with the headline's verdict."]
+              "\"agree\" counts the runs whose verdict is as significant as the "
+              "headline's (significant for WMT, significant against, or not significant)."]
     return "\n".join(lines) + "\n"
