@@ -74,6 +74,8 @@ GENERATORS: tuple[Generator, ...] = (
             "provenance", "why_paper_poisoning_linear_wmt",
             "why_paper_poisoning_a2_no_controller_wmt", "why_gaia_like_linear_wmt",
             "why_gaia_like_a2_no_controller_wmt", "claims_detection", "claims_noise"))),
+    Generator("replicate_seeds", ("-m", "why_study.replicates", "--seeds", "5"),
+              blocks=(("docs/findings.md", "replicates"),)),
     Generator("design_study", ("-m", "why_study.design_study"),
               blocks=(("docs/atlas.md", "atlas"), ("docs/findings.md", "transfer"))),
     Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",

@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from why_study.run import FIGURES, FINDINGS, RESULTS, replace_block
+from wmtsim.core.inference import FAILS, HOLDS
 
 REPO = Path(__file__).resolve().parents[1]
 ATLAS = REPO / "docs" / "atlas.md"
@@ -111,7 +112,7 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
         (FIGURES / f"transfer_{world}.html").replace(RESULTS / f"transfer_{world}.html")
         wins = []
         for trial, v in table.group_by("trial", maintain_order=True):
-            if (v["verdict"] == "worse").any() or not (v["verdict"] == "better").any():
+            if (v["verdict"] == FAILS).any() or not (v["verdict"] == HOLDS).any():
                 continue
             row = pick.filter(pl.col("trial") == trial[0]).row(0, named=True)
             gains = ", ".join(f"{x['objective']} {x['gain']:+.3g} [{x['gain_low']:+.3g}, "

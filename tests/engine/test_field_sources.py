@@ -260,14 +260,26 @@ def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_p
     assert parse_budgets("200, 400,200") == [200, 400]
     with pytest.raises(ValueError, match="--budget 'x'"):
         parse_budgets("200,x")
-    assert verdict(-0.2, -0.1) == "wins" and verdict(-0.1, 0.1) == "ties"
-    assert verdict(0.1, 0.2) == "loses" and verdict(0.1, 0.2, False) == "wins"
+    from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE
+
+    # Δ = policy − wmt: a significant negative Δ TSR is "WMT beats it" holding
+    assert verdict(-0.15, 0.001) == HOLDS and verdict(-0.05, 0.3) == HOLDS_NS
+    assert verdict(0.15, 0.001) == FAILS and verdict(0.0, 1.0) == TIE
+    assert verdict(0.15, 0.001, False) == HOLDS  # ASR: lower is better
+    assert verdict(None, None) == ""
     sc = load_scenario("paper_poisoning")
     frame = budget_curves(sc, [150, 600], ["memgpt", "linear"], n=20, n_resamples=50)
     assert set(frame["policy"]) == {"wmt", "memgpt", "linear"}
     assert frame.filter(pl.col("policy") == "wmt")["d_mean"].null_count() == 6
     lin = frame.filter((pl.col("policy") == "linear") & (pl.col("metric") == "tsr"))
     assert lin["mean"].n_unique() == 1  # linear does not depend on B
+    # one family per metric: Holm's adjusted p-values are at least the raw ones, and the
+    # verdict is read from them (never from the interval alone)
+    tests = frame.filter(pl.col("metric").is_in(["tsr", "asr"]) & (pl.col("policy") != "wmt"))
+    assert tests.height == 8 and (tests["d_p_adjusted"] >= tests["d_p"] - 1e-15).all()
+    assert set(tests["verdict"]) <= {HOLDS, HOLDS_NS, TIE, FAILS}
+    for r in tests.iter_rows(named=True):
+        assert r["verdict"] == verdict(r["d_mean"], r["d_p_adjusted"], r["metric"] == "tsr")
     written = write_curves(frame, tmp_path)
     assert {p.name for p in written} == {"curves.parquet", "curves.md", "curves.png"}
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
@@ -377,3 +389,19 @@ def test_generative_agents_reflects_when_poignancy_passes_the_threshold() -> Non
     assert calls > 0
     kinds_on = set(on.steps["kind"].to_list())
     assert "summary" in kinds_on and "summary" not in set(off.steps["kind"].to_list())
+
+
+def test_robustness_agreement_is_read_on_significance() -> None:
+    """'agree' counts runs as significant as the headline (holds n.s. and tie are both
+    not significant); a run that turns significant is named as the flip."""
+    from wmtsim.core.inference import HOLDS, HOLDS_NS, TIE
+    from wmtsim.studies.field_robustness import robustness_markdown
+
+    frame = pl.DataFrame({
+        "policy": ["a"] * 3, "budget": [1] * 3, "seed": [0, 1, 2],
+        "setting": ["default"] * 3, "d_tsr": [-0.01, 0.0, -0.2], "low": [0.0] * 3,
+        "high": [0.0] * 3, "p": [0.5, 1.0, 0.001], "p_adjusted": [0.5, 1.0, 0.001],
+        "verdict": [HOLDS_NS, TIE, HOLDS]})
+    text = robustness_markdown(frame, 0)
+    assert f"| `a` | 1 | {HOLDS_NS} (-0.010) | 2/3 | default (seed 2: {HOLDS}) |" in text
+    assert "Holm within the family" in text

@@ -227,7 +227,8 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory, scenario_file: str) -> dict
         'name = "sobol"\nscenario = "sc.toml"\npolicies = ["wmt"]\n'
         '[parameters]\n"params.rho" = { low = 0.7, high = 0.99 }\n'
         '"params.budget" = { low = 256, high = 2048, integer = true }\n'
-        '[design]\nkind = "sobol"\npoints = 8\ntrajectories = 20\nseed = 0\n',
+        '[design]\nkind = "sobol"\npoints = 8\nscramblings = 2\ntrajectories = 20\n'
+        'seed = 0\n',
         encoding="utf-8")
     out = {}
     for name in ("grid", "sobol"):
@@ -271,6 +272,19 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     at.selectbox(key="sweep_point").select_index(3).run()
     no_exception(at)
     assert at.selectbox(key="sweep_point").value != key
+    # Flat means flat: the page reads analyze's test before it names a best point.
+    from wmtsim.studies.analysis import flatness, point_means
+    from wmtsim.studies.sweep_store import load_results as _load
+
+    test = flatness(point_means(_load(sweeps["grid"]), ("tsr",)), "tsr")
+    for policy in ("linear", "wmt"):  # linear reads neither ρ nor M: flat by design
+        at.sidebar.selectbox(key="sweep_policy").set_value(policy)
+        at.sidebar.selectbox(key="sweep_metric").set_value("tsr").run()
+        row = test.filter(pl.col("policy") == policy).row(0, named=True)
+        said = [m.value for m in [*at.info, *at.success] if "across the grid" in m.value]
+        assert len(said) == 1 and ("no significant difference" in said[0]) == row["flat"]
+        assert ("no best point is named" in said[0]) == row["flat"], said
+        assert policy != "linear" or row["flat"]
 
 
 def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
@@ -287,6 +301,8 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
     assert shown["S1"].to_list() == [interval(r["S1"], r["S1_low"], r["S1_high"])
                                      for r in lib.iter_rows(named=True)]
     assert "NaN" not in " ".join(shown["S1"].to_list() + shown["ST"].to_list())
+    assert set(lib["scramblings"]) == {2}
+    assert any("replicate t over 2 scramblings" in c.value for c in at.caption)
     assert at.get("vega_lite_chart")
 
     missing = _sweep_page(str(tmp_path))  # a link to a folder that holds no sweep
@@ -502,7 +518,7 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     no_exception(at)
     assert at.sidebar.selectbox(key="sweep_folder").options == [sweeps["sobol"],
                                                                 sweeps["grid"]]
-    assert at.subheader[0].value == "sobol: sobol design, 32 of 32 points computed"
+    assert at.subheader[0].value == "sobol: sobol design, 64 of 64 points computed"
     # Continuous parameters: the heatmap's axes are quantitative with bin bounds.
     heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
     assert heat["encoding"]["x"]["type"] == "quantitative"  # type: ignore[index]

@@ -20,6 +20,7 @@ import typer
 from typer.testing import CliRunner
 
 from wmtsim.interfaces.cli import app
+from wmtsim.studies.provenance import KEYS as PROVENANCE
 
 VARY = ["--vary", "stubs.selector_noise=0:0.4", "--vary", "stubs.poison_boost=0:0.1",
         "--levels", "2", "--n", "2", "--no-progress", "--no-charts"]
@@ -132,6 +133,8 @@ def test_a_writer_keeps_the_promises(name: str, tmp_path: Path, inputs: dict[str
             manifest = json.loads((target / "manifest.json").read_text())
             assert manifest["command"] == command
             assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
+            missing = set(PROVENANCE) - set(manifest)  # issue 21: how the numbers were made
+            assert not missing, f"{name}: manifest lacks {sorted(missing)}"
             hidden = {p.name for p in target.iterdir() if p.name.startswith(".")}
             assert hidden <= {".lock"}, hidden  # a sweep keeps its lock file
         if kind == "folder":

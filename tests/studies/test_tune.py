@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from wmtsim.core.inference import TIE, VERDICTS
 from wmtsim.studies.knob_ranges import ranges_for
 from wmtsim.studies.scenario import load_scenario
 from wmtsim.studies.tune import (
@@ -64,13 +65,17 @@ def test_validation_says_when_the_shipped_setting_is_not_beaten(tmp_path: Path) 
     t = tune(_fit(), tmp_path / "s.sqlite3", trials=4, batch=2)
     pick = chosen(t, 2)
     table = validate(t, pick, seeds=[10_000])
-    assert set(table["verdict"]) <= {"better", "worse", "no difference"}
+    assert set(table["verdict"]) <= set(VERDICTS)
+    assert (table["p_adjusted"] >= table["p"] - 1e-15).all()  # Holm over the table
     assert table.height == pick.height * 2
     # A "tuned" setting equal to the shipped one gains exactly nothing: not a win.
     same = pick.head(1).with_columns(pl.lit(0.9).alias("params.rho"),
                                      pl.lit(1.0).alias("params.budget"))
     flat = validate(t, same, seeds=[10_000])
-    assert (flat["gain"] == 0).all() and set(flat["verdict"]) == {"no difference"}
+    assert (flat["gain"] == 0).all() and set(flat["verdict"]) == {TIE}
+    assert (flat["n_nonzero"] == 0).all()
+    rates = flat.filter(pl.col("objective").str.contains("tsr|asr"))
+    assert rates.height and (rates["gain_high"] > 0).all()  # the rule of three, not [0, 0]
     (line,) = summary(flat)
     assert "does NOT beat the shipped setting" in line
 

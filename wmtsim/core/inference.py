@@ -243,6 +243,16 @@ def verdict(p_holds: float, p_fails: float, favours: float, alpha: float = ALPHA
     return HOLDS_NS if favours > 0 else TIE
 
 
+def directed_verdict(favours: float, p_adjusted: float, alpha: float = ALPHA) -> str:
+    """`verdict` of a claim tested by one two-sided test (symmetric: its direction is the
+    point estimate's): ``favours`` the estimate's margin in the claim's favour,
+    ``p_adjusted`` the test's p-value after the family's correction."""
+    if not math.isfinite(favours):
+        return TIE
+    return verdict(0.0 if favours > 0 else 1.0, 1.0 if favours > 0 else 0.0, favours,
+                   alpha, p_adjusted)
+
+
 def level_text(alpha: float, correction: str, family: int) -> str:
     """How a family of tests was read, e.g. "two-sided 5%, Holm over 14 tests"."""
     return (f"two-sided {alpha:.0%} (each direction {alpha / 2:.1%}), "

@@ -77,7 +77,10 @@ def analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], met
             rows = ranked.filter(pl.col("policy") == policy)
             if rows.height:
                 r = rows.row(0, named=True)
+                how = (sobol.filter(pl.col("policy") == policy)["method"][0]
+                       if "method" in sobol.columns else "")
                 lines.append(f"  Sobol ({metric}, {policy}): largest total index "
                              f"{r['parameter']} ST = "
-                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}")
+                             f"{interval(r['ST'], r['ST_low'], r['ST_high'])}"
+                             + (f" ({how})" if how else ""))
     return lines

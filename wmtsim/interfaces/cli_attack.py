@@ -143,10 +143,19 @@ def attack(
     """
     import shutil
 
+    from wmtsim.core.inference import ALPHA
     from wmtsim.core.output import recover_kept, write_manifest
     from wmtsim.studies.attack import HARMS, SearchSettings
-    from wmtsim.studies.attack_report import LOG, attack_study, report_markdown, write_study
+    from wmtsim.studies.attack import RESAMPLES as PAIRED_RESAMPLES
+    from wmtsim.studies.attack_report import (
+        CLAIMS_CORRECTION,
+        LOG,
+        attack_study,
+        report_markdown,
+        write_study,
+    )
     from wmtsim.studies.attack_space import scripted_attack
+    from wmtsim.studies.provenance import provenance
 
     _check_policies(policy)
     _check_threads(threads)
@@ -202,7 +211,12 @@ def attack(
             "scenario": s.to_dict(), "source": s.source, "policies": list(policies),
             "budgets": list(budgets), "settings": settings.to_dict(),
             "space": study.space.to_dict(), "seconds": round(study.seconds, 3),
-            "sim_seconds": round(study.sim_seconds, 3), "files": names})
+            "sim_seconds": round(study.sim_seconds, 3), "files": names,
+            "family": study.claims[0]["family"] if study.claims else None},
+            extra=provenance({"search": settings.search_seed,
+                              "held_out": settings.holdout_seed},
+                             {"search": settings.n_search, "held_out": settings.n_holdout},
+                             PAIRED_RESAMPLES, ALPHA, CLAIMS_CORRECTION))
     _say(f"{sum(len(r.trials) for r in study.results.values())} trials "
          f"({sum(r.new_trials for r in study.results.values())} run now) in "
          f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")

@@ -132,8 +132,13 @@ def compare(
                                                  threads=threads, correction=correction)
     for t in comparison_tables(comp):
         _cli()._print_table(t, full=str(out_dir / "report.txt"))
+    fields = {}
+    if history and precision is not None:
+        from wmtsim.studies.precision import precision_record
+
+        fields["precision"] = precision_record(comp, history, precision, n_max)
     with _cli()._writing(out_dir, "compare", csv=csv) as work:
-        written = write_comparison(comp, work)
+        written = write_comparison(comp, work, fields)
     if history and precision is not None:
         from wmtsim.studies.precision import precision_text
 
@@ -161,14 +166,19 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     (`wmtsim.studies.field_curves.budget_curves`), a result of its own (command
     ``compare-budget``, default folder ``results/<name>/compare-budget``) beside, never
     over, the plain comparison."""
+    from wmtsim.core.inference import ALPHA
     from wmtsim.core.output import write_manifest
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_curves import (
+        CORRECTION,
+        CURVE_RESAMPLES,
         budget_curves,
+        curves_family,
         flat_note,
         parse_budgets,
         write_curves,
     )
+    from wmtsim.studies.provenance import provenance
 
     try:
         budgets = parse_budgets(budget)
@@ -192,7 +202,9 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
             "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
             "policies": list(frame["policy"].unique(maintain_order=True)),
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
-            "threads": threads}))
+            "threads": threads, "family": curves_family(frame)},
+            extra=provenance(s.seed if seed is None else seed, s.n if n is None else n,
+                             CURVE_RESAMPLES, ALPHA, CORRECTION)))
     _say(f"curves written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
@@ -205,7 +217,6 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
 
     from wmtsim.core.formatting import interval, num
     from wmtsim.core.metrics import LABELS
-    from wmtsim.studies.field_curves import verdict
 
     budgets = sorted(set(frame["budget"].to_list()))
     policies = list(dict.fromkeys(frame["policy"].to_list()))
@@ -215,7 +226,8 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
         better = {"tsr": True, "asr": False}.get(metric)
         t = Table(title=f"{LABELS.get(metric, metric)} by token budget B: each policy's mean; "
                         "Δ = policy − wmt at the same B (paired 95% interval)"
-                        + ("; WMT wins / ties / loses" if better is not None else ""),
+                        + ("; the verdict of \"WMT better\" (Holm per metric)"
+                           if better is not None else ""),
                   title_justify="left")
         t.add_column("policy")
         for b in budgets:
@@ -230,8 +242,8 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
                 cell = num(r["mean"])
                 if r["d_mean"] is not None:
                     cell += "\nΔ " + interval(r["d_mean"], r["d_low"], r["d_high"], sign=True)
-                    if better is not None:
-                        cell += " " + verdict(r["d_low"], r["d_high"], better)
+                    if better is not None and r.get("verdict"):
+                        cell += "\nWMT better: " + r["verdict"]
                 cells.append(cell)
             t.add_row(p, *cells, style="bold" if p == "wmt" else None)
         tables.append(t)
@@ -249,6 +261,7 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
     from wmtsim.core.output import write_manifest
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.field_parity import parity_markdown, parity_table, write_parity
+    from wmtsim.studies.provenance import provenance
 
     out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
@@ -261,7 +274,9 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
         written.append(write_manifest(work, PARITY_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "policies": list(pols),
             "n": s.n if n is None else n, "seed": s.seed if seed is None else seed,
-            "threads": threads}))
+            "threads": threads},
+            extra=provenance(s.seed if seed is None else seed, s.n if n is None else n,
+                             None, None, None)))
     _say(f"parity table written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 

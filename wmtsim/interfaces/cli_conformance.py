@@ -107,8 +107,9 @@ def generate_cmd(
     Deterministic: the hand-written cases of every named rule plus seeded random traces,
     each with the reference's expect lines and tagged with the rules its replay fires.
     """
-    from wmtsim.conformance.corpus import build_corpus, manifest, write_corpus
+    from wmtsim.conformance.corpus import RANDOM_SEEDS, build_corpus, manifest, write_corpus
     from wmtsim.core.output import OutputError, result_folder, write_manifest
+    from wmtsim.studies.provenance import provenance
 
     traces = build_corpus()
     try:
@@ -117,7 +118,8 @@ def generate_cmd(
             # The corpus index doubles as the result's manifest: add the command line,
             # the version and the file list (the shipped copy carries the index alone).
             index = {k: v for k, v in manifest(traces).items() if k != "command"}
-            write_manifest(work, "conformance", index)
+            write_manifest(work, "conformance", index, extra=provenance(
+                list(RANDOM_SEEDS), len(traces), None, None, None))
     except OutputError as e:
         raise _fail(str(e)) from None
     except OSError as e:

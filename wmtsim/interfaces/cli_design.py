@@ -117,6 +117,7 @@ def screen(
         raise _fail(str(e)) from None
     _print_table(_screen_table(result.table), str(folder / "screen.csv"))
     from wmtsim.core.output import write_manifest
+    from wmtsim.studies.provenance import provenance
 
     with _writing(folder, "screen") as work:
         written = write_screen(result, work, charts)
@@ -124,7 +125,8 @@ def screen(
             "scenarios": [s.name for s in scs], "policy": policy, "metrics": list(metrics),
             "knobs": [r.key for r in ranges], "morris_trajectories": trajectories,
             "levels": 4, "n": n, "seed": seed, "points": result.points,
-            "intervals": "percentile bootstrap over Morris trajectories, B = 1000, 95%"})
+            "intervals": "percentile bootstrap over Morris trajectories, B = 1000, 95%"},
+            extra=provenance(seed, n, 1000, 0.05, "none"))
     _say(f"{result.points} points ({trajectories} Morris trajectories × "
          f"(d + 1), n = {n}) in {result.seconds:.1f} s; written to {folder}/: "
          f"{', '.join(p.name for p in written)}")

@@ -198,6 +198,13 @@ def run(
     set_: SetOpt = None,
     progress: ProgressOpt = True,
     csv: CsvOpt = False,
+    precision: Annotated[float | None, typer.Option(
+        "--precision", min=0.0, help="Grow n (from --n or the scenario's) until every "
+                                     "headline interval (pooled ASR, BR, TSR) has at most "
+                                     "this 95% half-width, up to --n-max.",
+        show_default=False)] = None,
+    n_max: Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
+                                       help="Largest n --precision may reach.")] = 100_000,
 ) -> None:
     """Simulate a scenario's configurations and write the results.
 
@@ -216,7 +223,9 @@ def run(
     """
     import polars as pl
 
+    from wmtsim.core.inference import ALPHA, resamples_for
     from wmtsim.core.output import atomic_write_parquet, write_manifest
+    from wmtsim.studies.provenance import provenance
     from wmtsim.studies.report import (
         render_summary,
         run_policies,
@@ -225,6 +234,8 @@ def run(
 
     _check_policies(policy)
     _check_threads(threads)
+    if precision is not None and precision <= 0:
+        raise _cli()._fail(f"--precision {precision!r}: must be > 0")
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
     out_dir = _cli()._out_folder(out, s.name, "run")
@@ -241,10 +252,28 @@ def run(
             last[0] = now
             bar.advance(task)
 
-        results = run_policies(s, policies, n, seed, threads, record_steps, progress=tick)
-        bar.update(task, description=f"{s.name}: bootstrap intervals")
-        summary = summarise(results)
+        def run_at(k: int | None) -> tuple[Any, Any]:
+            bar.reset(task, description=f"{s.name}: simulating"
+                      + (f" (n = {k})" if precision is not None else ""))
+            res = run_policies(s, policies, k, seed, threads, record_steps, progress=tick)
+            bar.update(task, description=f"{s.name}: bootstrap intervals")
+            return res, summarise(res)
+
+        history: list[tuple[int, float]] = []
+        if precision is None:
+            results, summary = run_at(n)
+        else:
+            from wmtsim.studies.precision import grow_n, widest
+
+            (results, summary), history = grow_n(
+                run_at, lambda r: widest(r[1]), s.n if n is None else n, precision, n_max)
     first = next(iter(results.values()))
+    fields: dict[str, Any] = {}
+    if precision is not None:
+        from wmtsim.studies.precision import precision_record, precision_text
+
+        fields["precision"] = precision_record(summary, history, precision, n_max)
+        _say(precision_text(summary, history, precision, n_max))
     with _cli()._writing(out_dir, "run", csv=csv) as work:
         written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
                                                   how="diagonal_relaxed"),
@@ -261,7 +290,9 @@ def run(
             "record_steps": record_steps,
             "timings": {"total_seconds": round(time.perf_counter() - t0, 3),
                         "per_policy_seconds": timings},
-            "files": [p.name for p in written]}))
+            "files": [p.name for p in written], **fields},
+            extra=provenance(first.seed, first.trajectories.height, resamples_for(ALPHA),
+                             ALPHA, "none")))
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
                                  f"seed={first.seed} — mean [95% CI]"),
@@ -332,6 +363,7 @@ def calibrate(
     from wmtsim.core.output import atomic_write_bytes, write_manifest
     from wmtsim.studies.calibrate import calibrate as run_calibrate
     from wmtsim.studies.calibrate import parse_knob, parse_weight
+    from wmtsim.studies.provenance import provenance
     from wmtsim.studies.scenario import ScenarioError, update_toml_text
 
     s = _load(scenario)
@@ -377,7 +409,8 @@ def calibrate(
             "fit_on": list(res.fit_on), "fitted": res.fitted, "objective": res.objective,
             "n": n, "seed": s.seed if seed is None else seed, "method": method,
             "maxiter": maxiter, "order_weight": order_weight, "row_weights": row_weights,
-            "evaluations": res.evaluations, "seconds": round(res.seconds, 3)})
+            "evaluations": res.evaluations, "seconds": round(res.seconds, 3)},
+            extra=provenance(s.seed if seed is None else seed, n, None, None, None))
     out_path, err_path = out_dir / "calibrated.toml", out_dir / "errors.csv"
     t = Table(title="Fitted knobs", title_justify="left")
     t.add_column("knob")

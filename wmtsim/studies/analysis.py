@@ -4,8 +4,11 @@
   trajectories (read chunk by chunk, so memory does not grow with the sweep).
 * `sobol_indices`: first-order (Saltelli 2010) and total (Jansen 1999) Sobol indices from
   the A, B and AB_i blocks of a ``sobol`` design — the estimators of
-  `scipy.stats.sobol_indices`, applied to precomputed outputs — with bootstrap intervals
-  (the N base samples are resampled, keeping each A/B/AB_i row together).
+  `scipy.stats.sobol_indices`, applied to precomputed outputs. With R ≥ 2 independent
+  scramblings (``[design] scramblings``) the interval is a Student-t interval over the R
+  replicate estimates (`replicate_interval`, docs/statistics.md); with one, a bootstrap
+  over its N base samples (each A/B/AB_i row kept together), which treats the scrambled
+  points as independent draws and is too wide (3–25× on Ishigami).
 * `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
   tokens (lower), one front over every configuration, identical points once.
 * `flatness`: whether a metric differs significantly across the points at all (a χ²
@@ -200,30 +203,91 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
             "ST": st, "ST_low": st_lo, "ST_high": st_hi}
 
 
+def replicate_interval(estimates: np.ndarray, confidence: float = 0.95
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, low, high) over the first axis of ``estimates`` (R, ...): R independent
+    replicate estimates (one per scrambling), with a Student-t interval on R − 1 degrees
+    of freedom."""
+    from scipy import stats
+
+    est = np.asarray(estimates, dtype=np.float64)
+    r = est.shape[0]
+    if r < 2:
+        raise ValueError(f"{r} replicate(s): a replicate interval needs at least 2")
+    t = float(stats.t.ppf(0.5 + confidence / 2, r - 1))
+    mean = est.mean(axis=0)
+    half = t * est.std(axis=0, ddof=1) / math.sqrt(r)
+    return mean, mean - half, mean + half
+
+
+def _blocks(g: pl.DataFrame, params: Sequence[str], metric: str
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """f(A), f(B), f(AB_i) of one scrambling's rows, or None when it is not complete."""
+    a = g.filter(pl.col("block") == "A").sort("base")[metric].to_numpy()
+    b = g.filter(pl.col("block") == "B").sort("base")[metric].to_numpy()
+    ab = [g.filter((pl.col("block") == "AB") & (pl.col("block_param") == p))
+          .sort("base")[metric].to_numpy() for p in params]
+    n = a.size
+    if n < 2 or b.size != n or any(x.size != n for x in ab):
+        return None
+    return a, b, np.stack(ab)
+
+
 def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float = 0.95,
                   n_resamples: int = 1000, seed: int = 0) -> pl.DataFrame:
     """Sobol indices of a point-mean metric for each parameter of a ``sobol`` sweep, per
-    policy, scenario and replicate (needs every A, B and AB row of that group)."""
+    policy, scenario and replicate (needs every A, B and AB row of a scrambling).
+
+    With R ≥ 2 complete scramblings: the mean of the R estimates and its t interval
+    (`replicate_interval`; ``method`` "replicate t over R scramblings"); with one, the
+    bootstrap over its base samples (`sobol_from_blocks`; ``method`` says it is too
+    wide). ``scramblings`` counts the complete ones, ``n_base`` the base samples of
+    each."""
     if results.kind != "sobol":
         raise ValueError(f"{results.root}: Sobol indices need a sobol design, this sweep "
                          f"is {results.kind!r}")
-    table = results.table()
-    params = results.parameters
+    n_base = int(results.manifest.get("design", {}).get("points") or 0)
+    return sobol_table(results.table(), results.parameters, n_base, metric, confidence,
+                       n_resamples, seed)
+
+
+def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
+                metric: str = "tsr", confidence: float = 0.95, n_resamples: int = 1000,
+                seed: int = 0) -> pl.DataFrame:
+    """`sobol_indices` of a design table: one row per point with ``policy``,
+    ``scenario``, ``replicate``, ``block``, ``base``, ``block_param`` and ``metric``;
+    ``n_base`` is the design's N (base samples per scrambling)."""
+    if n_base and table.height:  # scrambling r holds base samples r·N .. r·N + N − 1
+        table = table.with_columns((pl.col("base") // n_base).alias("scrambling"))
+    else:
+        table = table.with_columns(pl.lit(0).alias("scrambling"))
     rows: list[dict[str, Any]] = []
     for (policy, scenario, replicate), g in table.group_by(
             "policy", "scenario", "replicate", maintain_order=True):
-        a = g.filter(pl.col("block") == "A").sort("base")[metric].to_numpy()
-        b = g.filter(pl.col("block") == "B").sort("base")[metric].to_numpy()
-        ab = [g.filter((pl.col("block") == "AB") & (pl.col("block_param") == p))
-              .sort("base")[metric].to_numpy() for p in params]
-        n = a.size
-        if n < 2 or b.size != n or any(x.size != n for x in ab):
+        blocks = [x for _, part in sorted(g.partition_by("scrambling", as_dict=True).items())
+                  if (x := _blocks(part, params, metric)) is not None]
+        if not blocks:
             continue  # the sweep is not complete for this group
-        est = sobol_from_blocks(a, b, np.stack(ab), confidence, n_resamples, seed)
+        r = len(blocks)
+        if r >= 2:
+            s1_r, st_r = (np.stack(e) for e in zip(*(sobol_estimate(*x) for x in blocks),
+                                                   strict=True))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a constant output: NaN
+                (s1, s1_lo, s1_hi), (st, st_lo, st_hi) = (
+                    replicate_interval(s1_r, confidence), replicate_interval(st_r, confidence))
+            est = {"S1": s1, "S1_low": s1_lo, "S1_high": s1_hi,
+                   "ST": st, "ST_low": st_lo, "ST_high": st_hi}
+            method = f"replicate t over {r} scramblings"
+        else:
+            est = sobol_from_blocks(*blocks[0], confidence, n_resamples, seed)
+            method = "bootstrap over one scrambling's points (too wide)"
         for i, p in enumerate(params):
             rows.append({"policy": policy, "scenario": scenario, "replicate": replicate,
                          "metric": metric, "parameter": p,
-                         **{k: float(v[i]) for k, v in est.items()}, "n_base": n})
+                         **{k: float(v[i]) for k, v in est.items()},
+                         "n_base": int(blocks[0][0].size), "scramblings": r,
+                         "method": method})
     return pl.DataFrame(rows)
 
 
@@ -340,6 +404,7 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
     ``out``. The manifest says whether the sweep was complete (`incomplete` gives the
     counts to warn about)."""
     from wmtsim.core.output import check_out_folder, result_folder, write_manifest
+    from wmtsim.studies.provenance import provenance
 
     if not Path(root).is_dir():
         raise SweepError(f"{root}: not a sweep folder (not a folder at all); allowed: a "
@@ -368,7 +433,10 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             "metric": metric, "points_done": results.manifest.get("n_done"),
             "points_total": results.manifest.get("n_points"),
             "complete": bool(results.manifest.get("complete")),
-            "n_resamples": n_resamples})
+            "n_resamples": n_resamples},
+            extra=provenance(results.manifest.get("seed", results.manifest.get(
+                "design", {}).get("seed")), results.manifest.get("design", {}).get(
+                "trajectories"), n_resamples, 0.05, "none"))
     return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
             for k, v in written.items()}
 

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wmtsim.core.bootstrap import resample_indices
 from wmtsim.core.metrics import C, ratio_parts
 from wmtsim.studies.attack_space import (
     Attack,
@@ -115,27 +114,25 @@ def evaluate(scenario: Scenario, policy: str, attack: Attack, space: AttackSpace
     return Evaluation(policy, seed, counts, time.perf_counter() - t0)
 
 
+RESAMPLES = 2000
+"""Bootstrap resamples of the held-out intervals (`paired_ratio`, `value_ci`)."""
+
+
 def paired_ratio(a: Evaluation, b: Evaluation, harm: str, confidence: float = 0.95,
-                 n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
-    """``harm(a) − harm(b)`` on the same trajectories with a paired percentile-bootstrap
-    interval: trajectories resampled once for both, numerators and denominators
-    together (`wmtsim.core.bootstrap.resample_indices`)."""
+                 n_resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """``harm(a) − harm(b)`` (pooled Σ/Σ) on the same trajectories, with its paired test
+    and interval (`wmtsim.core.inference.paired_effect`, the one estimator: exact when
+    few trajectories differ, the rule of three when none does)."""
+    from wmtsim.core.inference import metric_bound, paired_effect
+
     na, da = harm_parts(a.counts, harm)
     nb, db = harm_parts(b.counts, harm)
-    d = pooled(na, da) - pooled(nb, db)
-    n = na.size
-    if n < 2:
-        return {"mean": d, "low": d, "high": d, "n": int(n)}
-    idx = resample_indices(np.random.default_rng(seed), n, n_resamples)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stat = na[idx].sum(1) / da[idx].sum(1) - nb[idx].sum(1) / db[idx].sum(1)
-    stat = stat[np.isfinite(stat)]
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = (np.quantile(stat, [alpha, 1.0 - alpha]) if stat.size else (math.nan, math.nan))
-    return {"mean": d, "low": float(lo), "high": float(hi), "n": int(n)}
+    return paired_effect(na, nb, da, db, alpha=1.0 - confidence, n_resamples=n_resamples,
+                         seed=seed, bound=metric_bound(harm))
 
 
-def value_ci(e: Evaluation, harm: str, confidence: float = 0.95, n_resamples: int = 2000,
+def value_ci(e: Evaluation, harm: str, confidence: float = 0.95,
+             n_resamples: int = RESAMPLES,
              seed: int = 0) -> dict[str, float]:
     """A pooled harm with its percentile-bootstrap interval over trajectories."""
     from wmtsim.core.bootstrap import pooled_ci

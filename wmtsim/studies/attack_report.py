@@ -10,7 +10,9 @@
   interval and its difference from the column's scripted attack (paired);
 * **Table 4's claims under the worst case** (`claims`): Full WMT best and Linear worst on
   ASR and TSR, under the scripted attack and under each policy's own worst case, at each
-  k; "significant" when Full WMT's paired difference from the runner-up excludes 0.
+  k, as tested claims (`wmtsim.studies.verdicts.check_claim` on the pooled held-out
+  values, the estimand the table ranks on) in the one verdict vocabulary; every claim of
+  the study is one family, Holm-corrected (`CLAIMS_CORRECTION`).
 """
 
 from __future__ import annotations
@@ -132,16 +134,26 @@ def transfer_matrix(scenario: Scenario, space: AttackSpace, settings: SearchSett
     return pl.DataFrame(rows)
 
 
+CLAIMS_CORRECTION = "holm"
+"""The multiplicity correction over all of a study's Table 4 claims (one family)."""
+
+
 def table4_claims(results: dict[tuple[str, float], SearchResult], policies: Sequence[str],
                   budgets: Sequence[float], harm: str) -> list[dict[str, Any]]:
     """Full WMT best and Linear worst on ASR and TSR, under the scripted attack and under
-    each policy's own worst case (held-out, pooled), at every budget."""
+    each policy's own worst case (held-out, pooled Σ/Σ), at every budget: each claim
+    tested on the paired held-out trajectories (`check_claim`: intersection–union over
+    the rivals), the family corrected by `CLAIMS_CORRECTION` (`read_family`). Each row
+    has ``verdict``, ``significant``, ``p``, ``p_adjusted``, ``family`` and ``detail``."""
+    from wmtsim.core.inference import ALPHA, level_text
     from wmtsim.core.policies import TABLE4_POLICIES
+    from wmtsim.studies.attack import harm_parts
+    from wmtsim.studies.verdicts import check_claim, read_family
 
     present = [p for p in TABLE4_POLICIES if p in policies]
     if "wmt" not in present or "linear" not in present or len(present) < 3:
         return []
-    out = []
+    rows = []
     for k in budgets:
         for attack in ("scripted", "worst"):
             evals: dict[str, Evaluation] = {}
@@ -153,24 +165,24 @@ def table4_claims(results: dict[tuple[str, float], SearchResult], policies: Sequ
             if len(evals) != len(present):
                 continue
             for m in ("asr", "tsr"):
-                sign = 1.0 if m == "tsr" else -1.0  # +1: higher is better
+                sign = 1 if m == "tsr" else -1  # +1: higher is better
+                values = {p: harm_parts(e.counts, m) for p, e in evals.items()}
                 vals = {p: e.value(m) for p, e in evals.items()}
-                ranked = sorted(present, key=lambda p: -sign * vals[p])
-                best, worst = ranked[0], ranked[-1]
-                rival = ranked[1] if best == "wmt" else best
-                d = paired_ratio(evals[rival], evals["wmt"], m)
-                significant = d["low"] > 0 or d["high"] < 0
                 base: dict[str, Any] = {"budget": k, "attack": attack, "metric": m}
-                out.append({**base, "claim": f"{m.upper()}: Full WMT best",
-                            "holds": vals["wmt"] == vals[best], "significant": significant,
-                            "detail": f"best is {_tied(vals, vals[best])} ({vals[best]:.3f}); "
-                                      f"{rival} − wmt = {d['mean']:+.3f} [{d['low']:+.3f}, "
-                                      f"{d['high']:+.3f}]"})
-                out.append({**base, "claim": f"{m.upper()}: Linear worst",
-                            "holds": vals["linear"] == vals[worst], "significant": None,
-                            "detail": f"worst is {_tied(vals, vals[worst])} "
-                                      f"({vals[worst]:.3f})"})
-    return out
+                for claim, subject, favour in (("Full WMT best", "wmt", sign),
+                                               ("Linear worst", "linear", -sign)):
+                    others = [p for p in present if p != subject]
+                    c = check_claim(subject, others, favour, values, ALPHA)
+                    ranked = sorted(present, key=lambda p: -favour * vals[p])
+                    top = vals[ranked[0]]
+                    word = "best" if favour == sign else "worst"
+                    rows.append({**base, "claim": f"{m.upper()}: {claim}", **c,
+                                 "detail": f"{word} is {_tied(vals, top)} ({top:.3f}); "
+                                           f"closest rival {c['closest']} (margin "
+                                           f"{c['margin']:+.3f})"})
+    out = read_family(rows, ALPHA, CLAIMS_CORRECTION)
+    family = level_text(ALPHA, CLAIMS_CORRECTION, len(out))
+    return [{**r, "family": family} for r in out]
 
 
 def _tied(vals: dict[str, float], value: float) -> str:
@@ -219,13 +231,18 @@ def transfer_markdown(study: AttackStudy) -> str:
 def claims_markdown(study: AttackStudy) -> str:
     if not study.claims:
         return "(Table 4's claims need linear, wmt and at least one other configuration.)\n"
-    lines = ["| k | attack | claim | holds | detail |", "|---|---|---|---|---|"]
+    from wmtsim.core.formatting import num
+
+    lines = ["| k | attack | claim | verdict | p (Holm) | detail |",
+             "|---|---|---|---|---|---|"]
     for c in study.claims:
-        holds = "yes" if c["holds"] else "NO"
-        if c["significant"] is False and c["holds"]:
-            holds += " (n.s.)"
-        lines.append(f"| {c['budget']:g} | {c['attack']} | {c['claim']} | {holds} | "
-                     f"{c['detail']} |")
+        lines.append(f"| {c['budget']:g} | {c['attack']} | {c['claim']} | {c['verdict']} | "
+                     f"{num(c['p_adjusted'], 2)} | {c['detail']} |")
+    family = study.claims[0]["family"]
+    lines += ["", f"Each claim is an intersection–union test on the paired held-out "
+              f"trajectories (pooled Σ/Σ, the table's estimand); the family is every claim "
+              f"above: {family}. The configurations run on common random numbers, so the "
+              "tests are correlated."]
     return "\n".join(lines) + "\n"
 
 
@@ -234,8 +251,9 @@ def report_markdown(study: AttackStudy) -> str:
     head = (f"# wmtsim attack: {study.scenario.name}\n\nHarm: {st.harm}. Searched on "
             f"{st.n_search} trajectories of seed {st.search_seed} ({st.trials} trials per "
             f"configuration and budget), reported on {st.n_holdout} held-out trajectories "
-            f"of seed {st.holdout_seed}; 95% percentile-bootstrap intervals, paired where "
-            "two attacks or configurations meet on the same trajectories.\n\n")
+            f"of seed {st.holdout_seed}; 95% intervals (percentile bootstrap; paired where two "
+            "attacks or configurations meet on the same trajectories, with the exact "
+            "test's bound when few trajectories differ, docs/statistics.md).\n\n")
     return (head + "## Scripted and worst-case attacks\n\n" + robust_markdown(study)
             + f"\n## Transfer at k = {max(study.budgets):g} ({st.harm})\n\n"
             + transfer_markdown(study) + "\n## Table 4's claims\n\n" + claims_markdown(study))

@@ -4,9 +4,12 @@
 selective policy's context memory must fit, docs/field.md) on the very same generated
 trajectories, and returns one row per (policy, budget, metric): the mean with a 95%
 percentile-bootstrap interval and the paired difference against ``wmt`` at the same
-budget. `curve_chart` draws TSR against prompt tokens per policy across budgets (Altair);
-`write_curves` writes curves.parquet, curves.md and curves.png (vl-convert). Used by
-``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_table.py``.
+budget (`wmtsim.engine.simulation.paired_difference`: exact when few trajectories differ).
+`read_verdicts` reads each "WMT beats X" on TSR and on ASR as a claim in the verdict
+vocabulary of `wmtsim.core.inference`, one family per metric (every policy × budget of
+the table), Holm by default. `curve_chart` draws TSR against prompt tokens per policy
+across budgets (Altair); `write_curves` writes curves.parquet, curves.md and curves.png
+(vl-convert). Used by ``wmtsim compare --budget B1,B2,...`` and ``python scripts/field_table.py``.
 """
 
 from __future__ import annotations
@@ -18,17 +21,23 @@ from typing import Any
 
 import polars as pl
 
+from wmtsim.core.inference import ALPHA, CORRECTION_NAMES, directed_verdict
+from wmtsim.core.inference import adjust as adjust_p
 from wmtsim.studies.scenario import Scenario
 
 CURVE_METRICS = ("tsr", "asr", "prompt_tokens")
+CURVE_RESAMPLES = 1000
+"""Bootstrap resamples of the curves' intervals (`budget_curves`'s default)."""
 
 
 def budget_curves(scenario: Scenario, budgets: Sequence[int], policies: Sequence[str],
                   n: int | None = None, seed: int | None = None, threads: int | None = None,
-                  metrics: Sequence[str] = CURVE_METRICS, n_resamples: int = 1000,
+                  metrics: Sequence[str] = CURVE_METRICS, n_resamples: int = CURVE_RESAMPLES,
                   progress: Callable[[str], None] | None = None) -> pl.DataFrame:
-    """policy, budget, metric, mean, low, high, d_mean, d_low, d_high (Δ = policy − wmt,
-    paired per trajectory; null for wmt itself). One world for every budget and policy."""
+    """policy, budget, metric, mean, low, high, d_mean, d_low, d_high, d_p, d_n_nonzero
+    (Δ = policy − wmt, paired per trajectory, with its two-sided p-value and the
+    trajectories on which the two differ; null for wmt itself), then `read_verdicts`'s
+    columns. One world for every budget and policy."""
     from wmtsim.engine.simulation import mean_ci, paired_difference, simulate
     from wmtsim.engine.world import generate
 
@@ -50,35 +59,75 @@ def budget_curves(scenario: Scenario, budgets: Sequence[int], policies: Sequence
                 row: dict[str, Any] = {"policy": p, "budget": int(b), "metric": m,
                                        "mean": ci["mean"], "low": ci["low"],
                                        "high": ci["high"], "d_mean": None, "d_low": None,
-                                       "d_high": None}
+                                       "d_high": None, "d_p": None, "d_n_nonzero": None}
                 if p != "wmt":
                     d = paired_difference(r, ref, m, n_resamples=n_resamples)
-                    row.update(d_mean=d["mean"], d_low=d["low"], d_high=d["high"])
+                    row.update(d_mean=d["mean"], d_low=d["low"], d_high=d["high"],
+                               d_p=d["p"], d_n_nonzero=d["n_nonzero"])
                 rows.append(row)
         if progress is not None:
             progress(f"B={b}")
-    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
-                                      "metric": pl.Utf8, "mean": pl.Float64,
-                                      "low": pl.Float64, "high": pl.Float64,
-                                      "d_mean": pl.Float64, "d_low": pl.Float64,
-                                      "d_high": pl.Float64})
+    frame = pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
+                                       "metric": pl.Utf8, "mean": pl.Float64,
+                                       "low": pl.Float64, "high": pl.Float64,
+                                       "d_mean": pl.Float64, "d_low": pl.Float64,
+                                       "d_high": pl.Float64, "d_p": pl.Float64,
+                                       "d_n_nonzero": pl.Int64})
+    return read_verdicts(frame)
 
 
-def verdict(low: float | None, high: float | None, higher_is_better: bool = True) -> str:
-    """WMT ``wins``, ``ties`` or ``loses`` against a policy from the interval of
-    policy − wmt: it wins when the whole interval is on the policy's worse side."""
-    if low is None or high is None:
+VERDICT_METRICS = {"tsr": True, "asr": False}
+"""The metrics whose "WMT beats X" is read as a claim, and whether higher is better."""
+CORRECTION = "holm"
+
+
+def verdict(d_mean: float | None, p_adjusted: float | None, higher_is_better: bool = True,
+            alpha: float = ALPHA) -> str:
+    """The claim "WMT beats the policy" from Δ = policy − wmt and its corrected two-sided
+    p-value, in the verdict vocabulary (`wmtsim.core.inference.directed_verdict`); empty
+    for WMT itself."""
+    if d_mean is None or p_adjusted is None:
         return ""
-    if low <= 0.0 <= high:
-        return "ties"
-    worse = high < 0.0 if higher_is_better else low > 0.0
-    return "wins" if worse else "loses"
+    return directed_verdict(-d_mean if higher_is_better else d_mean, p_adjusted, alpha)
+
+
+def read_verdicts(frame: pl.DataFrame, correction: str = CORRECTION,
+                  by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Add ``d_p_adjusted`` and ``verdict`` ("WMT beats the policy") to the rows of
+    `VERDICT_METRICS`: each metric's (policy, budget) tests are one family (within each
+    group of ``by``), corrected by ``correction``."""
+    out = []
+    for part in frame.partition_by(["metric", *by], maintain_order=True):
+        m = part["metric"][0]
+        ps = part["d_p"].fill_null(float("nan")).to_numpy()
+        adj = adjust_p(ps, correction) if m in VERDICT_METRICS else ps * float("nan")
+        verdicts = [verdict(d, None if a != a else float(a), VERDICT_METRICS.get(m, True))
+                    if m in VERDICT_METRICS else ""
+                    for d, a in zip(part["d_mean"].to_list(), adj, strict=True)]
+        out.append(part.with_columns(pl.Series("d_p_adjusted", adj, dtype=pl.Float64),
+                                     pl.Series("verdict", verdicts, dtype=pl.Utf8)))
+    return pl.concat(out) if out else frame.with_columns(
+        pl.lit(None, pl.Float64).alias("d_p_adjusted"), pl.lit("").alias("verdict"))
+
+
+def curves_family(frame: pl.DataFrame, correction: str = CORRECTION) -> str:
+    """The family and level of the table's verdicts, as printed under it."""
+    tests = frame.filter(pl.col("metric").is_in(list(VERDICT_METRICS))
+                         & pl.col("d_p").is_not_null())
+    per = tests.group_by("metric").len()
+    sizes = ", ".join(f"{r['metric'].upper()}: {r['len']}" for r in per.sort("metric")
+                      .iter_rows(named=True))
+    return (f"Verdicts of \"WMT beats the policy\": each metric is one family ({sizes} "
+            f"tests), two-sided {ALPHA:.0%}, {CORRECTION_NAMES[correction]} within each "
+            "family. The policies run on common random numbers, so the tests are "
+            "correlated (Holm holds under any dependence).")
 
 
 def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
                     metrics: Sequence[str] = CURVE_METRICS) -> str:
     """One row per policy, one column per (budget, metric): mean and, for the field,
-    Δ vs WMT [95% interval] with WMT's verdict on TSR (wins / ties / loses)."""
+    Δ vs WMT [95% interval] with the verdict of "WMT better" on TSR and ASR
+    (`read_verdicts`), and the family under the table."""
     budgets = sorted(set(frame["budget"].to_list()))
     pols = list(policies or dict.fromkeys(frame["policy"].to_list()))
     head = ["policy"] + [f"B={b} {m}" for b in budgets for m in metrics]
@@ -98,14 +147,14 @@ def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
                     dfmt = "{:+.0f}" if m == "prompt_tokens" else "{:+.3f}"
                     cell += (f"<br>Δ {dfmt.format(r['d_mean'])} "
                              f"[{dfmt.format(r['d_low'])}, {dfmt.format(r['d_high'])}]")
-                    if m == "tsr":
-                        cell += f" WMT {verdict(r['d_low'], r['d_high'])}"
-                    elif m == "asr":
-                        cell += f" WMT {verdict(r['d_low'], r['d_high'], False)}"
+                    if r.get("verdict"):
+                        cell += f"<br>WMT better: {r['verdict']}"
                 cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     note = flat_note(frame.filter(pl.col("policy").is_in(pols)))
-    return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+    family = curves_family(frame) if "d_p" in frame.columns else ""
+    return ("\n".join(lines) + "\n" + (f"\n{family}\n" if family else "")
+            + (f"\n{note}\n" if note else ""))
 
 
 def flat_note(frame: pl.DataFrame) -> str:

@@ -6,8 +6,11 @@ settings that flip it.
 A *flip* is one named modelling choice of the field set the other way (`FLIPS`); it
 runs only the policies whose rules read that knob (WMT's configurations read none, so
 WMT's own runs are shared). Every run pairs the policy with ``wmt`` on the same
-trajectories (common random numbers), Δ TSR = policy − wmt with a paired 95% bootstrap
-interval, and WMT's verdict is `wmtsim.studies.field_curves.verdict`.
+trajectories (common random numbers), Δ TSR = policy − wmt with its paired test and 95%
+interval (`wmtsim.engine.simulation.paired_difference`), and the verdict of "WMT beats
+the policy" is `wmtsim.studies.field_curves.verdict` of the p-value after Holm's
+correction over the run's family: every (policy, budget) test of one (seed, setting),
+the same family shape as the budget table's TSR verdicts.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from wmtsim.core.inference import adjust
 from wmtsim.core.policies import (
     FAM_GENERATIVE,
     FAM_MEM0,
@@ -72,11 +76,11 @@ FLIPS: tuple[Flip, ...] = (
 )
 
 
-def _delta(res: Any, ref: Any, n_resamples: int) -> tuple[float, float, float]:
+def _delta(res: Any, ref: Any, n_resamples: int) -> tuple[float, float, float, float]:
     from wmtsim.engine.simulation import paired_difference
 
     d = paired_difference(res, ref, "tsr", n_resamples=n_resamples)
-    return float(d["mean"]), float(d["low"]), float(d["high"])
+    return float(d["mean"]), float(d["low"]), float(d["high"]), float(d["p"])
 
 
 def robustness(scenario: Any, budgets: Sequence[int], seeds: Sequence[int],
@@ -107,31 +111,59 @@ def robustness(scenario: Any, budgets: Sequence[int], seeds: Sequence[int],
                                  tuple(p for p in policies if f.reads(p))))
             for name, sc, pols in settings:
                 for p in pols:
-                    mean, low, high = _delta(run(p, sc), ref, n_resamples)
+                    mean, low, high, pv = _delta(run(p, sc), ref, n_resamples)
                     rows.append({"policy": p, "budget": int(b), "seed": int(seed),
                                  "setting": name, "d_tsr": mean, "low": low,
-                                 "high": high, "verdict": verdict(low, high)})
+                                 "high": high, "p": pv})
             if progress is not None:
                 progress(f"seed={seed} B={b}")
-    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
-                                      "seed": pl.Int64, "setting": pl.Utf8,
-                                      "d_tsr": pl.Float64, "low": pl.Float64,
-                                      "high": pl.Float64, "verdict": pl.Utf8})
+    frame = pl.DataFrame(rows, schema={"policy": pl.Utf8, "budget": pl.Int64,
+                                       "seed": pl.Int64, "setting": pl.Utf8,
+                                       "d_tsr": pl.Float64, "low": pl.Float64,
+                                       "high": pl.Float64, "p": pl.Float64})
+    if frame.is_empty():
+        return frame.with_columns(pl.lit(None, pl.Float64).alias("p_adjusted"),
+                                  pl.lit("").alias("verdict"))
+    parts = []
+    for part in frame.partition_by(["seed", "setting"], maintain_order=True):
+        adj = adjust(part["p"].to_numpy(), "holm")
+        parts.append(part.with_columns(
+            pl.Series("p_adjusted", adj, dtype=pl.Float64),
+            pl.Series("verdict", [verdict(d, float(a)) for d, a in
+                                  zip(part["d_tsr"].to_list(), adj, strict=True)],
+                      dtype=pl.Utf8)))
+    return pl.concat(parts).sort(["seed", "budget"], maintain_order=True)
+
+
+def significance(verdict: str) -> str:
+    """What a verdict says for robustness: *holds (significant)*, *fails (significant)*
+    or ``not significant`` (*holds (not significant)* and *tie* differ only in the sign of
+    a point estimate that is not significant)."""
+    from wmtsim.core.inference import SIGNIFICANT
+
+    return verdict if verdict in SIGNIFICANT else "not significant"
 
 
 def robustness_markdown(frame: pl.DataFrame, headline_seed: int) -> str:
     """Per (policy, budget): the headline verdict (default setting, ``headline_seed``),
-    the share of all (seed, setting) runs that agree, and the settings that flip it."""
-    lines = ["| policy | B | headline (Δ TSR) | agree | flipped by |", "|---|---|---|---|---|"]
+    the share of all (seed, setting) runs whose `significance` agrees, and the settings
+    that flip it."""
+    lines = ["| policy | B | headline: WMT better (Δ TSR) | agree | flipped by |",
+             "|---|---|---|---|---|"]
     for (p, b), g in frame.group_by(["policy", "budget"], maintain_order=True):
         head = g.filter((pl.col("setting") == "default") & (pl.col("seed") == headline_seed))
         if head.height == 0:
             continue
         h = head.row(0, named=True)
-        agree = g.filter(pl.col("verdict") == h["verdict"]).height
-        flips = g.filter(pl.col("verdict") != h["verdict"])
-        by = sorted({f"{r['setting']} (seed {r['seed']}: {r['verdict']})"
-                     for r in flips.iter_rows(named=True)})
-        lines.append(f"| `{p}` | {b} | WMT {h['verdict']} ({h['d_tsr']:+.3f}) | "
+        cls = g["verdict"].map_elements(significance, return_dtype=pl.Utf8)
+        same = cls == significance(h["verdict"])
+        agree = int(same.sum())
+        by = sorted({f"{r['setting']} (seed {r['seed']}: {significance(r['verdict'])})"
+                     for r, ok in zip(g.iter_rows(named=True), same, strict=True) if not ok})
+        lines.append(f"| `{p}` | {b} | {h['verdict']} ({h['d_tsr']:+.3f}) | "
                      f"{agree}/{g.height} | {'; '.join(by) if by else '–'} |")
+    lines += ["", "Each (seed, setting) run is one family of (policy, budget) tests of "
+              "\"WMT beats the policy\" on TSR, two-sided 5%, Holm within the family; "
+              "\"agree\" counts the runs whose verdict is as significant as the "
+              "headline's (significant for WMT, significant against, or not significant)."]
     return "\n".join(lines) + "\n"

@@ -374,9 +374,11 @@ def tables_markdown(tables: Sequence[Table]) -> str:
         console.file.close()
 
 
-def write_comparison(comp: Comparison, out: Path) -> list[Path]:
+def write_comparison(comp: Comparison, out: Path,
+                     fields: dict[str, Any] | None = None) -> list[Path]:
     """summary.parquet, paired.parquet, checks.json, report.txt and manifest.json, into
-    ``out`` (the hidden folder of `wmtsim.core.output.result_folder`)."""
+    ``out`` (the hidden folder of `wmtsim.core.output.result_folder`); ``fields`` are
+    added to the manifest (e.g. ``precision``, `wmtsim.studies.precision`)."""
     from wmtsim.core.output import write_manifest
     from wmtsim.studies.provenance import provenance
 
@@ -394,6 +396,6 @@ def write_comparison(comp: Comparison, out: Path) -> list[Path]:
         "checks_passed": comp.significant,
         "checks_significant": sum(c["verdict"] in SIGNIFICANT for c in comp.checks),
         "checks_total": len(comp.checks),
-        "family": comp.checks[0]["family"] if comp.checks else None},
+        "family": comp.checks[0]["family"] if comp.checks else None, **(fields or {})},
         extra=provenance(comp.seed, comp.n, comp.resamples, ALPHA, comp.correction)))
     return written

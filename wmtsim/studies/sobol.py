@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.studies.analysis import sobol_estimate
+from wmtsim.studies.analysis import replicate_interval, sobol_estimate
 
 Function = Callable[[np.ndarray], np.ndarray]
 """f: (N, d) points in [0, 1)^d -> (N,) outputs."""
@@ -45,8 +45,6 @@ def sobol_replicated(f: Function, d: int, m: int, replicates: int = 10, seed: in
     2^m base points each: the mean over replicates with a t interval. Returns arrays
     ``S1``, ``S1_low``, ``S1_high``, ``ST``, ``ST_low``, ``ST_high`` (d,), the replicate
     estimates ``S1_r``, ``ST_r`` (R, d), and ``replicates``."""
-    from scipy import stats
-
     if replicates < 2:
         raise ValueError(f"replicates={replicates}: a replicate interval needs at least 2")
     s1_r, st_r = np.empty((replicates, d)), np.empty((replicates, d))
@@ -58,12 +56,10 @@ def sobol_replicated(f: Function, d: int, m: int, replicates: int = 10, seed: in
         f_a, f_b = f(a), f(b)
         f_ab = np.stack([f(ab[i]) for i in range(d)])
         s1_r[r], st_r[r] = sobol_estimate(f_a, f_b, f_ab)
-    t = float(stats.t.ppf(0.5 + confidence / 2, replicates - 1))
     out: dict[str, Any] = {"replicates": replicates, "S1_r": s1_r, "ST_r": st_r}
     for name, est in (("S1", s1_r), ("ST", st_r)):
-        mean = est.mean(axis=0)
-        half = t * est.std(axis=0, ddof=1) / math.sqrt(replicates)
-        out.update({name: mean, f"{name}_low": mean - half, f"{name}_high": mean + half})
+        mean, low, high = replicate_interval(est, confidence)
+        out.update({name: mean, f"{name}_low": low, f"{name}_high": high})
     return out
 
 

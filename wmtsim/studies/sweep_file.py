@@ -24,7 +24,8 @@ METRIC_NAMES = tuple(METRICS)
 DESIGN_KINDS = ("grid", "lhs", "sobol", "random")
 TOP_KEYS = ("name", "description", "scenario", "scenarios", "policies", "parameters",
             "design")
-DESIGN_KEYS = ("kind", "points", "trajectories", "seed", "replicates", "chunk")
+DESIGN_KEYS = ("kind", "points", "trajectories", "seed", "replicates", "scramblings",
+               "chunk")
 PARAM_KEYS = ("values", "low", "high", "log", "integer", "levels")
 _NOT_SWEPT = ("name", "description", "n", "seed", "policies", "paper")
 # A chunk aims at about this many simulated trajectories (a few seconds of engine time).
@@ -107,12 +108,13 @@ class Sweep:
     replicates: int
     chunk: int | None = None
     warnings: tuple[str, ...] = ()  # e.g. a knob that acts only in worlds this one is not
+    scramblings: int = 1  # sobol designs: R independently scrambled sequences
 
     @property
     def rows(self) -> int:
         """Design rows (parameter settings), before scenarios × replicates × policies."""
         if self.kind == "sobol":
-            return self.points * (len(self.parameters) + 2)
+            return self.scramblings * self.points * (len(self.parameters) + 2)
         return self.points
 
     def scenario_seed(self, scenario: Scenario) -> int:
@@ -359,8 +361,14 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         points = _positive_int(path, "design.points", design["points"], hi=MAX_POINTS)
         if kind == "sobol" and (points < 2 or points & (points - 1)):
             raise _err(path, "design.points", f"must be a power of 2 >= 2 for sobol designs "
-                       f"(the base sample size N; the sweep runs N·(d+2) rows), got {points}")
-    n_rows = points * (len(params) + 2) if kind == "sobol" else points
+                       f"(the base sample size N; the sweep runs R·N·(d+2) rows, R = "
+                       f"scramblings), got {points}")
+    scramblings = _positive_int(path, "design.scramblings", design.get("scramblings", 1),
+                                hi=MAX_POINTS)
+    if scramblings > 1 and kind != "sobol":
+        raise _err(path, "design.scramblings", f"only applies to sobol designs (kind = "
+                   f"{kind!r}); allowed: omit it, or kind = \"sobol\"")
+    n_rows = scramblings * points * (len(params) + 2) if kind == "sobol" else points
     n_points = n_rows * len(scenarios) * replicates * len(pols)
     if n_points > MAX_POINTS:
         raise _err(path, "design", f"makes {n_points:,} points ({n_rows:,} rows × "
@@ -373,7 +381,7 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         if not isinstance(text, str):
             raise _err(path, label, f"must be a string, got {text!r}")
     sweep = Sweep(name, description, path, tuple(scenarios), tuple(pols), params, kind,
-                  points, trajectories, seed, replicates, chunk, notes)
+                  points, trajectories, seed, replicates, chunk, notes, scramblings)
     # Every row must make valid parameters (e.g. u_success > u_failure): fail early.
     for row in design_rows(sweep):
         for sc in sweep.scenarios:
@@ -429,8 +437,17 @@ class DesignRow:
     block_param: str = ""
 
 
+def scrambling_rng(seed: int, scrambling: int) -> np.random.Generator:
+    """The generator of a sobol design's scrambling ``r``: ``seed`` itself for r = 0 (the
+    one scrambling every sweep had before replicate scramblings), ``[seed, r]`` after, so
+    the R scramblings are independent."""
+    return np.random.default_rng(seed if scrambling == 0 else [seed, scrambling])
+
+
 def unit_matrix(sweep: Sweep) -> np.ndarray:
-    """The design's coordinates in [0, 1)^d (grid designs have none)."""
+    """The design's coordinates in [0, 1)^d (grid designs have none). For sobol designs,
+    (R · N, 2d): the R = ``scramblings`` independently scrambled sequences of N points
+    one after the other (docs/statistics.md, "Sobol indices")."""
     from scipy.stats import qmc
 
     d = len(sweep.parameters)
@@ -442,7 +459,9 @@ def unit_matrix(sweep: Sweep) -> np.ndarray:
         return rng.random((sweep.points, d))
     if sweep.kind == "sobol":
         m = round(math.log2(sweep.points))
-        return np.asarray(qmc.Sobol(d=2 * d, scramble=True, rng=rng).random_base2(m))
+        return np.concatenate([
+            np.asarray(qmc.Sobol(d=2 * d, scramble=True, rng=scrambling_rng(seed, r))
+                       .random_base2(m)) for r in range(sweep.scramblings)])
     raise ValueError(f"no unit matrix for kind {sweep.kind!r}")
 
 
@@ -464,14 +483,18 @@ def design_rows(sweep: Sweep) -> Iterator[DesignRow]:
         for i in range(u.shape[0]):
             yield DesignRow(i, values(u[i]))
         return
-    a, b = u[:, :d], u[:, d:]
-    n = a.shape[0]
-    for j in range(n):
-        yield DesignRow(j, values(a[j]), "A", j)
-    for j in range(n):
-        yield DesignRow(n + j, values(b[j]), "B", j)
-    for i in range(d):
+    n = sweep.points
+    for r in range(sweep.scramblings):
+        # scrambling r: rows r·N(d+2) + ..., base samples r·N + j (`sobol_indices` of
+        # wmtsim.studies.analysis reads r back as base // N)
+        a, b = u[r * n:(r + 1) * n, :d], u[r * n:(r + 1) * n, d:]
+        first, base = r * n * (d + 2), r * n
         for j in range(n):
-            ab = a[j].copy()
-            ab[i] = b[j, i]
-            yield DesignRow((2 + i) * n + j, values(ab), "AB", j, keys[i])
+            yield DesignRow(first + j, values(a[j]), "A", base + j)
+        for j in range(n):
+            yield DesignRow(first + n + j, values(b[j]), "B", base + j)
+        for i in range(d):
+            for j in range(n):
+                ab = a[j].copy()
+                ab[i] = b[j, i]
+                yield DesignRow(first + (2 + i) * n + j, values(ab), "AB", base + j, keys[i])

@@ -32,6 +32,7 @@ import polars as pl
 
 from wmtsim.core.output import atomic_write_parquet, atomic_write_text
 from wmtsim.core.output import manifest as output_manifest
+from wmtsim.studies.provenance import provenance
 from wmtsim.studies.sweep_design import ChunkResult, Plan
 from wmtsim.studies.sweep_file import METRIC_NAMES, Sweep, SweepError
 
@@ -218,13 +219,18 @@ class Store:
             "parameters": [p.to_dict() for p in sweep.parameters],
             "design": {"kind": sweep.kind, "points": sweep.points, "rows": sweep.rows,
                        "trajectories": sweep.trajectories, "seed": sweep.seed,
-                       "replicates": sweep.replicates},
+                       "replicates": sweep.replicates, "scramblings": sweep.scramblings},
             "metrics": list(METRIC_NAMES),
             "n_points": len(self.plan.points),
             "n_done": len(self._keys),
             "complete": self._complete or len(self._keys) == len(self.plan.points),
             "chunks": sorted(self.chunks, key=lambda c: c["index"]),
-        })
+        }, extra=provenance(
+            # the seed of every scenario's replicate 0 (a null [design] seed means each
+            # scenario's own), the trajectories per point; a sweep has no intervals
+            sweep.seed if sweep.seed is not None else {
+                s.name: sweep.scenario_seed(s) for s in sweep.scenarios},
+            sweep.trajectories, None, None, None))
         atomic_write_text(self.root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
     # --- writing ----------------------------------------------------------------------

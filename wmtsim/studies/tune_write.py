@@ -15,11 +15,14 @@ if TYPE_CHECKING:
 def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame | None,
                  folder: Path, charts: bool, seed: int, holdout: int) -> list[Path]:
     """Write every table and file of ``tuning`` into ``folder`` with its manifest."""
+    from wmtsim.core.inference import ALPHA, resamples_for
     from wmtsim.core.output import (
         atomic_write_parquet,
         atomic_write_text,
         write_manifest,
     )
+    from wmtsim.studies.provenance import provenance
+    from wmtsim.studies.tune_validate import CORRECTION
 
     fit = tuning.fit
     written: list[Path] = []
@@ -50,7 +53,13 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "storage": "optuna.sqlite3", "trials": tuning.trials.height,
         "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
         # the study's storage is moved in beside these files when the result is swapped in
-        "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])})
+        "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])},
+        extra=provenance({"fit": list(fit.seeds),
+                          "held_out": [seed + 10_000 + j for j in range(holdout)],
+                          "sampler": seed}, fit.n,
+                         resamples_for(ALPHA) if validation is not None else None,
+                         ALPHA if validation is not None else None,
+                         CORRECTION if validation is not None else None))
     return written
 
 

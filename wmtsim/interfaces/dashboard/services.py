@@ -73,6 +73,8 @@ from wmtsim.interfaces.dashboard.services_sweep import (  # noqa: F401 (the old 
     _analysis,
     _sweep_point,
     find_sweeps,
+    flatness,
+    flatness_text,
     grid_means,
     is_continuous,
     load_sweep_folder,

@@ -70,6 +70,17 @@ elif len(params) == 1:
     st.info("The sweep varies one parameter: the heatmap needs two.")
 else:
     st.info("The sweep varies no parameter.")
+try:
+    flat = services.flatness(view.root, metric, mtime)
+    flat = flat.filter(pl.col("policy") == policy) if flat.height else flat
+    if flat.height:
+        row = flat.row(0, named=True)
+        best = rows.filter(pl.col("row") == row["best_row"])
+        text = services.flatness_text(row, tuple(params),
+                                      best.row(0, named=True) if best.height else None)
+        (st.info if row["flat"] else st.success)(text)
+except (services.Unavailable, ValueError) as e:
+    widgets.not_available("The flatness test", e)
 
 st.markdown("#### Pareto front: task success vs prompt tokens")
 if not {"tsr", "prompt_tokens"} <= set(table.columns):
@@ -91,8 +102,10 @@ try:
         st.info("No complete group of A, B and AB rows yet for this configuration.")
     else:
         st.altair_chart(services.sensitivity_chart(sens), key="sweep_sens")
-        st.caption("index [95% bootstrap interval]; – where the metric does not vary "
-                   "across the design")
+        how = sens["method"][0] if "method" in sens.columns else "bootstrap"
+        st.caption(f"index [95% interval: {how}]; – where the metric does not vary "
+                   "across the design. Several scramblings (`[design] scramblings`) give "
+                   "replicate intervals; one gives a bootstrap that is too wide.")
         st.dataframe(sens.select(
             "parameter",
             *[pl.Series(k, [interval(r[k], r[f"{k}_low"], r[f"{k}_high"])
