@@ -94,6 +94,7 @@ from wmtsim.interfaces.dashboard.services_trace import (  # noqa: F401 (the old 
 )
 from wmtsim.interfaces.dashboard.services_why import (  # noqa: F401 (the old module's names)
     AttributionView,
+    ClaimsView,
     attribution,
     claims_chart,
     claims_family,
