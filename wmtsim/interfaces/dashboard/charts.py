@@ -89,7 +89,8 @@ def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart
     base = alt.Chart(mem.to_pandas())
     lines = base.mark_line(point=alt.OverlayMarkDef(size=15), opacity=0.8).encode(
         x=alt.X("step:Q", title="step", axis=STEP_AXIS),
-        y=alt.Y("u:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("u:Q", title="retention score u", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
         color=alt.Color("memory:N", scale=POISON_SCALE, legend=alt.Legend(**LEGEND)),
         detail="slot:N",
         tooltip=["slot", "kind", "step", alt.Tooltip("u:Q", format=".4f"), "m", "state",
@@ -107,7 +108,8 @@ def score_bands(bands: pl.DataFrame, current: int, title: str) -> alt.LayerChart
     x = alt.X("step:Q", title="step", axis=STEP_AXIS)
     color = alt.Color("memory:N", scale=POISON_SCALE, legend=alt.Legend(**LEGEND))
     band = base.mark_area(opacity=0.2).encode(
-        x=x, y=alt.Y("low:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
+        x=x, y=alt.Y("low:Q", title="retention score u", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
         y2="high:Q", color=color)
     mean = base.mark_line().encode(
         x=x, y="mean:Q", color=color,
@@ -146,7 +148,8 @@ def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerCha
     """Running BR and PRR over the steps."""
     long = rates.unpivot(index="step", on=["br", "prr"], variable_name="metric")
     lines = alt.Chart(long.to_pandas()).mark_line(point=rates.height <= 100).encode(
-        x=alt.X("step:Q", axis=STEP_AXIS), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("step:Q", axis=STEP_AXIS), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
         color=alt.Color("metric:N", title="running", legend=alt.Legend(**LEGEND)),
         tooltip=["step", "metric", alt.Tooltip("value:Q", format=".3f")])
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(

@@ -93,6 +93,7 @@ from wmtsim.interfaces.dashboard.services_trace import (  # noqa: F401 (the old 
     trace_tree,
 )
 from wmtsim.interfaces.dashboard.services_why import (  # noqa: F401 (the old module's names)
+    CLAIMS_COLUMNS,
     AttributionView,
     ClaimsView,
     attribution,

@@ -87,9 +87,10 @@ def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
 def _study_scenario(table_file: Path) -> str | None:
     import tomllib
 
-    name = table_file.stem
-    study = REPO / "studies" / f"{name}.toml"
-    if table_file.parent == REPO / "studies" / "tables" and study.is_file():
+    table_file = table_file if table_file.is_absolute() else REPO / table_file
+    study = REPO / "studies" / f"{table_file.stem}.toml"
+    if table_file.resolve().parent == (REPO / "studies" / "tables").resolve() and \
+            study.is_file():
         return str(tomllib.loads(study.read_text(encoding="utf-8")).get("scenario") or "")
     return None
 
