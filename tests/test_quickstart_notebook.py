@@ -4,6 +4,7 @@ and exported tables, and keeps no saved outputs (they would drift from the code)
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,4 @@ def test_the_quickstart_notebook_runs_and_writes_its_files() -> None:
               if "application/vnd.vegalite.v5+json" in o.get("data", {})
               or "text/html" in o.get("data", {})]
     assert figure, "the figure cell shows no chart"
+    shutil.rmtree(out)

@@ -54,8 +54,9 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".3f"), "m", "poisoned",
                "pool"]
     sizes = [30, 400] if labels else [8, 80]
-    legend: dict[str, Any] = {"orient": "bottom", "direction": "vertical",  # side by side
-                              **LEGEND}
+    # Stacked on the right: four legends side by side below the tree overflow a
+    # half-width column at 1,280 px (a bottom legend row is not fitted to the width).
+    legend: dict[str, Any] = {"orient": "right", **LEGEND}
     points = alt.Chart(nodes.to_pandas()).mark_point(filled=True, opacity=0.9).encode(
         x=alt.X("x:Q", axis=None), y=alt.Y("depth:Q", scale=depth, axis=None),
         color=alt.Color("memory:N", scale=POISON_SCALE, title="memory",
@@ -73,8 +74,7 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     if labels and leaf_count(nodes) <= TREE_LABELS:
         layers += alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
             x="x:Q", y="depth:Q", text=alt.Text("u:Q", format=".2f"))
-    # The height holds the legends too (Streamlit fits a stretched chart to its box).
-    chart = layers.properties(title=title, height=440)
+    chart = layers.properties(title=title, height=360)
     return chart if labels else chart.interactive()  # a large tree: zoom and pan
 
 
