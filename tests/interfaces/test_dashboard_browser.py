@@ -260,8 +260,25 @@ def test_every_page_renders_in_chromium(server: str, sweep_folder: str, tmp_path
     print("chart right edges (px):", edges)
 
 
+# What a selectbox shows: its text and its input's value (Streamlit draws the choice in
+# either, depending on the version).
+SHOWN = """label => {
+    for (const e of document.querySelectorAll('[data-testid="stSelectbox"]')) {
+        const l = e.querySelector('label');
+        if (l && l.textContent.trim() === label)
+            return e.textContent + ' ' + [...e.querySelectorAll('input')].map(i => i.value)
+                .join(' ');
+    }
+    return '';
+}"""
+
+
 def _selectbox(page: Any, label: str) -> Any:
     return page.get_by_test_id("stSelectbox").filter(has_text=label).first
+
+
+def _shown(page: Any, label: str) -> str:
+    return str(page.evaluate(SHOWN, label))
 
 
 def test_the_sweep_picker_drives_the_url_and_the_drill_down(server: str, results: Path
@@ -275,15 +292,13 @@ def test_the_sweep_picker_drives_the_url_and_the_drill_down(server: str, results
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             errors = _console_errors(page)
             _open(page, f"{server}/sweep?folder={first}", PAGES["sweep"][1])
-            assert "params.budget=" in _selectbox(page, "Point").inner_text()
+            assert "params.budget=" in _shown(page, "Point"), _shown(page, "Point")
             _selectbox(page, "Sweep folder").click()
             page.get_by_role("option", name=str(second), exact=True).click()
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('[data-testid=\"stSelectbox\"]')]"
-                ".some(e => e.textContent.includes('Point') && "
-                "e.textContent.includes('params.M='))", timeout=120_000)
+            page.wait_for_function(f"() => ({SHOWN})('Point').includes('params.M=')",
+                                   timeout=120_000)
             page.wait_for_function(RENDERED, arg=PAGES["sweep"][1], timeout=120_000)
-            point = _selectbox(page, "Point").inner_text()
+            point = _shown(page, "Point")
             assert "params.M=" in point and "params.budget" not in point, point
             assert page.url.endswith(f"folder={urllib.parse.quote(str(second), safe='')}") \
                 or f"folder={second}" in urllib.parse.unquote(page.url), page.url
