@@ -146,9 +146,10 @@ CLIPPED = """() => {
         }
         for (const g of e.querySelectorAll('g.role-legend')) {
             const r = g.getBoundingClientRect();
-            if (r.width && (r.right > box.right + 1 || r.right > vw + 1 || r.left < box.left - 1))
-                out.push(`legend of "${name}" ${r.left}-${r.right}px, box ${box.left}-` +
-                         `${box.right}px`);
+            if (r.width && (r.right > box.right + 1 || r.right > vw + 1 ||
+                            r.left < box.left - 1 || r.bottom > box.bottom + 1))
+                out.push(`legend of "${name}" x ${r.left}-${r.right}px y ..${r.bottom}px, ` +
+                         `box x ${box.left}-${box.right}px y ..${box.bottom}px`);
         }
         for (const t of e.querySelectorAll('text'))
             if (t.textContent.includes('…')) out.push(`"${name}": truncated "${t.textContent}"`);

@@ -127,7 +127,7 @@ def test_compare_axis_panels_and_paper_note_follow_the_selection(
     order = list(services.metric_info())
     shown = _find(spec, "facet")[0]["sort"]
     assert shown == [m for m in order if m in shown]
-    assert any("black tick marks: the paper's value" in c.value for c in at.caption)
+    assert any("black tick marks: the paper's Table 4 value" in c.value for c in at.caption)
     assert not at.warning
     at.sidebar.radio(key="cmp_value").set_value("mean of per-trajectory values").run()
     spec = _specs(at)[0]

@@ -40,9 +40,10 @@ def _poison_label(frame: pl.DataFrame) -> pl.DataFrame:
 def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
                label: str = "slot", labels: bool = True) -> alt.LayerChart:
     """A tree drawing: nodes at ``(x, depth)``, edges from each parent to its children;
-    colour = poisoned, shape = state, size = retention score ``u``, outline = selected,
-    missed or outside the pool. ``labels``: a small tree (large markers, fixed view), which
-    writes each node's u above it when it has at most `TREE_LABELS` leaves."""
+    colour = poisoned, shape = state, size = retention score ``u`` (no legend:
+    `TREE_CAPTION` says it), outline = selected, missed or outside the pool. ``labels``: a
+    small tree (large markers, fixed view), which writes each node's u above it when it
+    has at most `TREE_LABELS` leaves."""
     nodes = _poison_label(nodes).with_columns(
         pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
         .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
@@ -63,8 +64,8 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
                         legend=alt.Legend(**legend)),
         shape=alt.Shape("state:N", scale=STATE_SHAPES, title="state",
                         legend=alt.Legend(**legend)),
-        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=sizes), title="score u",
-                      legend=alt.Legend(**legend, values=[0.25, 0.5, 1.0], format=".2")),
+        # no size legend: the legends must fit the chart's height (the caption says it)
+        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=sizes), legend=None),
         stroke=alt.Stroke("pool:N", scale=SELECTION_SCALE, title="this step",
                           legend=alt.Legend(**legend)),
         strokeWidth=alt.value(2 if labels else 1),
@@ -76,6 +77,10 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
             x="x:Q", y="depth:Q", text=alt.Text("u:Q", format=".2f"))
     chart = layers.properties(title=title, height=360)
     return chart if labels else chart.interactive()  # a large tree: zoom and pan
+
+
+TREE_CAPTION = "Marker size: the retention score u (larger is higher); outline: selected, " \
+    "missed in the candidate pool, or outside it at this step."
 
 
 def leaf_count(nodes: pl.DataFrame) -> int:

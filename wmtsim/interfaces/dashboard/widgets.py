@@ -26,11 +26,11 @@ def chart(figure: Any, key: str, name: str, stretch: bool = True) -> None:
     ``stretch``: fill the column (else the chart's own size: facets, fixed widths)."""
     st.altair_chart(figure, key=key, width="stretch" if stretch else None)
     stem = export.file_stem(name)
-    left, right, _ = st.columns([1, 1, 6])
-    left.download_button("SVG", lambda: export.svg(figure), f"{stem}.svg", "image/svg+xml",
+    row = st.container(horizontal=True)  # the buttons side by side, labels whole
+    row.download_button("SVG", lambda: export.svg(figure), f"{stem}.svg", "image/svg+xml",
                          key=f"{key}__svg", on_click="ignore", icon=":material/download:",
                          help=f"download this figure as {stem}.svg")
-    right.download_button("PNG", lambda: export.png(figure), f"{stem}.png", "image/png",
+    row.download_button("PNG", lambda: export.png(figure), f"{stem}.png", "image/png",
                           key=f"{key}__png", on_click="ignore", icon=":material/download:",
                           help=f"download this figure as {stem}.png")
 
@@ -64,11 +64,11 @@ def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
 def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
     """CSV and Parquet download buttons for ``frame`` (full precision)."""
     stem = export.file_stem(name)
-    left, right, _ = st.columns([1, 1, 6])
-    left.download_button("CSV", lambda: export.csv(frame), f"{stem}.csv", "text/csv",
+    row = st.container(horizontal=True)
+    row.download_button("CSV", lambda: export.csv(frame), f"{stem}.csv", "text/csv",
                          key=f"{key}__csv", on_click="ignore", icon=":material/download:",
                          help=f"download this table as {stem}.csv")
-    right.download_button("Parquet", lambda: export.parquet(frame), f"{stem}.parquet",
+    row.download_button("Parquet", lambda: export.parquet(frame), f"{stem}.parquet",
                           "application/vnd.apache.parquet", key=f"{key}__parquet",
                           on_click="ignore", icon=":material/download:",
                           help=f"download this table as {stem}.parquet")
@@ -211,9 +211,10 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
         tree_title += f" ({plural(at.height, 'node')})"
     chart(charts.tree_chart(nodes, edges, tree_title, labels=not large), f"{key}_tree",
           f"{name} tree at step {min(step, last)}")
-    if not large and charts.leaf_count(nodes) > charts.TREE_LABELS:
-        st.caption(f"{plural(charts.leaf_count(nodes), 'leaf', 'leaves')}: too many to "
-                   "label; hover a node for its score u.")
+    leaves = charts.leaf_count(nodes)
+    st.caption(charts.TREE_CAPTION + (
+        f" {plural(leaves, 'leaf', 'leaves')}: too many to label; hover a node for its u."
+        if not large and leaves > charts.TREE_LABELS else ""))
     if large:
         st.caption("A large trajectory: the tree without labels (scroll on it to zoom, "
                    "drag to pan), the scores as a band per class, the selections of a "

@@ -96,8 +96,8 @@ with st.expander("the same numbers, one row per configuration and metric"):
 shown_label = "pooled (Σ/Σ)" if value == POOLED else "mean"
 st.caption(f"One panel per metric, in the library's order ({', '.join(metrics)}); bars: "
            f"the {shown_label} value, error bars: its 95% interval"
-           + ("; black tick marks: the paper's value (Table 4 or Tables 1–3 as printed), "
-              "where it reports one." if has_paper else "."))
+           + ("; black tick marks: the paper's Table 4 value as printed, where it reports "
+              "one." if has_paper else "."))
 widgets.chart(charts.metric_bars(summary, labels, list(metrics), shown_label), "cmp_bars",
               f"{info['name']} comparison", stretch=False)
 if info["paper"] == "table123":

@@ -69,9 +69,9 @@ with left:
                                     f"(line {at['line'][0]})", label="node"),
                   "trace_tree", f"{name} tree")
     leaves = charts.leaf_count(nodes)
-    if leaves > charts.TREE_LABELS:
-        st.caption(f"{plural(leaves, 'leaf', 'leaves')}: too many to label; hover a node "
-                   "for its score u.")
+    st.caption(charts.TREE_CAPTION + (
+        f" {plural(leaves, 'leaf', 'leaves')}: too many to label; hover a node for its u."
+        if leaves > charts.TREE_LABELS else ""))
 with right:
     steps = view.frame.with_columns(slot=pl.col("node"))
     widgets.chart(charts.score_lines(steps, step, "retention scores u per select step"),
