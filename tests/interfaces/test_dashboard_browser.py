@@ -200,7 +200,7 @@ def _open(page: Any, url: str, charts: int) -> float:
     """Load ``url`` and wait until every chart has drawn; returns the seconds it took."""
     t0 = time.perf_counter()
     page.goto(url)
-    page.wait_for_function(RENDERED, arg=charts, timeout=120_000)
+    page.wait_for_function(RENDERED, arg=charts, timeout=300_000)  # a loaded machine
     return time.perf_counter() - t0
 
 

@@ -75,7 +75,7 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     if labels and leaf_count(nodes) <= TREE_LABELS:
         layers += alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
             x="x:Q", y="depth:Q", text=alt.Text("u:Q", format=".2f"))
-    chart = layers.properties(title=title, height=360)
+    chart = layers.properties(title=title, height=420)  # the legends need ~400 px
     return chart if labels else chart.interactive()  # a large tree: zoom and pan
 
 
