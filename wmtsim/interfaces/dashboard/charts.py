@@ -19,7 +19,7 @@ STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
 """Steps are whole numbers: a one-step trajectory's axis reads ``1``, not ``1.000000``."""
 LEGEND: dict[str, Any] = {"labelLimit": 0, "titleLimit": 0}
 """Legends never truncate a label ("missed (in pool)", not "missed (in pool")."""
-TREE_LABELS = 16
+TREE_LABELS = 12
 """A tree with more leaves than this draws no score labels (they would overlap in a
 half-width column at 1,280 px): the scores are in the tooltip and the node table."""
 
