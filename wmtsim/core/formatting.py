@@ -94,3 +94,9 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``"1 point"``, ``"2 points"`` (``many``: the plural when it is not word + s)."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+D3_FORMAT = f",.{DIGITS}~r"
+"""The same policy as a d3 format string, for chart axes and legends (Vega-Lite): three
+significant digits, thousands separators, no trailing zeros, so an all-zero axis reads
+``0``, never ``0.000000``."""

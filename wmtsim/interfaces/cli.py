@@ -328,7 +328,8 @@ def dashboard(
     cwd = checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
            str(port), "--server.address", host, "--server.headless", "true",
-           "--browser.gatherUsageStats", "false"]
+           "--browser.gatherUsageStats", "false",
+           "--client.toolbarMode", "minimal"]  # no "Deploy" button, no developer menu
     if os.name == "posix":  # become the server, so that stopping this process stops it
         os.chdir(cwd)
         os.execve(sys.executable, cmd, dict(os.environ))

@@ -442,8 +442,10 @@ def waterfall_chart(table: pl.DataFrame, title: str = "", columns: int = 3
                        ("#4c78a8", "#54a24b", "#e45756", "#bab0ac", "#f58518", "#72b7b2"),
                        strict=True))
     kinds = [k for k in palette if k in set(frame["kind"].to_list())]
-    bars = alt.Chart().mark_bar().encode(
-        x=x, y=alt.Y("start:Q", title=None), y2="end:Q",
+    from wmtsim.core.formatting import D3_FORMAT
+
+    bars = alt.Chart().mark_bar().encode(  # an all-zero metric's axis reads 0, not 0.000000
+        x=x, y=alt.Y("start:Q", title=None, axis=alt.Axis(format=D3_FORMAT)), y2="end:Q",
         color=alt.Color("kind:N", scale=alt.Scale(domain=kinds,
                                                   range=[palette[k] for k in kinds]),
                         title=None),

@@ -274,9 +274,10 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
 # --- charts, tables, files -----------------------------------------------------------------
 
 
-def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.FacetChart:
+def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "", columns: int = 5
+                  ) -> alt.FacetChart:
     """One heatmap per claim over the two knobs, coloured by verdict
-    (`wmtsim.core.inference.VERDICTS`)."""
+    (`wmtsim.core.inference.VERDICTS`), ``columns`` claims per row."""
     import altair as alt
 
     # Knob names such as poison[*].p_supersede are not valid Vega-Lite field names.
@@ -296,7 +297,8 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "") -> alt.F
                  "test", alt.Tooltip("p_adjusted:Q", format=".3g")])
     text = base.mark_text(fontSize=9).encode(text="margin_text:N")
     chart = alt.layer(rect, text, data=data.to_pandas()).properties(width=170, height=150)
-    faceted = chart.facet(facet=alt.Facet("claim:N", sort=order, title=None), columns=5)
+    faceted = chart.facet(facet=alt.Facet("claim:N", sort=order, title=None),
+                          columns=columns)
     return faceted.properties(title=title) if title else faceted
 
 

@@ -225,7 +225,8 @@ def atlas_chart(table: pl.DataFrame) -> Any:
     import altair as alt
 
     return alt.Chart(table.to_pandas()).mark_rect().encode(
-        x=alt.X("parameter:N", title=None), y=alt.Y("scenario:N", title=None),
+        x=alt.X("parameter:N", title=None, axis=alt.Axis(labelLimit=0)),  # whole names
+        y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0)),
         color=alt.Color("verdict:N", scale=alt.Scale(
             domain=list(VERDICTS), range=["#d62728", "#ff9896", "#dddddd", "#ffffff"])),
         tooltip=["scenario", "metric", "parameter", "mu_star", "mu_star_low",

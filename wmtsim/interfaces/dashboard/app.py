@@ -1,6 +1,8 @@
 """Entry point of the wmtsim dashboard: declares the pages, nothing else.
 
 Run with ``wmtsim dashboard`` (or ``streamlit run wmtsim/interfaces/dashboard/app.py``).
+Every page is reachable by its own URL path (``/dynamics``, ``/compare``, ...); the root
+``/`` opens the Poisoning dynamics page at ``/dynamics``.
 """
 
 from __future__ import annotations
@@ -14,9 +16,18 @@ import streamlit as st
 PAGES = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="wmtsim dashboard", layout="wide")
+dynamics = st.Page(PAGES / "dynamics.py", title="Poisoning dynamics", url_path="dynamics")
+
+
+def _start() -> None:
+    # Streamlit serves the default page at "/" only, never at its own url_path, so the
+    # default is this hidden page, which opens the Dynamics page at /dynamics.
+    st.switch_page(dynamics)
+
+
 page = st.navigation([
-    st.Page(PAGES / "dynamics.py", title="Poisoning dynamics", url_path="dynamics",
-            default=True),
+    st.Page(_start, title="Start", url_path="start", default=True, visibility="hidden"),
+    dynamics,
     st.Page(PAGES / "compare.py", title="Compare configurations", url_path="compare"),
     st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),

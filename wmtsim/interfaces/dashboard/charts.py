@@ -11,6 +11,18 @@ from typing import Any
 import altair as alt
 import polars as pl
 
+from wmtsim.core.formatting import D3_FORMAT
+
+TICK_FORMAT = D3_FORMAT
+"""The precision policy (`wmtsim.core.formatting`) on every quantitative axis and legend."""
+STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
+"""Steps are whole numbers: a one-step trajectory's axis reads ``1``, not ``1.000000``."""
+LEGEND: dict[str, Any] = {"labelLimit": 0, "titleLimit": 0}
+"""Legends never truncate a label ("missed (in pool)", not "missed (in pool")."""
+TREE_LABELS = 12
+"""A tree with more leaves than this draws no score labels (they would overlap in a
+half-width column at 1,280 px): the scores are in the tooltip and the node table."""
+
 POISON_SCALE = alt.Scale(domain=["poisoned", "clean"], range=["#d62728", "#17becf"])
 SELECTION_SCALE = alt.Scale(
     domain=["selected", "missed (in pool)", "outside the pool"],
@@ -28,8 +40,10 @@ def _poison_label(frame: pl.DataFrame) -> pl.DataFrame:
 def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
                label: str = "slot", labels: bool = True) -> alt.LayerChart:
     """A tree drawing: nodes at ``(x, depth)``, edges from each parent to its children;
-    colour = poisoned, shape = state, size = retention score ``u``, outline = selected,
-    missed or outside the pool. ``labels`` writes each node's u above it (small trees)."""
+    colour = poisoned, shape = state, size = retention score ``u`` (no legend:
+    `TREE_CAPTION` says it), outline = selected, missed or outside the pool. ``labels``: a
+    small tree (large markers, fixed view), which writes each node's u above it when it
+    has at most `TREE_LABELS` leaves."""
     nodes = _poison_label(nodes).with_columns(
         pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
         .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
@@ -41,27 +55,37 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".3f"), "m", "poisoned",
                "pool"]
     sizes = [30, 400] if labels else [8, 80]
-    legend: dict[str, Any] = {"orient": "bottom", "direction": "vertical"}  # side by side, below
+    # Stacked on the right: four legends side by side below the tree overflow a
+    # half-width column at 1,280 px (a bottom legend row is not fitted to the width).
+    legend: dict[str, Any] = {"orient": "right", **LEGEND}
     points = alt.Chart(nodes.to_pandas()).mark_point(filled=True, opacity=0.9).encode(
         x=alt.X("x:Q", axis=None), y=alt.Y("depth:Q", scale=depth, axis=None),
         color=alt.Color("memory:N", scale=POISON_SCALE, title="memory",
                         legend=alt.Legend(**legend)),
         shape=alt.Shape("state:N", scale=STATE_SHAPES, title="state",
                         legend=alt.Legend(**legend)),
-        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=sizes), title="score u",
-                      legend=alt.Legend(**legend, values=[0.25, 0.5, 1.0], format=".2")),
+        # no size legend: the legends must fit the chart's height (the caption says it)
+        size=alt.Size("u:Q", scale=alt.Scale(domain=[0, 1], range=sizes), legend=None),
         stroke=alt.Stroke("pool:N", scale=SELECTION_SCALE, title="this step",
                           legend=alt.Legend(**legend)),
         strokeWidth=alt.value(2 if labels else 1),
         tooltip=tooltip,
     )
     layers = lines + points
-    if labels:
+    if labels and leaf_count(nodes) <= TREE_LABELS:
         layers += alt.Chart(nodes.to_pandas()).mark_text(dy=-14, fontSize=9).encode(
             x="x:Q", y="depth:Q", text=alt.Text("u:Q", format=".2f"))
-    # The height holds the legends too (Streamlit fits a stretched chart to its box).
-    chart = layers.properties(title=title, height=440)
+    chart = layers.properties(title=title, height=420)  # the legends need ~400 px
     return chart if labels else chart.interactive()  # a large tree: zoom and pan
+
+
+TREE_CAPTION = "Marker size: the retention score u (larger is higher); outline: selected, " \
+    "missed in the candidate pool, or outside it at this step."
+
+
+def leaf_count(nodes: pl.DataFrame) -> int:
+    """How many leaves a laid-out tree has (leaves sit at consecutive whole x)."""
+    return 0 if nodes.is_empty() else int(nodes["x"].max()) + 1  # type: ignore[arg-type]
 
 
 def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart:
@@ -69,9 +93,10 @@ def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart
     mem = _poison_label(steps.filter(pl.col("kind").is_in(["action", "global", "summary"])))
     base = alt.Chart(mem.to_pandas())
     lines = base.mark_line(point=alt.OverlayMarkDef(size=15), opacity=0.8).encode(
-        x=alt.X("step:Q", title="step"),
-        y=alt.Y("u:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("memory:N", scale=POISON_SCALE),
+        x=alt.X("step:Q", title="step", axis=STEP_AXIS),
+        y=alt.Y("u:Q", title="retention score u", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
+        color=alt.Color("memory:N", scale=POISON_SCALE, legend=alt.Legend(**LEGEND)),
         detail="slot:N",
         tooltip=["slot", "kind", "step", alt.Tooltip("u:Q", format=".4f"), "m", "state",
                  "selected"],
@@ -85,10 +110,11 @@ def score_bands(bands: pl.DataFrame, current: int, title: str) -> alt.LayerChart
     """Mean retention score u of the poisoned and the clean memories over the steps, with
     the band from the lowest to the highest (a trajectory too large for one line each)."""
     base = alt.Chart(bands.to_pandas())
-    x = alt.X("step:Q", title="step")
-    color = alt.Color("memory:N", scale=POISON_SCALE)
+    x = alt.X("step:Q", title="step", axis=STEP_AXIS)
+    color = alt.Color("memory:N", scale=POISON_SCALE, legend=alt.Legend(**LEGEND))
     band = base.mark_area(opacity=0.2).encode(
-        x=x, y=alt.Y("low:Q", title="retention score u", scale=alt.Scale(domain=[0, 1])),
+        x=x, y=alt.Y("low:Q", title="retention score u", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
         y2="high:Q", color=color)
     mean = base.mark_line().encode(
         x=x, y="mean:Q", color=color,
@@ -111,7 +137,8 @@ def selection_raster(steps: pl.DataFrame, current: int, title: str) -> alt.Layer
     cells = base.mark_rect().encode(
         x=alt.X("step:O", title="step"),
         y=alt.Y("slot:O", title="memory slot"),
-        color=alt.Color("pool:N", scale=SELECTION_SCALE, title="selection"),
+        color=alt.Color("pool:N", scale=SELECTION_SCALE, title="selection",
+                        legend=alt.Legend(**LEGEND)),
         tooltip=["memory_label", "step", "pool", "poisoned",
                  alt.Tooltip("u:Q", format=".4f")],
     )
@@ -126,31 +153,37 @@ def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerCha
     """Running BR and PRR over the steps."""
     long = rates.unpivot(index="step", on=["br", "prr"], variable_name="metric")
     lines = alt.Chart(long.to_pandas()).mark_line(point=rates.height <= 100).encode(
-        x=alt.X("step:Q"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("metric:N", title="running"),
+        x=alt.X("step:Q", axis=STEP_AXIS), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]),
+                      axis=alt.Axis(format=TICK_FORMAT)),
+        color=alt.Color("metric:N", title="running", legend=alt.Legend(**LEGEND)),
         tooltip=["step", "metric", alt.Tooltip("value:Q", format=".3f")])
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x="step:Q")
     return (lines + rule).properties(title=title, height=200)
 
 
-def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart:
-    """Mean per configuration with its interval (error bar), one panel per metric; the
-    paper's values as black ticks where available."""
+def metric_bars(summary: pl.DataFrame, labels: dict[str, str], order: list[str],
+                value: str = "mean") -> alt.FacetChart:
+    """Value per configuration with its interval (error bar), one panel per metric in
+    ``order`` (the library's metric order, `wmtsim.core.metrics.METRICS`); the paper's
+    values as black ticks where available. ``value`` names what the bars show ("mean",
+    "pooled") on the y-axis."""
     frame = summary.with_columns(
         config=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
     ).filter(pl.col("mean").is_not_nan())
     base = alt.Chart(frame.to_pandas())
+    y_axis = alt.Axis(format=TICK_FORMAT)
     bars = base.mark_bar().encode(
         x=alt.X("config:N", title=None, sort=None, axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("mean:Q", title="mean"),
+        y=alt.Y("mean:Q", title=value, axis=y_axis),
         color=alt.Color("config:N", sort=None, title="configuration",
-                        legend=alt.Legend(orient="top", columns=3)),
-        tooltip=["config", "metric", alt.Tooltip("mean:Q", format=".4g"),
+                        legend=alt.Legend(orient="top", columns=3, **LEGEND)),
+        tooltip=["config", "metric", alt.Tooltip("mean:Q", title=value, format=".4g"),
                  alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g"),
                  "n"])
     err = base.mark_errorbar(ticks=True).encode(
-        x=alt.X("config:N", sort=None), y=alt.Y("low:Q", title="mean"), y2="high:Q")
+        x=alt.X("config:N", sort=None), y=alt.Y("low:Q", title=value, axis=y_axis),
+        y2="high:Q")
     layers = bars + err
     if "paper" in frame.columns:
         ticks = base.transform_filter("isValid(datum.paper)").mark_tick(
@@ -158,9 +191,10 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str]) -> alt.FacetChart
             x=alt.X("config:N", sort=None), y="paper:Q",
             tooltip=["config", "metric", alt.Tooltip("paper:Q", title="paper")])
         layers = layers + ticks
-    order = list(dict.fromkeys(frame["metric"].to_list()))
+    shown = set(frame["metric"].to_list())
     return layers.properties(width=170, height=150).facet(
-        facet=alt.Facet("metric:N", title=None, sort=order), columns=3
+        facet=alt.Facet("metric:N", title=None, sort=[m for m in order if m in shown]),
+        columns=3,
     ).resolve_scale(y="independent")
 
 
@@ -179,7 +213,8 @@ def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
     `services.grid_means`)."""
     tooltip = [alt.Tooltip(field=_field(metric), title=metric, format=".3g"), "points:Q"]
     color = alt.Color(field=_field(metric), type="quantitative", title=metric,
-                      scale=alt.Scale(scheme="viridis"))
+                      scale=alt.Scale(scheme="viridis"),
+                      legend=alt.Legend(format=TICK_FORMAT, **LEGEND))
     if f"{x}_low" in frame.columns:
         enc: dict[str, Any] = {
             "x": alt.X(field=_field(f"{x}_low"), type="quantitative", title=x,

@@ -95,7 +95,9 @@ from wmtsim.interfaces.dashboard.services_trace import (  # noqa: F401 (the old 
     trace_tree,
 )
 from wmtsim.interfaces.dashboard.services_why import (  # noqa: F401 (the old module's names)
+    CLAIMS_COLUMNS,
     AttributionView,
+    ClaimsView,
     attribution,
     claims_chart,
     claims_family,

@@ -64,7 +64,8 @@ RESULTS_ENV = "WMTSIM_RESULTS"
 def find_sweeps(base: str | None = None) -> list[str]:
     """Sweep output folders under ``base`` (default ``$WMTSIM_RESULTS`` or results/;
     relative to the repository or absolute), newest first: folders whose manifest.json
-    was written by `wmtsim sweep` (run and compare folders have one too, not a sweep's)."""
+    was written by `wmtsim sweep` (run and compare folders have one too, not a sweep's),
+    except the sweep a claims map keeps inside its folder."""
     base = base or os.environ.get(RESULTS_ENV) or "results"
     root = Path(base) if Path(base).is_absolute() else REPO / base
     if not root.is_dir():
@@ -75,6 +76,8 @@ def find_sweeps(base: str | None = None) -> list[str]:
             data = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if (manifest.parent.parent / "claims.json").is_file():
+            continue  # a claims map's own sweep (`wmtsim claims`): shown on the Why page
         if isinstance(data, dict) and "sweep_id" in data and "design" in data:
             found.append((manifest.stat().st_mtime, str(manifest.parent)))
     return [folder for _, folder in sorted(found, reverse=True)][:200]

@@ -67,11 +67,13 @@ def replay_trace(text: str) -> TraceView:
         rows.append({"line": line, "node": ev["id"], "expect": checks,
                      "status": "ok" if d is None else "FAILED",
                      "field": None if d is None else d.field,
+                     "expected": None if d is None else repr(d.expected),
                      "got": None if d is None else repr(d.got),
                      "tolerance": None if d is None else
                      ("exact" if d.tol is None else f"{d.tol:g}")})
     schema = {"line": pl.Int64, "node": pl.String, "expect": pl.String, "status": pl.String,
-              "field": pl.String, "got": pl.String, "tolerance": pl.String}
+              "field": pl.String, "expected": pl.String, "got": pl.String,
+              "tolerance": pl.String}
     return TraceView(frame, result.steps, pl.DataFrame(rows, schema=schema),
                      result.params.to_dict())
 

@@ -63,14 +63,36 @@ def find_claims(bases: tuple[str, ...] = ("results", "why_study/tables")) -> lis
     return found[:200]
 
 
+@dataclass(frozen=True)
+class ClaimsView:
+    """A claims map: the scenario it tested, its two knobs and its table."""
+
+    scenario: str
+    knobs: tuple[str, ...]
+    table: pl.DataFrame
+
+
 @st.cache_data(show_spinner="Reading the claims map…", max_entries=16)
-def claims_view(path: str, mtime: float = 0.0) -> tuple[tuple[str, ...], pl.DataFrame]:
-    """The knobs and table of a claims map (`wmtsim.studies.claims.load_claims`; ``mtime``
-    invalidates the cache when it is rewritten)."""
+def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
+    """The scenario, knobs and table of a claims map (`wmtsim.studies.claims.load_claims`;
+    ``mtime`` invalidates the cache when it is rewritten). A bare table of the shipped
+    study (studies/tables/claims_X.parquet) takes its scenario from studies/X.toml."""
     from wmtsim.studies.claims import load_claims
 
     meta, table = load_claims(path)
-    return tuple(meta["parameters"]), table
+    scenario = meta.get("scenario") or _study_scenario(Path(path))
+    return ClaimsView(scenario or "scenario not recorded", tuple(meta["parameters"]), table)
+
+
+def _study_scenario(table_file: Path) -> str | None:
+    import tomllib
+
+    table_file = table_file if table_file.is_absolute() else REPO / table_file
+    study = REPO / "studies" / f"{table_file.stem}.toml"
+    if table_file.resolve().parent == (REPO / "studies" / "tables").resolve() and \
+            study.is_file():
+        return str(tomllib.loads(study.read_text(encoding="utf-8")).get("scenario") or "")
+    return None
 
 
 def claims_mtime(path: str) -> float:
@@ -79,11 +101,17 @@ def claims_mtime(path: str) -> float:
     return target.stat().st_mtime if target.is_file() else 0.0
 
 
+CLAIMS_COLUMNS = 3
+"""Heatmaps per row of the claims map (five, as in the written figure, overflow the page at
+1,280 px)."""
+
+
 def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
-    """`wmtsim.studies.claims.heatmap_chart`: one heatmap per claim."""
+    """`wmtsim.studies.claims.heatmap_chart`: one heatmap per claim, `CLAIMS_COLUMNS` per
+    row."""
     from wmtsim.studies.claims import heatmap_chart
 
-    return heatmap_chart(table, x, y)
+    return heatmap_chart(table, x, y, columns=CLAIMS_COLUMNS)
 
 
 def claims_family(path: str, table: pl.DataFrame) -> str:

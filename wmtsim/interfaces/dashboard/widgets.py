@@ -1,21 +1,77 @@
-"""Controls shared by several pages (scenario picker, parameter editor)."""
+"""Controls shared by several pages (scenario picker, parameter editor, charts and tables
+with their download buttons)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import streamlit as st
 
-from wmtsim.core.formatting import num, plural
-from wmtsim.interfaces.dashboard import charts, services
+from wmtsim.core.formatting import MISSING, num, plural
+from wmtsim.interfaces.dashboard import charts, export, services
 
 DEFAULT_SCENARIO = "paper_poisoning"
 
 
 def not_available(what: str, reason: object) -> None:
     st.warning(f"{what} not available: {reason}")
+
+
+def chart(figure: Any, key: str, name: str, stretch: bool = True) -> None:
+    """An Altair chart with SVG and PNG download buttons below it; ``name`` is the
+    downloaded file's name. The files are drawn only when a button is clicked.
+    ``stretch``: fill the column (else the chart's own size: facets, fixed widths)."""
+    st.altair_chart(figure, key=key, width="stretch" if stretch else None)
+    stem = export.file_stem(name)
+    row = st.container(horizontal=True)  # the buttons side by side, labels whole
+    row.download_button("SVG", lambda: export.svg(figure), f"{stem}.svg", "image/svg+xml",
+                         key=f"{key}__svg", on_click="ignore", icon=":material/download:",
+                         help=f"download this figure as {stem}.svg")
+    row.download_button("PNG", lambda: export.png(figure), f"{stem}.png", "image/png",
+                          key=f"{key}__png", on_click="ignore", icon=":material/download:",
+                          help=f"download this figure as {stem}.png")
+
+
+def _cell(dtype: pl.DataType, precise: str | None) -> Callable[[Any], str]:
+    """How a column's values are written: ``precise`` (a printf format) when given, else
+    the precision policy for floats, whole numbers for integers (a column with a missing
+    value arrives as floats), text as is."""
+    if precise is not None:
+        return lambda v: precise % v
+    if dtype.is_float():
+        return num
+    if dtype.is_integer():
+        return lambda v: f"{int(v):d}"
+    return str
+
+
+def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
+          precise: dict[str, str] | None = None) -> None:
+    """A table as the project writes numbers (`wmtsim.core.formatting`: three significant
+    digits, ``–`` for a missing value) with CSV and Parquet download buttons (full
+    precision); ``precise`` gives a column its own printf-style format (``"%.10g"``)."""
+    shown = frame.to_pandas().style.format(
+        {c: _cell(t, (precise or {}).get(c)) for c, t in frame.schema.items()},
+        na_rep=MISSING)
+    st.dataframe(shown, hide_index=True, key=key,
+                 height="auto" if height is None else height)
+    table_downloads(frame, key, name)
+
+
+def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
+    """CSV and Parquet download buttons for ``frame`` (full precision)."""
+    stem = export.file_stem(name)
+    row = st.container(horizontal=True)
+    row.download_button("CSV", lambda: export.csv(frame), f"{stem}.csv", "text/csv",
+                         key=f"{key}__csv", on_click="ignore", icon=":material/download:",
+                         help=f"download this table as {stem}.csv")
+    row.download_button("Parquet", lambda: export.parquet(frame), f"{stem}.parquet",
+                          "application/vnd.apache.parquet", key=f"{key}__parquet",
+                          on_click="ignore", icon=":material/download:",
+                          help=f"download this table as {stem}.parquet")
 
 
 def scenario_picker(key: str) -> tuple[str, str] | None:
@@ -127,10 +183,11 @@ def params_editor(defaults: dict[str, Any], key: str) -> tuple[tuple[str, Any], 
     return tuple(changed)
 
 
-def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
+def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None:
     """One trajectory at ``step``: its metrics, tree, scores, selections and running
     BR/PRR; a large trajectory (more than `services.DETAIL_LIMIT` memories) as a summary:
-    score bands, a window of steps, an unlabelled tree."""
+    score bands, a window of steps, an unlabelled tree. ``key`` keeps the widgets of two
+    panels on one page apart. Every step record of the trajectory can be downloaded."""
     m = view.metrics
     c1, c2 = st.columns(2)
     c1.metric("BR (trajectory)", num(m["br"]), help=_help("br"))
@@ -143,47 +200,55 @@ def trajectory_panel(view: services.TrajectoryView, step: int) -> None:
     if step > last:
         st.caption(f"this configuration has {plural(last + 1, 'step')}; showing the last")
     else:
-        event = at["event"][0] if at.height else "-"
+        event = at["event"][0] if at.height else MISSING
         st.caption(f"step {step}: after the `{event}` event, "
                    f"{plural(at.height, 'memory', 'memories')}")
+    name = f"{view.policy} trajectory {view.trajectory}"
     large = services.memory_count(view.steps) > services.DETAIL_LIMIT
     nodes, edges = services.tree_layout(at)
     tree_title = f"memory tree at step {min(step, last)}"
     if large:
         tree_title += f" ({plural(at.height, 'node')})"
-    st.altair_chart(charts.tree_chart(nodes, edges, tree_title, labels=not large),
-                    width="stretch")
+    chart(charts.tree_chart(nodes, edges, tree_title, labels=not large), f"{key}_tree",
+          f"{name} tree at step {min(step, last)}")
+    leaves = charts.leaf_count(nodes)
+    st.caption(charts.TREE_CAPTION + (
+        f" {plural(leaves, 'leaf', 'leaves')}: too many to label; hover a node for its u."
+        if not large and leaves > charts.TREE_LABELS else ""))
     if large:
         st.caption("A large trajectory: the tree without labels (scroll on it to zoom, "
                    "drag to pan), the scores as a band per class, the selections of a "
                    "window of steps.")
-        st.altair_chart(charts.score_bands(services.score_bands(view.steps), step,
-                                           "retention score u: mean and range per class"),
-                        width="stretch")
+        chart(charts.score_bands(services.score_bands(view.steps), step,
+                                 "retention score u: mean and range per class"),
+              f"{key}_bands", f"{name} score bands")
         w = services.step_window(view.steps, step)
         pool = plural(w.in_pool, "memory", "memories")
-        st.altair_chart(charts.selection_raster(
-            w.rows, step, f"selections, steps {w.first}–{w.last} ("
-                          + (f"{pool} in the pool" if w.shown == w.in_pool
-                             else f"the newest {w.shown} of {pool} in the pool") + ")"),
-            width="stretch")
+        chart(charts.selection_raster(w.rows, step, f"selections, steps {w.first}–{w.last}"),
+              f"{key}_raster", f"{name} selections {w.first}-{w.last}")
+        st.caption("Rows: " + (f"the {pool} in the pool" if w.shown == w.in_pool
+                               else f"the newest {w.shown} of the {pool} in the pool")
+                   + f" at some step {w.first}–{w.last}.")
     else:
-        st.altair_chart(charts.score_lines(view.steps, step, "retention scores u"),
-                        width="stretch")
-        st.altair_chart(charts.selection_raster(view.steps, step, "selections per step"),
-                        width="stretch")
+        chart(charts.score_lines(view.steps, step, "retention scores u"), f"{key}_scores",
+              f"{name} retention scores")
+        chart(charts.selection_raster(view.steps, step, "selections per step"),
+              f"{key}_raster", f"{name} selections")
     rates = services.running_rates(view.steps)
     now = rates.filter(pl.col("step") <= step).tail(1)
     if now.height:
         r1, r2 = st.columns(2)
         r1.metric("running BR", num(now["br"][0]))
         r2.metric("running PRR", num(now["prr"][0]))
-    st.altair_chart(charts.running_chart(rates, step, "running BR / PRR"),
-                    width="stretch")
+    chart(charts.running_chart(rates, step, "running BR / PRR"), f"{key}_running",
+          f"{name} running rates")
     st.caption("Running rates count the recorded selections and the poisoned flags at "
                "each step; the last step equals the library's BR / PRR above.")
     with st.expander("nodes at this step"):
-        st.dataframe(at.drop("trajectory"), hide_index=True)
+        table(at.drop("trajectory"), f"{key}_nodes", f"{name} nodes at step {step}")
+    st.caption(f"The trajectory's step records ({plural(view.steps.height, 'row')}: one "
+               "per memory and step):")
+    table_downloads(view.steps, f"{key}_steps", f"{name} steps")
 
 
 def _help(metric: str) -> str:

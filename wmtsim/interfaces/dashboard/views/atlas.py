@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.interfaces.dashboard import services_atlas as atlas
+from wmtsim.interfaces.dashboard import widgets
 
 st.title("Screening atlas")
 st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`): μ* is "
@@ -33,11 +34,11 @@ metrics = table["metric"].unique(maintain_order=True).to_list()
 with st.sidebar:
     chosen = st.multiselect("Metrics", metrics, default=metrics, key="atlas_metrics")
 shown = table.filter(pl.col("metric").is_in(chosen))
-st.altair_chart(atlas.atlas_chart(shown), key="atlas_chart")
+widgets.chart(atlas.atlas_chart(shown), "atlas_chart", "screening atlas", stretch=False)
 top = shown.filter(pl.col("verdict") == "matters").sort("mu_star", descending=True)
 st.subheader(f"{top.height} (world, metric, knob) cells matter beyond noise")
-st.dataframe(top.select("scenario", "metric", "parameter", "mu_star", "mu_star_low",
-                        "mu_star_high", "noise", "mu", "sigma"), hide_index=True,
-             key="atlas_table")
+widgets.table(top.select("scenario", "metric", "parameter", "mu_star", "mu_star_low",
+                         "mu_star_high", "noise", "mu", "sigma"), "atlas_table",
+              "screening atlas matters")
 with st.expander("every cell"):
-    st.dataframe(shown, hide_index=True, key="atlas_all")
+    widgets.table(shown, "atlas_all", "screening atlas")

@@ -32,20 +32,22 @@ except (ValueError, OSError) as e:
     st.stop()
 
 st.subheader(f"{view.harm} vs attacker budget")
-st.altair_chart(services.attack_budget_chart(view))
+widgets.chart(services.attack_budget_chart(view), "atk_budget", "attack harm vs budget",
+              stretch=False)
 table = view.robust.select([c for c in ("policy", "budget", "scripted_asr", "worst_asr",
                                         "scripted_tsr", "worst_tsr", "gain", "gain_low",
                                         "gain_high", "worst_is_scripted")
                             if c in view.robust.columns])
-st.dataframe(table, hide_index=True)
+widgets.table(table, "atk_robust", "attack worst case")
 
 st.subheader("Transfer")
-st.altair_chart(services.attack_transfer_chart(view))
-st.dataframe(view.transfer, hide_index=True)
+widgets.chart(services.attack_transfer_chart(view), "atk_transfer", "attack transfer",
+              stretch=False)
+widgets.table(view.transfer, "atk_transfer_table", "attack transfer")
 
 if view.claims:
     st.subheader("Table 4's claims under the scripted and the worst-case attack")
-    st.dataframe(pl.DataFrame(view.claims), hide_index=True)
+    widgets.table(pl.DataFrame(view.claims), "atk_claims", "attack claims")
 
 st.subheader("Found attacks")
 st.caption("Each is a scenario file: `wmtsim run` replays it; open one on the Poisoning "

@@ -25,11 +25,14 @@ info = services.scenario_info(*ref)
 labels = services.policy_labels()
 metrics = services.metric_info()
 
+# A benign study (the paper's Tables 1-3, or none) is read by its step accuracy too.
+attack = {"asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"}
+default_metrics = [m for m in metrics if m in attack or
+                   (m == "accuracy" and info["paper"] != "table4")]
 widgets.derive_state("cmp", ref, {
     "cmp_policies": list(info["policies"]) or ["linear", "wmt"],
     "cmp_n": min(info["n"], 1000), "cmp_seed": info["seed"],
-    "cmp_metrics": ["asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"],
-    "cmp_value": POOLED,
+    "cmp_metrics": default_metrics, "cmp_value": POOLED,
     **widgets.param_defaults(info["params"], "cmp")}, keep=widgets.picker_keys("cmp"))
 
 with st.sidebar:
@@ -59,9 +62,11 @@ try:
     if params:
         st.caption("Parameters differ from the scenario's: the paper's values are shown for "
                    "reference only.")
-except services.Unavailable as e:
-    if info["paper"] != "table123":
+except services.Unavailable as e:  # most scenarios have no paper table: a quiet note
+    if info["paper"] == "table4":
         widgets.not_available("The paper's values", e)
+    elif info["paper"] is None:
+        st.caption("The paper reports no table for this scenario: no paper values here.")
 
 table = summary.with_columns(
     configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy")),
@@ -85,22 +90,27 @@ wide = (table.with_columns(cell=pl.Series(cells, dtype=pl.String))
         .pivot(on="configuration", index=["metric", "better"], values="cell",
                maintain_order=True))
 st.table(wide.to_pandas().set_index("metric"))
+widgets.table_downloads(wide, "cmp_wide", f"{info['name']} comparison")
 with st.expander("the same numbers, one row per configuration and metric"):
-    st.dataframe(table, hide_index=True,
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("mean", "low", "high", "paper")})
-st.altair_chart(charts.metric_bars(summary, labels), key="cmp_bars")
+    widgets.table(table, "cmp_long", f"{info['name']} comparison long")
+shown_label = "pooled (Σ/Σ)" if value == POOLED else "mean"
+st.caption(f"One panel per metric, in the library's order ({', '.join(metrics)}); bars: "
+           f"the {shown_label} value, error bars: its 95% interval"
+           + ("; black tick marks: the paper's Table 4 value as printed, where it reports "
+              "one." if has_paper else "."))
+widgets.chart(charts.metric_bars(summary, labels, list(metrics), shown_label), "cmp_bars",
+              f"{info['name']} comparison", stretch=False)
 if info["paper"] == "table123":
     st.markdown("**The paper's Tables 1–3** (benign study, real benchmarks; mean over "
                 "models and benchmarks — a different scale from the simulator's step "
                 "accuracy and tokens per task, shown for the ordering of configurations)")
     try:
-        st.dataframe(services.paper_benign(tuple(chosen)).with_columns(
+        widgets.table(services.paper_benign(tuple(chosen)).with_columns(
             configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
-        ), hide_index=True)
+        ), "cmp_paper_benign", "paper tables 1-3")
     except services.Unavailable as e:
         widgets.not_available("The paper's Tables 1–3", e)
 with st.expander("metric definitions"):
-    st.dataframe(pl.DataFrame([{"metric": k, "equation": v[0], "better": v[1],
-                                "definition": v[2]} for k, v in metrics.items()]),
-                 hide_index=True)
+    widgets.table(pl.DataFrame([{"metric": k, "equation": v[0], "better": v[1],
+                                 "definition": v[2]} for k, v in metrics.items()]),
+                  "cmp_definitions", "metric definitions")

@@ -45,8 +45,8 @@ step = st.slider("Step", 0, max(n_steps - 1, 1), key="dyn_step",
                  help="prompt-construction step of the trajectory")
 
 columns = st.columns(len(shown))
-for col, p in zip(columns, shown, strict=True):
+for side, col, p in zip("ab", columns, shown, strict=False):
     view = views[p]
     with col:
         st.subheader(labels[p])
-        widgets.trajectory_panel(view, step)
+        widgets.trajectory_panel(view, step, key=f"dyn_panel_{side}")

@@ -14,16 +14,21 @@ st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point
            "indices, and any point's trajectories.")
 
 found = services.find_sweeps()
-# ?folder=DIR in the address opens that sweep (a shareable link), listed first.
+# ?folder=DIR in the address opens that sweep (a shareable link); the address follows the
+# picker, so a copied link always opens the sweep shown.
 linked = st.query_params.get("folder")
-options = list(dict.fromkeys([*([linked] if linked else []), *found]))
+options = found if linked in found or not linked else [linked, *found]
 if not options:
     st.info("No sweep folder found under results/. Run one, e.g. "
             "`wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m`, then reload.")
     st.stop()
+if linked and st.session_state.get("sweep__linked") != linked:
+    st.session_state["sweep_folder"] = linked  # a new link wins over the last pick
 folder = st.sidebar.selectbox("Sweep folder", options, key="sweep_folder",
                               format_func=services.short_path,
                               help="the sweeps under results/, newest first")
+st.query_params["folder"] = folder
+st.session_state["sweep__linked"] = folder
 try:
     view = services.load_sweep_folder(folder, services.sweep_mtime(folder))
 except (services.Unavailable, ValueError, OSError) as e:
@@ -44,7 +49,7 @@ policies = table["policy"].unique(maintain_order=True).to_list()
 widgets.derive_state("sweep", folder, {
     "sweep_policy": policies[0], "sweep_metric": "tsr" if "tsr" in metrics else metrics[0],
     **({"sweep_x": params[0], "sweep_y": params[1]} if len(params) >= 2 else {}),
-}, keep={"sweep_folder"})
+}, keep={"sweep_folder", "sweep__linked"})
 with st.sidebar:
     policy = st.selectbox("Configuration", policies, key="sweep_policy")
     metric = st.selectbox("Metric", metrics, key="sweep_metric")
@@ -64,8 +69,8 @@ if len(params) >= 2:
         if continuous:
             st.caption(f"{x} and {y} are drawn from ranges: each cell is the mean over "
                        "the points in its bin (hover for the bounds and the count).")
-        st.altair_chart(charts.heatmap(cells, x, y, metric), width="stretch",
-                        key="sweep_heatmap")
+        widgets.chart(charts.heatmap(cells, x, y, metric), "sweep_heatmap",
+                      f"{m.get('name', 'sweep')} {metric} heatmap")
 elif len(params) == 1:
     st.info("The sweep varies one parameter: the heatmap needs two.")
 else:
@@ -89,10 +94,10 @@ else:
     front = services.pareto(table, "prompt_tokens", "tsr")
     tooltip = ["policy", *params, "tsr", "prompt_tokens", "asr", "br"]
     tooltip = [t for t in tooltip if t in table.columns]
-    st.altair_chart(charts.pareto_chart(table, front, "prompt_tokens", "tsr", tooltip),
-                    width="stretch", key="sweep_pareto")
+    widgets.chart(charts.pareto_chart(table, front, "prompt_tokens", "tsr", tooltip),
+                  "sweep_pareto", f"{m.get('name', 'sweep')} pareto front")
     with st.expander(f"{plural(front.height, 'point')} on the front"):
-        st.dataframe(front.select(tooltip), hide_index=True)
+        widgets.table(front.select(tooltip), "sweep_front", f"{m.get('name', 'sweep')} front")
 
 st.markdown("#### Sensitivity indices")
 try:
@@ -101,7 +106,8 @@ try:
     if sens.is_empty():
         st.info("No complete group of A, B and AB rows yet for this configuration.")
     else:
-        st.altair_chart(services.sensitivity_chart(sens), key="sweep_sens")
+        widgets.chart(services.sensitivity_chart(sens), "sweep_sens",
+                      f"{m.get('name', 'sweep')} {metric} sensitivity", stretch=False)
         how = sens["method"][0] if "method" in sens.columns else "bootstrap"
         st.caption(f"index [95% interval: {how}]; – where the metric does not vary "
                    "across the design. Several scramblings (`[design] scramblings`) give "
@@ -112,6 +118,8 @@ try:
                             for r in sens.iter_rows(named=True)], dtype=pl.String)
               for k in ("S1", "ST")], "scenario", "replicate", "n_base"),
             hide_index=True, key="sweep_sens_table")
+        widgets.table_downloads(sens, "sweep_sens_table", f"{m.get('name', 'sweep')} "
+                                f"{metric} sensitivity")
 except (services.Unavailable, ValueError) as e:
     widgets.not_available("Sensitivity indices", e)
 
@@ -119,12 +127,17 @@ st.markdown("#### Drill down")
 labels = {r["key"]: ", ".join(f"{p}={r[p]:.3g}" if isinstance(r[p], float)
                               else f"{p}={r[p]}" for p in params) or r["key"]
           for r in rows.iter_rows(named=True)}
+if st.session_state.get("sweep_point") not in labels:  # a new folder or configuration
+    st.session_state["sweep_point"] = next(iter(labels))
 key = st.selectbox("Point", list(labels), format_func=lambda k: labels[k],
-                   key="sweep_point")
+                   key="sweep_point", help=f"a point of {services.short_path(folder)}")
 traj = services.point_trajectories(view.root, key, mtime)
-st.dataframe(traj.drop("key"), hide_index=True, height=200, key="sweep_traj_table")
+widgets.table(traj.drop("key"), "sweep_traj_table", f"{m.get('name', 'sweep')} point "
+              f"{labels[key]} trajectories", height=200)
 if traj.height:
     t_ids = traj["trajectory"].to_list()
+    if st.session_state.get("sweep_trajectory") not in t_ids:
+        st.session_state["sweep_trajectory"] = t_ids[0]
     trajectory = st.selectbox("Trajectory", t_ids, key="sweep_trajectory")
     try:
         tv = services.sweep_trajectory(view.root, key, int(trajectory), mtime)
@@ -134,4 +147,4 @@ if traj.height:
         n_steps = services.n_steps(tv.steps)
         widgets.clamp_state("sweep_step", 0, 0, max(n_steps - 1, 0))
         step = st.slider("Step", 0, max(n_steps - 1, 1), key="sweep_step")
-        widgets.trajectory_panel(tv, step)
+        widgets.trajectory_panel(tv, step, key="sweep_panel")

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
+from wmtsim.core.formatting import MISSING, plural
 from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Trace replay")
@@ -46,7 +47,8 @@ c2.metric("expect lines", view.expectations.height)
 c3.metric("failed expect lines", failed.height)
 if failed.height:
     st.error("Failed expect lines: " + ", ".join(
-        f"line {r['line']} ({r['node']} {r['field']}: got {r['got']})"
+        f"line {r['line']} ({r['node']} {r['field']}: expected {r['expected']}, "
+        f"got {r['got']}, tolerance {r['tolerance']})"
         for r in failed.iter_rows(named=True)))
 elif view.expectations.height:
     st.success(f"All {view.expectations.height} expect lines hold.")
@@ -60,20 +62,25 @@ step = st.slider("Select step", 1, max(view.steps, 2), key="trace_step",
                  disabled=view.steps < 2)
 at = view.frame.filter(pl.col("step") == step)
 nodes, edges = services.trace_tree(view, step)
+name = f"{Path(source).stem} step {step}"
 left, right = st.columns(2)
 with left:
-    st.altair_chart(charts.tree_chart(nodes, edges, f"tree after select step {step} "
-                                      f"(line {at['line'][0]})", label="node"),
-                    width="stretch", key="trace_tree")
+    widgets.chart(charts.tree_chart(nodes, edges, f"tree after select step {step} "
+                                    f"(line {at['line'][0]})", label="node"),
+                  "trace_tree", f"{name} tree")
+    leaves = charts.leaf_count(nodes)
+    st.caption(charts.TREE_CAPTION + (
+        f" {plural(leaves, 'leaf', 'leaves')}: too many to label; hover a node for its u."
+        if leaves > charts.TREE_LABELS else ""))
 with right:
     steps = view.frame.with_columns(slot=pl.col("node"))
-    st.altair_chart(charts.score_lines(steps, step, "retention scores u per select step"),
-                    width="stretch", key="trace_scores")
+    widgets.chart(charts.score_lines(steps, step, "retention scores u per select step"),
+                  "trace_scores", f"{Path(source).stem} scores")
 
 st.markdown(f"**Scores after select step {step}**")
-st.dataframe(at.drop("parent"), hide_index=True, key="trace_table",
-             column_config={"u": st.column_config.NumberColumn(format="%.10g"),
-                            "priority": st.column_config.NumberColumn(format="%.6g")})
+# u at the replay's own resolution: it is compared with expect lines to 1e-9.
+widgets.table(at.drop("parent"), "trace_table", name,
+              precise={"u": "%.10g", "priority": "%.6g"})
 
 
 def _highlight(row: dict[str, object]) -> list[str]:
@@ -83,7 +90,10 @@ def _highlight(row: dict[str, object]) -> list[str]:
 
 if view.expectations.height:
     st.markdown("**expect lines** (failed ones highlighted)")
-    st.dataframe(view.expectations.to_pandas().style.apply(_highlight, axis=1),
-                 hide_index=True, key="trace_expect")
-with st.expander("all replayed rows"):
-    st.dataframe(view.frame, hide_index=True)
+    st.dataframe(view.expectations.to_pandas().style.apply(_highlight, axis=1)
+                 .format(na_rep=MISSING), hide_index=True, key="trace_expect")
+    widgets.table_downloads(view.expectations, "trace_expect",
+                            f"{Path(source).stem} expect lines")
+with st.expander("all replayed rows (the trace's step records)"):
+    widgets.table(view.frame, "trace_rows", f"{Path(source).stem} replayed rows",
+                  precise={"u": "%.10g", "priority": "%.6g"})

@@ -23,15 +23,18 @@ metrics = list(services.metric_info())
 default_metrics = ["asr", "prr", "br", "tsr", "prompt_tokens"] if info["paper"] == "table4" \
     else ["tsr", "accuracy", "prompt_tokens"]
 
+# Every control belongs to the scenario: switching it resets them to its defaults.
+widgets.derive_state("why", ref, {
+    "why_from": "linear", "why_to": "wmt", "why_metrics": default_metrics,
+    "why_n": min(info["n"], 300), "why_seed": info["seed"]},
+    keep=widgets.picker_keys("why") | {"why_claims", "why_claim_pick"})
 with st.sidebar:
-    p = st.selectbox("From (P)", names, index=names.index("linear"),
-                     format_func=lambda k: configs[k], key="why_from")
-    q = st.selectbox("To (Q)", names, index=names.index("wmt"),
-                     format_func=lambda k: configs[k], key="why_to")
-    chosen = st.multiselect("Metrics", metrics, default=default_metrics, key="why_metrics")
-    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=20_000,
-                            value=min(info["n"], 300), step=100, key="why_n"))
-    seed = int(st.number_input("Seed", value=info["seed"], step=1, key="why_seed"))
+    p = st.selectbox("From (P)", names, format_func=lambda k: configs[k], key="why_from")
+    q = st.selectbox("To (Q)", names, format_func=lambda k: configs[k], key="why_to")
+    chosen = st.multiselect("Metrics", metrics, key="why_metrics")
+    n = int(st.number_input("Trajectories (n)", min_value=2, max_value=20_000, step=100,
+                            key="why_n", help=f"{info['name']}'s n, at most 300"))
+    seed = int(st.number_input("Seed", step=1, key="why_seed"))
 
 st.subheader(f"{configs[p]} → {configs[q]} on {info['name']}")
 if not chosen:
@@ -48,17 +51,15 @@ else:
                    f"configurations run in {view.seconds:.1f} s, n = {t['n'].max()!s} "
                    "trajectories (per metric: those where it is defined under every "
                    "coalition).")
-        st.altair_chart(services.waterfall_chart(t), key="why_waterfall")
-        st.dataframe(t.select("metric", "mechanism", "contribution", "low", "high", "n",
-                              "from_mean", "to_mean"), hide_index=True,
-                     column_config={c: st.column_config.NumberColumn(format="%.4g")
-                                    for c in ("contribution", "low", "high", "from_mean",
-                                              "to_mean")}, key="why_table")
+        name = f"{info['name']} {p} to {q} attribution"
+        widgets.chart(services.waterfall_chart(t), "why_waterfall", name, stretch=False)
+        widgets.table(t.select("metric", "mechanism", "contribution", "low", "high", "n",
+                               "from_mean", "to_mean"), "why_table", name)
         moved = view.coalitions.filter(pl.col("moved_by_rule") != "")
         with st.expander(f"coalitions ({moved.height} mapped by the dependency rule)"):
             st.caption("A dependent switch follows its prerequisite: reopen needs fold, "
                        "A3's branch selection needs scores (wmtsim.studies.attribution).")
-            st.dataframe(view.coalitions, hide_index=True, key="why_coalitions")
+            widgets.table(view.coalitions, "why_coalitions", f"{name} coalitions")
 
 st.divider()
 st.header("Where does each claim hold?")
@@ -78,20 +79,27 @@ if not path:
     st.info("Run `wmtsim claims ...` or `make study`, then enter its output here.")
     st.stop()
 try:
-    knobs, table = services.claims_view(path, services.claims_mtime(path))
+    claims_map = services.claims_view(path, services.claims_mtime(path))
 except (ValueError, OSError) as e:
     widgets.not_available("This claims map", e)
     st.stop()
+knobs, table = claims_map.knobs, claims_map.table
+st.subheader(f"Claims map: {claims_map.scenario}"
+             + (f", over {knobs[0]} × {knobs[1]}" if len(knobs) == 2 else ""))
 if len(knobs) != 2 or table.is_empty():
     widgets.not_available("The heatmaps", f"the map varies {len(knobs)} knobs "
                           f"and has {table.height} rows (two knobs needed)")
     st.stop()
 claims = table["claim"].unique(maintain_order=True).to_list()
+if not set(st.session_state.get("why_claim_pick", claims)) <= set(claims):
+    del st.session_state["why_claim_pick"]  # another map: its own claims
 shown = st.multiselect("Claims", claims, default=claims, key="why_claim_pick")
 rows = table.filter(pl.col("claim").is_in(shown))
 if rows.is_empty():
     st.info("Choose at least one claim.")
     st.stop()
 st.caption(services.claims_family(path, table))
-st.altair_chart(services.claims_chart(rows, *knobs), key="why_claims_map")
-st.dataframe(services.claims_summary(rows), hide_index=True, key="why_claims_summary")
+widgets.chart(services.claims_chart(rows, *knobs), "why_claims_map",
+              f"{claims_map.scenario} claims map", stretch=False)
+widgets.table(services.claims_summary(rows), "why_claims_summary",
+              f"{claims_map.scenario} claims summary")
