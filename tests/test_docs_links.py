@@ -26,7 +26,7 @@ PRIVATE = re.compile(r"(?<![\w/.-])(?:" + "|".join(_SPEC_NAMES) + r")\.md\b|\.\.
 LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)\)|!\[[^\]\n]*\]\(([^)\s]+)\)")
 # A path into one of the repository's own folders, named in prose or code.
 REPO_DIRS = ("docs", "scripts", "scenarios", "sweeps", "wmtsim", "tests", "benchmarks",
-             "examples", "studies")
+             "examples", "why_study", "notebooks")
 PATH = re.compile(r"(?<![\w/.-])((?:" + "|".join(REPO_DIRS) + r")/[\w./-]*\w\.(?:md|py|toml|"
                   r"json|jsonl|csv|png))\b")
 BARE_MD = re.compile(r"(?<![\w/.<-])([\w-]+\.md)\b")
@@ -125,7 +125,7 @@ def _missing_files(source: str, text: str) -> list[str]:
 def test_every_file_the_docs_and_docstrings_name_exists() -> None:
     sources = [str(p.relative_to(REPO)) for p in _doc_pages()]
     sources += [p for p in tracked() if p.endswith(".py") and p.split("/")[0] in (
-        "wmtsim", "scripts", "studies", "benchmarks", "examples")]
+        "wmtsim", "scripts", "why_study", "benchmarks", "examples")]
     bad = [b for rel in sources
            for b in _missing_files(rel, (REPO / rel).read_text(encoding="utf-8"))]
     assert not bad, "\n".join(bad)

@@ -84,7 +84,7 @@ def _find(spec: object, key: str) -> list[object]:
 def test_why_follows_a_scenario_switch_and_labels_the_claims_map(
         scenarios: dict[str, str]) -> None:
     at = _page("why")
-    at.query_params["claims"] = "studies/tables/claims_detection.parquet"
+    at.query_params["claims"] = "why_study/tables/claims_detection.parquet"
     at.run()
     _pick(at, "why", scenarios["table_world"])
     assert at.sidebar.multiselect(key="why_metrics").value == ["asr", "prr", "br", "tsr",

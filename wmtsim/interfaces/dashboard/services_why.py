@@ -76,7 +76,7 @@ class ClaimsView:
 def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
     """The scenario, knobs and table of a claims map (`wmtsim.studies.claims.load_claims`;
     ``mtime`` invalidates the cache when it is rewritten). A bare table of the shipped
-    study (studies/tables/claims_X.parquet) takes its scenario from studies/X.toml."""
+    study (why_study/tables/claims_X.parquet) takes its scenario from why_study/X.toml."""
     from wmtsim.studies.claims import load_claims
 
     meta, table = load_claims(path)
@@ -88,8 +88,8 @@ def _study_scenario(table_file: Path) -> str | None:
     import tomllib
 
     table_file = table_file if table_file.is_absolute() else REPO / table_file
-    study = REPO / "studies" / f"{table_file.stem}.toml"
-    if table_file.resolve().parent == (REPO / "studies" / "tables").resolve() and \
+    study = REPO / "why_study" / f"{table_file.stem}.toml"
+    if table_file.resolve().parent == (REPO / "why_study" / "tables").resolve() and \
             study.is_file():
         return str(tomllib.loads(study.read_text(encoding="utf-8")).get("scenario") or "")
     return None
