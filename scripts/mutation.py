@@ -11,7 +11,7 @@ its own fast test subset:
 * ``selector`` and ``loop`` — engine kernels that draw random numbers (the counter-based
   generator needs numba's wrapping uint64 arithmetic, so these cannot run as Python):
   compiled per mutant into a throw-away numba cache, hence few, hand-picked lines;
-* ``twin``, ``metrics``, ``stats``, ``output`` — plain Python.
+* ``twin``, ``metrics``, ``stats``, ``inference``, ``output`` — plain Python.
 
 First the issue's hand-made mutants (`HAND`) are applied one by one by string replacement
 and their group's subset run. Results go to ``results/mutation/`` (one cosmic-ray session per
@@ -79,7 +79,7 @@ GROUPS = (
         "wmtsim/engine/selector.py": ("_select_items", "_select_branches")},
         f"{BOUNDARY} -k 'selector or poison or weighted'", {}, 300.0, fresh_cache=True),
     Group("metrics", {
-        "wmtsim/core/metrics.py": ("RATIOS", "_ratio", "metrics_from_counters",
+        "wmtsim/core/metrics.py": ("DECLARED", "RATIOS", "_ratio", "metrics_from_counters",
                                    "ratio_parts")},
         "tests/core/test_metric_counters.py -k 'not engine'", {}, fresh_cache=True),
     Group("stats", {
@@ -92,6 +92,14 @@ GROUPS = (
         "favour or verdict or quantile or paired or shapley or game or mean_ci or pooled' "
         "tests/studies/test_attribution.py::test_two_player_game_by_hand "
         "tests/studies/test_attribution.py::test_glove_game_by_hand", {}),
+    Group("inference", {  # the one estimator and verdict vocabulary (issue 21)
+        "wmtsim/core/inference.py": ("rule_of_three", "clopper_pearson_upper",
+                                     "paired_effect", "adjust", "two_sided", "verdict",
+                                     "directed_verdict"),
+        "wmtsim/studies/verdicts.py": ("pair_test", "check_claim", "read_family"),
+        "wmtsim/studies/paper_checks.py": ("_favour", "range_test", "read_checks")},
+        "tests/studies/test_statistics_coverage.py tests/studies/test_signs.py "
+        "tests/studies/test_claims.py tests/studies/test_paper_tables.py", {}, 300.0),
     Group("output", {
         "wmtsim/core/output.py": ("temp_path", "commit", "atomic_write")},
         "tests/core/test_output.py tests/studies/test_kill_injection.py "
@@ -110,20 +118,18 @@ HAND = (
     ("budget check strict (twin items)", "wmtsim/twins/stubs_reference.py",
      "if used + cost <= self.budget:", "if used + cost < self.budget:", "twin"),
     ("paired_difference sign flipped", "wmtsim/engine/simulation.py",
-     "d = a.trajectories[metric].to_numpy() - b.trajectories[metric].to_numpy()",
-     "d = b.trajectories[metric].to_numpy() - a.trajectories[metric].to_numpy()", "stats"),
-    ("claims map's lower quantile moved", "wmtsim/studies/claims.py",
-     "lo = float(np.quantile(boot, alpha / 2))", "lo = float(np.quantile(boot, alpha))",
+     "out = paired_effect(a.trajectories[metric].to_numpy(), b.trajectories[metric].to_numpy(),",
+     "out = paired_effect(b.trajectories[metric].to_numpy(), a.trajectories[metric].to_numpy(),",
      "stats"),
-    ("ASR over prompt steps (metrics_from_counters)", "wmtsim/core/metrics.py",
-     '"asr": _ratio(c["compromised_steps"], c["critical_steps"]),',
-     '"asr": _ratio(c["compromised_steps"], c["prompt_steps"]),', "metrics"),
-    ("ASR over prompt steps (RATIOS)", "wmtsim/core/metrics.py",
-     '"asr": (("compromised_steps",), ("critical_steps",)),',
-     '"asr": (("compromised_steps",), ("prompt_steps",)),', "metrics"),
+    ("the bootstrap's lower quantile moved (every interval and claims verdict)",
+     "wmtsim/core/inference.py",
+     "lo, hi = np.quantile(stats_, [alpha / 2, 1 - alpha / 2])",
+     "lo, hi = np.quantile(stats_, [alpha, 1 - alpha / 2])", "inference"),
+    ("ASR over prompt steps (its one declaration)", "wmtsim/core/metrics.py",
+     '''("compromised_steps",), ("critical_steps",),''',
+     '''("compromised_steps",), ("prompt_steps",),''', "metrics"),
     ("PRR = H_p / H_c", "wmtsim/core/metrics.py",
-     '"prr": _ratio(c["h_p"], c["h_p"] + c["h_c"]),', '"prr": _ratio(c["h_p"], c["h_c"]),',
-     "metrics"),
+     '''("h_p",), ("h_p", "h_c"),''', '''("h_p",), ("h_c",),''', "metrics"),
 )
 
 
