@@ -74,6 +74,7 @@ from wmtsim.core.stubs import (
     ST_TOKEN_LATENCY_MS,
 )
 from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
+from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
     _baseline_eligible,
     _baseline_supersede,
@@ -115,8 +116,8 @@ _RECORDED = ("u", "m", "state", "eligible", "selected", "poisoned", "n_slots", "
 
 
 def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray,
-        record: int = 0, threads: int | None = None, bl: np.ndarray | None = None
-        ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+        record: int = 0, threads: int | None = None, bl: np.ndarray | None = None,
+        dynamics: bool = False) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
     ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
@@ -124,6 +125,8 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     (defaults when None), read by the field's policies only; their final per-slot state
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
+    ``dynamics`` accumulates the population aggregates of `wmtsim.engine.dynamics`; they
+    come back in the records as ``dyn_<name>`` (`DynamicsAcc.totals`).
     """
     if policy_switches[S_SELECTION] != SEL_BASELINE:
         # WMT's own configurations pass no field knobs: numba prunes every branch into the
@@ -156,6 +159,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     B = (np.zeros((n, capacity), dtype=np.int8), np.zeros((n, capacity)),
          np.zeros((n, capacity), dtype=np.int64), np.zeros((n, capacity), dtype=np.int64),
          np.zeros((n, capacity)))
+    D = DynamicsAcc.allocate(n_steps, capacity) if dynamics else None
     previous = get_num_threads()
     if threads is not None:
         set_num_threads(threads)
@@ -166,9 +170,11 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
             policy_switches, p, st,
             np.array([world.spec.cross_relevance, world.spec.summary_relevance,
                       world.spec.final_share, world.spec.p_recover]),
-            tuple(rec[k] for k in _RECORDED), counts, B, bl)
+            tuple(rec[k] for k in _RECORDED), counts, B, bl, D)
     finally:
         set_num_threads(previous)
+    if D is not None:
+        rec.update({f"dyn_{k}": v for k, v in D.totals().items()})
     for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
         rec[f"baseline_{name}"] = np.asarray(a)
     return counts, forest, rec
@@ -176,7 +182,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
 
 @jit(parallel=True)
 def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
-               counts, B, bl):
+               counts, B, bl, D):
     n = n_events.shape[0]
     for i in prange(n):
         # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
@@ -188,7 +194,7 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
         traj = np.int64(start) + np.int64(i)
         n_slots[i], active[i] = _run_one(
             seed, traj, n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, R, counts[i],
-            b_row, bl)
+            b_row, bl, D)
 
 
 @jit
@@ -207,8 +213,9 @@ def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
 
 
 @jit
-def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
-    """Play one trajectory's script under the policy; write its counters into ``out``."""
+def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl, D):
+    """Play one trajectory's script under the policy; write its counters into ``out``
+    (and, when ``D`` is not None, its population aggregates, `wmtsim.engine.dynamics`)."""
     w_parent, w_kind, w_topic, w_outcome = W.parent, W.kind, W.topic, W.outcome
     op, arg = W.op, W.arg
     f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
@@ -278,6 +285,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
                              last_obs, F, is_global, eligible, selected, on_path, priority,
                              answered, sw, p, st, wk, out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
+            _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, out)
             step += 1
         elif o == OP_SUPERSEDE:
             # MODEL.md §3 "supersede / invalidate", for policies that act on the event
@@ -309,6 +317,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
+            _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, out)
             if sw[S_FOLD] != 0:
                 n = _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out)
             elif state[s] != OBSOLETE:
@@ -329,6 +338,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
                              eligible, selected, on_path, priority, answered, sw, p, st, wk,
                              out, X, S)
             _record(r, step, n, o, F, eligible, selected, R, out)
+            _dyn_prompt(D, step, n, np.int64(-1), F, eligible, selected, slot_of, sw, st, out)
             step += 1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
@@ -347,39 +357,12 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
             out[C_P_I] += 1
             if sw[S_SELECTION] != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
                 out[C_P_R] += 1
+    _dyn_end(D, n, step, F, eligible, slot_of, Bs[0], sw)
     out[C_NODES] = n
     # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
     out[C_LATENCY_MS] = (st[ST_CALL_LATENCY_MS] * out[C_LLM_CALLS]
                          + st[ST_TOKEN_LATENCY_MS] * out[C_PROMPT_TOKENS])
     return n, active
-
-
-@jit
-def _poison_remains(v, F, eligible, slot_of):
-    """IP's P_r (Eq. 10, MODEL.md §5): poisoned memory ``v`` is still eligible at the
-    end, or is carried by an eligible contaminated summary.
-
-    ``leak`` bit ``d`` of a memory says it leaked into the summary of the task at depth
-    ``d`` above its home (an action's home is its task; a global memory's is the subtask
-    it concerns, or the root); a summary that leaked into an outer summary carries what
-    it absorbed on. Tasks are visited nearest first, so one walk follows every chain.
-    """
-    if eligible[v]:
-        return True
-    parent, summary, leak, topic = F.parent, F.summary, F.leak, F.topic
-    carried = leak[v]
-    a = parent[v]
-    if a < 0:  # a global memory
-        a = slot_of[topic[v]] if topic[v] >= 0 and slot_of[topic[v]] >= 0 else 0
-    while a >= 0:
-        d = _task_depth(parent, a)
-        z = summary[a]
-        if z >= 0 and (carried >> d) & 1:
-            if eligible[z]:
-                return True
-            carried |= leak[z]
-        a = parent[a]
-    return False
 
 
 @jit
