@@ -83,7 +83,6 @@ from wmtsim.engine.forest import (
     Forest,
     _add_node,
     _forest_row,
-    _task_depth,
 )
 from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
     _SQRT3,

@@ -217,9 +217,9 @@ class DynamicsReport:
 def run_dynamics(scenario: Any, policy: str, n: int, seed: int, threads: int | None = None,
                  chunk: int = CHUNK) -> Dynamics:
     """One configuration's aggregates over trajectories 0 .. n−1, ``chunk`` at a time."""
+    from wmtsim.engine.dynamics import aggregates_of
     from wmtsim.engine.simulation import run_engine
     from wmtsim.engine.world import generate
-    from wmtsim.engine.dynamics import aggregates_of
 
     total: Dynamics | None = None
     for start in range(0, n, chunk):
