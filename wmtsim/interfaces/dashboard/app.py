@@ -17,6 +17,7 @@ st.set_page_config(page_title="wmtsim dashboard", layout="wide")
 page = st.navigation([
     st.Page(PAGES / "dynamics.py", title="Poisoning dynamics", url_path="dynamics",
             default=True),
+    st.Page(PAGES / "population.py", title="Population dynamics", url_path="population"),
     st.Page(PAGES / "compare.py", title="Compare configurations", url_path="compare"),
     st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),
