@@ -170,51 +170,50 @@ def _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, ou
     row = D.steps[tid, step]
     X = D.scratch[tid]
     poisoned, kind = F.poisoned, F.kind
-    row[0] += 1
+    memory = sw[S_SELECTION] != SEL_NONE
     via_original = (last_obs >= 0 and poisoned[last_obs] and st[ST_OBS_IN_CONTEXT] != 0.0
                     and not selected[last_obs])
     via_summary = False
+    # One pass over the slots: the context's contamination and every poison's state.
     for v in range(n):
-        if selected[v] and poisoned[v]:
-            if kind[v] == SUMMARY:
-                via_summary = True
-            else:
-                via_original = True
-    if via_original or via_summary:
-        row[1] += 1
-    if via_original:
-        row[2] += 1
-    if via_summary:
-        row[3] += 1
-    # Critical and compromised steps from the engine's own counters (`_reason`).
-    prev = D.prev[tid]
-    if out[C_CRITICAL_STEPS] > prev[0]:
-        row[4] += 1
-    if out[C_COMPROMISED_STEPS] > prev[1]:
-        row[5] += 1
-    prev[0] = out[C_CRITICAL_STEPS]
-    prev[1] = out[C_COMPROMISED_STEPS]
-    memory = sw[S_SELECTION] != SEL_NONE
-    for v in range(n):
-        if not poisoned[v] or kind[v] == SUMMARY:
+        if not poisoned[v]:
+            continue
+        if kind[v] == SUMMARY:
+            via_summary = via_summary or selected[v]
             continue
         if X[v, _X_KIND] == 0:
             X[v, _X_KIND] = _poison_kind(v, F) + 1
         since = D.since[tid, X[v, _X_KIND] - 1, step - F.created[v]]
-        row[6] += 1
-        since[0] += 1
+        row[T_POISONS] += 1
+        since[K_POISONS] += 1
         if eligible[v]:
-            row[7] += 1
-            since[1] += 1
+            row[T_ELIGIBLE] += 1
+            since[K_ELIGIBLE] += 1
         if memory and (eligible[v] or _poison_remains(v, F, eligible, slot_of)):
             X[v, _X_LAST] = step + 1
             if not eligible[v]:
-                row[8] += 1
-                since[2] += 1
+                row[T_CARRIED] += 1
+                since[K_CARRIED] += 1
         if selected[v]:
-            row[9] += 1
-            since[3] += 1
+            via_original = True
+            row[T_SELECTED] += 1
+            since[K_SELECTED] += 1
             X[v, _X_SELECTED] = 1
+    row[T_PROMPTS] += 1
+    if via_original or via_summary:
+        row[T_CONTAMINATED] += 1
+    if via_original:
+        row[T_VIA_ORIGINAL] += 1
+    if via_summary:
+        row[T_VIA_SUMMARY] += 1
+    # Critical and compromised steps from the engine's own counters (`_reason`).
+    prev = D.prev[tid]
+    if out[C_CRITICAL_STEPS] > prev[0]:
+        row[T_CRITICAL] += 1
+    if out[C_COMPROMISED_STEPS] > prev[1]:
+        row[T_COMPROMISED] += 1
+    prev[0] = out[C_CRITICAL_STEPS]
+    prev[1] = out[C_COMPROMISED_STEPS]
 
 
 @jit
