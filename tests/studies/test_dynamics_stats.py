@@ -89,3 +89,13 @@ def test_the_tables_of_a_population() -> None:
     assert set(rep.spread["policy"]) == {"a2_no_controller", "wmt"}
     assert rep.steps["prompts"].sum() == 2 * rep.steps.filter(
         pl.col("policy") == "wmt")["prompts"].sum()
+
+
+def test_a_scenario_without_poison_gives_empty_tables() -> None:
+    from wmtsim.studies.dynamics import population_dynamics
+    from wmtsim.studies.scenario import load_scenario
+
+    rep = population_dynamics(load_scenario("gaia_like"), ("wmt",), 20, 0)
+    assert rep.fates.is_empty() and rep.lifetimes.is_empty()
+    assert "median" in rep.lifetimes.columns and "share" in rep.fates.columns
+    assert rep.spread["contaminated"][0] == 0

@@ -124,7 +124,9 @@ def lifetime_table(survival: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for (policy, kind), km in survival.group_by(["policy", "kind"], maintain_order=True):
         rows.append({"policy": policy, "kind": kind, **median_lifetime(km.sort("k"))})
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "kind": pl.Utf8,
+                                      "median": pl.Float64, "median_low": pl.Float64,
+                                      "median_high": pl.Float64, "n": pl.Float64})
 
 
 def fate_table(dyn: Dynamics, confidence: float = 0.95) -> pl.DataFrame:
@@ -147,7 +149,10 @@ def fate_table(dyn: Dynamics, confidence: float = 0.95) -> pl.DataFrame:
                          "poisons": int(per_fate[j]), "share": float(per_fate[j] / total),
                          "low": float(low[j]), "high": float(high[j]),
                          "never_selected": int(ns[kind][j]), "mean_k": mean_k})
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, schema={
+        "policy": pl.Utf8, "kind": pl.Utf8, "fate": pl.Utf8, "poisons": pl.Int64,
+        "share": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+        "never_selected": pl.Int64, "mean_k": pl.Float64})
 
 
 def spread_table(dyn: Dynamics, confidence: float = 0.95) -> pl.DataFrame:
