@@ -111,7 +111,9 @@ class DynamicsAcc(NamedTuple):
             never_selected=np.zeros((threads, k, f), np.int64),
             survival=np.zeros((threads, k, t + 1, 2), np.int64),
             scratch=np.zeros((threads, max(capacity, 1), 3), np.int64),
-            prev=np.zeros((threads, 2)),
+            # 16 doubles a thread: each thread's row on its own cache lines (written at
+            # every prompt step; two threads on one line would slow each other down).
+            prev=np.zeros((threads, 16)),
         )
 
     def totals(self) -> dict[str, np.ndarray]:
