@@ -4,6 +4,8 @@ Poisoning dynamics page."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 import streamlit as st
@@ -64,7 +66,8 @@ else:
     life = tables["lifetimes"].filter(pl.col("kind") == kind)
     st.dataframe(life.select("policy", "median", "median_low", "median_high", "n"),
                  hide_index=True)
-    points = (event or {}).get("selection", {}).get("pick", []) if event else []
+    selection: Any = event.get("selection", {}) if event else {}
+    points = list(selection.get("pick", []))
     if points:
         policy, k = points[0]["policy"], int(points[0]["k"])
         hit = services.trajectory_showing(*ref, policy, seed, kind, k)
