@@ -43,9 +43,8 @@ from numba import config, get_thread_id
 from wmtsim.core.codes import FAILURE, FOLDED, GLOBAL, NO_PARENT, OBSOLETE, SUMMARY
 from wmtsim.core.field_knobs import B_DELETED
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_COMPROMISED_STEPS, C_CRITICAL_STEPS
-from wmtsim.core.policies import S_SELECTION, SEL_BASELINE, SEL_NONE
-from wmtsim.core.stubs import ST_OBS_IN_CONTEXT
+from wmtsim.core.metrics import C
+from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
 from wmtsim.core.world_spec import POISON_KINDS
 from wmtsim.engine.forest import _task_depth
 
@@ -162,18 +161,19 @@ def _poison_kind(v, F):
 
 
 @jit
-def _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, out):
-    """Count prompt step ``step`` of the trajectory being played (after `_prompt_step`,
-    before a fold): its context's contamination and where it came from, and every
-    injected poison's state at this step."""
+def _dyn_prompt(D, T, K, step, n, last_obs):
+    """Count prompt step ``step`` of the trajectory ``T`` being played (after
+    `_prompt_step`, before a fold; ``K``: the `Knobs`): its context's contamination and
+    where it came from, and every injected poison's state at this step."""
     if D is None:
         return
+    F, eligible, selected, slot_of, out = T.F, T.eligible, T.selected, T.slot_of, T.out
     tid = get_thread_id()
     row = D.steps[tid, step]
-    X = D.scratch[tid]
+    Z = D.scratch[tid]
     poisoned, kind = F.poisoned, F.kind
-    memory = sw[S_SELECTION] != SEL_NONE
-    via_original = (last_obs >= 0 and poisoned[last_obs] and st[ST_OBS_IN_CONTEXT] != 0.0
+    memory = K.sw.selection != SEL_NONE
+    via_original = (last_obs >= 0 and poisoned[last_obs] and K.st.obs_in_context != 0.0
                     and not selected[last_obs])
     via_summary = False
     # One pass over the slots: the context's contamination and every poison's state.
@@ -183,16 +183,16 @@ def _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, ou
         if kind[v] == SUMMARY:
             via_summary = via_summary or selected[v]
             continue
-        if X[v, _X_KIND] == 0:
-            X[v, _X_KIND] = _poison_kind(v, F) + 1
-        since = D.since[tid, X[v, _X_KIND] - 1, step - F.created[v]]
+        if Z[v, _X_KIND] == 0:
+            Z[v, _X_KIND] = _poison_kind(v, F) + 1
+        since = D.since[tid, Z[v, _X_KIND] - 1, step - F.created[v]]
         row[T_POISONS] += 1
         since[K_POISONS] += 1
         if eligible[v]:
             row[T_ELIGIBLE] += 1
             since[K_ELIGIBLE] += 1
         if memory and (eligible[v] or _poison_remains(v, F, eligible, slot_of)):
-            X[v, _X_LAST] = step + 1
+            Z[v, _X_LAST] = step + 1
             if not eligible[v]:
                 row[T_CARRIED] += 1
                 since[K_CARRIED] += 1
@@ -200,7 +200,7 @@ def _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, ou
             via_original = True
             row[T_SELECTED] += 1
             since[K_SELECTED] += 1
-            X[v, _X_SELECTED] = 1
+            Z[v, _X_SELECTED] = 1
     row[T_PROMPTS] += 1
     if via_original or via_summary:
         row[T_CONTAMINATED] += 1
@@ -210,68 +210,74 @@ def _dyn_prompt(D, step, n, last_obs, F, eligible, selected, slot_of, sw, st, ou
         row[T_VIA_SUMMARY] += 1
     # Critical and compromised steps from the engine's own counters (`_reason`).
     prev = D.prev[tid]
-    if out[C_CRITICAL_STEPS] > prev[0]:
+    if out[C.critical_steps] > prev[0]:
         row[T_CRITICAL] += 1
-    if out[C_COMPROMISED_STEPS] > prev[1]:
+    if out[C.compromised_steps] > prev[1]:
         row[T_COMPROMISED] += 1
-    prev[0] = out[C_CRITICAL_STEPS]
-    prev[1] = out[C_COMPROMISED_STEPS]
+    prev[0] = out[C.critical_steps]
+    prev[1] = out[C.compromised_steps]
 
 
 @jit
-def _dyn_end(D, n, n_steps, F, eligible, slot_of, bs, sw):
+def _dyn_end(D, T, K, X, n, n_steps):
     """Decide the fate and lifetime of every injected poison of the finished trajectory
-    (``eligible``: the end's ε, as IP reads it; ``n_steps``: its prompt steps; ``bs``: a
-    field policy's store places, read for the field only) and clear the thread's scratch."""
+    ``T`` (``T.eligible``: the end's ε, as IP reads it; ``n_steps``: its prompt steps;
+    ``X``: a field policy's `FieldScratch`, None for WMT's configurations) and clear the
+    thread's scratch."""
     if D is None:
         return
+    F, eligible, slot_of = T.F, T.eligible, T.slot_of
     tid = get_thread_id()
-    X = D.scratch[tid]
+    Z = D.scratch[tid]
     parent, state, poisoned, kind = F.parent, F.state, F.poisoned, F.kind
-    memory = sw[S_SELECTION] != SEL_NONE
+    memory = K.sw.selection != SEL_NONE
     for v in range(n):
         if not poisoned[v] or kind[v] == SUMMARY:
             continue
-        if X[v, _X_KIND] == 0:  # never seen by a prompt (made after the last one)
-            X[v, _X_KIND] = _poison_kind(v, F) + 1
-        k = X[v, _X_KIND] - 1
+        if Z[v, _X_KIND] == 0:  # never seen by a prompt (made after the last one)
+            Z[v, _X_KIND] = _poison_kind(v, F) + 1
+        k = Z[v, _X_KIND] - 1
         created = F.created[v]
         remains = memory and (eligible[v] or _poison_remains(v, F, eligible, slot_of))
         if remains:
             fate = F_ELIGIBLE if eligible[v] else F_LAUNDERED
             at = n_steps
-        elif X[v, _X_LAST] == 0:
+        elif Z[v, _X_LAST] == 0:
             fate = F_NEVER_ELIGIBLE
             at = created
         else:
-            at = X[v, _X_LAST]
+            at = Z[v, _X_LAST]
             fate = F_DROPPED
-            if sw[S_SELECTION] == SEL_BASELINE:
-                if bs[v] == B_DELETED:
+            field = False
+            if X is not None:  # compiled out for WMT's configurations
+                if K.sw.selection == SEL_BASELINE:
+                    field = True
+                    if X.store.place[v] == B_DELETED:  # a contradiction rule's delete
+                        fate = F_SUPERSEDED
+            if not field:
+                if state[v] == OBSOLETE:
                     fate = F_SUPERSEDED
-            elif state[v] == OBSOLETE:
-                fate = F_SUPERSEDED
-            else:
-                a = parent[v]
-                while a != NO_PARENT:
-                    if state[a] == OBSOLETE:
-                        fate = F_SUPPRESSED
-                        break
-                    if state[a] == FOLDED and fate == F_DROPPED:
-                        fate = F_FOLDED_CLEAN
-                    a = parent[a]
+                else:
+                    a = parent[v]
+                    while a != NO_PARENT:
+                        if state[a] == OBSOLETE:
+                            fate = F_SUPPRESSED
+                            break
+                        if state[a] == FOLDED and fate == F_DROPPED:
+                            fate = F_FOLDED_CLEAN
+                        a = parent[a]
         D.fate_k[tid, k, fate, at - created] += 1
         D.fate_t[tid, k, fate, at] += 1
-        if X[v, _X_SELECTED] == 0:
+        if Z[v, _X_SELECTED] == 0:
             D.never_selected[tid, k, fate] += 1
         if remains:
             if n_steps - 1 - created >= 0:
                 D.survival[tid, k, n_steps - 1 - created, 1] += 1
         elif created < n_steps:
             D.survival[tid, k, at - created, 0] += 1
-        X[v, _X_KIND] = 0
-        X[v, _X_LAST] = 0
-        X[v, _X_SELECTED] = 0
+        Z[v, _X_KIND] = 0
+        Z[v, _X_LAST] = 0
+        Z[v, _X_SELECTED] = 0
     D.prev[tid, 0] = 0.0
     D.prev[tid, 1] = 0.0
 

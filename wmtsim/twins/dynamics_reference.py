@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.core.metrics import C_COMPROMISED_STEPS, C_CRITICAL_STEPS
+from wmtsim.core.metrics import C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE, Policy, get_policy
 from wmtsim.core.stubs import Stubs
@@ -88,7 +88,7 @@ class _Watched(_Trajectory):
         return carried
 
     def prompt_step(self, topic_now: int, critical: bool, last_obs: str | None) -> set[str]:
-        before = (self.out[C_CRITICAL_STEPS], self.out[C_COMPROMISED_STEPS])
+        before = (self.out[C.critical_steps], self.out[C.compromised_steps])
         pool = super().prompt_step(topic_now, critical, last_obs)
         nodes, chosen, step = self.tree.nodes, self.chosen, self.step
         row = self.acc["steps"][step]
@@ -100,8 +100,8 @@ class _Watched(_Trajectory):
         row[1] += via_original or via_summary
         row[2] += via_original
         row[3] += via_summary
-        row[4] += self.out[C_CRITICAL_STEPS] > before[0]
-        row[5] += self.out[C_COMPROMISED_STEPS] > before[1]
+        row[4] += self.out[C.critical_steps] > before[0]
+        row[5] += self.out[C.compromised_steps] > before[1]
         carried = self.carried_by(pool)
         memory = self.pol.selection != SEL_NONE
         for id, node in self.poisons():
