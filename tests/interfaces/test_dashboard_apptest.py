@@ -633,11 +633,11 @@ def test_a_point_of_a_curve_opens_a_trajectory_that_shows_it(scenario_file: str)
                    params=sc.params, stubs=sc.stubs, dynamics=True).dynamics()
     assert one.counts["survival"][1, 2, 0] > 0  # a plausible poison's lifetime ends at 2
     # The jump the page's button leaves is applied by the Poisoning dynamics page.
-    at = _page("dynamics")
+    at = _with_scenario(_page("dynamics"), scenario_file)
     at.session_state["population_jump"] = {"policy": "wmt", "seed": SEED,
                                            "trajectory": hit["trajectory"],
                                            "step": hit["step"]}
-    at = _with_scenario(at, scenario_file)
+    at.run()
     no_exception(at)
     assert at.session_state["dyn_trajectory"] == hit["trajectory"]
     assert at.slider(key="dyn_step").value == hit["step"]
