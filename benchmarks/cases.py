@@ -24,6 +24,7 @@ import numpy as np
 
 from .bench_attack import bench_attack
 from .bench_conformance import bench_conformance
+from .bench_dynamics import bench_dynamics
 from .machine import REPO, best_time, run_process, usable_cores
 
 # The paper's reported memory-management latency for Full WMT: 0.080 ms per step.
@@ -53,6 +54,7 @@ class Sizes:
     attack_trials: int = 100  # trials per attack search (issue 24)
     attack_trajectories: int = 3_000  # search and held-out trajectories of each search
     cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
+    dynamics_trajectories: int = 10_000  # aggregates vs the plain engine (issue 28)
 
 
 FULL = Sizes()
@@ -60,7 +62,7 @@ QUICK = Sizes(ref_trajectories=4, ref_large_trajectories=1, thread_trajectories=
               repeats=1, node_targets=(16, 64), node_steps=2_000,
               trajectory_counts=(100, 400), memory_trajectories=500,
               attribution_trajectories=100, attack_trials=3, attack_trajectories=50,
-              cold_start=False)
+              cold_start=False, dynamics_trajectories=200)
 
 
 def _row(measurement: str, value: str, goal: str = "", met: bool | None = None
@@ -563,6 +565,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "attribution": bench_attribution,
     "conformance": bench_conformance,
     "attack": bench_attack,
+    "dynamics": bench_dynamics,
 }
 
 

@@ -166,7 +166,7 @@ def render(n: int) -> str:
     lines += POLICY_TABLE_HEAD
     for name, pol in POLICIES.items():
         lines.append(f"| `{name}` | {pol.label} | {'yes' if pol.supersede else '–'} |")
-    lines += ["", FOOTER]
+    lines += ["", DYNAMICS_NOTE, "", FOOTER]
     return "\n".join(lines) + "\n"
 
 
@@ -210,6 +210,20 @@ POLICY_TABLE_HEAD = [
     "variants follow the article's default, conflicting memories kept side by side "
     "([field.md](field.md)).", "",
     "| configuration | label | acts on supersede events |", "|---|---|---|"]
+
+DYNAMICS_NOTE = """## Population dynamics (definitions of `wmtsim dynamics`, no knob)
+
+These define what the population aggregates count (`wmtsim.engine.dynamics`, its readable
+twin `wmtsim.twins.dynamics_reference`); they change no metric of the paper.
+
+| definition | source | what wmtsim does |
+|---|---|---|
+| An injected poison | [model.md §5](model.md) (IP's P_i, Eq. 10) | a poisoned memory that is not a summary; its kind (`failed`, `plausible`, `global`, `summary`) is read when it is first seen, before any revision of its outcome |
+| A poison remains at a step | Eq. 10 (IP's P_r), applied at every prompt step | it is in the candidate pool of that step, or an eligible summary carries it (it leaked into it, directly or through inner summaries); "carried" counts the second case only |
+| Its lifetime | toolkit decision (survival analysis) | from its creation step to the last prompt step at which it remains (+ 1): it may leave the pool and come back (a reopened branch), the lifetime ends at the last exit; a poison that remains at the end is censored at the trajectory's last prompt step |
+| Its fate, one per poison | toolkit decision | decided at the end, first match: still eligible (`eligible_at_end`); carried by an eligible summary (`laundered`); its own memory obsolete or deleted by a field policy's contradiction rule (`superseded`); an obsolete ancestor branch, Eq. 7 (`suppressed`, outranks a fold); a folded ancestor branch (`folded_clean`); any other rule of a field policy's store: eviction, decay, forgetting, overwrite (`dropped`); never remained at any prompt step (`never_eligible`). Whether it was ever selected is counted beside the fate (`never_selected`), since a never-selected poison also ends in one of these routes |
+| A prompt contaminated through a summary | [field.md](field.md), "summaries launder provenance" | a contaminated summary is in the context; "summary only" when no original poison is (neither a selected injected poison nor the poisoned observation just made) |
+| Intervals | toolkit decision | Kaplan–Meier with Greenwood's variance and the log–log band; the median lifetime's interval where the band crosses 1/2 (Brookmeyer–Crowley); Wilson intervals for fate shares. Poisons of one trajectory are treated as independent, which they are not quite (they share the trajectory's draws): the intervals are somewhat too narrow when a trajectory holds many poisons |"""  # noqa: E501 (Markdown table rows)
 
 FOOTER = """## Where the paper and this reading differ
 

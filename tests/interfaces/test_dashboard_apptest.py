@@ -611,3 +611,50 @@ def test_attack_page_without_a_result_says_so(tmp_path: Path,
     assert any("wmtsim attack" in i.value for i in at.info)
     at.text_input(key="atk_path").set_value(str(tmp_path)).run()
     assert any("not available" in w.value for w in at.warning)
+
+
+# ---------------------------------------------------------------------------------------
+# Population dynamics
+
+
+def test_population_page_shows_the_library_tables(scenario_file: str) -> None:
+    from wmtsim.studies.dynamics import population_dynamics
+    from wmtsim.studies.scenario import load_scenario
+
+    at = _with_scenario(_page("population"), scenario_file)
+    no_exception(at)
+    assert at.title[0].value == "Population dynamics"
+    assert len(at.get("vega_lite_chart")) == 3  # survival, fates, contamination
+    assert any("blast radius" in c.value for c in at.caption)
+    at.sidebar.number_input(key="pop_n").set_value(N).run()
+    no_exception(at)
+    rep = population_dynamics(load_scenario(scenario_file), ("linear", "wmt"), N, SEED)
+    shown = _frame(at, "policy", "median", "median_low", "median_high")
+    lib = rep.lifetimes.filter(pl.col("kind") == "all")
+    assert shown["policy"].to_list() == lib["policy"].to_list()
+    assert shown["median"].fill_null(float("nan")).to_list() == pytest.approx(
+        lib["median"].to_list(), nan_ok=True)
+    fates = _frame(at, "policy", "fate", "poisons", "share")
+    assert fates["poisons"].sum() == 2 * N * 2  # two poisons per trajectory, two policies
+
+
+def test_a_point_of_a_curve_opens_a_trajectory_that_shows_it(scenario_file: str) -> None:
+    from wmtsim.interfaces.dashboard.services_population import trajectory_showing
+    from wmtsim.studies.scenario import load_scenario
+
+    hit = trajectory_showing(scenario_file, "", "wmt", SEED, "plausible", 2)
+    assert hit is not None
+    sc = load_scenario(scenario_file)
+    one = simulate(sc.world, "wmt", n=1, seed=SEED, start=hit["trajectory"],
+                   params=sc.params, stubs=sc.stubs, dynamics=True).dynamics()
+    assert one.counts["survival"][1, 2, 0] > 0  # a plausible poison's lifetime ends at 2
+    # The jump the page's button leaves is applied by the Poisoning dynamics page.
+    at = _with_scenario(_page("dynamics"), scenario_file)
+    at.session_state["population_jump"] = {"policy": "wmt", "seed": SEED,
+                                           "trajectory": hit["trajectory"],
+                                           "step": hit["step"]}
+    at.run()
+    no_exception(at)
+    assert at.session_state["dyn_trajectory"] == hit["trajectory"]
+    assert at.slider(key="dyn_step").value == hit["step"]
+    assert "population_jump" not in at.session_state

@@ -62,6 +62,8 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "attack": (["attack", "paper_poisoning", "-p", "wmt", "--budget", "1", "--trials", "2",
                 "--n", "5", "--n-holdout", "5", "--no-charts", "--out", "{out}"], "attack",
                "folder"),
+    "dynamics": (["dynamics", "paper_poisoning", "-p", "wmt", "--n", "5", "--no-charts",
+                  "--out", "{out}"], "dynamics", "folder"),
 }
 NOT_WRITING = {"check", "warmup", "dashboard"}
 

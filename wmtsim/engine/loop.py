@@ -48,6 +48,7 @@ from wmtsim.core.packing import as_array
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
 from wmtsim.core.scoring import _event_score
 from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
+from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
     _baseline_eligible,
     _baseline_supersede,
@@ -56,7 +57,6 @@ from wmtsim.engine.forest import (
     Forest,
     _add_node,
     _forest_row,
-    _task_depth,
 )
 from wmtsim.engine.records import (
     FieldScratch,
@@ -92,8 +92,8 @@ from wmtsim.engine.world import (
 
 
 def run(world: World, policy_switches: Any, p: Any, st: Any,
-        record: int = 0, threads: int | None = None, bl: Any = None
-        ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+        record: int = 0, threads: int | None = None, bl: Any = None,
+        dynamics: bool = False) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
     ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
@@ -101,6 +101,8 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     (defaults when None), read by the field's policies only; their final per-slot state
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
+    ``dynamics`` accumulates the population aggregates of `wmtsim.engine.dynamics`; they
+    come back in the records as ``dyn_<name>`` (`DynamicsAcc.totals`).
     """
     if policy_switches.selection != SEL_BASELINE:
         # WMT's own configurations pass no field knobs: numba prunes every branch into the
@@ -134,6 +136,7 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
         place=np.zeros((n, capacity), dtype=np.int8), importance=np.zeros((n, capacity)),
         last=np.zeros((n, capacity), dtype=np.int64),
         freq=np.zeros((n, capacity), dtype=np.int64), strength=np.zeros((n, capacity)))
+    D = DynamicsAcc.allocate(n_steps, capacity) if dynamics else None
     previous = get_num_threads()
     if threads is not None:
         set_num_threads(threads)
@@ -141,10 +144,12 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
         _run_batch(world.seed, world.start, world.n_events, world_rows(world), forest.rows(),
                    forest.slot_of, forest.n_slots, forest.active, as_array(policy_switches),
                    as_array(p), as_array(st), as_array(world.spec.pack()[0]), R, counts, store,
-                   None if bl is None else as_array(bl))
+                   None if bl is None else as_array(bl), D)
     finally:
         set_num_threads(previous)
     rec: dict[str, np.ndarray] = R._asdict()
+    if D is not None:
+        rec.update({f"dyn_{k}": v for k, v in D.totals().items()})
     for name, a in store._asdict().items():
         rec[f"baseline_{name}"] = np.asarray(a)
     return counts, forest, rec
@@ -152,11 +157,12 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
 
 @jit(parallel=True)
 def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
-               counts, store, bl):
+               counts, store, bl, D):
     """Every trajectory of a batch: the world's rows ``W`` (`WorldRows`), the forest ``F``
     (`ForestRows`) with its ``slot_of`` map, slot counts and active tasks, the packed
     knobs, the `StepRecords` ``R``, the counters and the field's `FieldState` ``store``;
-    ``bl``: the packed `Baselines` of a field policy, None for WMT's configurations.
+    ``bl``: the packed `Baselines` of a field policy, None for WMT's configurations;
+    ``D``: the population aggregates (`wmtsim.engine.dynamics.DynamicsAcc`) or None.
 
     The one kernel with a flat argument list: numba's parallel loop takes arrays, scalars
     and flat tuples of them, not records nested in records, nor packed knobs (they come
@@ -184,7 +190,7 @@ def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st,
             out=counts[i], S=S)
         X = _field_scratch(store, i, cap, bl)
         K = Knobs(sw=sw[0], p=p[0], st=st[0], wk=wk[0])
-        n_slots[i], active[i] = _run_one(T, K, X, w_row, n_events[i], r, R)
+        n_slots[i], active[i] = _run_one(T, K, X, w_row, n_events[i], r, R, D)
 
 
 @jit
@@ -219,10 +225,11 @@ def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
 
 
 @jit
-def _run_one(T, K, X, W, n_ev, r, R):
+def _run_one(T, K, X, W, n_ev, r, R, D):
     """Play one trajectory's script (``W``, ``n_ev`` events) under the policy; write its
     counters into ``T.out`` and, for a recorded trajectory (``r >= 0``), its steps into
-    ``R``. ``X``: the field policy's `FieldScratch` (None for WMT's configurations)."""
+    ``R``. ``X``: the field policy's `FieldScratch` (None for WMT's configurations);
+    ``D``: the population aggregates (`wmtsim.engine.dynamics`; None: compiled out)."""
     w_parent, w_topic, w_outcome = W.parent, W.topic, W.outcome
     op, arg = W.op, W.arg
     F, slot_of, out = T.F, T.slot_of, T.out
@@ -273,6 +280,7 @@ def _run_one(T, K, X, W, n_ev, r, R):
             n = _prompt_step(T, K, X, step, n, active, np.int64(w_topic[f_wid[active]]), no,
                              last_obs)
             _record(T, r, R, step, n, o)
+            _dyn_prompt(D, T, K, step, n, last_obs)
             step += 1
         elif o == OP_SUPERSEDE:
             # docs/model.md §3 "supersede / invalidate", for policies that act on the event
@@ -301,6 +309,7 @@ def _run_one(T, K, X, W, n_ev, r, R):
             s = slot_of[a]
             n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs)
             _record(T, r, R, step, n, o)
+            _dyn_prompt(D, T, K, step, n, last_obs)
             if sw.fold != 0:
                 n = _fold(T, K, step, s, n)
             elif state[s] != OBSOLETE:
@@ -318,6 +327,7 @@ def _run_one(T, K, X, W, n_ev, r, R):
             active = zero  # typed, not literal: one _prompt_step specialisation
             n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1))
             _record(T, r, R, step, n, o)
+            _dyn_prompt(D, T, K, step, n, np.int64(-1))
             step += 1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
@@ -336,39 +346,12 @@ def _run_one(T, K, X, W, n_ev, r, R):
             out[C.p_i] += 1
             if sw.selection != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
                 out[C.p_r] += 1
+    _dyn_end(D, T, K, X, n, step)
     out[C.nodes] = n
     # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
     out[C.latency_ms] = (st.call_latency_ms * out[C.llm_calls]
                          + st.token_latency_ms * out[C.prompt_tokens])
     return n, active
-
-
-@jit
-def _poison_remains(v, F, eligible, slot_of):
-    """IP's P_r (Eq. 10, docs/model.md §5): poisoned memory ``v`` is still eligible at the
-    end, or is carried by an eligible contaminated summary.
-
-    ``leak`` bit ``d`` of a memory says it leaked into the summary of the task at depth
-    ``d`` above its home (an action's home is its task; a global memory's is the subtask
-    it concerns, or the root); a summary that leaked into an outer summary carries what
-    it absorbed on. Tasks are visited nearest first, so one walk follows every chain.
-    """
-    if eligible[v]:
-        return True
-    parent, summary, leak, topic = F.parent, F.summary, F.leak, F.topic
-    carried = leak[v]
-    a = parent[v]
-    if a < 0:  # a global memory
-        a = slot_of[topic[v]] if topic[v] >= 0 and slot_of[topic[v]] >= 0 else 0
-    while a >= 0:
-        d = _task_depth(parent, a)
-        z = summary[a]
-        if z >= 0 and (carried >> d) & 1:
-            if eligible[z]:
-                return True
-            carried |= leak[z]
-        a = parent[a]
-    return False
 
 
 @jit

@@ -24,6 +24,7 @@ from wmtsim.core.params import Params
 from wmtsim.core.policies import Policy, get_policy
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import check_int
+from wmtsim.engine.dynamics import Dynamics, aggregates_of
 from wmtsim.engine.forest import Forest
 from wmtsim.engine.loop import run
 from wmtsim.engine.world import OP_NAMES, World, WorldSpec, generate
@@ -54,6 +55,19 @@ class SimResult:
     forest: Forest = field(repr=False)
     seconds: float = 0.0
     baselines: Baselines = field(default_factory=Baselines)
+    aggregates: dict[str, np.ndarray] | None = field(default=None, repr=False)
+
+    def dynamics(self) -> Dynamics:
+        """The population aggregates of poison (`wmtsim.engine.dynamics`): those recorded
+        by ``simulate(..., dynamics=True)``, else the same trajectories played again with
+        them (the same seed gives the same trajectories)."""
+        if self.aggregates is None:
+            first = int(self.trajectories["trajectory"][0])
+            w = generate(self.world, seed=self.seed, n=self.trajectories.height, start=first)
+            _, _, rec = run_engine(w, self.policy, self.params, self.stubs, self.baselines,
+                                   dynamics=True)
+            self.aggregates = aggregates_of(rec)
+        return Dynamics(self.policy, self.aggregates)
 
     def summary(self, confidence: float = 0.95, n_resamples: int = 2000) -> pl.DataFrame:
         """Each metric's mean with a bootstrap confidence interval (scipy.stats.bootstrap),
@@ -136,13 +150,14 @@ def _ratio_parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarr
 
 
 def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
-               baselines: Baselines, threads: int | None = None, record_steps: int = 0
-               ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
+               baselines: Baselines, threads: int | None = None, record_steps: int = 0,
+               dynamics: bool = False) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
     """The one path from the library to the engine: `simulate`, sweeps, `compare`,
     `calibrate` and the dashboard all run trajectories through here, so everything that
     changes a result (world, policy, params, stubs and the field's knobs) travels together.
 
-    Returns the raw counters ``(n, N_COUNTERS)``, the final forest and the step records.
+    Returns the raw counters ``(n, N_COUNTERS)``, the final forest and the step records
+    (with the population aggregates as ``dyn_*`` when ``dynamics``).
     """
     pol = policy if isinstance(policy, Policy) else get_policy(policy)
     check_int("simulate", "record_steps", record_steps, 0)
@@ -153,13 +168,13 @@ def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
         check_int("simulate", "threads", threads, 1,
                   int(config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     return run(world, pol.pack(), params.pack(), stubs.pack(), record_steps, threads,
-               baselines.pack())
+               baselines.pack(), dynamics)
 
 
 def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 1000, seed: int = 0,
              params: Params | None = None, threads: int | None = None,
              record_steps: int = 0, stubs: Stubs | None = None, start: int = 0,
-             baselines: Baselines | None = None) -> SimResult:
+             baselines: Baselines | None = None, dynamics: bool = False) -> SimResult:
     """Run ``n`` trajectories of ``(seed, world)`` under ``policy``.
 
     ``world`` is a `WorldSpec` (trajectories ``start .. start+n-1`` are generated) or an
@@ -167,6 +182,7 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
     per-step u, m, state and selections for the first trajectories. ``baselines`` holds
     the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/field.md).
+    ``dynamics`` also accumulates the population aggregates (`SimResult.dynamics`).
     """
     params = params or Params()
     stubs = stubs or Stubs()
@@ -175,12 +191,13 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     check_int("simulate", "record_steps", record_steps, 0)
     t0 = time.perf_counter()
     w = world if isinstance(world, World) else generate(world, seed=seed, n=n, start=start)
-    counts, forest, rec = run_engine(w, pol, params, stubs, baselines, threads, record_steps)
+    counts, forest, rec = run_engine(w, pol, params, stubs, baselines, threads, record_steps,
+                                     dynamics)
     seconds = time.perf_counter() - t0
     frame = _trajectory_frame(w, pol.name, params, stubs, counts)
     steps = _steps_frame(w, forest, rec)
     return SimResult(pol.name, w.seed, params, stubs, w.spec, frame, steps, forest, seconds,
-                     baselines)
+                     baselines, aggregates_of(rec) if dynamics else None)
 
 
 def _trajectory_frame(w: World, policy: str, params: Params, stubs: Stubs,

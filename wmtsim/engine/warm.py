@@ -16,12 +16,13 @@ also count the kernels compiled during their work (`counting_compiles`) and say 
 
 Groups, each compiled only when a job needs it:
 
-==========  =================================================================
-``world``   world generation (`wmtsim.engine.world`)
-``engine``  the engine for WMT's own configurations (no field kernels)
-``field``   the engine for the field's policies (`wmtsim.engine.field`)
-``trace``   trace replay (`wmtsim.engine.trace`)
-==========  =================================================================
+============  =================================================================
+``world``     world generation (`wmtsim.engine.world`)
+``engine``    the engine for WMT's own configurations (no field kernels)
+``field``     the engine for the field's policies (`wmtsim.engine.field`)
+``trace``     trace replay (`wmtsim.engine.trace`)
+``dynamics``  both engines with the population aggregates (`wmtsim.engine.dynamics`)
+============  =================================================================
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ GROUPS: dict[str, tuple[str, int]] = {
     "engine": ("the engine for WMT's configurations", 35),
     "field": ("the engine for the field's policies", 75),
     "trace": ("trace replay", 5),
+    "dynamics": ("the engines with population aggregates", 60),
 }
 
 Say = Callable[[str], None]
@@ -163,6 +165,9 @@ def _compile(group: str) -> None:
         simulate(world, "wmt", record_steps=1)
     elif group == "field":
         simulate(world, "traceretain_z", record_steps=1)
+    elif group == "dynamics":
+        simulate(world, "wmt", dynamics=True)
+        simulate(world, "traceretain_z", dynamics=True)
     elif group == "trace":
         from importlib import resources
 

@@ -434,10 +434,12 @@ def analyze(
 # Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
 # (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
 # attribution, the claims map), cli_design (screen, tune), cli_conformance (expect,
-# conformance), cli_attack (attack: the worst-case poisoning search).
+# conformance), cli_attack (attack: the worst-case poisoning search), cli_dynamics
+# (dynamics: how poison lives and dies over a population).
 from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E402
 from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
+from wmtsim.interfaces.cli_dynamics import register as _register_dynamics  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
@@ -446,6 +448,7 @@ _register_compare(app)
 _register_why_commands(app)
 _register_design_commands(app)
 _register_attack(app)
+_register_dynamics(app)
 _conformance.register(app)
 _cli_common.unwrap_help(app)
 

@@ -301,6 +301,7 @@ class _Trajectory(AgentStubs):
         else:
             chosen = set()
         selected = [v for v in nodes if v in chosen]  # slot order
+        self.chosen = chosen  # this step's context (read by wmtsim.twins.dynamics_reference)
 
         # Context accounting (Eqs. 9, 11, 13): the path is always in the prompt.
         path = set(tree.active_path())

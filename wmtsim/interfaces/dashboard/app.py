@@ -28,6 +28,7 @@ def _start() -> None:
 page = st.navigation([
     st.Page(_start, title="Start", url_path="start", default=True, visibility="hidden"),
     dynamics,
+    st.Page(PAGES / "population.py", title="Population dynamics", url_path="population"),
     st.Page(PAGES / "compare.py", title="Compare configurations", url_path="compare"),
     st.Page(PAGES / "sweep.py", title="Sweep explorer", url_path="sweep"),
     st.Page(PAGES / "trace.py", title="Trace replay", url_path="trace"),

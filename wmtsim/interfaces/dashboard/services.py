@@ -2,7 +2,7 @@
 
 This module gathers the per-page services under one name (pages use ``services.X``):
 `services_runs` (shared, and the Compare page), `services_dynamics`, `services_trace`,
-`services_sweep`, `services_why` and `services_attack`.
+`services_sweep`, `services_why`, `services_attack` and `services_population`.
 
 Every public function takes hashable arguments (scenario name or TOML text, policy, n,
 seed, parameter overrides as ``((name, value), ...)`` tuples) and is cached with
@@ -42,6 +42,13 @@ from wmtsim.interfaces.dashboard.services_dynamics import (  # noqa: F401 (the o
     step_window,
     trajectory_view,
     tree_layout,
+)
+from wmtsim.interfaces.dashboard.services_population import (  # noqa: F401 (the page)
+    SEARCH_LIMIT,
+    fate_chart,
+    population_tables,
+    steps_chart,
+    trajectory_showing,
 )
 from wmtsim.interfaces.dashboard.services_runs import (  # noqa: F401 (the old module's names)
     _TABLE4,

@@ -9,7 +9,9 @@ from wmtsim.interfaces.dashboard import services, widgets
 st.title("Poisoning dynamics")
 st.caption("One trajectory of the scenario, step by step: the memory tree, the retention "
            "scores of poisoned and clean memories, what the selector picked, and the "
-           "running bleed rate (BR) and poisoned retrieval rate (PRR).")
+           "running blast radius (BR: the share of prompt steps so far whose context holds "
+           "contaminated memory) and poisoned retrieval rate (PRR). The Population dynamics "
+           "page shows the same over every trajectory.")
 
 ref = widgets.scenario_picker("dyn")
 if ref is None:
@@ -24,6 +26,11 @@ widgets.derive_state("dyn", ref, {
     "dyn_policy_a": first, "dyn_compare": True, "dyn_policy_b": second,
     "dyn_seed": info["seed"], "dyn_trajectory": 0,
     **widgets.param_defaults(info["params"], "dyn")}, keep=widgets.picker_keys("dyn"))
+# A click on the Population dynamics page opens one trajectory here, at one step.
+jump = st.session_state.pop("population_jump", None)
+if jump is not None:
+    st.session_state.update({"dyn_policy_a": jump["policy"], "dyn_seed": jump["seed"],
+                             "dyn_trajectory": jump["trajectory"], "dyn_step": jump["step"]})
 
 with st.sidebar:
     policy_a = st.selectbox("Configuration", policies, format_func=lambda p: labels[p],

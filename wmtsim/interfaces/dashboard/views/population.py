@@ -1,0 +1,107 @@
+"""Population dynamics: how poison lives, spreads and dies over many trajectories, per
+configuration; a click on a survival curve opens a trajectory that shows it on the
+Poisoning dynamics page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import polars as pl
+import streamlit as st
+
+from wmtsim.interfaces.dashboard import services, widgets
+
+st.title("Population dynamics")
+st.caption("Every trajectory of the scenario at once, from the engine's aggregates (no step "
+           "records): the probability that a poison still remains — eligible, or carried "
+           "by an eligible summary (IP's rule, Eq. 10) — k prompt steps after its "
+           "injection (Kaplan–Meier, censored at the trajectory's end, 95% log–log band), "
+           "how each poison ends (its fate), and per step the share of prompts whose "
+           "context is contaminated (the steps the blast radius BR counts). Click a curve "
+           "to open a trajectory that shows that point on the Poisoning dynamics page.")
+
+ref = widgets.scenario_picker("pop")
+if ref is None:
+    st.stop()
+info = services.scenario_info(*ref)
+labels = services.policy_labels()
+widgets.derive_state("pop", ref, {
+    "pop_policies": list(info["policies"]) or ["a2_no_controller", "wmt"],
+    "pop_n": 1000, "pop_seed": info["seed"], "pop_kind": "all"},
+    keep=widgets.picker_keys("pop"))
+with st.sidebar:
+    chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
+                            key="pop_policies")
+    n = int(st.number_input("Trajectories", min_value=10, max_value=100_000, step=500,
+                            key="pop_n"))
+    seed = int(st.number_input("Seed", min_value=0, step=1, key="pop_seed"))
+    kind = st.selectbox("Poison kind", ["all", "failed", "plausible", "global", "summary"],
+                        key="pop_kind")
+if not chosen:
+    st.info("Choose at least one configuration in the sidebar.")
+    st.stop()
+
+tables = services.population_tables(*ref, tuple(chosen), n, seed)
+survival = tables["survival"].filter(pl.col("kind") == kind)
+if survival.is_empty():
+    st.info(f"No injected poison of kind {kind!r} in this scenario.")
+else:
+    st.subheader("Survival of poison")
+    pick = alt.selection_point(name="pick", fields=["policy", "k"], on="click")
+    base = alt.Chart(survival.to_pandas()).encode(
+        x=alt.X("k:Q", title="prompt steps since injection"),
+        color=alt.Color("policy:N", title="configuration"))
+    chart = alt.layer(
+        base.mark_area(opacity=0.2, interpolate="step-after").encode(
+            y=alt.Y("low:Q", scale=alt.Scale(domain=[0, 1]),
+                    title="P(poison still remains)"), y2="high:Q"),
+        base.mark_line(interpolate="step-after").encode(y="survival:Q"),
+        base.mark_point(filled=True, size=40).encode(
+            y="survival:Q", tooltip=["policy", "k", "survival", "low", "high", "at_risk"]
+        ).add_params(pick),
+    ).properties(height=320)
+    event = st.altair_chart(chart, on_select="rerun", key="pop_curve",
+                            width="stretch")
+    life = tables["lifetimes"].filter(pl.col("kind") == kind)
+    st.dataframe(life.select("policy", "median", "median_low", "median_high", "n"),
+                 hide_index=True)
+    selection: Any = event.get("selection", {}) if event else {}
+    points = list(selection.get("pick", []))
+    if points:
+        policy, k = points[0]["policy"], int(points[0]["k"])
+        hit = services.trajectory_showing(*ref, policy, seed, kind, k)
+        if hit is None:
+            st.info(f"None of the first {services.SEARCH_LIMIT} trajectories has a poison "
+                    f"that stops remaining {k} steps after injection under {policy}.")
+        else:
+            st.write(f"Trajectory {hit['trajectory']}: a {hit['kind']} poison under "
+                     f"{labels[policy]} stops remaining {k} steps after injection "
+                     f"({hit['fate']}); step {hit['step']} is the last it remained.")
+            source = st.session_state.get("pop_source")
+            if source == "upload TOML":
+                st.caption("An uploaded scenario is not carried over: pick the same file "
+                           "on the Poisoning dynamics page.")
+            elif st.button("Open it on the Poisoning dynamics page", key="pop_open"):
+                # The scenario as picked here, and the trajectory and step, which
+                # views/dynamics.py applies once it has set up its own widgets' state.
+                st.session_state["dyn_source"] = source
+                if source == "file path":
+                    st.session_state["dyn_path"] = st.session_state["pop_path"]
+                else:
+                    st.session_state["dyn_name"] = st.session_state["pop_name"]
+                st.session_state["population_jump"] = {
+                    "policy": policy, "seed": seed, "trajectory": hit["trajectory"],
+                    "step": hit["step"]}
+                st.switch_page("views/dynamics.py")
+
+st.subheader("Fates of injected poison")
+st.altair_chart(services.fate_chart(tables["fates"]), width="stretch")
+st.dataframe(tables["fates"].filter(pl.col("kind") == kind).select(
+    "policy", "fate", "poisons", "share", "low", "high", "never_selected", "mean_k"),
+    hide_index=True)
+st.subheader("Contamination per step, and its route through summaries")
+st.altair_chart(services.steps_chart(tables["steps"]), width="stretch")
+st.dataframe(tables["spread"].select("policy", "prompts", "contaminated_share",
+                                     "via_summary_share", "summary_only_share"),
+             hide_index=True)
