@@ -76,7 +76,8 @@ class ClaimsView:
 def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
     """The scenario, knobs and table of a claims map (`wmtsim.studies.claims.load_claims`;
     ``mtime`` invalidates the cache when it is rewritten). A bare table of the shipped
-    study (why_study/tables/claims_X.parquet) takes its scenario from the study file of the same name in why_study/."""
+    study (why_study/tables/claims_X.parquet) takes its scenario from the study file of
+    the same name in why_study/."""
     from wmtsim.studies.claims import load_claims
 
     meta, table = load_claims(path)
