@@ -24,6 +24,7 @@ import numpy as np
 
 from .bench_attack import bench_attack
 from .bench_conformance import bench_conformance
+from .bench_floor import bench_floor
 from .machine import REPO, best_time, run_process, usable_cores
 
 # The paper's reported memory-management latency for Full WMT: 0.080 ms per step.
@@ -554,6 +555,7 @@ def bench_attribution(sz: Sizes) -> dict[str, Any]:
 
 SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "reference": bench_reference,
+    "floor": bench_floor,
     "threads": bench_threads,
     "growth_nodes": bench_growth_nodes,
     "growth_trajectories": bench_growth_trajectories,

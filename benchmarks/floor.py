@@ -34,6 +34,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from wmtsim.core.codes import (
     ACTION,
@@ -187,6 +188,7 @@ def _floor_batch(w_parent, w_kind, w_tokens, w_topic, w_rel, w_poisoned, w_outco
         active = 0
         step = 0
         n_selected = 0
+        fresh = -1  # Eq. 6 totals hold for slots < fresh (-1: recompute them all)
         for e in range(n_events[i]):
             op = ops[i, e]
             w = args[i, e]
@@ -213,9 +215,11 @@ def _floor_batch(w_parent, w_kind, w_tokens, w_topic, w_rel, w_poisoned, w_outco
                 prompt = True
             elif op == OP_SUPERSEDE:
                 T.state[slot_of[w]] = OBSOLETE  # regardless of score (MODEL.md §3)
+                fresh = -1
             elif op == OP_REVISE:
                 v = slot_of[w]
                 _outcome(T, v, T.outcome[v] != SUCCESS, k)  # Eq. 2 again
+                fresh = -1
             elif op == OP_COMPLETE:
                 topic_now = w
                 prompt = True
@@ -229,12 +233,14 @@ def _floor_batch(w_parent, w_kind, w_tokens, w_topic, w_rel, w_poisoned, w_outco
                 prompt = True
             if prompt:
                 row = log[i, step] if record else log[0, 0]
-                n_selected += _prompt_step(T, S, k, topic_now, active, n_slots, seed, traj,
-                                           step, record, row)
+                taken, fresh = _prompt_step(T, S, k, topic_now, active, n_slots, fresh,
+                                            seed, traj, step, record, row)
+                n_selected += taken
                 if op == OP_COMPLETE:
                     v = slot_of[w]
                     n_slots = _fold(T, v, w, n_slots, k)
                     active = T.parent[v]
+                    fresh = -1
                 step += 1
         steps_out[i] = step
         selected_out[i] = n_selected
@@ -306,114 +312,167 @@ def _fold(T, v, w, n_slots, k):
 
 
 @jit
-def _priorities(T, S, n_slots, k):
+def _priorities(kind, parent, state, outcome, u, branch, s_max, s_sum, s_size, s_failed,
+                s_obs, prio, n_slots, k):
     """Eq. 6 for every task branch: U_b = α·max u + (β/|V_b|)·Σ u − γ·F_b − δ·O_b.
 
-    One walk up from each node, in creation order, adds it to every task branch it lies
-    in (so Σ u runs over V_b in creation order, root first); a node is obsolete within a
-    branch when it or an ancestor up to the branch root is obsolete.
+    V_b is the branch root and all its descendants; Σ u runs over V_b in creation order,
+    root first (the project's rounding convention), and a node counts as obsolete in a
+    branch when it or an ancestor up to the branch root is obsolete. One forward pass:
+    a node adds itself to its own branch (``branch``: its nearest task) through running
+    totals kept in locals while consecutive nodes share that branch (the same additions
+    in the same order as a walk, without a store and reload per node), and to the outer
+    branches of nested subtasks, if any, by a walk up.
     """
-    for b in range(n_slots):
-        if T.kind[b] == TASK:
-            S.u_max[b] = T.u[b]
-            S.u_sum[b] = 0.0
-            S.size[b] = 0.0
-            S.n_failed[b] = 0.0
-            S.n_obs[b] = 0.0
+    cur = -1  # the branch whose running totals are in the locals below
+    u_max = u_sum = size = n_failed = n_obs = 0.0
     for v in range(n_slots):
-        u = T.u[v]
-        failed = T.kind[v] == ACTION and T.outcome[v] == FAILURE
-        obsolete = False
-        a = v
-        while a >= 0:
-            obsolete = obsolete or T.state[a] == OBSOLETE
-            if T.kind[a] == TASK:
-                if u > S.u_max[a]:
-                    S.u_max[a] = u
-                S.u_sum[a] += u
-                S.size[a] += 1.0
+        b = branch[v]
+        if b < 0:
+            continue  # the root and global memories belong to no task branch
+        if b != cur:
+            if cur >= 0:
+                s_max[cur], s_sum[cur], s_size[cur] = u_max, u_sum, size
+                s_failed[cur], s_obs[cur] = n_failed, n_obs
+            cur = b
+            if b == v:  # the branch root comes first: fresh totals
+                u_max, u_sum, size, n_failed, n_obs = u[b], 0.0, 0.0, 0.0, 0.0
+            else:
+                u_max, u_sum, size = s_max[b], s_sum[b], s_size[b]
+                n_failed, n_obs = s_failed[b], s_obs[b]
+        x = u[v]
+        failed = (kind[v] == ACTION) & (outcome[v] == FAILURE)
+        # v's parent is b itself unless v is b (actions and summaries hang under a task)
+        obsolete = (state[v] == OBSOLETE) | (state[b] == OBSOLETE)
+        u_max = max(u_max, x)  # branch-free forms: the data decide, not the predictor
+        u_sum += x
+        size += 1.0
+        n_failed += 1.0 if failed else 0.0
+        n_obs += 1.0 if obsolete else 0.0
+        a = parent[b]
+        while a > 0:  # outer branches (nested subtasks only; the root, slot 0, is none)
+            obsolete = obsolete or state[a] == OBSOLETE
+            if kind[a] == TASK:
+                if x > s_max[a]:
+                    s_max[a] = x
+                s_sum[a] += x
+                s_size[a] += 1.0
                 if failed:
-                    S.n_failed[a] += 1.0
+                    s_failed[a] += 1.0
                 if obsolete:
-                    S.n_obs[a] += 1.0
-            a = T.parent[a]
+                    s_obs[a] += 1.0
+            a = parent[a]
+    if cur >= 0:
+        s_max[cur], s_sum[cur], s_size[cur] = u_max, u_sum, size
+        s_failed[cur], s_obs[cur] = n_failed, n_obs
     for b in range(n_slots):
-        if T.kind[b] == TASK:
-            sz = S.size[b]
-            S.prio[b] = (k[K_ALPHA] * S.u_max[b] + (k[K_BETA] / sz) * S.u_sum[b]
-                         - k[K_GAMMA] * (S.n_failed[b] / sz) - k[K_DELTA] * (S.n_obs[b] / sz))
+        if kind[b] == TASK:
+            sz = s_size[b]
+            prio[b] = (k[K_ALPHA] * s_max[b] + (k[K_BETA] / sz) * s_sum[b]
+                         - k[K_GAMMA] * (s_failed[b] / sz) - k[K_DELTA] * (s_obs[b] / sz))
 
 
 @jit
-def _pool(T, S, n_slots, active):
-    """MODEL.md §4 step 2: the candidate pool into ``S.cand`` (creation order); its size.
+def _extend_priorities(kind, parent, state, outcome, u, branch, s_max, s_sum, s_size,
+                       s_failed, s_obs, prio, first, n_slots, k):
+    """Eq. 6 after slots ``first`` .. ``n_slots - 1`` were appended to a tree whose totals
+    are current: each new node is the last of every branch it joins in creation order, so
+    adding it to the totals gives the bits of a full `_priorities` pass."""
+    for v in range(first, n_slots):
+        if branch[v] < 0:
+            continue
+        if branch[v] == v:  # a new task: its own branch starts
+            s_max[v] = u[v]
+            s_sum[v] = s_size[v] = s_failed[v] = s_obs[v] = 0.0
+        x = u[v]
+        failed = (kind[v] == ACTION) & (outcome[v] == FAILURE)
+        obsolete = False
+        a = v
+        while a > 0:
+            obsolete = obsolete or state[a] == OBSOLETE
+            if kind[a] == TASK:
+                s_max[a] = max(s_max[a], x)
+                s_sum[a] += x
+                s_size[a] += 1.0
+                s_failed[a] += 1.0 if failed else 0.0
+                s_obs[a] += 1.0 if obsolete else 0.0
+                sz = s_size[a]
+                prio[a] = (k[K_ALPHA] * s_max[a] + (k[K_BETA] / sz) * s_sum[a]
+                           - k[K_GAMMA] * (s_failed[a] / sz) - k[K_DELTA] * (s_obs[a] / sz))
+            a = parent[a]
+
+
+@jit
+def _pool(kind, parent, state, on_path, hidden, anc_folded, cand, chosen, n_slots, active):
+    """MODEL.md §4 step 2: the candidate pool into ``cand`` (creation order); its size.
 
     Never the root, the active path P_t or anything inside an obsolete branch; a folded
     task hides its branch except its summary; a summary hides when its task lies inside
     another folded branch. A parent precedes its children, so one forward pass does it.
     """
     for v in range(n_slots):
-        S.on_path[v] = False
-        S.chosen[v] = False
+        on_path[v] = False
+        chosen[v] = False
     a = active
     while a >= 0:
-        S.on_path[a] = True
-        a = T.parent[a]
+        on_path[a] = True
+        a = parent[a]
     n_cand = 0
     for v in range(n_slots):
-        p = T.parent[v]
-        S.hidden[v] = T.state[v] == OBSOLETE or (p >= 0 and S.hidden[p])
-        S.anc_folded[v] = p >= 0 and (T.state[p] == FOLDED or S.anc_folded[p])
-        if T.kind[v] == ROOT or S.on_path[v] or S.hidden[v]:
+        p = parent[v]
+        hidden[v] = state[v] == OBSOLETE or (p >= 0 and hidden[p])
+        anc_folded[v] = p >= 0 and (state[p] == FOLDED or anc_folded[p])
+        if kind[v] == ROOT or on_path[v] or hidden[v]:
             continue
-        if T.kind[v] == SUMMARY:
-            ok = not S.anc_folded[p]
-        elif T.kind[v] == TASK:
-            ok = T.state[v] != FOLDED and not S.anc_folded[v]
+        if kind[v] == SUMMARY:
+            ok = not anc_folded[p]
+        elif kind[v] == TASK:
+            ok = state[v] != FOLDED and not anc_folded[v]
         else:
-            ok = not S.anc_folded[v]
+            ok = not anc_folded[v]
         if ok:
-            S.cand[n_cand] = v
+            cand[n_cand] = v
             n_cand += 1
     return n_cand
 
 
 @jit
-def _select(T, S, k, n_cand, topic_now, seed, traj, step):
+def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, chosen,
+            order, neg, n_cand, k, topic_now, seed, traj, step):
     """The selector stub: utility = relevance + poison boost + noise + w_u·u + w_b·U_b,
     best first (ties to the older memory), greedy under B with the top-k cap."""
     key = _step_key(seed, traj, step)  # the hash prefix shared by the step's draws
     for j in range(n_cand):
-        v = S.cand[j]
+        v = cand[j]
         if topic_now == NO_TOPIC:
-            x = T.rel[v] if (T.kind[v] == TASK or T.kind[v] == SUMMARY) else T.rel[v] * k[K_CROSS]
+            x = rel[v] if (kind[v] == TASK or kind[v] == SUMMARY) else rel[v] * k[K_CROSS]
         else:
-            x = T.rel[v] if T.topic[v] == topic_now else T.rel[v] * k[K_CROSS]
-        if T.poisoned[v] and T.kind[v] != SUMMARY:
+            x = rel[v] if topic[v] == topic_now else rel[v] * k[K_CROSS]
+        if poisoned[v] and kind[v] != SUMMARY:
             x += k[K_BOOST]
-        d = 4 * T.draw_id[v]
+        d = 4 * draw_id[v]
         s = 0.0
         for r in range(4):
             s += _uniform_at(key, d + r, PURPOSE_SELECTOR_NOISE)
         x += k[K_NOISE] * ((s - 2.0) * SQRT3)
-        x += k[K_W_U] * T.u[v]
-        if T.branch[v] >= 0:
-            x += k[K_W_B] * S.prio[T.branch[v]]
+        x += k[K_W_U] * u[v]
+        if branch[v] >= 0:
+            x += k[K_W_B] * prio[branch[v]]
         q = j  # insertion sort on -x; a later candidate goes after its equals (stable)
-        while q > 0 and S.neg[q - 1] > -x:
-            S.neg[q] = S.neg[q - 1]
-            S.order[q] = S.order[q - 1]
+        while q > 0 and neg[q - 1] > -x:
+            neg[q] = neg[q - 1]
+            order[q] = order[q - 1]
             q -= 1
-        S.neg[q] = -x
-        S.order[q] = v
+        neg[q] = -x
+        order[q] = v
     used = 0.0
     taken = 0
     top_k = int(k[K_TOP_K])
     for j in range(n_cand):
-        v = S.order[j]
-        cost = T.tokens[v] + k[K_STRUCT]
+        v = order[j]
+        cost = tokens[v] + k[K_STRUCT]
         if used + cost <= k[K_BUDGET]:
-            S.chosen[v] = True
+            chosen[v] = True
             used += cost
             taken += 1
             if top_k > 0 and taken >= top_k:
@@ -421,13 +480,30 @@ def _select(T, S, k, n_cand, topic_now, seed, traj, step):
     return taken
 
 
-@jit
-def _prompt_step(T, S, k, topic_now, active, n_slots, seed, traj, step, record, log_row):
-    """One prompt-construction cycle of Full WMT (MODEL.md §4 steps 2–6); returns how
-    many memories were selected."""
-    n_cand = _pool(T, S, n_slots, active)
-    _priorities(T, S, n_slots, k)  # fresh priorities for the selector
-    taken = _select(T, S, k, n_cand, topic_now, seed, traj, step) if n_cand > 0 else 0
+@njit(inline="always", cache=True)  # no call with two records per step
+def _prompt_step(T, S, k, topic_now, active, n_slots, fresh, seed, traj, step, record,
+                 log_row):
+    """One prompt-construction cycle of Full WMT (MODEL.md §4 steps 2–6).
+
+    ``fresh``: the Eq. 6 totals in ``S`` hold for the tree's first ``fresh`` slots, and
+    only nodes were appended since (-1: recompute). Returns how many memories were
+    selected and the ``fresh`` of the next step (-1 when Eq. 7 suppressed a branch).
+    """
+    n_cand = _pool(T.kind, T.parent, T.state, S.on_path, S.hidden, S.anc_folded, S.cand,
+                   S.chosen, n_slots, active)
+    # Fresh priorities for the selector: the totals of the last step's Eq. 6 plus the
+    # nodes created since, when nothing else changed in between.
+    if fresh < 0:
+        _priorities(T.kind, T.parent, T.state, T.outcome, T.u, T.branch, S.u_max, S.u_sum,
+                    S.size, S.n_failed, S.n_obs, S.prio, n_slots, k)
+    else:
+        _extend_priorities(T.kind, T.parent, T.state, T.outcome, T.u, T.branch, S.u_max,
+                           S.u_sum, S.size, S.n_failed, S.n_obs, S.prio, fresh, n_slots, k)
+    taken = 0
+    if n_cand > 0:
+        taken = _select(T.kind, T.topic, T.rel, T.poisoned, T.u, T.tokens, T.draw_id,
+                        T.branch, S.prio, S.cand, S.chosen, S.order, S.neg, n_cand, k,
+                        topic_now, seed, traj, step)
     if record:
         for v in range(n_slots):
             log_row[v] = S.chosen[v]
@@ -447,9 +523,12 @@ def _prompt_step(T, S, k, topic_now, active, n_slots, seed, traj, step, record, 
             x = T.u[v] * g
             T.u[v] = 0.0 if x < 0.0 else (1.0 if x > 1.0 else x)
     # 5. Eq. 6 after feedback; 6. Eq. 7: off-path, not obsolete, U_b < τ_obs → obsolete.
-    _priorities(T, S, n_slots, k)
+    _priorities(T.kind, T.parent, T.state, T.outcome, T.u, T.branch, S.u_max, S.u_sum, S.size,
+                S.n_failed, S.n_obs, S.prio, n_slots, k)
+    fresh = n_slots
     for b in range(n_slots):
         if (T.kind[b] == TASK and not S.on_path[b] and T.state[b] != OBSOLETE
                 and S.prio[b] < k[K_TAU]):
             T.state[b] = OBSOLETE
-    return taken
+            fresh = -1  # the O_b of this branch and its ancestors changed
+    return taken, fresh
