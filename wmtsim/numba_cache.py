@@ -105,7 +105,12 @@ def cache_dir() -> Path:
 
 
 def configure() -> None:
-    """Point numba's cache at `cache_dir()` unless the user chose a folder."""
+    """Point numba's cache at `cache_dir()` unless the user chose a folder.
+
+    Hashing the kernel sources reads and parses every module (~0.3 s), so ``import
+    wmtsim`` does not call this: it calls `configure_before_numba`, and the hash is taken
+    only by a process that imports numba (``wmtsim --help`` never does).
+    """
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     path = cache_dir()
@@ -118,3 +123,29 @@ def configure() -> None:
         from numba.core import config
 
         setattr(config, "CACHE_DIR", str(path))  # noqa: B010 (untyped module)
+
+
+class _BeforeNumba:
+    """A meta-path finder that runs `configure` just before numba is first imported.
+
+    It finds nothing itself (returns None), so the import goes on as usual, with
+    ``NUMBA_CACHE_DIR`` set by then.
+    """
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "numba":
+            self.remove()
+            configure()
+        return None
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+
+def configure_before_numba() -> None:
+    """`configure` now if numba is already imported, else right before it is."""
+    if "numba" in sys.modules:
+        configure()
+    elif not any(isinstance(f, _BeforeNumba) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeNumba())  # type: ignore[arg-type]
