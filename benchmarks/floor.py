@@ -71,8 +71,11 @@ SQRT3 = math.sqrt(3.0)  # scales an Irwin–Hall sum of four uniforms to unit va
 (K_U_SUCCESS, K_U_FAILURE, K_U_ROOT, K_U_TASK, K_U_ACTION, K_U_GLOBAL, K_U_SUMMARY, K_RHO,
  K_RHO_G, K_M, K_ALPHA, K_BETA, K_GAMMA, K_DELTA, K_TAU, K_BUDGET, K_RESETS_M, K_GMC,
  K_NOISE, K_BOOST, K_W_U, K_W_B, K_TOP_K, K_C_SUM, K_WARN_TOKENS, K_STRUCT, K_CROSS,
- K_SUMMARY_REL) = range(28)
-N_KNOBS = 28
+ K_SUMMARY_REL, K_TWICE) = range(29)
+N_KNOBS = 29
+# Profiling only (`benchmarks.phases`): K_TWICE is a mask of the phases a step runs twice,
+# so a phase's cost is the time it adds; every doubled phase is idempotent (same result).
+PH_POOL, PH_PRIORITIES, PH_SELECT, PH_DRAWS, PH_SUPPRESS = 1, 2, 4, 8, 16
 
 
 class Tree(NamedTuple):
@@ -112,8 +115,10 @@ class Scratch(NamedTuple):
     rho_pow: np.ndarray  # ρ^j as a product of j factors (the project's rounding)
 
 
-def floor_knobs(world: Any, params: Any = None, stubs: Any = None) -> np.ndarray:
-    """The knobs the floor reads, from `Params`, `Stubs` and the world's spec."""
+def floor_knobs(world: Any, params: Any = None, stubs: Any = None, twice: int = 0
+                ) -> np.ndarray:
+    """The knobs the floor reads, from `Params`, `Stubs` and the world's spec; ``twice``:
+    the ``PH_*`` phases to run twice (profiling)."""
     from wmtsim.core.params import Params
     from wmtsim.core.stubs import Stubs
 
@@ -126,7 +131,7 @@ def floor_knobs(world: Any, params: Any = None, stubs: Any = None) -> np.ndarray
                    p.global_miss_count]
     k[K_NOISE:] = [st.selector_noise, st.poison_boost, st.w_u, st.w_b, st.top_k, st.c_sum,
                    st.warning_tokens, st.struct_tokens, world.spec.cross_relevance,
-                   world.spec.summary_relevance]
+                   world.spec.summary_relevance, twice]
     return k
 
 
@@ -454,6 +459,11 @@ def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, 
         s = 0.0
         for r in range(4):
             s += _uniform_at(key, d + r, PURPOSE_SELECTOR_NOISE)
+        if int(k[K_TWICE]) & PH_DRAWS:  # profiling: the draws again (x + 0.0 = x)
+            t = 0.0
+            for r in range(4):
+                t += _uniform_at(key, d + r, PURPOSE_SELECTOR_NOISE)
+            x += 0.0 * t
         x += k[K_NOISE] * ((s - 2.0) * SQRT3)
         x += k[K_W_U] * u[v]
         if branch[v] >= 0:
@@ -489,8 +499,12 @@ def _prompt_step(T, S, k, topic_now, active, n_slots, fresh, seed, traj, step, r
     only nodes were appended since (-1: recompute). Returns how many memories were
     selected and the ``fresh`` of the next step (-1 when Eq. 7 suppressed a branch).
     """
+    twice = int(k[K_TWICE])
     n_cand = _pool(T.kind, T.parent, T.state, S.on_path, S.hidden, S.anc_folded, S.cand,
                    S.chosen, n_slots, active)
+    if twice & PH_POOL:
+        n_cand = _pool(T.kind, T.parent, T.state, S.on_path, S.hidden, S.anc_folded, S.cand,
+                       S.chosen, n_slots, active)
     # Fresh priorities for the selector: the totals of the last step's Eq. 6 plus the
     # nodes created since, when nothing else changed in between.
     if fresh < 0:
@@ -504,6 +518,10 @@ def _prompt_step(T, S, k, topic_now, active, n_slots, fresh, seed, traj, step, r
         taken = _select(T.kind, T.topic, T.rel, T.poisoned, T.u, T.tokens, T.draw_id,
                         T.branch, S.prio, S.cand, S.chosen, S.order, S.neg, n_cand, k,
                         topic_now, seed, traj, step)
+        if twice & PH_SELECT:
+            taken = _select(T.kind, T.topic, T.rel, T.poisoned, T.u, T.tokens, T.draw_id,
+                            T.branch, S.prio, S.cand, S.chosen, S.order, S.neg, n_cand, k,
+                            topic_now, seed, traj, step)
     if record:
         for v in range(n_slots):
             log_row[v] = S.chosen[v]
@@ -523,12 +541,14 @@ def _prompt_step(T, S, k, topic_now, active, n_slots, fresh, seed, traj, step, r
             x = T.u[v] * g
             T.u[v] = 0.0 if x < 0.0 else (1.0 if x > 1.0 else x)
     # 5. Eq. 6 after feedback; 6. Eq. 7: off-path, not obsolete, U_b < τ_obs → obsolete.
-    _priorities(T.kind, T.parent, T.state, T.outcome, T.u, T.branch, S.u_max, S.u_sum, S.size,
-                S.n_failed, S.n_obs, S.prio, n_slots, k)
+    for _ in range(2 if twice & PH_PRIORITIES else 1):
+        _priorities(T.kind, T.parent, T.state, T.outcome, T.u, T.branch, S.u_max, S.u_sum,
+                    S.size, S.n_failed, S.n_obs, S.prio, n_slots, k)
     fresh = n_slots
-    for b in range(n_slots):
-        if (T.kind[b] == TASK and not S.on_path[b] and T.state[b] != OBSOLETE
-                and S.prio[b] < k[K_TAU]):
-            T.state[b] = OBSOLETE
-            fresh = -1  # the O_b of this branch and its ancestors changed
+    for _ in range(2 if twice & PH_SUPPRESS else 1):
+        for b in range(n_slots):
+            if (T.kind[b] == TASK and not S.on_path[b] and T.state[b] != OBSOLETE
+                    and S.prio[b] < k[K_TAU]):
+                T.state[b] = OBSOLETE
+                fresh = -1  # the O_b of this branch and its ancestors changed
     return taken, fresh

@@ -97,3 +97,16 @@ def test_without_record_the_floor_does_the_same_work() -> None:
     for key in ("steps", "selected", "u", "m", "state", "n_slots"):
         assert np.array_equal(a[key], b[key]), key
     assert b["log"].shape == (1, 1, 1)
+
+
+def test_profiling_masks_change_nothing() -> None:
+    """`benchmarks.phases` times a phase by running it twice: each must be idempotent."""
+    from benchmarks import floor as F
+
+    world = generate(WORLDS["poisoned, superseded, revised"], seed=5, n=10)
+    params, stubs = KNOBS["tight budget, top-k, fast decay"]
+    base = run_floor(world, F.floor_knobs(world, params, stubs))
+    for mask in (F.PH_POOL, F.PH_PRIORITIES, F.PH_SELECT, F.PH_DRAWS, F.PH_SUPPRESS, 31):
+        got = run_floor(world, F.floor_knobs(world, params, stubs, twice=mask))
+        for key in ("steps", "selected", "u", "m", "state"):
+            assert np.array_equal(got[key], base[key]), (mask, key)
