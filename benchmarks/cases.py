@@ -513,10 +513,11 @@ def bench_startup(sz: Sizes) -> dict[str, Any]:
             row("warmup_cold_seconds", "wmtsim warmup, cold (fresh numba cache)"),
             row("after_warmup_seconds", f"{label}, after wmtsim warmup"),
         ]
-    else:  # --quick: the current cache, never a fresh compile
+    else:  # --quick or --no-cold: the current cache, never a fresh compile
         out["cold_seconds"] = None
         timed("warm_seconds", cmd, None, max(3, sz.repeats))
-        out["rows"] += [_row(f"{label}, cold", "skipped (--quick)"),
+        why = "--quick" if sz.repeats == 1 else "--no-cold"
+        out["rows"] += [_row(f"{label}, cold", f"skipped ({why})"),
                         row("warm_seconds", f"{label}, warm (current cache)",
                             GOAL_WARM_SECONDS)]
     return out

@@ -148,4 +148,4 @@ def configure_before_numba() -> None:
     if "numba" in sys.modules:
         configure()
     elif not any(isinstance(f, _BeforeNumba) for f in sys.meta_path):
-        sys.meta_path.insert(0, _BeforeNumba())  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _BeforeNumba())
