@@ -21,21 +21,21 @@ demo: setup
 	$(BIN)/wmtsim demo
 
 test: setup
-	$(BIN)/ruff check wmtsim tests benchmarks studies scripts
+	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts
 	$(BIN)/mypy
 	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
 	$(BIN)/pytest -n 2 -q
 
 lint: setup
-	$(BIN)/ruff check wmtsim tests benchmarks studies scripts
+	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts
 	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python -m benchmarks.run
 
-study: setup  # regenerate the "why" study: studies/tables/, docs/figures/, docs/findings.md
-	$(BIN)/python -m studies.run
-	nice -n 10 $(BIN)/python -m studies.design_study
+study: setup  # regenerate the "why" study: why_study/tables/, docs/figures/, docs/findings.md
+	$(BIN)/python -m why_study.run
+	nice -n 10 $(BIN)/python -m why_study.design_study
 
 docs: setup  # regenerate every generated block of README.md and docs/ (scripts/docs.py)
 	$(BIN)/python scripts/docs.py

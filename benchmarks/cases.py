@@ -130,9 +130,9 @@ class Engine:
 
 
 def _prompt_steps(counts: Any) -> int:
-    from wmtsim.core.metrics import C_PROMPT_STEPS
+    from wmtsim.core.metrics import C
 
-    return int(np.asarray(counts)[:, C_PROMPT_STEPS].sum())
+    return int(np.asarray(counts)[:, C.prompt_steps].sum())
 
 
 def _generate(spec: Any, n: int, seed: int = 0) -> Any:
@@ -177,7 +177,7 @@ def _reference_simulator() -> Callable[..., Any] | None:
 
 def bench_reference(sz: Sizes) -> dict[str, Any]:
     """Single-threaded engine vs `wmtsim.twins.simulator.simulate_reference` on one World."""
-    from wmtsim.core.metrics import C_NODES
+    from wmtsim.core.metrics import C
     from wmtsim.core.params import Params
     from wmtsim.core.stubs import Stubs
     from wmtsim.engine.world import WorldSpec
@@ -215,7 +215,7 @@ def bench_reference(sz: Sizes) -> dict[str, Any]:
         ratio = t_ref / t_eng
         out["worlds"][name] = {
             "trajectories": n, "prompt_steps": steps,
-            "mean_nodes": float(np.asarray(counts)[:, C_NODES].mean()),
+            "mean_nodes": float(np.asarray(counts)[:, C.nodes].mean()),
             "engine_seconds": t_eng, "python_seconds": t_ref,
             "engine_steps_per_second": steps / t_eng,
             "python_steps_per_second": steps / t_ref,
@@ -313,7 +313,7 @@ def node_spec(target: int) -> Any:
 
 def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
     """Per-step cost as trees grow; single-threaded so per-step costs compare cleanly."""
-    from wmtsim.core.metrics import C_NODES
+    from wmtsim.core.metrics import C
 
     _warm()
     eng = Engine("wmt")
@@ -327,7 +327,7 @@ def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
         steps = _prompt_steps(counts)
         t, c = best_cpu_time(partial(eng, world, 1), repeat=sz.repeats, max_time=10.0)
         points.append({"target": target, "trajectories": n, "prompt_steps": steps,
-                       "nodes": float(np.asarray(counts)[:, C_NODES].mean()),
+                       "nodes": float(np.asarray(counts)[:, C.nodes].mean()),
                        "seconds": t, "seconds_per_step": t / steps,
                        "cpu_seconds": c, "cpu_seconds_per_step": c / steps})
     nodes = [p["nodes"] for p in points]
@@ -549,10 +549,10 @@ def bench_memory(sz: Sizes) -> dict[str, Any]:
 
 
 def bench_attribution(sz: Sizes) -> dict[str, Any]:
-    """The shipped attributions of studies/run.py (Full WMT vs Linear and vs A2 on
+    """The shipped attributions of why_study/run.py (Full WMT vs Linear and vs A2 on
     paper_poisoning and gaia_like), all threads: wall time of each, world generation,
     every coalition and the paired bootstrap included."""
-    from studies.run import ATTRIBUTIONS
+    from why_study.run import ATTRIBUTIONS
     from wmtsim.studies.attribution import attribute
     from wmtsim.studies.scenario import load_scenario
 

@@ -43,6 +43,8 @@ GENERATORS: tuple[Generator, ...] = (
         ("README.md", "headline"),
         *(("docs/calibration.md", b) for b in
           ("summary", "table4", "checks", "errors", "paper-reading", "table123")))),
+    Generator("metrics_table", ("scripts/metrics_table.py",),
+              blocks=(("docs/guide.md", "metrics"),)),
     Generator("field_table", ("scripts/field_table.py", "readme"),
               blocks=(("README.md", "field"),)),
     Generator("field_docs", ("scripts/field_table.py", "docs"), blocks=tuple(
@@ -64,12 +66,12 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",
                                  "docs/statistics.md"),
               blocks=(("docs/statistics.md", "coverage"),)),
-    Generator("why_study", ("-m", "studies.run"), blocks=tuple(
+    Generator("why_study", ("-m", "why_study.run"), blocks=tuple(
         ("docs/findings.md", b) for b in (
             "provenance", "why_paper_poisoning_linear_wmt",
             "why_paper_poisoning_a2_no_controller_wmt", "why_gaia_like_linear_wmt",
             "why_gaia_like_a2_no_controller_wmt", "claims_detection", "claims_noise"))),
-    Generator("design_study", ("-m", "studies.design_study"),
+    Generator("design_study", ("-m", "why_study.design_study"),
               blocks=(("docs/atlas.md", "atlas"), ("docs/findings.md", "transfer"))),
     Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",
                                   "40"),

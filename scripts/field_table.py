@@ -22,13 +22,21 @@ from wmtsim.studies.field_curves import budget_curves, curve_chart, curves_markd
 from wmtsim.studies.field_parity import parity_markdown, parity_table
 from wmtsim.studies.field_robustness import robustness, robustness_markdown
 from wmtsim.studies.report import run_policies
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN = [m for m in METRIC_NAMES if m not in ("steps", "llm_calls")] + ["llm_calls"]
-# The budgets of each shipped comparison: ¼B, ½B and B where the item cap lets B bind
-# (paper_poisoning, top_k = 3), ½B, B and 2B where no cap binds first (gaia_like).
-BUDGETS = {"paper_poisoning": (95, 190, 380), "gaia_like": (350, 700, 1400)}
+# The shipped comparisons, each over ½B, B and 2B of its own (fitted) budget B, so every
+# curve crosses the point where B starts to bind; `stubs.top_k` is 0 (no item cap) in both.
+SCENARIOS = ("paper_poisoning", "gaia_like")
+
+
+def budgets_for(sc: Scenario) -> tuple[int, int, int]:
+    """½B, B and 2B of the scenario's own budget."""
+    b = int(sc.params.budget)
+    return (b // 2, b, 2 * b)
+
+
 README_POLICIES = ("traceretain_z", "traceretain_conflict", "generative_agents",
                    "generative_agents_code", "memorybank", "memorybank_code", "memgpt",
                    "mem0")
@@ -49,12 +57,16 @@ def replace_block(path: Path, name: str, body: str) -> None:
 def readme_block(n: int = N) -> str:
     """README's field table: TSR of WMT, then Δ TSR [95%] per field policy and budget."""
     name = "paper_poisoning"
-    budgets = BUDGETS[name]
-    frame = budget_curves(load_scenario(name), budgets, ("wmt", *README_POLICIES), n=n,
+    sc = load_scenario(name)
+    budgets = budgets_for(sc)
+    frame = budget_curves(sc, budgets, ("wmt", *README_POLICIES), n=n,
                           metrics=("tsr",))
     rows = {(r["policy"], r["budget"]): r for r in frame.iter_rows(named=True)}
+    command = (f"`wmtsim compare {name} --budget {','.join(map(str, budgets))} --n {n}` "
+               f"(TSR, Δ = policy − WMT at the same B, paired 95% interval; B = "
+               f"{sc.params.budget} is the scenario's fitted budget)")
     head = "| policy | " + " | ".join(f"B = {b}" for b in budgets) + " |"
-    lines = [head, "|---" * (len(budgets) + 1) + "|",
+    lines = [command, "", head, "|---" * (len(budgets) + 1) + "|",
              "| `wmt` (TSR) | " + " | ".join(f"{rows['wmt', b]['mean']:.3f}"
                                              for b in budgets) + " |"]
 
@@ -90,8 +102,9 @@ def docs_blocks(n: int = N, seeds: int = 3) -> None:
 
     doc = ROOT / "docs" / "policies.md"
     rob = []
-    for name, budgets in BUDGETS.items():
+    for name in SCENARIOS:
         sc = load_scenario(name)
+        budgets = budgets_for(sc)
         frame = budget_curves(sc, budgets, tuple(POLICIES), n=n)
         replace_block(doc, f"field-curves.{name}",
                       f"### {name} (B = {', '.join(map(str, budgets))})\n\n"

@@ -102,7 +102,7 @@ GROUPS = (
 # The hand-made mutants that survived the suite: (label, file, old, new, group).
 HAND = (
     ("Eq. 7 suppression at the threshold (kernel)", "wmtsim/core/lifecycle.py",
-     "if priority[b] < p[P_TAU_OBS]:", "if priority[b] <= p[P_TAU_OBS]:", "kernels"),
+     "if priority[b] < p.tau_obs:", "if priority[b] <= p.tau_obs:", "kernels"),
     ("Eq. 7 suppression at the threshold (twin)", "wmtsim/twins/reference.py",
      "and u_b < self.params.tau_obs):", "and u_b <= self.params.tau_obs):", "twin"),
     ("budget check strict (engine items)", "wmtsim/engine/selector.py",

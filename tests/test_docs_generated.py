@@ -53,3 +53,17 @@ def test_a_cheap_generator_rewrites_its_block_and_states_its_command(tmp_path: P
     assert after.startswith(head) and after.endswith(tail)
     assert "python scripts/coverage_study.py --runs 3" in after
     assert after != before
+
+
+def test_the_guides_metrics_table_is_the_metric_declaration() -> None:
+    """docs/guide.md's metrics table is what scripts/metrics_table.py makes from
+    `wmtsim.core.metrics.DECLARED` (one row per declared metric, its counters named)."""
+    done = subprocess.run([sys.executable, "scripts/metrics_table.py", "--check"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    from wmtsim.core.metrics import DECLARED
+
+    block = (REPO / "docs" / "guide.md").read_text(encoding="utf-8").split(
+        "<!-- generated:metrics -->")[1].split("<!-- /generated:metrics -->")[0]
+    rows = [line for line in block.splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == len(DECLARED)

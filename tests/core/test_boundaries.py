@@ -322,7 +322,7 @@ def test_fold_at_the_last_step_is_counted_in_engine_and_twin() -> None:
     assert t["n_folds"].to_list() == [3] * 4
     assert t["n_nodes"].to_list() == [13] * 4
     counts, trees = simulate_reference(world, "wmt", Params(), Stubs())
-    assert counts[:, 16].tolist() == [3.0] * 4  # C_FOLDS
+    assert counts[:, 16].tolist() == [3.0] * 4  # C.folds
     for tree in trees:
         tasks = [v for v, node in tree.nodes.items() if node.kind == "task"]
         assert len(tasks) == 3

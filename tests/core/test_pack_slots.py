@@ -1,78 +1,74 @@
-"""Every ``pack()`` puts each knob in the slot its constant names (issue 15, point 3).
+"""Every ``pack()`` is a numpy record built from its dataclass's fields (issue 15 point 3,
+issue 29 point 5).
 
-The kernels read packed vectors by constant (``p[P_BUDGET]``, ``st[ST_TOP_K]``, ...); a
-field added, removed or reordered without its constant would shift every slot after it
-silently. For each packed class: the slot constants are named after the fields, cover the
-vector exactly once, and a change to one field moves that field's slot(s) only.
+The kernels read packed knobs by name (``p.budget``, ``st.top_k``, ``sw.scores``,
+``bl.recall_k``); the names and their order come from the dataclass fields, so a field
+added, removed or reordered cannot shift another. For each packed class: the record's
+names are the fields (a range knob as ``_min`` / ``_max``), each holds its field's value,
+all of one numpy type, and a change to one knob shows in its own values only.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 
 import wmtsim.core.field_knobs as field_knobs
+import wmtsim.core.metrics as metrics
 import wmtsim.core.params as params
 import wmtsim.core.policies as policies
 import wmtsim.core.stubs as stubs
 import wmtsim.core.world_spec as world_spec
+from wmtsim.core.knobs import knob_of
 from wmtsim.engine.forest import Forest, ForestRows
 from wmtsim.engine.world import WorldRows
 
-# Fields packed under another name, or into two slots (a ``(min, max)`` range).
-_RENAMED = {
-    "n_subtasks": ("W_SUB_MIN", "W_SUB_MAX"),
-    "nested_subtasks": ("W_NEST_MIN", "W_NEST_MAX"),
-    "n_actions": ("W_ACT_MIN", "W_ACT_MAX"),
-    "resume_actions": ("W_RESUME_MIN", "W_RESUME_MAX"),
-    "apparent_relevance": ("PZ_APPARENT",),
-    "persuasiveness": ("PZ_PERSUADE",),
-}
+# Packed values derived from the knobs, not knobs themselves.
+_DERIVED = {"ga_step_decay", "mb_forget_after"}
 # Fields that are not packed (names and labels; the injections travel as their own matrix).
 _UNPACKED = {"name", "label", "poison"}
-# Packed slots that are derived from the knobs, not knobs themselves.
-_DERIVED = {"B_GA_STEP_DECAY", "B_MB_FORGET_AFTER"}
-# Choice knobs packed as their index in a tuple of names.
-_CHOICES = {"supersede_rule": world_spec.SUPERSEDE_RULES, "kind": world_spec.POISON_KINDS}
 
 
-def _poison_pack(spec: Any) -> np.ndarray:
-    return world_spec.WorldSpec(poison=(spec,)).pack()[1][0]
+def _poison_pack(spec: Any) -> Any:
+    row = world_spec.WorldSpec(poison=(spec,)).pack()[1][0]
+    names = world_spec.PZ._fields  # the columns, by name
+    return np.rec.array(np.array([tuple(row)], dtype=[(n, np.float64) for n in names]))[0]
 
 
 CASES = [
-    (params.Params(), params, "P_", lambda o: o.pack()),
-    (stubs.Stubs(), stubs, "ST_", lambda o: o.pack()),
-    (world_spec.WorldSpec(), world_spec, "W_", lambda o: o.pack()[0]),
-    (world_spec.PoisonSpec(kind=world_spec.POISON_KINDS[0]), world_spec, "PZ_", _poison_pack),
-    (policies.POLICIES["wmt"], policies, "S_", lambda o: o.pack()),
-    (field_knobs.Baselines(), field_knobs, "B_", lambda o: o.pack()),
+    (params.Params(), lambda o: o.pack(), np.float64),
+    (stubs.Stubs(), lambda o: o.pack(), np.float64),
+    (world_spec.WorldSpec(), lambda o: o.pack()[0], np.float64),
+    (world_spec.PoisonSpec(kind=world_spec.POISON_KINDS[0]), _poison_pack, np.float64),
+    (policies.POLICIES["wmt"], lambda o: o.pack(), np.int64),
+    (field_knobs.Baselines(), lambda o: o.pack(), np.float64),
 ]
 IDS = ["Params", "Stubs", "WorldSpec", "PoisonSpec", "Policy", "Baselines"]
 
 
-def _slots(obj: Any, module: ModuleType, prefix: str) -> dict[str, tuple[int, ...]]:
-    """Field name → the slot constants' values, looked up by name in ``module``."""
+def _names(obj: Any) -> dict[str, tuple[str, ...]]:
+    """Field name -> the packed names that hold it."""
     out = {}
     for f in dataclasses.fields(obj):
         if f.name in _UNPACKED:
             continue
-        names = _RENAMED.get(f.name, (prefix + f.name.upper(),))
-        for name in names:
-            assert hasattr(module, name), f"{type(obj).__name__}.{f.name}: no {name}"
-        out[f.name] = tuple(int(getattr(module, name)) for name in names)
+        spec = knob_of(type(obj), f.name)
+        ranged = spec is not None and spec.kind == "int_range"
+        out[f.name] = (f"{f.name}_min", f"{f.name}_max") if ranged else (f.name,)
     return out
 
 
-def _packed_values(value: Any, name: str) -> list[float]:
+def _packed_values(obj: Any, name: str) -> list[float]:
+    value = getattr(obj, name)
     if isinstance(value, tuple):
         return [float(x) for x in value]
     if isinstance(value, str):
-        return [float(_CHOICES[name].index(value))]
+        spec = knob_of(type(obj), name)
+        assert spec is not None
+        return [float(spec.choices.index(value))]
     return [float(value)]
 
 
@@ -89,27 +85,38 @@ def _nudged(value: Any) -> list[Any]:
     return []
 
 
-@pytest.mark.parametrize(("obj", "module", "prefix", "pack"), CASES, ids=IDS)
-def test_pack_slots_match_field_names(obj: Any, module: ModuleType, prefix: str,
-                                      pack: Any) -> None:
-    slots = _slots(obj, module, prefix)
-    vector = pack(obj)
-    derived = [int(getattr(module, d)) for d in _DERIVED if prefix == "B_"]
-    covered = sorted([s for ss in slots.values() for s in ss] + derived)
-    assert covered == list(range(len(vector))), "slot constants must cover pack() once"
-    for name, ss in slots.items():
-        assert [float(vector[s]) for s in ss] == _packed_values(getattr(obj, name), name), name
-    # A change to one knob shows in its own slot(s) only (defaults may coincide).
-    for name, ss in slots.items():
+@pytest.mark.parametrize(("obj", "pack", "dtype"), CASES, ids=IDS)
+def test_pack_is_named_after_the_fields(obj: Any, pack: Any, dtype: Any) -> None:
+    names = _names(obj)
+    record = pack(obj)
+    packed = [n for ns in names.values() for n in ns]
+    fields = record.dtype.names
+    assert [n for n in fields if n not in _DERIVED] == packed, "field order"
+    assert all(record.dtype[n] == dtype for n in fields), "one numpy type"
+    for name, ns in names.items():
+        assert [float(getattr(record, n)) for n in ns] == _packed_values(obj, name), name
+    # A change to one knob shows in its own value(s) only (derived values may follow).
+    for name, ns in names.items():
         for value in _nudged(getattr(obj, name)):
             try:
-                other = pack(dataclasses.replace(obj, **{name: value}))
+                changed_obj = dataclasses.replace(obj, **{name: value})
+                other = pack(changed_obj)
             except (ValueError, TypeError):
                 continue
-            changed = {int(k) for k in np.flatnonzero(other != vector)} - set(derived)
-            assert changed <= set(ss), f"{name} moved slots {sorted(changed)}, not {ss}"
-            assert [float(other[s]) for s in ss] == _packed_values(value, name), name
+            changed = {n for n in fields
+                       if getattr(other, n) != getattr(record, n)} - _DERIVED
+            assert changed <= set(ns), f"{name} moved {sorted(changed)}, not {ns}"
+            assert ([float(getattr(other, n)) for n in ns]
+                    == _packed_values(changed_obj, name)), name
             break
+
+
+def test_counter_columns_are_the_counter_list() -> None:
+    assert metrics.C._fields == metrics.COUNTERS
+    assert list(metrics.C) == list(range(metrics.N_COUNTERS))
+    # Every metric's counters are declared counters.
+    for m in metrics.DECLARED:
+        assert set(m.num) | set(m.den) <= set(metrics.COUNTERS), m.name
 
 
 def test_named_rows_carry_the_container_field_names() -> None:
@@ -120,7 +127,3 @@ def test_named_rows_carry_the_container_field_names() -> None:
     assert set(WorldRows._fields) <= set(world)
     assert set(world) - set(WorldRows._fields) == {
         "seed", "start", "spec", "n_nodes", "n_events", "n_injected"}
-    # The positional constants the world module still exports agree with the named rows.
-    for k, name in enumerate(WorldRows._fields):
-        short = {"persuasiveness": "PERS"}.get(name, name.upper())
-        assert getattr(world_spec, "WR_" + short) == k

@@ -171,7 +171,7 @@ def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
     _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
                 st_, out)
     assert (bs[0], bs[1]) == (old, new)
-    assert out[C["llm_calls"]] == 2  # extraction + decision calls
+    assert out[C.llm_calls] == 2  # extraction + decision calls
     # Below the match threshold: always ADD.
     bs = np.array([B_IN, B_UNSEEN], np.int8)
     F.topic[1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
@@ -299,8 +299,8 @@ def test_letta_summarises_the_messages_before_the_one_that_crosses() -> None:
     _letta_overflow(0, 0, 3, 6, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
                     Stubs(c_sum=0.5).pack(), out)
     assert bs.tolist() == [B_IN, B_RECALL, B_IN, B_IN, B_IN, B_IN]
-    assert F.tokens[0] == 70 and out[C["summariser_calls"]] == 1
-    assert out[C["context_overflows"]] == 0
+    assert F.tokens[0] == 70 and out[C.summariser_calls] == 1
+    assert out[C.context_overflows] == 0
 
 
 def test_letta_would_raise_when_fewer_than_two_messages_can_be_summarised() -> None:
@@ -312,7 +312,7 @@ def test_letta_would_raise_when_fewer_than_two_messages_can_be_summarised() -> N
     _letta_overflow(0, 0, 3, 4, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
                     Stubs(c_sum=0.5).pack(), out)
     assert bs.tolist() == [B_IN] * 4
-    assert out[C["context_overflows"]] == 1 and out[C["summariser_calls"]] == 0
+    assert out[C.context_overflows] == 1 and out[C.summariser_calls] == 0
 
 
 def test_conversation_search_is_a_charged_tool_call_over_user_messages() -> None:

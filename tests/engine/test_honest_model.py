@@ -380,5 +380,5 @@ def test_latency_is_calls_and_tokens() -> None:
 
 
 def test_counter_layout_is_named() -> None:
-    assert C["final_correct"] > C["nodes"]
+    assert C.final_correct > C.nodes
     assert set(RATIOS) <= {"asr", "prr", "ip", "br", "af", "ccr", "accuracy"}

@@ -1,4 +1,4 @@
-"""The shipped why-study script (studies/run.py): its generated blocks exist in
+"""The shipped why-study script (why_study/run.py): its generated blocks exist in
 docs/findings.md, block replacement is exact, and its tables render the library's numbers."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 from conftest import REPO
 
-if str(REPO) not in sys.path:  # studies/ is a top-level package of the repository
+if str(REPO) not in sys.path:  # why_study/ is a top-level package of the repository
     sys.path.insert(0, str(REPO))
 
-from studies.run import (
+from why_study.run import (
     ATTRIBUTIONS,
     CLAIMS_MAPS,
     FINDINGS,
@@ -32,10 +32,10 @@ def test_every_generated_block_exists_and_its_figure_and_table_are_shipped() -> 
         assert f"<!-- generated:{name} -->" in text and f"<!-- /generated:{name} -->" in text
     for name in names:
         assert (REPO / "docs" / "figures" / f"{name}.png").is_file(), name
-        assert (REPO / "studies" / "tables" / f"{name}.parquet").is_file(), name
+        assert (REPO / "why_study" / "tables" / f"{name}.parquet").is_file(), name
         assert f"(figures/{name}.png)" in text
     for name in CLAIMS_MAPS:
-        assert (REPO / "studies" / f"{name}.toml").is_file()
+        assert (REPO / "why_study" / f"{name}.toml").is_file()
 
 
 def test_replace_block_replaces_only_its_block() -> None:

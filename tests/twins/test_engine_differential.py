@@ -156,7 +156,7 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     assert any((w.poisoned & (w.outcome == 2)).any() for w in worlds)  # failed poison
 
     def total(name: str, policy: str, counter: str) -> float:
-        return float(counters(engine_run(name, policy))[:, C[counter]].sum())
+        return float(counters(engine_run(name, policy))[:, getattr(C, counter)].sum())
 
     assert total("tight_budget_suppression", "wmt", "suppressed") > 0
     assert total("tight_budget_suppression", "a3_no_semantic", "suppressed") > 0
@@ -165,7 +165,7 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     # Selection binds: some selector step takes less than the whole pool.
     for name in ("nested_resume_topk", "tight_budget_suppression"):
         c = counters(engine_run(name, "tree_selection"))
-        assert (c[:, C["ccr_sum"]] < c[:, C["ccr_steps"]]).any()
+        assert (c[:, C.ccr_sum] < c[:, C.ccr_steps]).any()
     # Some fold summary absorbed poison (p_leak / p_leak_rider).
     f = engine_run("tight_budget_suppression", "tree_selection_summary").forest
     assert (f.poisoned & (f.kind == 4)).any()

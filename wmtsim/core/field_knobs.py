@@ -1,4 +1,4 @@
-"""The knobs of the field's policies (`Baselines`), their pack slots and slot places.
+"""The knobs of the field's policies (`Baselines`), their packed record and slot places.
 
 Plain data (no numba): the kernels are `wmtsim.engine.field`, the readable twin
 `wmtsim.twins.field_reference`; every rule is documented in docs/policies.md.
@@ -10,9 +10,8 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-import numpy as np
-
 from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.packing import pack_values, packed_type
 from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
@@ -229,10 +228,11 @@ class Baselines:
         """t·time_scale beyond which R = exp(-t/S) < θ, per unit of S: scale·ln(1/θ)."""
         return float(self.mb_time_scale) * math.log(1.0 / float(self.mb_threshold))
 
-    def pack(self) -> np.ndarray:
-        values = [float(getattr(self, f.name)) for f in fields(self)]
-        return np.array([*values, self.ga_step_decay(), self.mb_forget_after()],
-                        dtype=np.float64)
+    def pack(self) -> Any:
+        """The knobs as the kernels read them (`PackedBaselines`: ``bl.recall_k``, ...),
+        then the derived ``ga_step_decay`` and ``mb_forget_after``."""
+        return pack_values(self, PackedBaselines,
+                           extra=(self.ga_step_decay(), self.mb_forget_after()))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -247,15 +247,7 @@ class Baselines:
         return cls(**values)
 
 
-(B_CAPACITY, B_TOP_K, B_IMPORTANCE_NOISE, B_Z_WINDOW, B_Z_THRESHOLD, B_RAW_THRESHOLD,
- B_DUP_THRESHOLD, B_MIN_TOKENS, B_DROP_FAILED, B_IMPORTANCE_WEIGHT, B_RECENCY_WEIGHT,
- B_RECENCY_DECAY, B_REPLACE_THRESHOLD, B_CLUSTER_SIZE, B_SCORER_BASE_TOKENS, B_GA_TOP_K,
- B_GA_DECAY, B_HOURS_PER_STEP, B_GA_CODE_DECAY, B_GA_W_RECENCY, B_GA_W_IMPORTANCE,
- B_GA_W_RELEVANCE, B_GAC_W_RECENCY, B_GAC_W_IMPORTANCE, B_GAC_W_RELEVANCE, B_MB_THRESHOLD,
- B_MB_TIME_SCALE, B_MB_S_CAP, B_WINDOW_TOKENS, B_EVICT_FRACTION, B_KEEP_LAST, B_RECALL_K,
- B_WINDOW_STEPS, B_TOKEN_LIMIT, B_DUP_CONTENT, B_MB_SESSION_STEPS, B_MB_CODE_TOP_K,
- B_MB_CODE_RECENT, B_FREQUENCY_WEIGHT, B_MEM0_SEARCH_K, B_MEM0_MATCH, B_MEM0_P_UPDATE,
- B_MEM0_P_DELETE, B_MEM0_P_NONE, B_IMPORTANCE_READS_EVIDENCE, B_OWN_CAPS,
- B_MEM0_RANDOM_DECISION, B_LETTA_WALK, B_TR_BUFFER, B_TR_EVAL_EVERY, B_GA_REFLECT_THRESHOLD,
- B_GA_FOCAL_POINTS, B_GA_THOUGHTS, B_SEARCH_BASE_TOKENS, B_GA_STEP_DECAY,
- B_MB_FORGET_AFTER) = range(56)
+
+# The packed knobs, then the two derived constants.
+PackedBaselines = packed_type(Baselines,
+                              extra=("ga_step_decay", "mb_forget_after"))

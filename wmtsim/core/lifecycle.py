@@ -8,6 +8,8 @@ only implementations of the candidate pool, the branch priorities and suppressio
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from wmtsim.core.codes import (
@@ -22,7 +24,6 @@ from wmtsim.core.codes import (
     TASK,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.params import P_TAU_OBS
 from wmtsim.core.scoring import _branch_priority_core
 
 
@@ -84,7 +85,7 @@ def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray
 
 @jit
 def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
-                       u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
+                       u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                        priority: np.ndarray) -> None:
     """Eq. 6 for every task branch; NaN for nodes that do not root a task branch.
 
@@ -100,7 +101,7 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
 
 @jit
 def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
-                            u: np.ndarray, outcome: np.ndarray, n: int, p: np.ndarray,
+                            u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                             priority: np.ndarray, u_max: np.ndarray, u_sum: np.ndarray,
                             size: np.ndarray, n_failed: np.ndarray, n_obs: np.ndarray
                             ) -> None:
@@ -134,7 +135,7 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
 
 @jit
 def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
-              priority: np.ndarray, n: int, p: np.ndarray) -> int:
+              priority: np.ndarray, n: int, p: Any) -> int:
     """Eq. 7: z_root ← obsolete when U_b < τ_obs, for every eligible branch.
 
     Eligible for lifecycle evaluation: task branches off the active path that are not
@@ -143,7 +144,7 @@ def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
     count = 0
     for b in range(n):
         if kind[b] == TASK and not on_path[b] and state[b] != OBSOLETE:
-            if priority[b] < p[P_TAU_OBS]:
+            if priority[b] < p.tau_obs:
                 state[b] = OBSOLETE
                 count += 1
     return count

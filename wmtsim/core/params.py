@@ -1,8 +1,8 @@
 """The constants of the Weighted Memory Tree (MODEL.md §2–3).
 
 `Params` is the single place where a WMT constant lives. The numba kernels cannot take a
-dataclass, so `Params.pack()` flattens it into a float64 vector whose slots are the `P_*`
-indices below; kernels read `p[P_RHO]` and never hard-code a value.
+dataclass, so `Params.pack()` gives a numpy record of type `PackedParams` (`wmtsim.core.packing`:
+one float64 per field, in field order); kernels read `p.rho` and never hard-code a value.
 """
 
 from __future__ import annotations
@@ -10,30 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-import numpy as np
-
 from wmtsim.core.knobs import check_knobs, knob
-
-# Slots of the packed parameter vector, in field order.
-P_U_SUCCESS = 0
-P_U_FAILURE = 1
-P_U_INIT_ROOT = 2
-P_U_INIT_TASK = 3
-P_U_INIT_ACTION = 4
-P_U_INIT_GLOBAL = 5
-P_U_INIT_SUMMARY = 6
-P_RHO = 7
-P_RHO_G = 8
-P_M = 9
-P_ALPHA = 10
-P_BETA = 11
-P_GAMMA = 12
-P_DELTA = 13
-P_TAU_OBS = 14
-P_BUDGET = 15
-P_EVENT_RESETS_M = 16
-P_GLOBAL_MISS_COUNT = 17
-N_PARAMS = 18
+from wmtsim.core.packing import pack_values, packed_type
 
 _NON_NEGATIVE = "[0, inf), finite"  # the branch coefficients' allowed text
 
@@ -99,28 +77,9 @@ class Params:
                 f"u_failure={self.u_failure!r} (Eq. 2: success scores above failure)"
             )
 
-    def pack(self) -> np.ndarray:
-        """The parameters as a float64 vector indexed by the ``P_*`` slots."""
-        p = np.empty(N_PARAMS, dtype=np.float64)
-        p[P_U_SUCCESS] = self.u_success
-        p[P_U_FAILURE] = self.u_failure
-        p[P_U_INIT_ROOT] = self.u_init_root
-        p[P_U_INIT_TASK] = self.u_init_task
-        p[P_U_INIT_ACTION] = self.u_init_action
-        p[P_U_INIT_GLOBAL] = self.u_init_global
-        p[P_U_INIT_SUMMARY] = self.u_init_summary
-        p[P_RHO] = self.rho
-        p[P_RHO_G] = self.rho_g
-        p[P_M] = self.M
-        p[P_ALPHA] = self.alpha
-        p[P_BETA] = self.beta
-        p[P_GAMMA] = self.gamma
-        p[P_DELTA] = self.delta
-        p[P_TAU_OBS] = self.tau_obs
-        p[P_BUDGET] = self.budget
-        p[P_EVENT_RESETS_M] = 1.0 if self.event_resets_m else 0.0
-        p[P_GLOBAL_MISS_COUNT] = self.global_miss_count
-        return p
+    def pack(self) -> Any:
+        """The parameters as the kernels read them (`PackedParams`: ``p.rho``, ...)."""
+        return pack_values(self, PackedParams)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,3 +97,7 @@ class Params:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Params:
         return cls().with_(**values)
+
+
+PackedParams = packed_type(Params)
+N_PARAMS = len(PackedParams.names or ())

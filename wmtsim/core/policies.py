@@ -50,8 +50,11 @@ Every selective one keeps its context memory within the scenario's budget B.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from wmtsim.core.packing import pack_values, packed_type
 
 SEL_NONE = 0
 SEL_EVERYTHING = 1
@@ -68,10 +71,6 @@ EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECEN
 # reading, the public code as written.
 MB_PAPER, MB_STOCHASTIC, MB_CODE = range(3)
 THRESHOLD_Z, THRESHOLD_FIXED = range(2)
-
-# Slots of the packed switch vector.
-(S_TREE, S_SCORES, S_SELECTION, S_FOLD, S_REOPEN, S_LIFECYCLE, S_FAMILY, S_VARIANT,
- S_EVICTION, S_THRESHOLD, S_CLUSTER, S_SUPERSEDE) = range(12)
 
 
 @dataclass(frozen=True)
@@ -91,10 +90,13 @@ class Policy:
     cluster: bool = False
     supersede: bool = False  # acts on the world's supersede/invalidate events
 
-    def pack(self) -> np.ndarray:
-        return np.array([self.tree, self.scores, self.selection, self.fold, self.reopen,
-                         self.lifecycle, self.family, self.variant, self.eviction,
-                         self.threshold, self.cluster, self.supersede], dtype=np.int64)
+    def pack(self) -> Any:
+        """The switches as the kernels read them (a `PolicySwitches` record:
+        ``sw.scores``, ...): every field but the name and label, as int64."""
+        return pack_values(self, PolicySwitches)
+
+
+PolicySwitches = packed_type(Policy, scalar=np.int64)
 
 
 def _field(name: str, label: str, family: int, variant: int = 0,

@@ -13,21 +13,12 @@ Floating-point conventions, shared with `wmtsim.twins.reference` so both agree t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from wmtsim.core.jit import jit
 from wmtsim.core.params import (
-    P_ALPHA,
-    P_BETA,
-    P_DELTA,
-    P_EVENT_RESETS_M,
-    P_GAMMA,
-    P_GLOBAL_MISS_COUNT,
-    P_M,
-    P_RHO,
-    P_RHO_G,
-    P_U_FAILURE,
-    P_U_SUCCESS,
     Params,
 )
 
@@ -52,28 +43,28 @@ def _rho_power(rho: float, k: int) -> float:
 
 
 @jit
-def _event_score(success: bool, p: np.ndarray) -> float:
+def _event_score(success: bool, p: Any) -> float:
     """Eq. 2: ũ = u_success on success, u_failure on failure (it replaces, not blends)."""
-    return p[P_U_SUCCESS] if success else p[P_U_FAILURE]
+    return p.u_success if success else p.u_failure
 
 
 @jit
-def _event_resets_m(p: np.ndarray) -> bool:
+def _event_resets_m(p: Any) -> bool:
     """Whether an outcome event also resets m (toolkit decision, see `Params`)."""
-    return p[P_EVENT_RESETS_M] != 0.0
+    return p.event_resets_m != 0.0
 
 
 @jit
-def _decay_multiplier(m: int, is_global: bool, p: np.ndarray) -> float:
+def _decay_multiplier(m: int, is_global: bool, p: Any) -> float:
     """Eq. 4: g(m) = ρ_G for global memories, ρ^min(m, M) otherwise."""
     if is_global:
-        return p[P_RHO_G]
-    return _rho_power(p[P_RHO], min(m, int(p[P_M])))
+        return p.rho_g
+    return _rho_power(p.rho, min(m, int(p.M)))
 
 
 @jit
 def _feedback_one(u: float, m: int, eligible: bool, selected: bool, is_global: bool,
-                  p: np.ndarray) -> tuple[float, int]:
+                  p: Any) -> tuple[float, int]:
     """Eqs. 3–5 for one node: returns the new (u, m).
 
     Eq. 3: selected → m = 0; eligible and not selected (a missed selection) → m + 1;
@@ -86,7 +77,7 @@ def _feedback_one(u: float, m: int, eligible: bool, selected: bool, is_global: b
     if not eligible:
         return u, m
     if is_global:
-        m_new = int(p[P_GLOBAL_MISS_COUNT])
+        m_new = int(p.global_miss_count)
     else:
         m_new = m + 1
     return _clip01(u * _decay_multiplier(m_new, is_global, p)), m_new
@@ -103,7 +94,7 @@ def _first_selected_not_eligible(eligible: np.ndarray, selected: np.ndarray, n: 
 
 @jit
 def _selection_feedback(u: np.ndarray, m: np.ndarray, eligible: np.ndarray,
-                        selected: np.ndarray, is_global: np.ndarray, p: np.ndarray,
+                        selected: np.ndarray, is_global: np.ndarray, p: Any,
                         n: int) -> None:
     """Eqs. 3–5 in place over the first ``n`` nodes (caller checks s ≤ ε)."""
     for i in range(n):
@@ -120,7 +111,7 @@ def _cumulative_exponent(r: int, M: int) -> int:
 
 @jit
 def _branch_priority_core(u_max: float, u_sum: float, size: int, n_failed: int,
-                          n_obsolete: int, p: np.ndarray) -> float:
+                          n_obsolete: int, p: Any) -> float:
     """Eq. 6 from a branch's statistics.
 
     U_b = α·max u + (β/|V_b|)·Σ u − γ·F_b − δ·O_b, with F_b = n_failed/|V_b| and
@@ -128,13 +119,13 @@ def _branch_priority_core(u_max: float, u_sum: float, size: int, n_failed: int,
     is evaluated in exactly this order by the reference too.
     """
     inv = float(size)
-    return (p[P_ALPHA] * u_max + (p[P_BETA] / inv) * u_sum
-            - p[P_GAMMA] * (n_failed / inv) - p[P_DELTA] * (n_obsolete / inv))
+    return (p.alpha * u_max + (p.beta / inv) * u_sum
+            - p.gamma * (n_failed / inv) - p.delta * (n_obsolete / inv))
 
 
 @jit
 def _branch_priority(u: np.ndarray, failed_action: np.ndarray, obsolete: np.ndarray,
-                     p: np.ndarray) -> float:
+                     p: Any) -> float:
     """Eq. 6 over one branch's node arrays (summed in array order)."""
     u_max = u[0]
     u_sum = 0.0
@@ -163,7 +154,7 @@ def event_score(success: object, params: Params | None = None) -> np.ndarray:
     """Eq. 2: the event score ũ of each recorded outcome (``success``: bool array)."""
     p = (params or Params()).pack()
     s = _bool_array("success", success)
-    out = np.where(s, p[P_U_SUCCESS], p[P_U_FAILURE])
+    out = np.where(s, p.u_success, p.u_failure)
     # Same values the kernel returns; a vectorised where avoids a per-element call.
     return np.asarray(out, dtype=np.float64)
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-import numpy as np
-
 from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.packing import pack_values, packed_type
 from wmtsim.core.validation import fail
 
 
@@ -100,8 +99,9 @@ class Stubs:
     def __post_init__(self) -> None:
         check_knobs("Stubs", self)
 
-    def pack(self) -> np.ndarray:
-        return np.array([getattr(self, f.name) for f in fields(self)], dtype=np.float64)
+    def pack(self) -> Any:
+        """The knobs as the kernels read them (`PackedStubs`: ``st.p_leak``, ...)."""
+        return pack_values(self, PackedStubs)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,8 +115,5 @@ class Stubs:
         return cls(**values)
 
 
-(ST_SELECTOR_NOISE, ST_POISON_BOOST, ST_W_U, ST_W_B, ST_TOP_K, ST_C_SUM, ST_P_LEAK,
- ST_P_LEAK_RIDER, ST_P_PERSUADE, ST_P_PERSUADE_VS_EVIDENCE, ST_P_GUESS, ST_P_USE_MAX,
- ST_DILUTION_TOKENS, ST_BASE_TOKENS, ST_SELECTOR_BASE_TOKENS, ST_SELECTOR_READ_FRACTION,
- ST_SUMMARISER_BASE_TOKENS, ST_STRUCT_TOKENS, ST_P_MISLED, ST_OBS_IN_CONTEXT, ST_WARNING_TOKENS,
- ST_CALL_LATENCY_MS, ST_TOKEN_LATENCY_MS) = range(23)
+
+PackedStubs = packed_type(Stubs)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from wmtsim.core.knobs import check_knobs, knob
+from wmtsim.core.packing import pack_values, packed_type, slots
 from wmtsim.core.validation import fail
 
 OP_GLOBAL = 0
@@ -292,43 +293,23 @@ class WorldSpec:
         return (2 * self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
                 + self.max_injections() + 1)
 
-    def pack(self) -> tuple[np.ndarray, np.ndarray]:
-        """The scalars as a float vector (``W_*`` slots) and the injections as a matrix."""
-        w = np.array([
-            self.n_subtasks[0], self.n_subtasks[1], self.max_depth, self.p_nested,
-            self.nested_subtasks[0], self.nested_subtasks[1], self.n_actions[0],
-            self.n_actions[1], self.p_success, self.p_evidence, self.p_distractor,
-            self.relevance, self.relevance_sd, self.distractor_relevance,
-            self.cross_relevance, self.task_relevance, self.summary_relevance,
-            self.tokens_median, self.tokens_sigma, self.task_tokens, self.query_tokens,
-            self.n_globals, self.global_relevance, self.p_resume, self.resume_actions[0],
-            self.resume_actions[1], SUPERSEDE_RULES.index(self.supersede_rule),
-            self.supersede_review, self.p_revise, self.final_share, self.p_recover,
-        ], dtype=np.float64)
-        poison = np.zeros((len(self.poison), 11), dtype=np.float64)
-        for k, p in enumerate(self.poison):
-            poison[k] = (POISON_KINDS.index(p.kind), p.subtask, p.position, p.count,
-                         p.p_inject, p.apparent_relevance, p.persuasiveness,
-                         p.p_supersede, p.tokens, p.depth, p.on_resume)
-        return w, poison
+    def pack(self) -> tuple[Any, np.ndarray]:
+        """The scalars as the kernels read them (`PackedWorld`: ``w.p_nested``; a range
+        as ``n_subtasks_min`` / ``n_subtasks_max``) and the injections as a matrix, one
+        row per `PoisonSpec` and one column per field (`PZ`: ``poison[k, PZ.count]``)."""
+        poison = np.zeros((len(self.poison), len(PZ)), dtype=np.float64)
+        for k, spec in enumerate(self.poison):
+            poison[k] = pack_values(spec, _PackedPoison).item()
+        return pack_values(self, PackedWorld, skip=("poison",)), poison
 
 
-(W_SUB_MIN, W_SUB_MAX, W_MAX_DEPTH, W_P_NESTED, W_NEST_MIN, W_NEST_MAX, W_ACT_MIN,
- W_ACT_MAX, W_P_SUCCESS, W_P_EVIDENCE, W_P_DISTRACTOR, W_RELEVANCE, W_RELEVANCE_SD,
- W_DISTRACTOR_RELEVANCE, W_CROSS_RELEVANCE, W_TASK_RELEVANCE, W_SUMMARY_RELEVANCE,
- W_TOKENS_MEDIAN, W_TOKENS_SIGMA, W_TASK_TOKENS, W_QUERY_TOKENS, W_N_GLOBALS,
- W_GLOBAL_RELEVANCE, W_P_RESUME, W_RESUME_MIN, W_RESUME_MAX, W_SUPERSEDE_RULE,
- W_SUPERSEDE_REVIEW, W_P_REVISE, W_FINAL_SHARE, W_P_RECOVER) = range(31)
-(PZ_KIND, PZ_SUBTASK, PZ_POSITION, PZ_COUNT, PZ_P_INJECT, PZ_APPARENT, PZ_PERSUADE,
- PZ_P_SUPERSEDE, PZ_TOKENS, PZ_DEPTH, PZ_ON_RESUME) = range(11)
-# Columns of the per-trajectory injection plan (`_generate_one`).
-(IJ_SPEC, IJ_TARGET, IJ_POS, IJ_DEPTH, IJ_RESUME) = range(5)
-
-
-# Positions of the world-node and script arrays in the tuple the engine takes, in the
-# order of `World`'s fields (and of `_empty_arrays`).
-(WR_PARENT, WR_KIND, WR_TOKENS, WR_TOPIC, WR_REL, WR_EVIDENCE, WR_POISONED, WR_PERS,
- WR_OUTCOME, WR_RIDER, WR_TOP, WR_OP, WR_ARG) = range(13)
+PackedWorld = packed_type(WorldSpec, skip=("poison",))
+_PackedPoison = packed_type(PoisonSpec)
+PZ = slots("PoisonColumns", _PackedPoison.names or (), __name__)
+"""The columns of the injection matrix, one per `PoisonSpec` field (``PZ.count``)."""
+IJ = slots("InjectionPlan", ("spec", "target", "pos", "depth", "resume"), __name__)
+"""The columns of the per-trajectory injection plan (`_generate_one`): the `PoisonSpec`
+row, the target subtask, the position, the depth, on a resumed visit (``inj[q, IJ.pos]``)."""
 
 
 @dataclass

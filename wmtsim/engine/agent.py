@@ -21,40 +21,8 @@ from wmtsim.core.lifecycle import (
     _mark_active_path,
     _suppress,
 )
-from wmtsim.core.metrics import (
-    C_CCR_STEPS,
-    C_CCR_SUM,
-    C_COMPROMISED_STEPS,
-    C_CONTAMINATED_STEPS,
-    C_CONTEXT_ITEMS_MAX,
-    C_CONTEXT_MAX,
-    C_CONTEXT_TOKENS,
-    C_CORRECT_STEPS,
-    C_CRITICAL_STEPS,
-    C_FINAL_CORRECT,
-    C_FOLDS,
-    C_H_C,
-    C_H_P,
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_STEPS,
-    C_PROMPT_TOKENS,
-    C_SELECTOR_CALLS,
-    C_SUCCESS,
-    C_SUMMARISER_CALLS,
-    C_SUPPRESSED,
-)
-from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
-    S_CLUSTER,
-    S_EVICTION,
-    S_FAMILY,
-    S_LIFECYCLE,
-    S_SCORES,
-    S_SELECTION,
-    S_THRESHOLD,
-    S_TREE,
-    S_VARIANT,
     SEL_BASELINE,
     SEL_BRANCHES,
     SEL_EVERYTHING,
@@ -71,24 +39,6 @@ from wmtsim.core.rng import (
     _uniform,
 )
 from wmtsim.core.scoring import _selection_feedback
-from wmtsim.core.stubs import (
-    ST_BASE_TOKENS,
-    ST_C_SUM,
-    ST_DILUTION_TOKENS,
-    ST_OBS_IN_CONTEXT,
-    ST_P_GUESS,
-    ST_P_LEAK,
-    ST_P_LEAK_RIDER,
-    ST_P_MISLED,
-    ST_P_PERSUADE,
-    ST_P_PERSUADE_VS_EVIDENCE,
-    ST_P_USE_MAX,
-    ST_SELECTOR_BASE_TOKENS,
-    ST_SELECTOR_READ_FRACTION,
-    ST_STRUCT_TOKENS,
-    ST_SUMMARISER_BASE_TOKENS,
-    ST_WARNING_TOKENS,
-)
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.forest import (
     _add_summary,
@@ -100,18 +50,21 @@ from wmtsim.engine.world import NO_TOPIC
 
 
 @jit
-def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
-                 is_global, eligible, selected, on_path, priority, answered, sw, p, st,
-                 wk, out, X, S):
+def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
     """One prompt-construction cycle (MODEL.md §4) and, at critical steps, the reasoner.
 
-    Returns the slot count (a field policy may create a summary). ``X`` carries the
-    field policies' state: (slot_of, per-slot arrays, window, scratch, knobs).
+    ``T``: the `Trajectory`; ``K``: the `Knobs`; ``X``: a field policy's `FieldScratch`
+    (None for WMT's configurations). Returns the slot count (a field policy may create a
+    summary).
     """
+    seed, traj, F, out, S = T.seed, T.traj, T.F, T.out, T.S
+    is_global, eligible, selected = T.is_global, T.eligible, T.selected
+    on_path, priority = T.on_path, T.priority
+    sw, p, st, wk = K.sw, K.p, K.st, K.wk
     parent, kind, state, u = F.parent, F.kind, F.state, F.u
     m, tokens, outcome, poisoned = F.m, F.tokens, F.outcome, F.poisoned
-    mode = sw[S_SELECTION]
-    struct = st[ST_STRUCT_TOKENS] if sw[S_TREE] != 0 else 0.0
+    mode = sw.selection
+    struct = st.struct_tokens if sw.tree != 0 else 0.0
 
     # 2. Candidate pool.
     _mark_active_path(parent, active, n, on_path)
@@ -120,24 +73,19 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
         if mode == SEL_BASELINE:
             # The one dispatch point of the field's policies: they set ε and s.
             field = True
-            slot_of, Bs, bwin, bmisc, bl = X
-            n = _baseline_step(seed, traj, step, n, F, slot_of, on_path, wk[0], wk[1], Bs[0],
-                               Bs[1], Bs[2], Bs[3], Bs[4], bwin, bmisc, sw[S_FAMILY],
-                               sw[S_VARIANT], sw[S_EVICTION], sw[S_THRESHOLD], sw[S_CLUSTER],
-                               p, st, bl, out, critical)
+            n = _baseline_step(T, K, X, step, n, critical)
             util = np.empty(n)
             key = _step_key(seed, traj, step)
             for v in range(n):
-                util[v] = _query_utility(key, v, topic_now, wk[0], F, st)
-            _baseline_retrieve(step, n, critical, on_path, util, Bs[0], Bs[1], Bs[2],
-                               Bs[3], Bs[4], bmisc, eligible, selected, sw[S_FAMILY],
-                               sw[S_VARIANT], F, p, st, bl, topic_now, out)
+                util[v] = _query_utility(key, v, topic_now, wk.cross_relevance, F, st)
+            _baseline_retrieve(T, K, X, step, n, critical, util, topic_now)
     if not field:
         if mode == SEL_NONE:
             for v in range(n):
                 eligible[v] = False
         else:
-            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S[0], S[1])
+            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S.in_folded,
+                                 S.in_obsolete)
         for v in range(n):
             selected[v] = False
     pool_tokens = 0.0
@@ -148,24 +96,24 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             n_pool += 1
 
     # Fresh branch priorities for the selector (Eq. 6 on the current tree).
-    if sw[S_SCORES] != 0:
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
-                                S[4], S[5], S[6])
+    if sw.scores != 0:
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S.u_max,
+                                S.u_sum, S.size, S.n_failed, S.n_obs)
 
     # 3. Selection.
-    prompt = st[ST_BASE_TOKENS]
+    prompt = st.base_tokens
     if mode == SEL_EVERYTHING:
         for v in range(n):
             selected[v] = eligible[v]
     elif mode == SEL_ITEMS and n_pool > 0:
-        _select_items(seed, traj, step, n, topic_now, wk[0], F, eligible, selected, priority,
-                      sw[S_SCORES] != 0, struct, p, st)
-        sel_tokens = (st[ST_SELECTOR_BASE_TOKENS] + st[ST_SELECTOR_READ_FRACTION] * pool_tokens
+        _select_items(seed, traj, step, n, topic_now, wk.cross_relevance, F, eligible,
+                      selected, priority, sw.scores != 0, struct, p, st)
+        sel_tokens = (st.selector_base_tokens + st.selector_read_fraction * pool_tokens
                       + struct * n_pool)
         prompt += sel_tokens
-        out[C_MEMORY_TOKENS] += sel_tokens
-        out[C_SELECTOR_CALLS] += 1
-        out[C_LLM_CALLS] += 1
+        out[C.memory_tokens] += sel_tokens
+        out[C.selector_calls] += 1
+        out[C.llm_calls] += 1
     elif mode == SEL_BRANCHES and n_pool > 0:
         _select_branches(n, F, is_global, eligible, selected, priority, struct, p)
 
@@ -178,57 +126,55 @@ def _prompt_step(seed, traj, step, n, active, topic_now, critical, last_obs, F,
             ctx_tokens += tokens[v] + struct
             n_ctx += 1
             if poisoned[v]:
-                out[C_H_P] += 1
+                out[C.h_p] += 1
                 contaminated = True
             else:
-                out[C_H_C] += 1
+                out[C.h_c] += 1
         if on_path[v]:
             prompt += tokens[v]
     # BR counts whatever can persuade the reasoner (MODEL.md §5): a poisoned observation
     # just made is in the prompt whether or not the selector picked it.
-    if (last_obs >= 0 and poisoned[last_obs] and st[ST_OBS_IN_CONTEXT] != 0.0
+    if (last_obs >= 0 and poisoned[last_obs] and st.obs_in_context != 0.0
             and not selected[last_obs]):
         contaminated = True
     if contaminated:
-        out[C_CONTAMINATED_STEPS] += 1
+        out[C.contaminated_steps] += 1
     # The parity table's budget use (docs/policies.md): memory context against B.
-    out[C_CONTEXT_TOKENS] += ctx_tokens
-    out[C_CONTEXT_MAX] = max(out[C_CONTEXT_MAX], ctx_tokens)
-    out[C_CONTEXT_ITEMS_MAX] = max(out[C_CONTEXT_ITEMS_MAX], float(n_ctx))
+    out[C.context_tokens] += ctx_tokens
+    out[C.context_max] = max(out[C.context_max], ctx_tokens)
+    out[C.context_items_max] = max(out[C.context_items_max], float(n_ctx))
     if pool_tokens > 0:
         sel_raw = 0.0
         for v in range(n):
             if selected[v]:
                 sel_raw += tokens[v]
-        out[C_CCR_SUM] += sel_raw / pool_tokens
-        out[C_CCR_STEPS] += 1
+        out[C.ccr_sum] += sel_raw / pool_tokens
+        out[C.ccr_steps] += 1
     # The observation just made is fed to the agent with the prompt (SIMULATION.md,
     # "or was just observed"): charged its tokens unless the selector already put it in.
     obs_tokens = 0.0
     if last_obs >= 0 and not selected[last_obs]:
         obs_tokens = tokens[last_obs]
     prompt += ctx_tokens + obs_tokens
-    out[C_PROMPT_TOKENS] += prompt
-    out[C_PROMPT_STEPS] += 1
-    out[C_LLM_CALLS] += 1
+    out[C.prompt_tokens] += prompt
+    out[C.prompt_steps] += 1
+    out[C.llm_calls] += 1
 
     # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
-    if sw[S_SCORES] != 0:
+    if sw.scores != 0:
         _selection_feedback(u, m, eligible, selected, is_global, p, n)
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S[2], S[3],
-                                S[4], S[5], S[6])
-        if sw[S_LIFECYCLE] != 0:
-            out[C_SUPPRESSED] += _suppress(kind, state, on_path, priority, n, p)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S.u_max,
+                                S.u_sum, S.size, S.n_failed, S.n_obs)
+        if sw.lifecycle != 0:
+            out[C.suppressed] += _suppress(kind, state, on_path, priority, n, p)
 
     if critical:
-        _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, F,
-                selected, answered, st, wk, out)
+        _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens)
     return n
 
 
 @jit
-def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, answered,
-            st, wk, out):
+def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 
     The final answer's rule (SIMULATION.md, reasoner; `WorldSpec.final_share`,
@@ -239,10 +185,12 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
     K. The task succeeds when the final answer is correct (TSR, Eq. 14): a compromised
     step is wrong only when it is misled (``p_misled``).
     """
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    selected, answered, st = T.selected, T.answered, K.st
     f_wid, parent, kind, poisoned = F.wid, F.parent, F.kind, F.poisoned
     evidence, topic, pers, top = F.evidence, F.topic, F.persuasiveness, F.top
     # The context the reasoner reads: the selected memories and the observation just made.
-    seen_obs = last_obs >= 0 and st[ST_OBS_IN_CONTEXT] != 0.0 and not selected[last_obs]
+    seen_obs = last_obs >= 0 and st.obs_in_context != 0.0 and not selected[last_obs]
     # What the answer needs: the subtask's evidence, or (final) every top-level result.
     # ``has_evidence``: the clean evidence is in context (or just observed), not guessed.
     needs_met = True
@@ -254,7 +202,7 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
                 has_evidence = True
         needs_met = has_evidence
         if not has_evidence:
-            needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st[ST_P_GUESS]
+            needs_met = _uniform(seed, traj, step, topic_now, PURPOSE_GUESS) < st.p_guess
     else:
         k_top = 0
         k_usable = 0
@@ -270,12 +218,12 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
             if not (answered[s_w] and present):
                 has_evidence = False
             if answered[s_w] and (present or _uniform(seed, traj, step, s_w, PURPOSE_GUESS)
-                                  < wk[3]):
+                                  < K.wk.p_recover):
                 k_usable += 1
-        needs_met = k_usable >= math.ceil(wk[2] * k_top - 1e-9)
+        needs_met = k_usable >= math.ceil(K.wk.final_share * k_top - 1e-9)
     # Persuasion by poisoned memory in context that concerns this answer; the clean
     # evidence in context resists it (a lucky guess does not).
-    p_hit = st[ST_P_PERSUADE_VS_EVIDENCE] if has_evidence else st[ST_P_PERSUADE]
+    p_hit = st.p_persuade_vs_evidence if has_evidence else st.p_persuade
     compromised = False
     for v in range(n):
         if not (selected[v] or (seen_obs and v == last_obs)):
@@ -284,27 +232,27 @@ def _reason(seed, traj, step, n, topic_now, last_obs, ctx_tokens, F, selected, a
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
                 compromised = True
     # Context dilution: longer contexts lower the chance of using what is there.
-    half = st[ST_DILUTION_TOKENS]
-    p_use = st[ST_P_USE_MAX] * half / (half + ctx_tokens)
+    half = st.dilution_tokens
+    p_use = st.p_use_max * half / (half + ctx_tokens)
     used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
     # A compromised step gives a wrong answer with probability p_misled.
-    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st[ST_P_MISLED]
+    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st.p_misled
     correct = needs_met and not misled and used
-    out[C_CRITICAL_STEPS] += 1
+    out[C.critical_steps] += 1
     if compromised:
-        out[C_COMPROMISED_STEPS] += 1
+        out[C.compromised_steps] += 1
     if correct:
-        out[C_CORRECT_STEPS] += 1
+        out[C.correct_steps] += 1
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
         # TSR (Eq. 14): the task succeeds when its final answer is correct (MODEL.md §5).
-        out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-        out[C_SUCCESS] = 1.0 if correct else 0.0
+        out[C.final_correct] = 1.0 if correct else 0.0
+        out[C.success] = 1.0 if correct else 0.0
 
 
 @jit
-def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
+def _fold(T, K, step, s, n):
     """Fold branch ``s`` on completion (MODEL.md §3) with the summariser stub.
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
@@ -314,6 +262,8 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     summary-riding poison), recorded in the absorbed memory's ``leak`` provenance.
     Returns the new slot count.
     """
+    seed, traj, F, eligible, out = T.seed, T.traj, T.F, T.eligible, T.out
+    p, st, wk = K.p, K.st, K.wk
     f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
     u, m, tokens, poisoned = F.u, F.m, F.tokens, F.poisoned
     evidence, topic, pers = F.evidence, F.topic, F.persuasiveness
@@ -337,7 +287,7 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
         if evidence[v] and topic[v] == f_wid[s]:
             has_evidence = True
         if poisoned[v] and eligible[v]:
-            p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+            p_leak = st.p_leak_rider if rider[v] else st.p_leak
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
                 leaked = True
                 leak_pers = max(leak_pers, pers[v])
@@ -346,22 +296,22 @@ def _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out):
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, s, f_wid[s], top[s], wk[1], p[P_U_INIT_SUMMARY], step)
+        _add_summary(F, z, s, f_wid[s], top[s], wk.summary_relevance, p.u_init_summary, step)
         summary[s] = z
     else:
-        u[z] = p[P_U_INIT_SUMMARY]
+        u[z] = p.u_init_summary
         m[z] = 0
     warnings[z] = n_warnings
-    tokens[z] = math.ceil(st[ST_C_SUM] * raw) + n_warnings * int(st[ST_WARNING_TOKENS])
+    tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
     evidence[z] = evidence[z] or has_evidence
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)
     if state[s] != OBSOLETE:
         state[s] = FOLDED
-    out[C_FOLDS] += 1
-    out[C_SUMMARISER_CALLS] += 1
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
-    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C.folds] += 1
+    out[C.summariser_calls] += 1
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += st.summariser_base_tokens + raw
+    out[C.memory_tokens] += st.summariser_base_tokens + raw
     return n

@@ -30,69 +30,16 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     _SQRT3,
     B_ARCHIVED,
     B_BUFFERED,
-    B_CAPACITY,
-    B_CLUSTER_SIZE,
     B_DELETED,
-    B_DROP_FAILED,
     B_DROPPED,
-    B_DUP_CONTENT,
-    B_DUP_THRESHOLD,
-    B_EVICT_FRACTION,
     B_EVICTED,
     B_FORGOTTEN,
-    B_FREQUENCY_WEIGHT,
-    B_GA_CODE_DECAY,
-    B_GA_DECAY,
-    B_GA_FOCAL_POINTS,
-    B_GA_REFLECT_THRESHOLD,
-    B_GA_STEP_DECAY,
-    B_GA_THOUGHTS,
-    B_GA_TOP_K,
-    B_GA_W_IMPORTANCE,
-    B_GA_W_RECENCY,
-    B_GA_W_RELEVANCE,
-    B_GAC_W_IMPORTANCE,
-    B_GAC_W_RECENCY,
-    B_GAC_W_RELEVANCE,
-    B_HOURS_PER_STEP,
-    B_IMPORTANCE_NOISE,
-    B_IMPORTANCE_WEIGHT,
     B_IN,
-    B_KEEP_LAST,
-    B_LETTA_WALK,
-    B_MB_CODE_RECENT,
-    B_MB_CODE_TOP_K,
-    B_MB_FORGET_AFTER,
-    B_MB_S_CAP,
-    B_MB_SESSION_STEPS,
-    B_MB_THRESHOLD,
-    B_MB_TIME_SCALE,
-    B_MEM0_MATCH,
-    B_MEM0_P_DELETE,
-    B_MEM0_P_NONE,
-    B_MEM0_P_UPDATE,
-    B_MEM0_SEARCH_K,
-    B_MIN_TOKENS,
     B_NAMES,
     B_OVERWRITTEN,
     B_POPPING,
-    B_RAW_THRESHOLD,
     B_RECALL,
-    B_RECALL_K,
-    B_RECENCY_DECAY,
-    B_RECENCY_WEIGHT,
-    B_REPLACE_THRESHOLD,
-    B_SCORER_BASE_TOKENS,
-    B_SEARCH_BASE_TOKENS,
-    B_TOKEN_LIMIT,
-    B_TOP_K,
-    B_TR_BUFFER,
-    B_TR_EVAL_EVERY,
     B_UNSEEN,
-    B_WINDOW_STEPS,
-    B_WINDOW_TOKENS,
-    B_Z_THRESHOLD,
-    B_Z_WINDOW,
     M_GA_POIGNANCY,
     M_GA_SINCE,
     M_SEEN,
@@ -102,8 +49,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     Baselines,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
-from wmtsim.core.params import P_BUDGET
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
     FAM_GENERATIVE,
     FAM_MEM0,
@@ -150,14 +96,20 @@ from wmtsim.engine.field_generative import _ga_reflect, _ga_retrieve
 
 
 @jit
-def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel, bs, bimp,
-                   blast, bfreq, bstr, bwin, bmisc, sw_family, sw_variant, sw_eviction,
-                   sw_threshold, sw_cluster, p, st, bl, out, critical):
+def _baseline_step(T, K, X, step, n, critical):
     """Steps 1–2 of a field policy's prompt step: admit new items, forget/evict.
 
-    Adds the scorer's and summariser's LLM calls to ``out`` and returns the slot count
-    (a summary may have been created); `_baseline_retrieve` then fills ε and s.
+    ``T``, ``K``, ``X``: the `Trajectory`, `Knobs` and `FieldScratch`
+    (`wmtsim.engine.records`). Adds the scorer's and summariser's LLM calls to ``T.out``
+    and returns the slot count (a summary may have been created); `_baseline_retrieve`
+    then fills ε and s. ``critical``: the step answers (TraceRetain evaluates its buffer).
     """
+    seed, traj, F, on_path, out = T.seed, T.traj, T.F, T.on_path, T.out
+    p, st, bl = K.p, K.st, X.knobs[0]
+    cross, summary_rel = K.wk.cross_relevance, K.wk.summary_relevance
+    bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
+    bimp, bmisc = X.store.importance, X.misc
+    sw_family, sw_variant = K.sw.family, K.sw.variant
     kind = F.kind
     n0 = n
     # 1. Admission of the items created since the last step, in creation order.
@@ -166,9 +118,7 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
         if k != TASK and k != ACTION and k != GLOBAL:
             continue
         if sw_family == FAM_TRACERETAIN:
-            n = _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
-                          blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold, sw_cluster,
-                          p, st, bl, out)
+            n = _tr_admit(T, K, X, step, v, n)
         elif sw_family == FAM_MEM0:
             _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out)
         else:
@@ -183,63 +133,63 @@ def _baseline_step(seed, traj, step, n, F, slot_of, on_path, cross, summary_rel,
     bmisc[M_SEEN] = n
     # Generative Agents reflects when the poignancy since the last reflection reaches
     # the threshold (reflect.py `reflection_trigger`, `reset_reflection_counter`).
-    if (sw_family == FAM_GENERATIVE and bl[B_GA_REFLECT_THRESHOLD] > 0
-            and bmisc[M_GA_POIGNANCY] >= bl[B_GA_REFLECT_THRESHOLD]):
-        n = _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast,
-                        bfreq, int(bmisc[M_GA_SINCE]), p, st, bl, out)
+    if (sw_family == FAM_GENERATIVE and bl.ga_reflect_threshold > 0
+            and bmisc[M_GA_POIGNANCY] >= bl.ga_reflect_threshold):
+        n = _ga_reflect(T, K, X, step, n, int(bmisc[M_GA_SINCE]))
         bmisc[M_GA_POIGNANCY] = 0
         bmisc[M_GA_SINCE] = 0
         bmisc[M_SEEN] = n
     # TraceRetain's short-term buffer is evaluated when full, periodically and at the key
     # moments (a subtask's answer, the final answer).
-    if sw_family == FAM_TRACERETAIN and bl[B_TR_BUFFER] > 0:
+    if sw_family == FAM_TRACERETAIN and bl.tr_buffer > 0:
         held = 0
         for v in range(n):
             if bs[v] == B_BUFFERED:
                 held += 1
-        if (held >= bl[B_TR_BUFFER] or (step + 1) % int(bl[B_TR_EVAL_EVERY]) == 0
+        if (held >= bl.tr_buffer or (step + 1) % int(bl.tr_eval_every) == 0
                 or critical):
-            n = _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp,
-                             blast, bfreq, bwin, bmisc, sw_eviction, sw_threshold,
-                             sw_cluster, p, st, bl, out)
+            n = _tr_evaluate(T, K, X, step, n)
         bmisc[M_SEEN] = n
 
     # 2. Forgetting (MemoryBank: once per session) and overflow.
-    session = int(bl[B_MB_SESSION_STEPS])
+    session = int(bl.mb_session_steps)
     if sw_family == FAM_MEMORYBANK:
         if session > 0 and step > 0 and step % session == 0:
             _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
     elif sw_family == FAM_MEMGPT:
-        limit = bl[B_WINDOW_TOKENS] if bl[B_WINDOW_TOKENS] > 0 else p[P_BUDGET]
-        if bl[B_LETTA_WALK] != 0.0:
+        limit = bl.window_tokens if bl.window_tokens > 0 else p.budget
+        if bl.letta_walk != 0.0:
             n = _letta_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
-                                bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), summary_rel, p,
+                                bl.evict_fraction, int(bl.keep_last), summary_rel, p,
                                 st, out)
         else:
             n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
-                                bl[B_EVICT_FRACTION], int(bl[B_KEEP_LAST]), True, B_RECALL,
+                                bl.evict_fraction, int(bl.keep_last), True, B_RECALL,
                                 summary_rel, p, st, out)
     elif sw_family == FAM_TOKEN_BUFFER:
-        limit = bl[B_TOKEN_LIMIT] if bl[B_TOKEN_LIMIT] > 0 else p[P_BUDGET]
+        limit = bl.token_limit if bl.token_limit > 0 else p.budget
         n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
                             0.0, 0, sw_variant == 1, B_EVICTED, summary_rel, p, st, out)
     elif sw_family == FAM_WINDOW:
-        n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl[B_WINDOW_STEPS]),
+        n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl.window_steps),
                           sw_variant == 1, summary_rel, p, st, out)
 
     return n
 
 
 @jit
-def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq, bstr,
-                       bmisc, eligible, selected, sw_family, sw_variant, F, p, st, bl,
-                       topic_now, out):
+def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
     """Steps 3–4 of a field policy's prompt step: the pool ε, the retrieval s (by the
     query similarity ``util`` of every slot) within the budget B and the shared item cap,
     and the access statistics. A retrieval that stands for an LLM call (MemGPT's tool
-    call) is charged to ``out``."""
+    call) is charged to ``T.out``."""
+    F, on_path, eligible, selected, out = T.F, T.on_path, T.eligible, T.selected, T.out
+    p, st, bl = K.p, K.st, X.knobs[0]
+    bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
+    bimp, bmisc = X.store.importance, X.misc
+    sw_family, sw_variant = K.sw.family, K.sw.variant
     tokens = F.tokens
-    budget = p[P_BUDGET]
+    budget = p.budget
     # 3. The pool ε and the retrieval s, never more than B tokens.
     recent = np.zeros(n, np.bool_)  # MemoryBank code: history turns, not recalls
     for v in range(n):
@@ -251,7 +201,7 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
         limit = _queue_cap(bl, st)
         used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, 0.0,
                            limit)
-        if sw_family == FAM_MEMGPT and critical and bl[B_RECALL_K] > 0:
+        if sw_family == FAM_MEMGPT and critical and bl.recall_k > 0:
             _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
                                  used, bl, out)
     elif sw_family == FAM_GENERATIVE:
@@ -259,19 +209,19 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
                      budget, st, bl)
     else:  # TraceRetain, MemoryBank, mem0: top-k by similarity to the query, within B
         used = 0.0
-        cap = _cap(bl[B_TOP_K], st)
+        cap = _cap(bl.top_k, st)
         if sw_family == FAM_MEMORYBANK and sw_variant == MB_CODE:
             # The last mb_code_recent turns (0 = none, never "all"), then the
             # mb_code_top_k most similar; together at most the shared cap.
             n_recent = 0
-            if bl[B_MB_CODE_RECENT] > 0:
+            if bl.mb_code_recent > 0:
                 used = _fit_newest(n, bs, F, eligible, selected, -1, budget, 0.0,
-                                   _capped(bl[B_MB_CODE_RECENT], bl, st))
+                                   _capped(bl.mb_code_recent, bl, st))
                 for v in range(n):
                     recent[v] = selected[v]
                     if selected[v]:
                         n_recent += 1
-            cap = _capped(bl[B_MB_CODE_TOP_K], bl, st)
+            cap = _capped(bl.mb_code_top_k, bl, st)
             left = _capped(n_recent + cap, bl, st) - n_recent
             cap = left if left > 0 else -1  # -1: nothing more (0 would mean no cap)
         cands = np.empty(n, np.int64)
@@ -290,8 +240,8 @@ def _baseline_retrieve(step, n, critical, on_path, util, bs, bimp, blast, bfreq,
             bfreq[v] += 1
             if sw_family == FAM_MEMORYBANK:
                 s = bstr[v] + 1.0
-                if sw_variant == 1 and bl[B_MB_S_CAP] > 0 and s > bl[B_MB_S_CAP]:
-                    s = bl[B_MB_S_CAP]
+                if sw_variant == 1 and bl.mb_s_cap > 0 and s > bl.mb_s_cap:
+                    s = bl.mb_s_cap
                 bstr[v] = s
             blast[v] = step
     return n
@@ -334,7 +284,7 @@ def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
     found = 0
     read = 0.0
     for v in range(n):
-        if found >= int(bl[B_RECALL_K]):
+        if found >= int(bl.recall_k):
             break
         if kind[v] != TASK or topic[v] != topic_now or (bs[v] != B_IN and bs[v] != B_RECALL):
             continue
@@ -345,10 +295,10 @@ def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
             selected[v] = True
             used += tokens[v]
             count += 1
-    call = bl[B_SEARCH_BASE_TOKENS] + read
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += call
-    out[C_MEMORY_TOKENS] += call
+    call = bl.search_base_tokens + read
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += call
+    out[C.memory_tokens] += call
 
 
 @jit

@@ -16,43 +16,16 @@ from wmtsim.core.draws import PURPOSE_MEM0
 from wmtsim.core.field_knobs import (
     B_ARCHIVED,
     B_BUFFERED,
-    B_CAPACITY,
-    B_CLUSTER_SIZE,
     B_DELETED,
-    B_DROP_FAILED,
     B_DROPPED,
-    B_DUP_CONTENT,
-    B_DUP_THRESHOLD,
     B_EVICTED,
-    B_FREQUENCY_WEIGHT,
-    B_IMPORTANCE_WEIGHT,
     B_IN,
-    B_MEM0_MATCH,
-    B_MEM0_P_DELETE,
-    B_MEM0_P_NONE,
-    B_MEM0_P_UPDATE,
-    B_MEM0_RANDOM_DECISION,
-    B_MEM0_SEARCH_K,
-    B_MIN_TOKENS,
     B_OVERWRITTEN,
-    B_RAW_THRESHOLD,
-    B_RECENCY_DECAY,
-    B_RECENCY_WEIGHT,
-    B_REPLACE_THRESHOLD,
-    B_SCORER_BASE_TOKENS,
-    B_TR_BUFFER,
-    B_Z_THRESHOLD,
     M_WIN_COUNT,
     M_WIN_HEAD,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import (
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-    C_SUMMARISER_CALLS,
-)
-from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -61,7 +34,6 @@ from wmtsim.core.policies import (
     THRESHOLD_FIXED,
 )
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import ST_C_SUM, ST_SELECTOR_NOISE, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
@@ -80,30 +52,35 @@ _SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
 
 @jit
-def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
-              bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+def _tr_admit(T, K, X, step, v, n):
     """TraceRetain for one new trace: rule filter, then (without a short-term buffer)
     rating, threshold, eviction, clusters; with one (``tr_buffer`` > 0) the trace waits in
-    the buffer for `_tr_evaluate`."""
+    the buffer for `_tr_evaluate`.
+
+    ``T``, ``K``, ``X``: the `Trajectory`, `Knobs` and `FieldScratch`
+    (`wmtsim.engine.records`)."""
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    cross, bl = K.wk.cross_relevance, X.knobs[0]
+    bs, bimp = X.store.place, X.store.importance
     kind, tokens, outcome = F.kind, F.tokens, F.outcome
     evidence, topic, rel = F.evidence, F.topic, F.rel
-    buffered = bl[B_TR_BUFFER] > 0
+    buffered = bl.tr_buffer > 0
     against = B_BUFFERED if buffered else B_IN
     # 1. Rule filter: near-duplicates of a buffered (no buffer: stored) trace, short
     #    traces without evidence, failed-action reports when they are low-priority.
     for w in range(v):
         if bs[w] == against and kind[w] != SUMMARY:
-            if bl[B_DUP_CONTENT] != 0.0:
+            if bl.dup_content != 0.0:
                 sim = _content_similarity(v, w, F, cross)
             else:
                 sim = _similarity(v, w, topic, rel, cross)
-            if sim > bl[B_DUP_THRESHOLD]:
+            if sim > bl.dup_threshold:
                 bs[v] = B_DROPPED
                 return n
-    if tokens[v] < bl[B_MIN_TOKENS] and not evidence[v]:
+    if tokens[v] < bl.min_tokens and not evidence[v]:
         bs[v] = B_DROPPED
         return n
-    if bl[B_DROP_FAILED] != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
+    if bl.drop_failed != 0.0 and kind[v] == ACTION and outcome[v] == FAILURE:
         bs[v] = B_DROPPED
         return n
     if buffered:
@@ -111,17 +88,17 @@ def _tr_admit(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, 
         return n
     # 2. The 0–10 rating (one scorer call).
     _score_call(seed, traj, step, v, F, bimp, 0.0, bl, out)
-    return _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
-                      blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl,
-                      out)
+    return _tr_retain(T, K, X, step, v, n)
 
 
 @jit
-def _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
-                 bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
+def _tr_evaluate(T, K, X, step, n):
     """TraceRetain's evaluator over its short-term buffer: one batched rating call (the
     article §3.2: "batch several traces") reading every buffered trace, then each, in
-    creation order, through threshold, eviction and clusters."""
+    creation order, through threshold, eviction and clusters (`wmtsim.engine.records`:
+    ``T``, ``K``, ``X``)."""
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    bl, bs, bimp = X.knobs[0], X.store.place, X.store.importance
     n0 = n
     raw = 0.0
     any_buffered = False
@@ -131,29 +108,31 @@ def _tr_evaluate(seed, traj, step, n, F, slot_of, cross, summary_rel, bs, bimp, 
             any_buffered = True
     if not any_buffered:
         return n
-    call = bl[B_SCORER_BASE_TOKENS] + raw
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += call
-    out[C_MEMORY_TOKENS] += call
+    call = bl.scorer_base_tokens + raw
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += call
+    out[C.memory_tokens] += call
     for v in range(n0):
         if bs[v] == B_BUFFERED:
             bimp[v] = _rate(seed, traj, step, v, F, 0.0, bl)
-            n = _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
-                           blast, bfreq, bwin, bmisc, eviction, threshold, cluster, p, st,
-                           bl, out)
+            n = _tr_retain(T, K, X, step, v, n)
     return n
 
 
 @jit
-def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp, blast,
-               bfreq, bwin, bmisc, eviction, threshold, cluster, p, st, bl, out):
-    """A rated trace (``bimp[v]``): threshold, eviction, clusters."""
+def _tr_retain(T, K, X, step, v, n):
+    """A rated trace (``X.store.importance[v]``): threshold, eviction, clusters."""
+    F, slot_of = T.F, T.slot_of
+    cross, bl = K.wk.cross_relevance, X.knobs[0]
+    eviction, threshold, cluster = K.sw.eviction, K.sw.threshold, K.sw.cluster
+    bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
+    bwin, bmisc = X.window, X.misc
     kind, topic, rel = F.kind, F.topic, F.rel
     x = bimp[v]
     # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
     cnt = bmisc[M_WIN_COUNT]
     size = bwin.shape[0]
-    retain = x >= bl[B_RAW_THRESHOLD]
+    retain = x >= bl.raw_threshold
     if threshold != THRESHOLD_FIXED and cnt >= 2:
         mean = 0.0
         for j in range(cnt):
@@ -165,7 +144,7 @@ def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
             var += d * d
         sd = math.sqrt(var / cnt)
         if sd > 0.0:
-            retain = (x - mean) / sd > bl[B_Z_THRESHOLD]
+            retain = (x - mean) / sd > bl.z_threshold
     bwin[bmisc[M_WIN_HEAD]] = x
     bmisc[M_WIN_HEAD] = (bmisc[M_WIN_HEAD] + 1) % size
     bmisc[M_WIN_COUNT] = min(cnt + 1, size)
@@ -182,13 +161,13 @@ def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
                 if s > best:
                     best = s
                     victim = w
-        if best < bl[B_REPLACE_THRESHOLD]:
+        if best < bl.replace_threshold:
             victim = -1
     stored = 0
     for w in range(n):
         if bs[w] == B_IN:
             stored += 1
-    if victim < 0 and stored >= bl[B_CAPACITY]:
+    if victim < 0 and stored >= bl.capacity:
         victim = _tr_victim(step, n, bs, bimp, blast, bfreq, F.created, eviction, bl)
     if victim >= 0:
         bs[victim] = B_EVICTED
@@ -201,9 +180,8 @@ def _tr_retain(seed, traj, step, v, n, F, slot_of, cross, summary_rel, bs, bimp,
         for w in range(n):
             if bs[w] == B_IN and kind[w] != SUMMARY and topic[w] == topic[v]:
                 members += 1
-        if members >= bl[B_CLUSTER_SIZE]:
-            n = _tr_cluster(seed, traj, step, topic[v], n, F, slot_of, summary_rel, bs,
-                            bimp, blast, bfreq, p, st, out)
+        if members >= bl.cluster_size:
+            n = _tr_cluster(T, K, X, step, topic[v], n)
     return n
 
 
@@ -223,12 +201,12 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
             key = float(bfreq[w])
             key2 = float(blast[w])
         elif eviction == EVICT_IMPORTANCE:
-            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
-                   + bl[B_FREQUENCY_WEIGHT] * (bfreq[w] / float(step - created[w] + 1)))
+            key = (bl.importance_weight * (bimp[w] / 10.0)
+                   + bl.frequency_weight * (bfreq[w] / float(step - created[w] + 1)))
             key2 = 0.0
         elif eviction == EVICT_IMPORTANCE_RECENCY:
-            key = (bl[B_IMPORTANCE_WEIGHT] * (bimp[w] / 10.0)
-                   + bl[B_RECENCY_WEIGHT] * _power(bl[B_RECENCY_DECAY], step - blast[w]))
+            key = (bl.importance_weight * (bimp[w] / 10.0)
+                   + bl.recency_weight * _power(bl.recency_decay, step - blast[w]))
             key2 = 0.0
         else:  # LRU (also the similarity rule's fallback)
             key = float(blast[w])
@@ -241,9 +219,11 @@ def _tr_victim(step, n, bs, bimp, blast, bfreq, created, eviction, bl):
 
 
 @jit
-def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq,
-                p, st, out):
+def _tr_cluster(T, K, X, step, t, n):
     """Summarise topic ``t``'s stored traces into its cluster summary; archive them."""
+    seed, traj, F, slot_of, out = T.seed, T.traj, T.F, T.slot_of, T.out
+    p, st, summary_rel = K.p, K.st, K.wk.summary_relevance
+    bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
     kind, tokens, poisoned, evidence = F.kind, F.tokens, F.poisoned, F.evidence
     topic, pers, top, summary = F.topic, F.persuasiveness, F.top, F.summary
     ts = slot_of[t]
@@ -270,9 +250,9 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, ts, t, top[ts], summary_rel, p[P_U_INIT_SUMMARY], step)
+        _add_summary(F, z, ts, t, top[ts], summary_rel, p.u_init_summary, step)
         summary[ts] = z
-    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
     if leaked:
         poisoned[z] = True
@@ -281,10 +261,10 @@ def _tr_cluster(seed, traj, step, t, n, F, slot_of, summary_rel, bs, bimp, blast
     bimp[z] = imp
     blast[z] = step
     bfreq[z] = 0
-    out[C_SUMMARISER_CALLS] += 1
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
-    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C.summariser_calls] += 1
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += st.summariser_base_tokens + raw
+    out[C.memory_tokens] += st.summariser_base_tokens + raw
     return n
 
 
@@ -295,7 +275,7 @@ def _mem0_information(seed, traj, x, F, st):
     selector's noise, drawn once per memory (step 0, PURPOSE_MEM0)."""
     ok = 0.0 if (F.kind[x] == ACTION and F.outcome[x] == FAILURE) else 1.0
     u = _uniform(seed, traj, 0, _draw_id(F, x), PURPOSE_MEM0)
-    return 0.75 * F.rel[x] + 0.25 * ok + st[ST_SELECTOR_NOISE] * ((u - 0.5) * _SQRT12)
+    return 0.75 * F.rel[x] + 0.25 * ok + st.selector_noise * ((u - 0.5) * _SQRT12)
 
 
 @jit
@@ -325,31 +305,31 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out):
             cands[c] = w
             score[c] = _similarity(v, w, topic, rel, cross)
             c += 1
-    found = _top_by(score, cands, c, int(bl[B_MEM0_SEARCH_K]))
+    found = _top_by(score, cands, c, int(bl.mem0_search_k))
     read = 0.0
     for w in found:
         read += tokens[w]
-    out[C_PROMPT_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
-    out[C_MEMORY_TOKENS] += 2.0 * bl[B_SCORER_BASE_TOKENS] + 2.0 * tokens[v] + read
-    out[C_LLM_CALLS] += 2  # extraction + decision
+    out[C.prompt_tokens] += 2.0 * bl.scorer_base_tokens + 2.0 * tokens[v] + read
+    out[C.memory_tokens] += 2.0 * bl.scorer_base_tokens + 2.0 * tokens[v] + read
+    out[C.llm_calls] += 2  # extraction + decision
     bs[v] = B_IN
     blast[v] = step
     bfreq[v] = 0
     if found.shape[0] == 0:
         return
     best = found[0]
-    if _similarity(v, best, topic, rel, cross) < bl[B_MEM0_MATCH]:
+    if _similarity(v, best, topic, rel, cross) < bl.mem0_match:
         return
-    if bl[B_MEM0_RANDOM_DECISION] == 0.0:
+    if bl.mem0_random_decision == 0.0:
         if _mem0_information(seed, traj, v, F, st) > _mem0_information(seed, traj, best, F, st):
             bs[best] = B_OVERWRITTEN  # UPDATE
         else:
             bs[v] = B_DROPPED  # NONE
         return
     x = _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_MEM0)
-    p_up = bl[B_MEM0_P_UPDATE]
-    p_del = p_up + bl[B_MEM0_P_DELETE]
-    p_none = p_del + bl[B_MEM0_P_NONE]
+    p_up = bl.mem0_p_update
+    p_del = p_up + bl.mem0_p_delete
+    p_none = p_del + bl.mem0_p_none
     if x < p_up:
         bs[best] = B_OVERWRITTEN
     elif x < p_del:

@@ -14,18 +14,10 @@ import numpy as np
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
-from wmtsim.core.field_knobs import (
-    _SQRT3,
-    B_IMPORTANCE_NOISE,
-    B_IMPORTANCE_READS_EVIDENCE,
-    B_IN,
-    B_OWN_CAPS,
-    B_SCORER_BASE_TOKENS,
-)
+from wmtsim.core.field_knobs import _SQRT3, B_IN
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
+from wmtsim.core.metrics import C
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import ST_P_LEAK, ST_P_LEAK_RIDER, ST_TOP_K
 from wmtsim.engine.forest import (
     _draw_id,
     _task_depth,
@@ -120,15 +112,15 @@ def _fit_newest(n, bs, F, eligible, selected, z, budget, used, limit):
 @jit
 def _cap(own, st):
     """A retrieval's item cap: the policy's own knob, or 0 → the shared `Stubs.top_k`."""
-    return int(own) if own > 0 else int(st[ST_TOP_K])
+    return int(own) if own > 0 else int(st.top_k)
 
 
 @jit
 def _capped(size, bl, st):
     """A design's own retrieval size (> 0) beneath the shared cap `Stubs.top_k` (one cap
     for everyone, `Baselines.own_caps` false; 0 = no shared cap)."""
-    shared = int(st[ST_TOP_K])
-    if bl[B_OWN_CAPS] != 0.0 or shared <= 0:
+    shared = int(st.top_k)
+    if bl.own_caps != 0.0 or shared <= 0:
         return int(size)
     return min(int(size), shared)
 
@@ -137,7 +129,7 @@ def _capped(size, bl, st):
 def _queue_cap(bl, st):
     """How many memories a queue or window may show (0 = all): the shared cap, unless
     `Baselines.own_caps` (a queue's content is then its design)."""
-    return 0 if bl[B_OWN_CAPS] != 0.0 else int(st[ST_TOP_K])
+    return 0 if bl.own_caps != 0.0 else int(st.top_k)
 
 
 @jit
@@ -169,7 +161,7 @@ def _absorb(seed, traj, step, v, F, st, host):
     poisoned, rider = F.poisoned, F.rider
     if not poisoned[v]:
         return False
-    p_leak = st[ST_P_LEAK_RIDER] if rider[v] else st[ST_P_LEAK]
+    p_leak = st.p_leak_rider if rider[v] else st.p_leak
     if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
         F.leak[v] |= np.int64(1) << np.int64(_task_depth(F.parent, host))
         return True
@@ -182,7 +174,7 @@ def _rate(seed, traj, step, v, F, lo, bl):
     ok = 0.0 if (F.kind[v] == ACTION and F.outcome[v] == FAILURE) else 1.0
     ev = 1.0 if F.evidence[v] else 0.0
     return _importance(seed, traj, step, _draw_id(F, v), F.rel[v], ok, ev,
-                       bl[B_IMPORTANCE_READS_EVIDENCE] != 0.0, bl[B_IMPORTANCE_NOISE], lo)
+                       bl.importance_reads_evidence != 0.0, bl.importance_noise, lo)
 
 
 @jit
@@ -190,9 +182,9 @@ def _score_call(seed, traj, step, v, F, bimp, lo, bl, out):
     """Rate item ``v`` with the importance stub (one LLM call reading the item)."""
     tokens = F.tokens
     bimp[v] = _rate(seed, traj, step, v, F, lo, bl)
-    out[C_PROMPT_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
-    out[C_MEMORY_TOKENS] += bl[B_SCORER_BASE_TOKENS] + tokens[v]
-    out[C_LLM_CALLS] += 1
+    out[C.prompt_tokens] += bl.scorer_base_tokens + tokens[v]
+    out[C.memory_tokens] += bl.scorer_base_tokens + tokens[v]
+    out[C.llm_calls] += 1
 
 
 @jit

@@ -18,23 +18,13 @@ from wmtsim.core.field_knobs import (
     B_EVICTED,
     B_FORGOTTEN,
     B_IN,
-    B_MB_FORGET_AFTER,
-    B_MB_TIME_SCALE,
     B_POPPING,
     B_RECALL,
     M_SUMMARY,
 )
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import (
-    C_CONTEXT_OVERFLOWS,
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-    C_SUMMARISER_CALLS,
-)
-from wmtsim.core.params import P_U_INIT_SUMMARY
+from wmtsim.core.metrics import C
 from wmtsim.core.rng import _uniform
-from wmtsim.core.stubs import ST_C_SUM, ST_SUMMARISER_BASE_TOKENS
 from wmtsim.engine.field_common import _absorb
 from wmtsim.engine.forest import (
     _add_summary,
@@ -57,14 +47,14 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
             continue
         dt = float(step - blast[v])
         if variant == 0:
-            if dt > bstr[v] * bl[B_MB_FORGET_AFTER]:
+            if dt > bstr[v] * bl.mb_forget_after:
                 bs[v] = B_FORGOTTEN
         elif variant == 1:
-            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / bstr[v])
+            r = math.exp(-(dt / bl.mb_time_scale) / bstr[v])
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) >= r:
                 bs[v] = B_FORGOTTEN
         else:  # the code as written: math.exp(-t / 5*S), forget when random() > R
-            r = math.exp(-(dt / bl[B_MB_TIME_SCALE]) / 5.0 * bstr[v])
+            r = math.exp(-(dt / bl.mb_time_scale) / 5.0 * bstr[v])
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_FORGET) > r:
                 bs[v] = B_FORGOTTEN
 
@@ -99,7 +89,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
             break
         s_new = s_old
         if summarize and n_pop > 0:
-            s_new = float(math.ceil(st[ST_C_SUM] * (s_old + popped)))
+            s_new = float(math.ceil(st.c_sum * (s_old + popped)))
         elif not summarize:
             s_new = 0.0
         if not (popped < frac * q or q - popped + s_new > limit):
@@ -149,7 +139,7 @@ def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, s
         desired = math.floor(frac * total)
         n_cand = m - keep_last
         if n_cand <= 0:
-            out[C_CONTEXT_OVERFLOWS] += 1
+            out[C.context_overflows] += 1
             return n
         cutoff = 0
         running = 0.0
@@ -161,7 +151,7 @@ def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, s
         if cutoff < m and (kind[buf[cutoff]] == TASK or kind[buf[cutoff]] == SUMMARY):
             cutoff += 1
         if cutoff <= 1:
-            out[C_CONTEXT_OVERFLOWS] += 1
+            out[C.context_overflows] += 1
             return n
         s_old = 0.0
         popped = 0.0
@@ -222,17 +212,17 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, 0, -1, -1, summary_rel, p[P_U_INIT_SUMMARY], step)
+        _add_summary(F, z, 0, -1, -1, summary_rel, p.u_init_summary, step)
         bmisc[M_SUMMARY] = z
         F.summary[0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped
-    tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+    tokens[z] = math.ceil(st.c_sum * raw)
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)
     bs[z] = B_IN
-    out[C_SUMMARISER_CALLS] += 1
-    out[C_LLM_CALLS] += 1
-    out[C_PROMPT_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
-    out[C_MEMORY_TOKENS] += st[ST_SUMMARISER_BASE_TOKENS] + raw
+    out[C.summariser_calls] += 1
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += st.summariser_base_tokens + raw
+    out[C.memory_tokens] += st.summariser_base_tokens + raw
     return n

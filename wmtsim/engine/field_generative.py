@@ -11,26 +11,9 @@ import math
 import numpy as np
 
 from wmtsim.core.codes import SUMMARY
-from wmtsim.core.field_knobs import (
-    B_GA_CODE_DECAY,
-    B_GA_FOCAL_POINTS,
-    B_GA_STEP_DECAY,
-    B_GA_THOUGHTS,
-    B_GA_TOP_K,
-    B_GA_W_IMPORTANCE,
-    B_GA_W_RECENCY,
-    B_GA_W_RELEVANCE,
-    B_GAC_W_IMPORTANCE,
-    B_GAC_W_RECENCY,
-    B_GAC_W_RELEVANCE,
-    B_IN,
-    B_SCORER_BASE_TOKENS,
-    B_TOP_K,
-)
+from wmtsim.core.field_knobs import B_IN
 from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C_LLM_CALLS, C_MEMORY_TOKENS, C_PROMPT_TOKENS
-from wmtsim.core.params import P_U_INIT_SUMMARY
-from wmtsim.core.stubs import ST_C_SUM
+from wmtsim.core.metrics import C
 from wmtsim.engine.field_common import _absorb, _cap, _capped, _fit, _minmax, _power, _rate
 from wmtsim.engine.forest import _add_summary
 
@@ -69,15 +52,15 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
     rel = np.empty(c)
     if variant == 0:
         for j in range(c):
-            rec[j] = _power(bl[B_GA_STEP_DECAY], step - blast[ordered[j]])
-        w_rec, w_imp, w_rel = bl[B_GA_W_RECENCY], bl[B_GA_W_IMPORTANCE], bl[B_GA_W_RELEVANCE]
-        cap = _cap(bl[B_TOP_K], st)
+            rec[j] = _power(bl.ga_step_decay, step - blast[ordered[j]])
+        w_rec, w_imp, w_rel = bl.ga_w_recency, bl.ga_w_importance, bl.ga_w_relevance
+        cap = _cap(bl.top_k, st)
     else:
         for j in range(c):
-            rec[j] = _power(bl[B_GA_CODE_DECAY], j + 1)
-        w_rec, w_imp, w_rel = (bl[B_GAC_W_RECENCY], bl[B_GAC_W_IMPORTANCE],
-                               bl[B_GAC_W_RELEVANCE])
-        cap = _capped(bl[B_GA_TOP_K], bl, st)
+            rec[j] = _power(bl.ga_code_decay, j + 1)
+        w_rec, w_imp, w_rel = (bl.gac_w_recency, bl.gac_w_importance,
+                               bl.gac_w_relevance)
+        cap = _capped(bl.ga_top_k, bl, st)
     for j in range(c):
         imp[j] = bimp[ordered[j]]
         rel[j] = util[ordered[j]]
@@ -91,8 +74,7 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
 
 
 @jit
-def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, bfreq, since,
-                p, st, bl, out):
+def _ga_reflect(T, K, X, step, n, since):
     """Generative Agents' reflection (reflect.py `run_reflect`), charged call by call.
 
     Focal points (`generate_focal_points`, one call over the ``since`` newest memories):
@@ -102,11 +84,15 @@ def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, b
     (``ga_thoughts``: `generate_action_event_triple`, `generate_poig_score`); the thoughts
     become one memory, t's summary node (a later reflection on t rewrites it): ceil(c_sum ·
     tokens read) tokens, t's evidence if it read any, each poisoned memory it read absorbed
-    with p_leak; rated like any memory (1–10), stored, retrievable.
+    with p_leak; rated like any memory (1–10), stored, retrievable. ``T``, ``K``, ``X``:
+    the `Trajectory`, `Knobs` and `FieldScratch` (`wmtsim.engine.records`).
     """
+    seed, traj, F, slot_of, out = T.seed, T.traj, T.F, T.slot_of, T.out
+    p, st, bl, summary_rel = K.p, K.st, X.knobs[0], K.wk.summary_relevance
+    bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
     kind, tokens, topic, evidence = F.kind, F.tokens, F.topic, F.evidence
     poisoned, pers, top, summary = F.poisoned, F.persuasiveness, F.top, F.summary
-    base = bl[B_SCORER_BASE_TOKENS]
+    base = bl.scorer_base_tokens
     recent = np.empty(n, np.int64)
     m = 0
     read = 0.0
@@ -118,10 +104,10 @@ def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, b
             recent[m] = v
             m += 1
             read += tokens[v]
-    out[C_LLM_CALLS] += 1  # the focal points
-    out[C_PROMPT_TOKENS] += base + read
-    out[C_MEMORY_TOKENS] += base + read
-    k = int(bl[B_GA_FOCAL_POINTS])
+    out[C.llm_calls] += 1  # the focal points
+    out[C.prompt_tokens] += base + read
+    out[C.memory_tokens] += base + read
+    k = int(bl.ga_focal_points)
     chosen = np.full(k, -1, np.int64)
     for f in range(k):
         best_t = -1
@@ -157,7 +143,7 @@ def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, b
         n_read = 0
         for j in range(n):
             w = n - 1 - j
-            if n_read >= int(bl[B_GA_TOP_K]):
+            if n_read >= int(bl.ga_top_k):
                 break
             if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
                 continue
@@ -172,20 +158,20 @@ def _ga_reflect(seed, traj, step, n, F, slot_of, summary_rel, bs, bimp, blast, b
         if z < 0:
             z = n
             n += 1
-            _add_summary(F, z, ts, t, top[ts], summary_rel, p[P_U_INIT_SUMMARY], step)
+            _add_summary(F, z, ts, t, top[ts], summary_rel, p.u_init_summary, step)
             summary[ts] = z
-        tokens[z] = math.ceil(st[ST_C_SUM] * raw)
+        tokens[z] = math.ceil(st.c_sum * raw)
         evidence[z] = evidence[z] or has_ev
         if leaked:
             poisoned[z] = True
             pers[z] = max(pers[z], leak_pers)
-        out[C_LLM_CALLS] += 1  # the insights and their evidence
-        out[C_PROMPT_TOKENS] += base + raw
-        out[C_MEMORY_TOKENS] += base + raw
-        thoughts = bl[B_GA_THOUGHTS]
-        out[C_LLM_CALLS] += 2 * thoughts  # a triple and a poignancy per thought
-        out[C_PROMPT_TOKENS] += 2.0 * thoughts * (base + tokens[z])
-        out[C_MEMORY_TOKENS] += 2.0 * thoughts * (base + tokens[z])
+        out[C.llm_calls] += 1  # the insights and their evidence
+        out[C.prompt_tokens] += base + raw
+        out[C.memory_tokens] += base + raw
+        thoughts = bl.ga_thoughts
+        out[C.llm_calls] += 2 * thoughts  # a triple and a poignancy per thought
+        out[C.prompt_tokens] += 2.0 * thoughts * (base + tokens[z])
+        out[C.memory_tokens] += 2.0 * thoughts * (base + tokens[z])
         bimp[z] = _rate(seed, traj, step, z, F, 1.0, bl)
         bs[z] = B_IN
         blast[z] = step

@@ -37,42 +37,16 @@ from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
+from wmtsim.core.field_knobs import M_SUMMARY
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _candidate_pool,
     _mark_active_path,
 )
-from wmtsim.core.metrics import (
-    C_LATENCY_MS,
-    C_LLM_CALLS,
-    C_NODES,
-    C_P_I,
-    C_P_R,
-    C_PROMPT_TOKENS,
-    C_REVISIONS,
-    C_SUPERSEDED,
-    N_COUNTERS,
-)
-from wmtsim.core.params import (
-    P_EVENT_RESETS_M,
-    P_U_INIT_ACTION,
-    P_U_INIT_GLOBAL,
-    P_U_INIT_ROOT,
-    P_U_INIT_TASK,
-)
-from wmtsim.core.policies import (
-    S_FOLD,
-    S_REOPEN,
-    S_SELECTION,
-    S_SUPERSEDE,
-    SEL_BASELINE,
-    SEL_NONE,
-)
+from wmtsim.core.metrics import N_COUNTERS, C
+from wmtsim.core.packing import as_array
+from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
 from wmtsim.core.scoring import _event_score
-from wmtsim.core.stubs import (
-    ST_CALL_LATENCY_MS,
-    ST_TOKEN_LATENCY_MS,
-)
 from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
 from wmtsim.engine.field import (
     _baseline_eligible,
@@ -83,6 +57,14 @@ from wmtsim.engine.forest import (
     _add_node,
     _forest_row,
     _task_depth,
+)
+from wmtsim.engine.records import (
+    FieldScratch,
+    FieldState,
+    Knobs,
+    LifecycleScratch,
+    StepRecords,
+    Trajectory,
 )
 from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
     _SQRT3,
@@ -108,14 +90,9 @@ from wmtsim.engine.world import (
     world_rows,
 )
 
-# Per-step records kept for the first trajectories of a batch, in the order the kernels
-# take them.
-_RECORDED = ("u", "m", "state", "eligible", "selected", "poisoned", "n_slots", "event",
-             "tokens", "node_tokens")
 
-
-def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray,
-        record: int = 0, threads: int | None = None, bl: np.ndarray | None = None
+def run(world: World, policy_switches: Any, p: Any, st: Any,
+        record: int = 0, threads: int | None = None, bl: Any = None
         ) -> tuple[np.ndarray, Forest, dict[str, np.ndarray]]:
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
@@ -125,7 +102,7 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
     """
-    if policy_switches[S_SELECTION] != SEL_BASELINE:
+    if policy_switches.selection != SEL_BASELINE:
         # WMT's own configurations pass no field knobs: numba prunes every branch into the
         # field's kernels (``X is None``), so a run of WMT's configurations never compiles
         # them (cold start, issue 14).
@@ -140,55 +117,90 @@ def run(world: World, policy_switches: np.ndarray, p: np.ndarray, st: np.ndarray
     n_steps = int(((world.op == OP_ACTION) | (world.op == OP_COMPLETE)
                    | (world.op == OP_FINAL)).sum(axis=1).max())
     r = min(record, n)
-    rec: dict[str, np.ndarray] = {
-        "u": np.zeros((r, n_steps, capacity)),
-        "m": np.zeros((r, n_steps, capacity), dtype=np.int64),
-        "state": np.zeros((r, n_steps, capacity), dtype=np.int8),
-        "eligible": np.zeros((r, n_steps, capacity), dtype=np.bool_),
-        "selected": np.zeros((r, n_steps, capacity), dtype=np.bool_),
-        "poisoned": np.zeros((r, n_steps, capacity), dtype=np.bool_),
-        "n_slots": np.zeros((r, n_steps), dtype=np.int64),
-        "event": np.zeros((r, n_steps), dtype=np.int64),
-        "tokens": np.zeros((r, n_steps)),
-        "node_tokens": np.zeros((r, n_steps, capacity), dtype=np.int64),
-    }
+    R = StepRecords(
+        u=np.zeros((r, n_steps, capacity)),
+        m=np.zeros((r, n_steps, capacity), dtype=np.int64),
+        state=np.zeros((r, n_steps, capacity), dtype=np.int8),
+        eligible=np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        selected=np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        poisoned=np.zeros((r, n_steps, capacity), dtype=np.bool_),
+        n_slots=np.zeros((r, n_steps), dtype=np.int64),
+        event=np.zeros((r, n_steps), dtype=np.int64),
+        tokens=np.zeros((r, n_steps)),
+        node_tokens=np.zeros((r, n_steps, capacity), dtype=np.int64),
+    )
     counts = np.zeros((n, N_COUNTERS))
-    B = (np.zeros((n, capacity), dtype=np.int8), np.zeros((n, capacity)),
-         np.zeros((n, capacity), dtype=np.int64), np.zeros((n, capacity), dtype=np.int64),
-         np.zeros((n, capacity)))
+    store = FieldState(
+        place=np.zeros((n, capacity), dtype=np.int8), importance=np.zeros((n, capacity)),
+        last=np.zeros((n, capacity), dtype=np.int64),
+        freq=np.zeros((n, capacity), dtype=np.int64), strength=np.zeros((n, capacity)))
     previous = get_num_threads()
     if threads is not None:
         set_num_threads(threads)
     try:
-        _run_batch(
-            world.seed, world.start, world.n_events,
-            world_rows(world), forest.rows(), forest.slot_of, forest.n_slots, forest.active,
-            policy_switches, p, st,
-            np.array([world.spec.cross_relevance, world.spec.summary_relevance,
-                      world.spec.final_share, world.spec.p_recover]),
-            tuple(rec[k] for k in _RECORDED), counts, B, bl)
+        _run_batch(world.seed, world.start, world.n_events, world_rows(world), forest.rows(),
+                   forest.slot_of, forest.n_slots, forest.active, as_array(policy_switches),
+                   as_array(p), as_array(st), as_array(world.spec.pack()[0]), R, counts, store,
+                   None if bl is None else as_array(bl))
     finally:
         set_num_threads(previous)
-    for name, a in zip(("place", "importance", "last", "freq", "strength"), B, strict=True):
+    rec: dict[str, np.ndarray] = R._asdict()
+    for name, a in store._asdict().items():
         rec[f"baseline_{name}"] = np.asarray(a)
     return counts, forest, rec
 
 
 @jit(parallel=True)
 def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
-               counts, B, bl):
+               counts, store, bl):
+    """Every trajectory of a batch: the world's rows ``W`` (`WorldRows`), the forest ``F``
+    (`ForestRows`) with its ``slot_of`` map, slot counts and active tasks, the packed
+    knobs, the `StepRecords` ``R``, the counters and the field's `FieldState` ``store``;
+    ``bl``: the packed `Baselines` of a field policy, None for WMT's configurations.
+
+    The one kernel with a flat argument list: numba's parallel loop takes arrays, scalars
+    and flat tuples of them, not records nested in records, nor packed knobs (they come
+    as one-element arrays, `wmtsim.core.packing.as_array`); its body builds the records
+    (`Knobs`, `Trajectory`, `FieldScratch`) every other kernel takes.
+    """
     n = n_events.shape[0]
     for i in prange(n):
-        # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
-        w_row = _world_row(W, i)
-        f_row = _forest_row(F, i)
         # prange indices may be unsigned: make every index arithmetic signed.
-        r = np.int64(i) if i < R[0].shape[0] else np.int64(-1)
-        b_row = (B[0][i], B[1][i], B[2][i], B[3][i], B[4][i])
+        r = np.int64(i) if i < R.u.shape[0] else np.int64(-1)
         traj = np.int64(start) + np.int64(i)
-        n_slots[i], active[i] = _run_one(
-            seed, traj, n_events[i], w_row, f_row, slot_of[i], sw, p, st, wk, r, R, counts[i],
-            b_row, bl)
+        # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
+        f_row = _forest_row(F, i)
+        w_row = _world_row(W, i)
+        cap = f_row.kind.shape[0]
+        S = LifecycleScratch(
+            np.empty(cap, np.bool_), np.empty(cap, np.bool_), np.empty(cap), np.empty(cap),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+        T = Trajectory(
+            seed=seed, traj=traj, F=f_row, slot_of=slot_of[i],
+            is_global=np.zeros(cap, np.bool_), eligible=np.zeros(cap, np.bool_),
+            selected=np.zeros(cap, np.bool_), on_path=np.zeros(cap, np.bool_),
+            priority=np.full(cap, np.nan),
+            answered=np.zeros(w_row.kind.shape[0], np.bool_),  # subtask answered (world id)
+            out=counts[i], S=S)
+        X = _field_scratch(store, i, cap, bl)
+        K = Knobs(sw=sw[0], p=p[0], st=st[0], wk=wk[0])
+        n_slots[i], active[i] = _run_one(T, K, X, w_row, n_events[i], r, R)
+
+
+@jit
+def _field_scratch(store, i, cap, bl):
+    """Trajectory ``i``'s `FieldScratch` (its `FieldState` row cleared to unseen), or
+    None for WMT's configurations (``bl is None``: the field's branches compile out)."""
+    if bl is None:
+        return None
+    row = FieldState(store.place[i], store.importance[i], store.last[i], store.freq[i],
+                     store.strength[i])
+    for v in range(cap):
+        row.place[v] = 0
+    misc = np.zeros(4, np.int64)
+    misc[M_SUMMARY] = -1  # no running summary yet
+    return FieldScratch(store=row, window=np.zeros(max(2, int(bl[0].z_window))), misc=misc,
+                        knobs=bl)
 
 
 @jit
@@ -207,33 +219,17 @@ def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
 
 
 @jit
-def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
-    """Play one trajectory's script under the policy; write its counters into ``out``."""
-    w_parent, w_kind, w_topic, w_outcome = W.parent, W.kind, W.topic, W.outcome
+def _run_one(T, K, X, W, n_ev, r, R):
+    """Play one trajectory's script (``W``, ``n_ev`` events) under the policy; write its
+    counters into ``T.out`` and, for a recorded trajectory (``r >= 0``), its steps into
+    ``R``. ``X``: the field policy's `FieldScratch` (None for WMT's configurations)."""
+    w_parent, w_topic, w_outcome = W.parent, W.topic, W.outcome
     op, arg = W.op, W.arg
+    F, slot_of, out = T.F, T.slot_of, T.out
+    is_global, eligible, on_path = T.is_global, T.eligible, T.on_path
     f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
     u, m, outcome, poisoned = F.u, F.m, F.outcome, F.poisoned
-    cap = kind.shape[0]
-    is_global = np.zeros(cap, np.bool_)
-    eligible = np.zeros(cap, np.bool_)
-    selected = np.zeros(cap, np.bool_)
-    on_path = np.zeros(cap, np.bool_)
-    priority = np.full(cap, np.nan)
-    answered = np.zeros(w_kind.shape[0], np.bool_)  # subtask answered correctly (world id)
-    # The field's policies (wmtsim.engine.field): per-trajectory scratch beside ``Bs``; None
-    # for WMT's configurations (``bl is None``: the field's branches are compiled out).
-    if bl is None:
-        X = None
-    else:
-        bwin = np.zeros(max(2, int(bl[3])))  # TraceRetain's window of ratings (B_Z_WINDOW)
-        bmisc = np.zeros(4, np.int64)
-        bmisc[3] = -1  # no running summary yet (M_SUMMARY)
-        for v in range(cap):
-            Bs[0][v] = 0
-        X = (slot_of, Bs, bwin, bmisc, bl)
-    # Scratch of the lifecycle kernels, reused at every step (no allocation in the loop).
-    S = (np.empty(cap, np.bool_), np.empty(cap, np.bool_), np.empty(cap), np.empty(cap),
-         np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+    sw, p, st = K.sw, K.p, K.st
 
     for k in range(out.shape[0]):
         out[k] = 0.0
@@ -243,7 +239,7 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
     zero: Any = np.int64(0)
     no_topic: Any = np.int64(NO_TOPIC)
     yes, no = np.bool_(True), np.bool_(False)
-    _add_world_node(F, slot_of, W, zero, zero, np.int64(NO_PARENT), p[P_U_INIT_ROOT], zero)
+    _add_world_node(F, slot_of, W, zero, zero, np.int64(NO_PARENT), p.u_init_root, zero)
     n: Any = np.int64(1)
     active: Any = np.int64(0)
     step: Any = np.int64(0)
@@ -253,64 +249,60 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
         a = arg[e]
         if o == OP_GLOBAL:
             _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT),
-                            p[P_U_INIT_GLOBAL], step)
+                            p.u_init_global, step)
             is_global[n] = True
             n += 1
         elif o == OP_TASK:
             _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(slot_of[w_parent[a]]),
-                            p[P_U_INIT_TASK],
+                            p.u_init_task,
                             step)
             active = n
             n += 1
         elif o == OP_ACTION:
             v = n
             _add_world_node(F, slot_of, W, v, np.int64(a), np.int64(slot_of[w_parent[a]]),
-                            p[P_U_INIT_ACTION],
+                            p.u_init_action,
                             step)
             n += 1
             # Eq. 2: the outcome event sets the score.
             outcome[v] = w_outcome[a]
             u[v] = _event_score(w_outcome[a] == SUCCESS, p)
-            if p[P_EVENT_RESETS_M] != 0.0:
+            if p.event_resets_m != 0.0:
                 m[v] = 0
             last_obs = v
-            n = _prompt_step(seed, traj, step, n, active, np.int64(w_topic[f_wid[active]]), no,
-                             last_obs, F, is_global, eligible, selected, on_path, priority,
-                             answered, sw, p, st, wk, out, X, S)
-            _record(r, step, n, o, F, eligible, selected, R, out)
+            n = _prompt_step(T, K, X, step, n, active, np.int64(w_topic[f_wid[active]]), no,
+                             last_obs)
+            _record(T, r, R, step, n, o)
             step += 1
         elif o == OP_SUPERSEDE:
             # MODEL.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
-            if sw[S_SUPERSEDE] != 0:
+            if sw.supersede != 0:
                 in_store = False
-                if bl is not None:  # compiled out for WMT's configurations
-                    if sw[S_SELECTION] == SEL_BASELINE:
+                if X is not None:  # compiled out for WMT's configurations
+                    if sw.selection == SEL_BASELINE:
                         # A field policy with a contradiction rule deletes it from its store.
                         in_store = True
-                        if _baseline_supersede(Bs[0], slot_of[a]):
-                            out[C_SUPERSEDED] += 1
+                        if _baseline_supersede(X.store.place, slot_of[a]):
+                            out[C.superseded] += 1
                 if not in_store:
                     state[slot_of[a]] = OBSOLETE
-                    out[C_SUPERSEDED] += 1
+                    out[C.superseded] += 1
         elif o == OP_REVISE:
             # A later observation revises an action's outcome: Eq. 2 again, on the
             # opposite outcome (every policy records it; it is not a prompt step).
             v = slot_of[a]
             outcome[v] = FAILURE if outcome[v] == SUCCESS else SUCCESS
             u[v] = _event_score(outcome[v] == SUCCESS, p)
-            if p[P_EVENT_RESETS_M] != 0.0:
+            if p.event_resets_m != 0.0:
                 m[v] = 0
-            out[C_REVISIONS] += 1
+            out[C.revisions] += 1
         elif o == OP_COMPLETE:
             s = slot_of[a]
-            n = _prompt_step(seed, traj, step, n, active, np.int64(a), yes, last_obs, F,
-                             is_global,
-                             eligible, selected, on_path, priority, answered, sw, p, st, wk,
-                             out, X, S)
-            _record(r, step, n, o, F, eligible, selected, R, out)
-            if sw[S_FOLD] != 0:
-                n = _fold(seed, traj, step, s, n, F, eligible, p, st, wk, out)
+            n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs)
+            _record(T, r, R, step, n, o)
+            if sw.fold != 0:
+                n = _fold(T, K, step, s, n)
             elif state[s] != OBSOLETE:
                 state[s] = COMPLETED
             active = parent[s]
@@ -318,39 +310,36 @@ def _run_one(seed, traj, n_ev, W, F, slot_of, sw, p, st, wk, r, R, out, Bs, bl):
             step += 1
         elif o == OP_REOPEN:
             s = slot_of[a]
-            if state[s] == COMPLETED or (state[s] == FOLDED and sw[S_REOPEN] != 0):
+            if state[s] == COMPLETED or (state[s] == FOLDED and sw.reopen != 0):
                 state[s] = ACTIVE
             active = s
             last_obs = -1
         elif o == OP_FINAL:
             active = zero  # typed, not literal: one _prompt_step specialisation
-            n = _prompt_step(seed, traj, step, n, active, no_topic, yes, np.int64(-1), F,
-                             is_global,
-                             eligible, selected, on_path, priority, answered, sw, p, st, wk,
-                             out, X, S)
-            _record(r, step, n, o, F, eligible, selected, R, out)
+            n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1))
+            _record(T, r, R, step, n, o)
             step += 1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
-    out[C_P_I] = 0.0
-    out[C_P_R] = 0.0
+    out[C.p_i] = 0.0
+    out[C.p_r] = 0.0
     _mark_active_path(parent, active, n, on_path)
     field = False
-    if bl is not None:  # compiled out for WMT's configurations
-        if sw[S_SELECTION] == SEL_BASELINE:
+    if X is not None:  # compiled out for WMT's configurations
+        if sw.selection == SEL_BASELINE:
             field = True
-            _baseline_eligible(n, on_path, Bs[0], eligible)
+            _baseline_eligible(n, on_path, X.store.place, eligible)
     if not field:
         _candidate_pool(parent, kind, state, on_path, n, eligible)
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY:
-            out[C_P_I] += 1
-            if sw[S_SELECTION] != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
-                out[C_P_R] += 1
-    out[C_NODES] = n
+            out[C.p_i] += 1
+            if sw.selection != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
+                out[C.p_r] += 1
+    out[C.nodes] = n
     # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
-    out[C_LATENCY_MS] = (st[ST_CALL_LATENCY_MS] * out[C_LLM_CALLS]
-                         + st[ST_TOKEN_LATENCY_MS] * out[C_PROMPT_TOKENS])
+    out[C.latency_ms] = (st.call_latency_ms * out[C.llm_calls]
+                         + st.token_latency_ms * out[C.prompt_tokens])
     return n, active
 
 
@@ -383,24 +372,21 @@ def _poison_remains(v, F, eligible, slot_of):
 
 
 @jit
-def _record(r, step, n, o, F, eligible, selected, R, out):
+def _record(T, r, R, step, n, o):
     """Keep this step's u, m, state, ε, s, poisoned flags and tokens for a recorded trajectory
-    (``R``: the arrays of `_RECORDED`, in that order)."""
+    (``r >= 0``; ``R``: `StepRecords`)."""
     if r < 0:
         return
-    (rec_u, rec_m, rec_state, rec_elig, rec_sel, rec_pois, rec_n, rec_event, rec_tokens,
-     rec_node_tokens) = R
+    F, eligible, selected, out = T.F, T.eligible, T.selected, T.out
     u, m, state, poisoned, tokens = F.u, F.m, F.state, F.poisoned, F.tokens
     for v in range(n):
-        rec_u[r, step, v] = u[v]
-        rec_m[r, step, v] = m[v]
-        rec_state[r, step, v] = state[v]
-        rec_elig[r, step, v] = eligible[v]
-        rec_sel[r, step, v] = selected[v]
-        rec_pois[r, step, v] = poisoned[v]  # a summary's contamination can change
-        rec_node_tokens[r, step, v] = tokens[v]  # a summary's size can change
-    rec_n[r, step] = n
-    rec_event[r, step] = o
-    rec_tokens[r, step] = out[C_PROMPT_TOKENS]
-
-
+        R.u[r, step, v] = u[v]
+        R.m[r, step, v] = m[v]
+        R.state[r, step, v] = state[v]
+        R.eligible[r, step, v] = eligible[v]
+        R.selected[r, step, v] = selected[v]
+        R.poisoned[r, step, v] = poisoned[v]  # a summary's contamination can change
+        R.node_tokens[r, step, v] = tokens[v]  # a summary's size can change
+    R.n_slots[r, step] = n
+    R.event[r, step] = o
+    R.tokens[r, step] = out[C.prompt_tokens]

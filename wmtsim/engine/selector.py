@@ -10,9 +10,7 @@ import numpy as np
 from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import _branch_of
-from wmtsim.core.params import P_BUDGET
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
-from wmtsim.core.stubs import ST_POISON_BOOST, ST_SELECTOR_NOISE, ST_TOP_K, ST_W_B, ST_W_U
 from wmtsim.engine.forest import (
     _draw_id,
 )
@@ -42,8 +40,8 @@ def _query_utility(key, v, topic_now, cross, F, st):
     kind, poisoned, topic, rel = F.kind, F.poisoned, F.topic, F.rel
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
-        x += st[ST_POISON_BOOST]
-    return x + st[ST_SELECTOR_NOISE] * _noise(key, _draw_id(F, v))
+        x += st.poison_boost
+    return x + st.selector_noise * _noise(key, _draw_id(F, v))
 
 
 @jit
@@ -77,16 +75,16 @@ def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, 
             continue
         x = _query_utility(key, v, topic_now, cross, F, st)
         if weighted:
-            x += st[ST_W_U] * u[v]
+            x += st.w_u * u[v]
             b = _branch_of(parent, kind, v)
             if b >= 0 and not np.isnan(priority[b]):
-                x += st[ST_W_B] * priority[b]
+                x += st.w_b * priority[b]
         cands[k] = v
         neg_util[k] = -x
         k += 1
     order = np.argsort(neg_util[:k], kind="mergesort")  # stable: ties keep slot order
-    budget = p[P_BUDGET]
-    top_k = int(st[ST_TOP_K])
+    budget = p.budget
+    top_k = int(st.top_k)
     used = 0.0
     count = 0
     for j in range(k):
@@ -125,7 +123,7 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
                 unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
             b = parent[b]
     order = np.argsort(unit_score, kind="mergesort")
-    budget = p[P_BUDGET]
+    budget = p.budget
     used = 0.0
     for j in range(n):
         b = order[j]

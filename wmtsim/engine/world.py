@@ -15,13 +15,10 @@ from numba import prange
 
 from wmtsim.core.codes import NO_PARENT
 from wmtsim.core.jit import jit
+from wmtsim.core.packing import as_array
 from wmtsim.core.validation import check_int
 from wmtsim.core.world_spec import (  # noqa: F401 (re-exported for the module's old path)
-    IJ_DEPTH,
-    IJ_POS,
-    IJ_RESUME,
-    IJ_SPEC,
-    IJ_TARGET,
+    IJ,
     MAX_NODES,
     MAX_TOKENS,
     NO_TOPIC,
@@ -39,62 +36,9 @@ from wmtsim.core.world_spec import (  # noqa: F401 (re-exported for the module's
     POISON_KINDS,
     POISON_PLAUSIBLE,
     POISON_SUMMARY,
-    PZ_APPARENT,
-    PZ_COUNT,
-    PZ_DEPTH,
-    PZ_KIND,
-    PZ_ON_RESUME,
-    PZ_P_INJECT,
-    PZ_P_SUPERSEDE,
-    PZ_PERSUADE,
-    PZ_POSITION,
-    PZ_SUBTASK,
-    PZ_TOKENS,
     SUPERSEDE_EACH,
     SUPERSEDE_FIRST,
     SUPERSEDE_RULES,
-    W_ACT_MAX,
-    W_ACT_MIN,
-    W_CROSS_RELEVANCE,
-    W_DISTRACTOR_RELEVANCE,
-    W_GLOBAL_RELEVANCE,
-    W_MAX_DEPTH,
-    W_N_GLOBALS,
-    W_NEST_MAX,
-    W_NEST_MIN,
-    W_P_DISTRACTOR,
-    W_P_EVIDENCE,
-    W_P_NESTED,
-    W_P_RESUME,
-    W_P_REVISE,
-    W_P_SUCCESS,
-    W_QUERY_TOKENS,
-    W_RELEVANCE,
-    W_RELEVANCE_SD,
-    W_RESUME_MAX,
-    W_RESUME_MIN,
-    W_SUB_MAX,
-    W_SUB_MIN,
-    W_SUMMARY_RELEVANCE,
-    W_SUPERSEDE_REVIEW,
-    W_SUPERSEDE_RULE,
-    W_TASK_RELEVANCE,
-    W_TASK_TOKENS,
-    W_TOKENS_MEDIAN,
-    W_TOKENS_SIGMA,
-    WR_ARG,
-    WR_EVIDENCE,
-    WR_KIND,
-    WR_OP,
-    WR_OUTCOME,
-    WR_PARENT,
-    WR_PERS,
-    WR_POISONED,
-    WR_REL,
-    WR_RIDER,
-    WR_TOKENS,
-    WR_TOP,
-    WR_TOPIC,
     Z_MAX,
     PoisonSpec,
     World,
@@ -153,11 +97,11 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     w, poison = spec.pack()
     nb, eb = spec.node_bound(), spec.event_bound()
     counts = np.zeros((n, 3), dtype=np.int64)
-    _count_batch(w, poison, seed, start, n, nb, eb, counts)
+    _count_batch(as_array(w), poison, seed, start, n, nb, eb, counts)
     max_nodes = int(counts[:, 0].max())
     max_events = int(counts[:, 1].max())
     W = _empty_arrays(n, max_nodes, max_events)
-    _fill_batch(w, poison, seed, start, n, W)
+    _fill_batch(as_array(w), poison, seed, start, n, W)
     return World(seed=seed, start=start, spec=spec, **W._asdict(),
                  n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
                  n_injected=counts[:, 2].copy())
@@ -182,23 +126,19 @@ def _empty_arrays(n: int, nodes: int, events: int) -> WorldRows:
 
 
 @jit(parallel=True)
-def _count_batch(w, poison, seed, start, n, nb, eb, counts):
+def _count_batch(w1, poison, seed, start, n, nb, eb, counts):
+    # ``w1``: the packed `WorldSpec` as a one-element array (`wmtsim.core.packing.as_array`).
     for i in prange(n):
         a = _empty_row_arrays(nb, eb)
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(
-            w, poison, seed, traj, a.parent, a.kind, a.tokens, a.topic, a.rel, a.evidence,
-            a.poisoned, a.persuasiveness, a.outcome, a.rider, a.top, a.op, a.arg)
+        counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(w1[0], poison, seed, traj, a)
 
 
 @jit(parallel=True)
-def _fill_batch(w, poison, seed, start, n, W):
+def _fill_batch(w1, poison, seed, start, n, W):
     for i in prange(n):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        _generate_one(w, poison, seed, traj, W.parent[i], W.kind[i], W.tokens[i],
-                      W.topic[i], W.rel[i], W.evidence[i], W.poisoned[i],
-                      W.persuasiveness[i], W.outcome[i], W.rider[i], W.top[i], W.op[i],
-                      W.arg[i])
+        _generate_one(w1[0], poison, seed, traj, _world_row(W, i))
 
 
 @jit

@@ -8,6 +8,7 @@ The batch driver `generate` and the `World` container are `wmtsim.engine.world`.
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,11 +23,7 @@ from wmtsim.core.rng import (
     _uniform,
 )
 from wmtsim.core.world_spec import (
-    IJ_DEPTH,
-    IJ_POS,
-    IJ_RESUME,
-    IJ_SPEC,
-    IJ_TARGET,
+    IJ,
     OP_ACTION,
     OP_COMPLETE,
     OP_FINAL,
@@ -38,45 +35,8 @@ from wmtsim.core.world_spec import (
     POISON_FAILED,
     POISON_GLOBAL,
     POISON_SUMMARY,
-    PZ_APPARENT,
-    PZ_COUNT,
-    PZ_DEPTH,
-    PZ_KIND,
-    PZ_ON_RESUME,
-    PZ_P_INJECT,
-    PZ_P_SUPERSEDE,
-    PZ_PERSUADE,
-    PZ_POSITION,
-    PZ_SUBTASK,
-    PZ_TOKENS,
+    PZ,
     SUPERSEDE_FIRST,
-    W_ACT_MAX,
-    W_ACT_MIN,
-    W_DISTRACTOR_RELEVANCE,
-    W_GLOBAL_RELEVANCE,
-    W_MAX_DEPTH,
-    W_N_GLOBALS,
-    W_NEST_MAX,
-    W_NEST_MIN,
-    W_P_DISTRACTOR,
-    W_P_EVIDENCE,
-    W_P_NESTED,
-    W_P_RESUME,
-    W_P_REVISE,
-    W_P_SUCCESS,
-    W_QUERY_TOKENS,
-    W_RELEVANCE,
-    W_RELEVANCE_SD,
-    W_RESUME_MAX,
-    W_RESUME_MIN,
-    W_SUB_MAX,
-    W_SUB_MIN,
-    W_SUPERSEDE_REVIEW,
-    W_SUPERSEDE_RULE,
-    W_TASK_RELEVANCE,
-    W_TASK_TOKENS,
-    W_TOKENS_MEDIAN,
-    W_TOKENS_SIGMA,
 )
 
 
@@ -98,64 +58,95 @@ def _normal(u1, u2):
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
+class ScriptDraft(NamedTuple):
+    """What `_generate_one` hands `_emit_actions` besides the world row: the packed
+    `WorldSpec` ``w``, the injection matrix ``poison``, the draw identity, the injection
+    plan ``inj`` (`IJ` columns, ``n_inj`` rows used), the injected poison not yet
+    detected (``pend_v`` world ids, -1 free; ``pend_p`` their detection probability;
+    ``pend_tried``: the first later clean action has come) and each injected action's
+    detection probability ``p_detect``."""
+
+    w: Any
+    poison: np.ndarray
+    seed: Any
+    traj: Any
+    inj: np.ndarray
+    n_inj: Any
+    pend_v: np.ndarray
+    pend_p: np.ndarray
+    pend_tried: np.ndarray
+    p_detect: np.ndarray
+
+
 @jit
 def _clip01(x):
     return min(1.0, max(0.0, x))
 
 
 @jit
-def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evidence,
-                  poisoned, persuasiveness, outcome, rider, top, op, arg):
-    """Write trajectory ``traj``'s world nodes and script; return (nodes, events, injected)."""
+def _generate_one(w, poison, seed, traj, W):
+    """Write trajectory ``traj``'s world nodes and script into ``W`` (one row of
+    `wmtsim.engine.world.WorldRows`); return (nodes, events, injected)."""
+    parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
+    top, op, arg = W.top, W.op, W.arg
     c = 0  # draw counter
 
     # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
     # injections and globals can name their target before it starts).
     c += 1
-    n_top = _randint(int(w[W_SUB_MIN]), int(w[W_SUB_MAX]), _draw(seed, traj, c))
+    n_top = _randint(int(w.n_subtasks_min), int(w.n_subtasks_max), _draw(seed, traj, c))
     kind[0] = ROOT
-    tokens[0] = int(w[W_QUERY_TOKENS])
+    tokens[0] = int(w.query_tokens)
     nn = 1 + n_top
     for j in range(n_top):
         s = 1 + j
         parent[s] = 0
         kind[s] = TASK
-        tokens[s] = int(w[W_TASK_TOKENS])
+        tokens[s] = int(w.task_tokens)
         topic[s] = s
         top[s] = s
-        rel[s] = w[W_TASK_RELEVANCE]
+        rel[s] = w.task_relevance
     ne = 0
     n_injected = 0
 
-    # Injection plan, one row per copy (IJ_* columns): spec row, target subtask (a world
+    # Injection plan, one row per copy (`IJ` columns): spec row, target subtask (a world
     # id; -(2 + top-level index) while a nested target is not drawn yet; -1 once placed),
     # position, depth, resumed visit. Four world draws per copy (the fourth, once the
     # detection draw, is kept unused so the numbering of later draws stays put).
     n_inj_max = 0
     for k in range(poison.shape[0]):
-        n_inj_max += int(poison[k, PZ_COUNT])
-    inj = np.full((n_inj_max + 1, 5), -1, np.int64)
+        n_inj_max += int(poison[k, PZ.count])
+    inj = np.full((n_inj_max + 1, len(IJ)), -1, np.int64)
     n_inj = 0
     for k in range(poison.shape[0]):
-        for _ in range(int(poison[k, PZ_COUNT])):
+        for _ in range(int(poison[k, PZ.count])):
             c += 4
-            if _draw(seed, traj, c - 3) >= poison[k, PZ_P_INJECT]:
+            if _draw(seed, traj, c - 3) >= poison[k, PZ.p_inject]:
                 continue
-            target = int(poison[k, PZ_SUBTASK])
+            target = int(poison[k, PZ.subtask])
             if target < 0:
                 target = _randint(0, n_top - 1, _draw(seed, traj, c - 2))
             else:
                 target = target % n_top
-            inj[n_inj, IJ_SPEC] = k
-            depth = int(poison[k, PZ_DEPTH])
-            inj[n_inj, IJ_TARGET] = 1 + target if depth <= 1 else -(2 + target)
-            inj[n_inj, IJ_POS] = int(poison[k, PZ_POSITION])  # -1: drawn when placed
-            inj[n_inj, IJ_DEPTH] = depth
-            inj[n_inj, IJ_RESUME] = 1 if poison[k, PZ_ON_RESUME] != 0 else 0
+            inj[n_inj, IJ.spec] = k
+            depth = int(poison[k, PZ.depth])
+            inj[n_inj, IJ.target] = 1 + target if depth <= 1 else -(2 + target)
+            inj[n_inj, IJ.pos] = int(poison[k, PZ.position])  # -1: drawn when placed
+            inj[n_inj, IJ.depth] = depth
+            inj[n_inj, IJ.resume] = 1 if poison[k, PZ.on_resume] != 0 else 0
             n_inj += 1
 
+    # Injected poison not yet detected, with its detection probability (world id, -1 free;
+    # `_emit_actions` fills and resolves it).
+    pend_v = np.full(n_inj_max + 1, -1, np.int64)
+    pend_p = np.zeros(n_inj_max + 1)
+    pend_tried = np.zeros(n_inj_max + 1, np.bool_)  # the first later clean action has come
+    p_detect = np.zeros(parent.shape[0])  # an injected action's detection probability
+    D = ScriptDraft(w=w, poison=poison, seed=seed, traj=traj, inj=inj, n_inj=n_inj,
+                    pend_v=pend_v, pend_p=pend_p, pend_tried=pend_tried, p_detect=p_detect)
+
     # Global memories (conversation mode): benign ones, then poisoned ones.
-    for _ in range(int(w[W_N_GLOBALS])):
+    for _ in range(int(w.n_globals)):
         c += 3
         g = nn
         nn += 1
@@ -164,34 +155,27 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
         if _draw(seed, traj, c) < 0.5:
             c += 1
             topic[g] = 1 + _randint(0, n_top - 1, _draw(seed, traj, c))
-        rel[g] = w[W_GLOBAL_RELEVANCE]
+        rel[g] = w.global_relevance
         op[ne] = OP_GLOBAL
         arg[ne] = g
         ne += 1
     for q in range(n_inj):
-        k = inj[q, IJ_SPEC]
-        if int(poison[k, PZ_KIND]) != POISON_GLOBAL:
+        k = inj[q, IJ.spec]
+        if int(poison[k, PZ.kind]) != POISON_GLOBAL:
             continue
         c += 2
         g = nn
         nn += 1
         kind[g] = GLOBAL
-        _set_poison(g, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness)
-        topic[g] = inj[q, IJ_TARGET]
+        _set_poison(g, k, D, W, c)
+        topic[g] = inj[q, IJ.target]
         n_injected += 1
         op[ne] = OP_GLOBAL
         arg[ne] = g
         ne += 1
 
-    # Injected poison not yet detected, with its detection probability (world id, -1 free;
-    # `_emit_actions` fills and resolves it).
-    pend_v = np.full(n_inj_max + 1, -1, np.int64)
-    pend_p = np.zeros(n_inj_max + 1)
-    pend_tried = np.zeros(n_inj_max + 1, np.bool_)  # the first later clean action has come
-    p_detect = np.zeros(parent.shape[0])  # an injected action's detection probability
-
     # Subtasks depth-first. Stack entries: (world id, depth, phase 0 = start, 1 = finish).
-    stack_id = np.zeros(int(w[W_MAX_DEPTH]) * (int(w[W_NEST_MAX]) + 1) + 2, np.int64)
+    stack_id = np.zeros(int(w.max_depth) * (int(w.nested_subtasks_max) + 1) + 2, np.int64)
     stack_depth = np.zeros_like(stack_id)
     stack_phase = np.zeros_like(stack_id)
     for j in range(n_top):
@@ -205,7 +189,7 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             s = stack_id[sp]
             d = stack_depth[sp]
             if stack_phase[sp] == 1:
-                if w[W_SUPERSEDE_REVIEW] != 0:
+                if w.supersede_review != 0:
                     ne, c = _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
                 op[ne] = OP_COMPLETE
                 arg[ne] = s
@@ -214,10 +198,7 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             op[ne] = OP_TASK
             arg[ne] = s
             ne += 1
-            nn, ne, c, n_injected = _emit_actions(
-                s, False, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
-                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
-                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
+            nn, ne, c, n_injected = _emit_actions(s, False, D, W, c, nn, ne, n_injected)
             # Finish marker first, then children (pushed in reverse so the first runs first).
             stack_id[sp] = s
             stack_depth[sp] = d
@@ -225,8 +206,8 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
             sp += 1
             n_children = 0
             c += 2
-            if d < int(w[W_MAX_DEPTH]) and _draw(seed, traj, c - 1) < w[W_P_NESTED]:
-                n_children = _randint(int(w[W_NEST_MIN]), int(w[W_NEST_MAX]),
+            if d < int(w.max_depth) and _draw(seed, traj, c - 1) < w.p_nested:
+                n_children = _randint(int(w.nested_subtasks_min), int(w.nested_subtasks_max),
                                       _draw(seed, traj, c))
             first = nn
             for _ in range(n_children):
@@ -234,16 +215,16 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
                 nn += 1
                 parent[ch] = s
                 kind[ch] = TASK
-                tokens[ch] = int(w[W_TASK_TOKENS])
+                tokens[ch] = int(w.task_tokens)
                 topic[ch] = ch
                 top[ch] = top[s]
-                rel[ch] = w[W_TASK_RELEVANCE]
+                rel[ch] = w.task_relevance
             # Nested injections waiting for a subtask at depth d + 1 under this top level.
             for q in range(n_inj):
-                if (n_children > 0 and inj[q, IJ_TARGET] == -(1 + top[s])
-                        and inj[q, IJ_DEPTH] == d + 1):
+                if (n_children > 0 and inj[q, IJ.target] == -(1 + top[s])
+                        and inj[q, IJ.depth] == d + 1):
                     c += 1
-                    inj[q, IJ_TARGET] = first + _randint(0, n_children - 1,
+                    inj[q, IJ.target] = first + _randint(0, n_children - 1,
                                                          _draw(seed, traj, c))
             for ch in range(first + n_children - 1, first - 1, -1):
                 stack_id[sp] = ch
@@ -252,16 +233,13 @@ def _generate_one(w, poison, seed, traj, parent, kind, tokens, topic, rel, evide
                 sp += 1
         # Resume: return to an earlier top-level subtask (reopen), act, complete again.
         c += 2
-        if j >= 1 and _draw(seed, traj, c - 1) < w[W_P_RESUME]:
+        if j >= 1 and _draw(seed, traj, c - 1) < w.p_resume:
             back = 1 + _randint(0, j - 1, _draw(seed, traj, c))
             op[ne] = OP_REOPEN
             arg[ne] = back
             ne += 1
-            nn, ne, c, n_injected = _emit_actions(
-                back, True, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
-                pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
-                evidence, poisoned, persuasiveness, outcome, rider, top, op, arg)
-            if w[W_SUPERSEDE_REVIEW] != 0:
+            nn, ne, c, n_injected = _emit_actions(back, True, D, W, c, nn, ne, n_injected)
+            if w.supersede_review != 0:
                 ne, c = _review(back, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
             op[ne] = OP_COMPLETE
             arg[ne] = back
@@ -291,17 +269,20 @@ def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
 @jit
 def _action_tokens(w, u1, u2):
     z = _normal(u1, u2)
-    return max(1, round(w[W_TOKENS_MEDIAN] * math.exp(w[W_TOKENS_SIGMA] * z)))
+    return max(1, round(w.tokens_median * math.exp(w.tokens_sigma * z)))
 
 
 @jit
-def _set_poison(v, k, poison, w, seed, traj, c, tokens, rel, poisoned, persuasiveness):
-    """Common properties of an injected memory (draws counters c-1 and c)."""
+def _set_poison(v, k, D, W, c):
+    """Common properties of an injected memory (draws counters c-1 and c): ``D`` the
+    `ScriptDraft`, ``W`` the world row."""
+    poison, w, seed, traj = D.poison, D.w, D.seed, D.traj
+    tokens, rel, poisoned, persuasiveness = W.tokens, W.rel, W.poisoned, W.persuasiveness
     poisoned[v] = True
-    persuasiveness[v] = poison[k, PZ_PERSUADE]
-    rel[v] = poison[k, PZ_APPARENT]
-    if poison[k, PZ_TOKENS] > 0:
-        tokens[v] = int(poison[k, PZ_TOKENS])
+    persuasiveness[v] = poison[k, PZ.persuasiveness]
+    rel[v] = poison[k, PZ.apparent_relevance]
+    if poison[k, PZ.tokens] > 0:
+        tokens[v] = int(poison[k, PZ.tokens])
     else:
         tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
 
@@ -316,17 +297,24 @@ def _new_action(v, s, parent, kind, topic, top):
 
 
 @jit
-def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj, n_inj,
-                  pend_v, pend_p, pend_tried, p_detect, parent, kind, tokens, topic, rel,
-                  evidence, poisoned, persuasiveness, outcome, rider, top, op, arg):
+def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
     """Create subtask ``s``'s actions (clean ones, evidence, injected poison) and their
     ACTION / REVISE / SUPERSEDE events, for its first visit or a resumed one (fresh clean
-    actions, no new evidence, the injections made for the resumed visit)."""
+    actions, no new evidence, the injections made for the resumed visit). ``D``: the
+    `ScriptDraft`; ``W``: the world row; ``c``, ``nn``, ``ne``, ``n_injected``: the draw
+    counter, node and event counts and injections so far (returned, updated)."""
+    w, poison, seed, traj = D.w, D.poison, D.seed, D.traj
+    inj, n_inj, p_detect = D.inj, D.n_inj, D.p_detect
+    pend_v, pend_p, pend_tried = D.pend_v, D.pend_p, D.pend_tried
+    parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
+    evidence, poisoned, outcome, rider = W.evidence, W.poisoned, W.outcome, W.rider
+    top, op, arg = W.top, W.op, W.arg
     c += 1
     if resumed:
-        n_clean = _randint(int(w[W_RESUME_MIN]), int(w[W_RESUME_MAX]), _draw(seed, traj, c))
+        n_clean = _randint(int(w.resume_actions_min), int(w.resume_actions_max),
+                           _draw(seed, traj, c))
     else:
-        n_clean = _randint(int(w[W_ACT_MIN]), int(w[W_ACT_MAX]), _draw(seed, traj, c))
+        n_clean = _randint(int(w.n_actions_min), int(w.n_actions_max), _draw(seed, traj, c))
     first = nn
     distractor = np.zeros(n_clean, np.bool_)
     n_evidence_candidates = 0
@@ -336,19 +324,19 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
         c += 6
         _new_action(v, s, parent, kind, topic, top)
         tokens[v] = _action_tokens(w, _draw(seed, traj, c - 5), _draw(seed, traj, c - 4))
-        success = _draw(seed, traj, c - 3) < w[W_P_SUCCESS]
+        success = _draw(seed, traj, c - 3) < w.p_success
         outcome[v] = SUCCESS if success else FAILURE
         z = _normal(_draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
-        distractor[a] = _draw(seed, traj, c) < w[W_P_DISTRACTOR]
+        distractor[a] = _draw(seed, traj, c) < w.p_distractor
         if distractor[a]:
-            rel[v] = _clip01(w[W_DISTRACTOR_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+            rel[v] = _clip01(w.distractor_relevance + w.relevance_sd * z)
         else:
-            rel[v] = _clip01(w[W_RELEVANCE] + w[W_RELEVANCE_SD] * z)
+            rel[v] = _clip01(w.relevance + w.relevance_sd * z)
             if success:
                 n_evidence_candidates += 1
     # Evidence: one successful non-distractor action of a fresh subtask carries it.
     c += 2
-    if not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w[W_P_EVIDENCE]:
+    if not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w.p_evidence:
         pick = _randint(0, n_evidence_candidates - 1, _draw(seed, traj, c))
         seen = 0
         for a in range(n_clean):
@@ -360,22 +348,21 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
     # Injected actions targeting this visit of this subtask, spliced in at their positions.
     order = np.arange(first, nn)
     for q in range(n_inj):
-        k = inj[q, IJ_SPEC]
-        pk = int(poison[k, PZ_KIND])
-        if inj[q, IJ_TARGET] != s or pk == POISON_GLOBAL or (inj[q, IJ_RESUME] == 1) != resumed:
+        k = inj[q, IJ.spec]
+        pk = int(poison[k, PZ.kind])
+        if inj[q, IJ.target] != s or pk == POISON_GLOBAL or (inj[q, IJ.resume] == 1) != resumed:
             continue
         v = nn
         nn += 1
         c += 3
         _new_action(v, s, parent, kind, topic, top)
-        _set_poison(v, k, poison, w, seed, traj, c - 1, tokens, rel, poisoned,
-                    persuasiveness)
+        _set_poison(v, k, D, W, c - 1)
         outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
         rider[v] = pk == POISON_SUMMARY
-        p_detect[v] = poison[k, PZ_P_SUPERSEDE]
+        p_detect[v] = poison[k, PZ.p_supersede]
         n_injected += 1
-        inj[q, IJ_TARGET] = -1  # placed: a later resumed visit does not inject it again
-        pos = inj[q, IJ_POS]
+        inj[q, IJ.target] = -1  # placed: a later resumed visit does not inject it again
+        pos = inj[q, IJ.pos]
         if pos < 0:
             pos = _randint(0, order.shape[0], _draw(seed, traj, c))
         pos = min(pos, order.shape[0])
@@ -384,7 +371,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
         new_order[pos] = v
         new_order[pos + 1:] = order[pos:]
         order = new_order
-    first_rule = w[W_SUPERSEDE_RULE] == SUPERSEDE_FIRST
+    first_rule = w.supersede_rule == SUPERSEDE_FIRST
     revise = -1  # the previous action of this visit, when its outcome gets revised
     for v in order:
         # A later observation revises the previous action's outcome, recorded with it.
@@ -392,7 +379,7 @@ def _emit_actions(s, resumed, w, poison, seed, traj, c, nn, ne, n_injected, inj,
             op[ne] = OP_REVISE
             arg[ne] = revise
             ne += 1
-        revise = v if _uniform(seed, traj, STEP_WORLD, v, PURPOSE_REVISE) < w[W_P_REVISE] else -1
+        revise = v if _uniform(seed, traj, STEP_WORLD, v, PURPOSE_REVISE) < w.p_revise else -1
         op[ne] = OP_ACTION
         arg[ne] = v
         ne += 1

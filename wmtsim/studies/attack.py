@@ -72,7 +72,7 @@ def harm_parts(counts: np.ndarray, harm: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-trajectory numerator and denominator of a harm (or of ``tsr``): its pooled
     value is Σ num / Σ den."""
     if harm in ("1-tsr", "tsr"):
-        success = counts[:, C["success"]].astype(np.float64)
+        success = counts[:, C.success].astype(np.float64)
         return (1.0 - success if harm == "1-tsr" else success), np.ones(counts.shape[0])
     if harm not in HARMS:
         raise ValueError(f"--harm {harm!r} is unknown; allowed: {', '.join(HARMS)}")

@@ -374,7 +374,7 @@ def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
 
 def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFrame]:
     """A claims map written by `write_claims` (its folder: claims.json and the table) or
-    a claims table alone (a .parquet file, as studies/tables/ holds them)."""
+    a claims table alone (a .parquet file, as why_study/tables/ holds them)."""
     root = Path(path)
     if root.is_file() and root.suffix == ".parquet":
         table = _current(root, pl.read_parquet(root))

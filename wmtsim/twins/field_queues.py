@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import math
 
-from wmtsim.core.metrics import (
-    C_CONTEXT_OVERFLOWS,
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-)
+from wmtsim.core.metrics import C
 from wmtsim.twins.field_store import StoreBase
 
 
@@ -67,9 +62,9 @@ class QueueStore(StoreBase):
                 chosen.add(v)
                 used += tokens[v]
         call = float(k.search_base_tokens) + read
-        h.out[C_LLM_CALLS] += 1
-        h.out[C_PROMPT_TOKENS] += call
-        h.out[C_MEMORY_TOKENS] += call
+        h.out[C.llm_calls] += 1
+        h.out[C.prompt_tokens] += call
+        h.out[C.memory_tokens] += call
 
     def queue_overflow(self, limit: float, frac: float, keep_last: int, summarize: bool,
                        to: str) -> None:
@@ -120,7 +115,7 @@ class QueueStore(StoreBase):
             desired = math.floor(float(k.evict_fraction) * total)
             n_cand = len(buf) - k.keep_last
             if n_cand <= 0:
-                self.h.out[C_CONTEXT_OVERFLOWS] += 1
+                self.h.out[C.context_overflows] += 1
                 return
             cutoff, running = 0, 0.0
             for i in range(n_cand):
@@ -131,7 +126,7 @@ class QueueStore(StoreBase):
             if cutoff < len(buf) and nodes[buf[cutoff]].kind in ("task", "summary"):
                 cutoff += 1
             if cutoff <= 1:
-                self.h.out[C_CONTEXT_OVERFLOWS] += 1
+                self.h.out[C.context_overflows] += 1
                 return
             s_old = 0.0
             out: list[str] = []

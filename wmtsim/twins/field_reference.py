@@ -14,11 +14,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0, uniform_py
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import (
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-)
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -196,9 +192,9 @@ class BaselineMemory(QueueStore):
         for v in held:
             raw += h.tree.nodes[v].tokens
         call = float(self.k.scorer_base_tokens) + raw
-        h.out[C_LLM_CALLS] += 1
-        h.out[C_PROMPT_TOKENS] += call
-        h.out[C_MEMORY_TOKENS] += call
+        h.out[C.llm_calls] += 1
+        h.out[C.prompt_tokens] += call
+        h.out[C.memory_tokens] += call
         for v in held:
             self.items[v].importance = self.rating(v, 0.0)
             self.traceretain_retain(v)
@@ -383,9 +379,9 @@ class BaselineMemory(QueueStore):
     def charge(self, tokens: float, calls: int) -> None:
         """LLM calls of memory's own, with their prompt tokens."""
         out = self.h.out
-        out[C_LLM_CALLS] += calls
-        out[C_PROMPT_TOKENS] += tokens
-        out[C_MEMORY_TOKENS] += tokens
+        out[C.llm_calls] += calls
+        out[C.prompt_tokens] += tokens
+        out[C.memory_tokens] += tokens
 
     # ---------------------------------------------------------------- mem0
 
@@ -411,9 +407,9 @@ class BaselineMemory(QueueStore):
         for w in found:
             read += h.tree.nodes[w].tokens
         tok = float(h.tree.nodes[v].tokens)
-        h.out[C_PROMPT_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
-        h.out[C_MEMORY_TOKENS] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
-        h.out[C_LLM_CALLS] += 2  # extraction + decision
+        h.out[C.prompt_tokens] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
+        h.out[C.memory_tokens] += 2.0 * float(k.scorer_base_tokens) + 2.0 * tok + read
+        h.out[C.llm_calls] += 2  # extraction + decision
         it.place, it.last, it.freq = "in", h.step, 0
         if not found or self.similarity(v, found[0]) < k.mem0_match:
             return  # ADD

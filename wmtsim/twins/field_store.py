@@ -12,12 +12,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import (
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-    C_SUMMARISER_CALLS,
-)
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
@@ -142,9 +137,9 @@ class StoreBase:
         """`rating` as one LLM call of its own (scorer_base_tokens + the item)."""
         node = self.h.tree.nodes[v]
         out = self.h.out
-        out[C_PROMPT_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
-        out[C_MEMORY_TOKENS] += float(self.k.scorer_base_tokens) + node.tokens
-        out[C_LLM_CALLS] += 1
+        out[C.prompt_tokens] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C.memory_tokens] += float(self.k.scorer_base_tokens) + node.tokens
+        out[C.llm_calls] += 1
         return self.rating(v, lo)
 
     def rating(self, v: str, lo: float) -> float:
@@ -176,7 +171,7 @@ class StoreBase:
 
     def summariser_call(self, raw: float) -> None:
         out = self.h.out
-        out[C_SUMMARISER_CALLS] += 1
-        out[C_LLM_CALLS] += 1
-        out[C_PROMPT_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
-        out[C_MEMORY_TOKENS] += float(self.h.st.summariser_base_tokens) + raw
+        out[C.summariser_calls] += 1
+        out[C.llm_calls] += 1
+        out[C.prompt_tokens] += float(self.h.st.summariser_base_tokens) + raw
+        out[C.memory_tokens] += float(self.h.st.summariser_base_tokens) + raw

@@ -25,29 +25,7 @@ from wmtsim.core.codes import DRAW_SUMMARY, SUCCESS
 from wmtsim.core.draws import (
     uniform_py,
 )
-from wmtsim.core.metrics import (
-    C_CCR_STEPS,
-    C_CCR_SUM,
-    C_CONTAMINATED_STEPS,
-    C_CONTEXT_ITEMS_MAX,
-    C_CONTEXT_MAX,
-    C_CONTEXT_TOKENS,
-    C_H_C,
-    C_H_P,
-    C_LATENCY_MS,
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_NODES,
-    C_P_I,
-    C_P_R,
-    C_PROMPT_STEPS,
-    C_PROMPT_TOKENS,
-    C_REVISIONS,
-    C_SELECTOR_CALLS,
-    C_SUPERSEDED,
-    C_SUPPRESSED,
-    N_COUNTERS,
-)
+from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import (
     SEL_BASELINE,
@@ -214,14 +192,14 @@ class _Trajectory(AgentStubs):
                 if self.pol.supersede and self.memory is not None:
                     # a field policy with a contradiction rule deletes it from its store
                     if self.memory.supersede(id):
-                        out[C_SUPERSEDED] += 1
+                        out[C.superseded] += 1
                 elif self.pol.supersede:  # only policies that act on the event
                     tree.supersede(id)
-                    out[C_SUPERSEDED] += 1
+                    out[C.superseded] += 1
             elif op == OP_REVISE:
                 # A later observation revises the outcome: Eq. 2 on the opposite outcome.
                 tree.record_outcome(id, tree.nodes[id].outcome != "success")
-                out[C_REVISIONS] += 1
+                out[C.revisions] += 1
             elif op == OP_COMPLETE:
                 pool = self.prompt_step(w, critical=True, last_obs=last_obs)
                 tree.step = self.step
@@ -250,8 +228,8 @@ class _Trajectory(AgentStubs):
             eligible = self.memory.eligible(set(tree.active_path()))
         else:
             eligible = set(tree.candidate_pool())
-        out[C_P_I] = 0.0
-        out[C_P_R] = 0.0
+        out[C.p_i] = 0.0
+        out[C.p_r] = 0.0
         # A memory also remains when an eligible summary carries it (it leaked into the
         # summary, or into a summary that leaked into it, ...).
         carried: set[str] = set()
@@ -259,13 +237,13 @@ class _Trajectory(AgentStubs):
             carried |= self.absorbed_closure(sid)
         for id, node in tree.nodes.items():
             if node.poisoned and node.kind != "summary":
-                out[C_P_I] += 1
+                out[C.p_i] += 1
                 if self.pol.selection != SEL_NONE and (id in eligible or id in carried):
-                    out[C_P_R] += 1
-        out[C_NODES] = len(tree.nodes)
+                    out[C.p_r] += 1
+        out[C.nodes] = len(tree.nodes)
         # Simulated LLM latency: a fixed cost per call plus a cost per prompt token.
-        out[C_LATENCY_MS] = (float(self.st.call_latency_ms) * out[C_LLM_CALLS]
-                             + float(self.st.token_latency_ms) * out[C_PROMPT_TOKENS])
+        out[C.latency_ms] = (float(self.st.call_latency_ms) * out[C.llm_calls]
+                             + float(self.st.token_latency_ms) * out[C.prompt_tokens])
         return out
 
     def absorbed_closure(self, sid: str) -> set[str]:
@@ -315,9 +293,9 @@ class _Trajectory(AgentStubs):
                           + float(st.selector_read_fraction) * pool_tokens
                           + self.struct * len(pool))
             prompt += sel_tokens
-            out[C_MEMORY_TOKENS] += sel_tokens
-            out[C_SELECTOR_CALLS] += 1
-            out[C_LLM_CALLS] += 1
+            out[C.memory_tokens] += sel_tokens
+            out[C.selector_calls] += 1
+            out[C.llm_calls] += 1
         elif pol.selection == SEL_BRANCHES and pool:
             chosen = self.select_branches(pool, priority)
         else:
@@ -332,10 +310,10 @@ class _Trajectory(AgentStubs):
             if v in chosen:
                 ctx_tokens += node.tokens + self.struct
                 if node.poisoned:
-                    out[C_H_P] += 1
+                    out[C.h_p] += 1
                     contaminated = True
                 else:
-                    out[C_H_C] += 1
+                    out[C.h_c] += 1
             if v in path:
                 prompt += node.tokens
         # BR counts whatever can persuade the reasoner (MODEL.md §5), the poisoned
@@ -343,29 +321,29 @@ class _Trajectory(AgentStubs):
         if last_obs is not None and st.obs_in_context and nodes[last_obs].poisoned:
             contaminated = True
         if contaminated:
-            out[C_CONTAMINATED_STEPS] += 1
+            out[C.contaminated_steps] += 1
         # The parity table's budget use (docs/policies.md): memory context against B.
-        out[C_CONTEXT_TOKENS] += ctx_tokens
-        out[C_CONTEXT_MAX] = max(out[C_CONTEXT_MAX], ctx_tokens)
-        out[C_CONTEXT_ITEMS_MAX] = max(out[C_CONTEXT_ITEMS_MAX], float(len(chosen)))
+        out[C.context_tokens] += ctx_tokens
+        out[C.context_max] = max(out[C.context_max], ctx_tokens)
+        out[C.context_items_max] = max(out[C.context_items_max], float(len(chosen)))
         if pool_tokens > 0:
             sel_raw = 0.0
             for v in selected:
                 sel_raw += nodes[v].tokens
-            out[C_CCR_SUM] += sel_raw / pool_tokens
-            out[C_CCR_STEPS] += 1
+            out[C.ccr_sum] += sel_raw / pool_tokens
+            out[C.ccr_steps] += 1
         # The observation just made is fed with the prompt, charged unless selected.
         obs = last_obs if last_obs is not None and last_obs not in chosen else None
         obs_tokens = float(nodes[obs].tokens) if obs is not None else 0.0
         prompt += ctx_tokens + obs_tokens
-        out[C_PROMPT_TOKENS] += prompt
-        out[C_PROMPT_STEPS] += 1
-        out[C_LLM_CALLS] += 1
+        out[C.prompt_tokens] += prompt
+        out[C.prompt_steps] += 1
+        out[C.llm_calls] += 1
 
         # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
         if pol.scores:
             report = tree.select(selected, pool, feedback=True, suppress=pol.lifecycle)
-            out[C_SUPPRESSED] += len(report.suppressed)
+            out[C.suppressed] += len(report.suppressed)
 
         if critical:
             self.reason(topic_now, last_obs, ctx_tokens + obs_tokens, chosen)

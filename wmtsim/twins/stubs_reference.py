@@ -21,18 +21,7 @@ from wmtsim.core.draws import (
     PURPOSE_PERSUADE,
     PURPOSE_SELECTOR_NOISE,
 )
-from wmtsim.core.metrics import (
-    C_COMPROMISED_STEPS,
-    C_CORRECT_STEPS,
-    C_CRITICAL_STEPS,
-    C_FINAL_CORRECT,
-    C_FOLDS,
-    C_LLM_CALLS,
-    C_MEMORY_TOKENS,
-    C_PROMPT_TOKENS,
-    C_SUCCESS,
-    C_SUMMARISER_CALLS,
-)
+from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import NO_TOPIC
@@ -229,18 +218,18 @@ class AgentStubs:
         # A compromised step gives a wrong answer with probability p_misled.
         misled = compromised and self.draw(0, PURPOSE_MISLED) < st.p_misled
         correct = needs_met and not misled and used
-        out[C_CRITICAL_STEPS] += 1
+        out[C.critical_steps] += 1
         if compromised:
-            out[C_COMPROMISED_STEPS] += 1
+            out[C.compromised_steps] += 1
         if correct:
-            out[C_CORRECT_STEPS] += 1
+            out[C.correct_steps] += 1
         if topic_now != NO_TOPIC:
             self.answered[topic_now] = correct
         else:
             # TSR (Eq. 14): the task succeeds when its final answer is correct; a
             # compromised step is wrong only when misled (MODEL.md §5).
-            out[C_FINAL_CORRECT] = 1.0 if correct else 0.0
-            out[C_SUCCESS] = 1.0 if correct else 0.0
+            out[C.final_correct] = 1.0 if correct else 0.0
+            out[C.success] = 1.0 if correct else 0.0
 
     # ---------------------------------------------------------------- the summariser
 
@@ -287,8 +276,8 @@ class AgentStubs:
         if leaked:
             summary.poisoned = True
             f.persuasiveness = max(f.persuasiveness, leak_pers)
-        out[C_FOLDS] += 1
-        out[C_SUMMARISER_CALLS] += 1
-        out[C_LLM_CALLS] += 1
-        out[C_PROMPT_TOKENS] += float(st.summariser_base_tokens) + raw
-        out[C_MEMORY_TOKENS] += float(st.summariser_base_tokens) + raw
+        out[C.folds] += 1
+        out[C.summariser_calls] += 1
+        out[C.llm_calls] += 1
+        out[C.prompt_tokens] += float(st.summariser_base_tokens) + raw
+        out[C.memory_tokens] += float(st.summariser_base_tokens) + raw

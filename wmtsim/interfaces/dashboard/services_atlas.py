@@ -1,5 +1,5 @@
 """Dashboard services of the Atlas page: screening tables (`wmtsim.studies.screen`), the
-shipped atlas (studies/tables/atlas.parquet) and folders written by ``wmtsim screen``."""
+shipped atlas (why_study/tables/atlas.parquet) and folders written by ``wmtsim screen``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import streamlit as st
 
 from wmtsim.interfaces.dashboard.services_runs import REPO
 
-ATLAS = "studies/tables/atlas.parquet"
+ATLAS = "why_study/tables/atlas.parquet"
 
 
 def find_screenings(bases: tuple[str, ...] = ("results",)) -> list[str]:

@@ -51,7 +51,7 @@ def waterfall_chart(table: pl.DataFrame) -> Any:
     return chart(table, columns=2)
 
 
-def find_claims(bases: tuple[str, ...] = ("results", "studies/tables")) -> list[str]:
+def find_claims(bases: tuple[str, ...] = ("results", "why_study/tables")) -> list[str]:
     """Claims maps under ``bases`` (relative to the repository): folders written by
     ``wmtsim claims`` and the shipped study's claims tables (claims_*.parquet)."""
     found: list[str] = []

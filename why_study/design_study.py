@@ -1,14 +1,14 @@
-"""The shipped design study: ``python -m studies.design_study`` (part of ``make study``).
+"""The shipped design study: ``python -m why_study.design_study`` (part of ``make study``).
 
 1. The screening atlas: `wmtsim.studies.screen` (Morris, Full WMT, every WMT parameter of
    `wmtsim.studies.knob_ranges`) on every shipped scenario. Writes
-   studies/tables/atlas.parquet, docs/figures/atlas.png and the generated table of
+   why_study/tables/atlas.parquet, docs/figures/atlas.png and the generated table of
    docs/atlas.md.
 2. The transfer study (the paper's limitation: "hand-specified initialization values,
    update rules, branch coefficients, and obsolescence thresholds may not transfer"):
    in each world, `wmtsim.studies.tune` (NSGA-II) searches every WMT parameter, and the
    chosen Pareto points are validated on held-out seeds against the shipped setting
-   (the paper's values). Writes studies/tables/transfer_*.parquet,
+   (the paper's values). Writes why_study/tables/transfer_*.parquet,
    docs/figures/transfer_<world>.png and the generated block ``transfer`` of
    docs/findings.md.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
-from studies.run import FIGURES, FINDINGS, RESULTS, replace_block
+from why_study.run import FIGURES, FINDINGS, RESULTS, replace_block
 
 REPO = Path(__file__).resolve().parents[1]
 ATLAS = REPO / "docs" / "atlas.md"
@@ -131,7 +131,7 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m studies.design_study", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m why_study.design_study", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--r", type=int, default=6, help="Morris trajectories per world")
     ap.add_argument("--n", type=int, default=150, help="simulated trajectories per point")
