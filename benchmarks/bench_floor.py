@@ -23,7 +23,7 @@ FLOOR_WORLDS = {  # name -> (WorldSpec keyword arguments, trajectories at full s
 
 def bench_floor(sz: Any) -> dict[str, Any]:
     """Full WMT, 1 thread: engine ns per trajectory-step over the floor's, same World."""
-    from wmtsim.core.metrics import C_NODES, C_PROMPT_STEPS
+    from wmtsim.core.metrics import C
     from wmtsim.engine.world import WorldSpec, generate
 
     from .cases import Engine, _warm
@@ -39,7 +39,7 @@ def bench_floor(sz: Any) -> dict[str, Any]:
         knobs = floor_knobs(world)
         counts = eng(world, 1)
         floor = run_floor(world, knobs)
-        steps = int(counts[:, C_PROMPT_STEPS].sum())
+        steps = int(counts[:, C.prompt_steps].sum())
         same_steps = steps == int(floor["steps"].sum())
         runs: dict[str, list[tuple[float, float]]] = {"engine": [], "floor": []}
         repeats = max(3, 2 * sz.repeats + 1)
@@ -52,7 +52,7 @@ def bench_floor(sz: Any) -> dict[str, Any]:
         wall = {s: min(r[0] for r in v) for s, v in runs.items()}
         cpu = {s: min(r[1] for r in v) for s, v in runs.items()}
         ratio, cpu_ratio = wall["engine"] / wall["floor"], cpu["engine"] / cpu["floor"]
-        nodes = float(counts[:, C_NODES].mean())
+        nodes = float(counts[:, C.nodes].mean())
         out["worlds"][name] = {
             "trajectories": n, "prompt_steps": steps, "mean_nodes": nodes,
             "same_prompt_steps": same_steps, "repeats": repeats,

@@ -35,7 +35,7 @@ ENGINE_LADDER = (  # policy, what it adds over the row before
 
 def bench_phases(sz: Any) -> dict[str, Any]:
     """Per-phase cost of the floor (phase doubling) and of the engine (policy ladder)."""
-    from wmtsim.core.metrics import C_PROMPT_STEPS
+    from wmtsim.core.metrics import C
     from wmtsim.engine.world import WorldSpec, generate
 
     from . import floor as F
@@ -48,7 +48,7 @@ def bench_phases(sz: Any) -> dict[str, Any]:
     masks = {"all phases once": 0} | {k: getattr(F, v) for k, v in FLOOR_PHASES.items()}
     knobs = {name: F.floor_knobs(world, twice=m) for name, m in masks.items()}
     engines = {p: Engine(p) for p, _ in ENGINE_LADDER}
-    steps = {p: int(e(world, 1)[:, C_PROMPT_STEPS].sum()) for p, e in engines.items()}
+    steps = {p: int(e(world, 1)[:, C.prompt_steps].sum()) for p, e in engines.items()}
     floor_steps = int(F.run_floor(world)["steps"].sum())
     cpu: dict[str, list[float]] = {f"floor: {k}": [] for k in masks}
     cpu |= {f"engine: {p}": [] for p in engines}

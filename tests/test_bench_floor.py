@@ -21,7 +21,7 @@ if str(REPO) not in sys.path:  # benchmarks/ is a top-level package of the repos
 
 from benchmarks.floor import floor_knobs, run_floor  # noqa: E402
 from wmtsim.core.codes import STATE_NAMES  # noqa: E402
-from wmtsim.core.metrics import C_SUPPRESSED  # noqa: E402
+from wmtsim.core.metrics import C  # noqa: E402
 from wmtsim.core.params import Params  # noqa: E402
 from wmtsim.core.policies import get_policy  # noqa: E402
 from wmtsim.core.stubs import Stubs  # noqa: E402
@@ -73,7 +73,7 @@ def test_floor_selects_and_scores_like_the_twin(world_name: str, knobs_name: str
     suppressed = 0
     for i in range(world.n):
         twin = _Logged(world, i, pol, params, stubs)
-        suppressed += twin.play()[C_SUPPRESSED]
+        suppressed += twin.play()[C.suppressed]
         nodes = list(twin.tree.nodes.values())
         n_steps = int(twin.step)
         assert got["steps"][i] == n_steps
