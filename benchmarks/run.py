@@ -1,9 +1,10 @@
 """Run the benchmarks, print a table, write JSON: ``python -m benchmarks.run``.
 
 Options: ``--quick`` (tiny sizes, no cold compile: a smoke test, written to
-``benchmarks/results/quick.json``), ``--only NAME`` (repeatable or comma-separated; the
-other sections already in the output file are kept), ``--out PATH``, ``--list``,
-``--markdown`` (print the table of an existing results file as Markdown).
+``benchmarks/results/quick.json``), ``--no-cold`` (full sizes, but the start-up section
+skips its two cold compiles, minutes on a loaded machine), ``--only NAME`` (repeatable
+or comma-separated; the other sections already in the output file are kept), ``--out
+PATH``, ``--list``, ``--markdown`` (print the table of an existing results file as Markdown).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     help="tiny sizes and no cold compile (a smoke test, seconds not minutes)")
+    ap.add_argument("--no-cold", action="store_true",
+                    help="skip the start-up section's cold compiles (fresh numba caches)")
     ap.add_argument("--only", action="append", default=[], metavar="NAME",
                     help=f"run only these sections: {', '.join(SECTIONS)}")
     ap.add_argument("--out", type=Path, default=None,
@@ -51,8 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run_sections(names: list[str], quick: bool, console: Console) -> dict[str, Any]:
-    sz = sizes(quick)
+def run_sections(names: list[str], quick: bool, console: Console, cold: bool = True
+                 ) -> dict[str, Any]:
+    sz = sizes(quick) if cold else sizes(quick, cold_start=False)
     results: dict[str, Any] = {}
     for name in names:
         console.print(f"[dim]running {name} ...[/dim]")
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             doc["sections"] = json.loads(args.out.read_text()).get("sections", {})
         except (OSError, ValueError):
             pass
-    doc["sections"].update(run_sections(names, args.quick, console))
+    doc["sections"].update(run_sections(names, args.quick, console, cold=not args.no_cold))
     doc["sections"] = {k: doc["sections"][k] for k in SECTIONS if k in doc["sections"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".json.tmp")

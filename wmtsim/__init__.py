@@ -1,8 +1,8 @@
 """wmtsim — simulation and policy analysis for the Weighted Memory Tree (arXiv 2608.20631).
 
-The light names (`Params`, `WorldSpec`, `PoisonSpec`, `Stubs`) import eagerly; the ones that
-pull in numba kernels (`simulate`, `replay`, ...) load on first use so that
-``import wmtsim`` stays fast.
+Every public name loads on first use (`Params`, `Stubs`, `WorldSpec`, `PoisonSpec` pull in
+numpy, `simulate`, `replay`, ... numba kernels), so ``import wmtsim`` and ``wmtsim --help``
+stay fast.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 from . import numba_cache
 
-numba_cache.configure()  # before any kernel module imports numba
-
-from wmtsim.core.params import Params  # noqa: E402
-from wmtsim.core.stubs import Stubs  # noqa: E402
+numba_cache.configure_before_numba()  # the cache folder, set before numba is imported
 
 _LAZY = {
+    "Params": "wmtsim.core.params",
+    "Stubs": "wmtsim.core.stubs",
     "replay": "wmtsim.engine.trace",
     "simulate": "wmtsim.engine.simulation",
     "SimResult": "wmtsim.engine.simulation",

@@ -107,7 +107,12 @@ def cache_dir() -> Path:
 
 def configure() -> None:
     """Point numba's cache at `cache_dir()` unless the user chose a folder, and `guard` the
-    cache's errors (in every process that imports wmtsim, sweep workers included)."""
+    cache's errors (in every process that imports numba, sweep workers included).
+
+    Hashing the kernel sources reads and parses every module (~0.3 s), so ``import
+    wmtsim`` does not call this: it calls `configure_before_numba`, and the hash is taken
+    only by a process that imports numba (``wmtsim --help`` never does).
+    """
     _guard_on_import()
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
@@ -220,3 +225,29 @@ def _guard_on_import() -> None:
         guard()
     elif not any(isinstance(f, _GuardFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _GuardFinder())
+
+
+class _BeforeNumba:
+    """A meta-path finder that runs `configure` just before numba is first imported.
+
+    It finds nothing itself (returns None), so the import goes on as usual, with
+    ``NUMBA_CACHE_DIR`` set by then.
+    """
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "numba":
+            self.remove()
+            configure()
+        return None
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+
+def configure_before_numba() -> None:
+    """`configure` now if numba is already imported, else right before it is."""
+    if "numba" in sys.modules:
+        configure()
+    elif not any(isinstance(f, _BeforeNumba) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeNumba())

@@ -5,9 +5,10 @@ point means in `wmtsim.studies.analysis`, claims maps, mechanism attribution).
 Trajectories are resampled with replacement by index matrices drawn from numpy's default
 generator (`resample_indices`); a `Resampler` keeps one matrix per sample size, drawn
 from the seed ``[seed, n]``, so every series of that size is resampled the same way
-(comparisons stay paired). `mean_ci` is scipy's percentile bootstrap of the mean;
-`pooled_ci` resamples a ratio's numerator and denominator together; `paired_bootstrap`
-resamples the rows of a matrix with shared indices.
+(comparisons stay paired). `mean_ci` is scipy's percentile bootstrap of the mean (its
+numbers, without importing scipy); `pooled_ci` resamples a ratio's numerator and
+denominator together; `paired_bootstrap` resamples the rows of a matrix with shared
+indices.
 """
 
 from __future__ import annotations
@@ -42,21 +43,36 @@ class Resampler:
 
 def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
             seed: int = 0) -> dict[str, float]:
-    """Mean and percentile-bootstrap interval of the finite values of ``x``
-    (``scipy.stats.bootstrap``)."""
-    from scipy import stats
+    """Mean and percentile-bootstrap interval of the finite values of ``x``.
 
+    The same numbers as ``scipy.stats.bootstrap((x,), np.mean, method="percentile",
+    vectorized=True, rng=np.random.default_rng(seed))``, to the bit (the resampling
+    draws, then scipy's ``quantile`` with its default ``linear`` method, Hyndman & Fan's
+    type 7), written out so that a run's summary does not import scipy.stats (~1 s of a
+    warm ``wmtsim run``); tests/core/test_bootstrap.py holds it to scipy's result.
+    """
     x = x[np.isfinite(x)]
     if x.size == 0:
         return {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
     mean = float(x.mean())
     if x.size < 2 or np.all(x == x[0]):
         return {"mean": mean, "low": mean, "high": mean, "n": int(x.size)}
-    res = stats.bootstrap((x,), np.mean, confidence_level=confidence,
-                          n_resamples=n_resamples, method="percentile",
-                          rng=np.random.default_rng(seed), vectorized=True)
-    return {"mean": mean, "low": float(res.confidence_interval.low),
-            "high": float(res.confidence_interval.high), "n": int(x.size)}
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, x.size, (n_resamples, x.size))  # each row one resample
+    theta = np.sort(np.mean(x[..., i], axis=-1))
+    alpha = (1 - confidence) / 2
+    p = np.array([alpha, 1 - alpha])
+    # Type 7 quantiles as scipy.stats.quantile computes them: j = floor(p·n + 1 − p) − 1,
+    # g its fractional part, q = (1 − g)·θ_(j) + g·θ_(j+1), indices clipped to the sample.
+    jg = p * theta.size + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0.0, theta.size - 1).astype(np.int64)
+    jp1 = np.clip(jp1, 0.0, theta.size - 1).astype(np.int64)
+    low, high = (1 - g) * theta[j] + g * theta[jp1]
+    return {"mean": mean, "low": float(low), "high": float(high), "n": int(x.size)}
 
 
 def pooled_ci(num: np.ndarray, den: np.ndarray, confidence: float = 0.95,
