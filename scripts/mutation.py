@@ -99,7 +99,8 @@ GROUPS = (
         "wmtsim/studies/verdicts.py": ("pair_test", "check_claim", "read_family"),
         "wmtsim/studies/paper_checks.py": ("_favour", "range_test", "read_checks")},
         "tests/studies/test_statistics_coverage.py tests/studies/test_signs.py "
-        "tests/studies/test_claims.py tests/studies/test_paper_tables.py", {}, 300.0),
+        "tests/studies/test_claims.py tests/studies/test_paper_tables.py "
+        "tests/core/test_inference_interval.py", {}, 300.0),
     Group("output", {
         "wmtsim/core/output.py": ("temp_path", "commit", "atomic_write")},
         "tests/core/test_output.py tests/studies/test_kill_injection.py "
