@@ -6,7 +6,7 @@ Two views on the same default-world `World`, 1 thread, CPU time, repeats interle
   each is idempotent, so the trajectories do not change); a phase's cost is the time it
   adds per trajectory-step. What no phase claims is the script, node creation, the
   selection feedback (Eqs. 3–5) and the fold.
-* **The engine, policy by policy.** The configurations of MODEL.md §7 switch parts of
+* **The engine, policy by policy.** The configurations of docs/model.md §7 switch parts of
   the step on one at a time (`wmtsim.core.policies`); the difference between two rows is
   what the switched-on parts cost in the engine (it also changes the trees: folding
   makes pools smaller, so it is an estimate, not an exact split).

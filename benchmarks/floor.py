@@ -2,7 +2,7 @@
 
 A yardstick for the engine, not a second engine. It plays a generated `World`'s script
 under Full WMT and does, at every prompt-construction step, exactly the memory work of
-MODEL.md §4 and SIMULATION.md's selector:
+docs/model.md §4 and docs/world.md's selector:
 
 1. the candidate pool (§4 step 2: not the root, not the active path, nothing inside an
    obsolete branch, nothing hidden in a folded branch, summaries of folded branches);
@@ -15,7 +15,7 @@ MODEL.md §4 and SIMULATION.md's selector:
 plus what the tree needs between steps (node creation, Eq. 2 outcomes and revisions,
 supersession, fold with its summary node, reopen). It skips what is not memory work:
 the reasoner, summary leaks, the counters and every record. It was written from the
-spec (docs/model_decisions.md, MODEL.md, SIMULATION.md), not from `wmtsim.engine`; its
+spec (docs/model.md, docs/world.md, docs/model_decisions.md), not from `wmtsim.engine`; its
 only shared piece is the counter-based draw (`wmtsim.core.rng`), since the selector's
 noise must be the same numbers. `tests/test_bench_floor.py` checks that it really does
 the work: its selections at every step and its final scores, miss counts and states
@@ -79,7 +79,7 @@ PH_POOL, PH_PRIORITIES, PH_SELECT, PH_DRAWS, PH_SUPPRESS = 1, 2, 4, 8, 16
 
 
 class Tree(NamedTuple):
-    """One trajectory's memory tree, flat, slots in creation order (MODEL.md §1)."""
+    """One trajectory's memory tree, flat, slots in creation order (docs/model.md §1)."""
 
     kind: np.ndarray
     parent: np.ndarray
@@ -219,7 +219,7 @@ def _floor_batch(w_parent, w_kind, w_tokens, w_topic, w_rel, w_poisoned, w_outco
                 topic_now = T.topic[active]
                 prompt = True
             elif op == OP_SUPERSEDE:
-                T.state[slot_of[w]] = OBSOLETE  # regardless of score (MODEL.md §3)
+                T.state[slot_of[w]] = OBSOLETE  # regardless of score (docs/model.md §3)
                 fresh = -1
             elif op == OP_REVISE:
                 v = slot_of[w]
@@ -286,7 +286,7 @@ def _outcome(T, v, success, k):
 
 @jit
 def _fold(T, v, w, n_slots, k):
-    """Fold task ``v`` on completion (MODEL.md §3): z ← folded (an obsolete task stays
+    """Fold task ``v`` on completion (docs/model.md §3): z ← folded (an obsolete task stays
     obsolete) and its summary of ceil(c_sum · raw tokens) + warnings tokens is created, or
     on a re-fold refreshed (u = u_init_summary, m = 0, new size). Returns the slot count."""
     raw = 0.0
@@ -409,7 +409,7 @@ def _extend_priorities(kind, parent, state, outcome, u, branch, s_max, s_sum, s_
 
 @jit
 def _pool(kind, parent, state, on_path, hidden, anc_folded, cand, chosen, n_slots, active):
-    """MODEL.md §4 step 2: the candidate pool into ``cand`` (creation order); its size.
+    """docs/model.md §4 step 2: the candidate pool into ``cand`` (creation order); its size.
 
     Never the root, the active path P_t or anything inside an obsolete branch; a folded
     task hides its branch except its summary; a summary hides when its task lies inside
@@ -493,7 +493,7 @@ def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, 
 @njit(inline="always", cache=True)  # no call with two records per step
 def _prompt_step(T, S, k, topic_now, active, n_slots, fresh, seed, traj, step, record,
                  log_row):
-    """One prompt-construction cycle of Full WMT (MODEL.md §4 steps 2–6).
+    """One prompt-construction cycle of Full WMT (docs/model.md §4 steps 2–6).
 
     ``fresh``: the Eq. 6 totals in ``S`` hold for the tree's first ``fresh`` slots, and
     only nodes were appended since (-1: recompute). Returns how many memories were
