@@ -93,7 +93,9 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
     lines = [f"NSGA-II over every WMT parameter of `wmtsim.studies.knob_ranges` (18 knobs), "
              f"{trials} trials per world in generations of 8, n = {n} trajectories on fit "
              "seed 0; three Pareto points validated on held-out seeds 10000 and 10001 "
-             "against the shipped setting (paired 95% intervals). A point *beats* the "
+             "against the shipped setting; each number is a gain, tuned − shipped signed so "
+             "that positive is better (lower ASR or tokens, higher TSR or accuracy), with "
+             "its paired 95% interval. A point *beats* the "
              "shipped setting when it is better on at least one objective and worse on "
              "none, out of sample.", "",
              "| world | objectives | shipped setting (fit seed) | Pareto points that beat it "
