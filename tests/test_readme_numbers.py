@@ -4,8 +4,8 @@ Every generated block of the README states the command that made it (``*Generate
 `...`*``). The blocks whose command is cheap enough for the suite are re-run here, through
 the command line exactly as the block states it, and every number is compared: the
 headline (`wmtsim compare paper_poisoning --n 2000`) and the field table (`wmtsim compare
-paper_poisoning --budget 55,110,220 --n 300 -p ...`, ½B, B and 2B). The calibration and attack blocks
-come from optimisations that take minutes to hours; for those the test checks that the
+paper_poisoning --budget 55,110,220 --n 300 -p ...`, ½B, B and 2B). The calibration and
+attack blocks come from optimisations that take minutes to hours; for those the test checks that the
 block names its command (and scripts/docs.py's registry names the generator).
 """
 
