@@ -22,6 +22,14 @@ SchedulerOpt = Annotated[str | None, typer.Option(
          "pip install 'wmtsim\\[cluster]').",
     show_default=False)]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar.")]
+# `run --precision` and `compare --precision` (wmtsim.studies.precision.grow_n).
+PrecisionOpt = Annotated[float | None, typer.Option(
+    "--precision", min=0.0, help="Grow n (from --n or the scenario's) until every headline "
+                                 "interval (pooled ASR, BR, TSR) has at most this 95% "
+                                 "half-width, up to --n-max.",
+    show_default=False)]
+NMaxOpt = Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
+                                      help="Largest n --precision may reach.")]
 
 
 class _Commands(TyperGroup):

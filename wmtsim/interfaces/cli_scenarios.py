@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt
+from wmtsim.interfaces.cli_common import CsvOpt, NMaxOpt, PrecisionOpt, ProgressOpt
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -198,13 +198,8 @@ def run(
     set_: SetOpt = None,
     progress: ProgressOpt = True,
     csv: CsvOpt = False,
-    precision: Annotated[float | None, typer.Option(
-        "--precision", min=0.0, help="Grow n (from --n or the scenario's) until every "
-                                     "headline interval (pooled ASR, BR, TSR) has at most "
-                                     "this 95% half-width, up to --n-max.",
-        show_default=False)] = None,
-    n_max: Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
-                                       help="Largest n --precision may reach.")] = 100_000,
+    precision: PrecisionOpt = None,
+    n_max: NMaxOpt = 100_000,
 ) -> None:
     """Simulate a scenario's configurations and write the results.
 
