@@ -10,6 +10,7 @@ odd parameter corners.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,20 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                   poison=(PoisonSpec("plausible", count=2, p_supersede=0.3),
                           PoisonSpec("failed", p_supersede=0.3))),
         Params(budget=120), Stubs(p_misled=0.4, p_guess=0.5), 66),
+    # The other two readings of a resumed subtask under fold-without-reopen
+    # (`WorldSpec.resume_folded`; the default "new" is every world above).
+    "resume_unfold": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(1, 4),
+                  p_resume=0.9, resume_actions=(1, 3), resume_folded="unfold",
+                  poison=(PoisonSpec("plausible", on_resume=True, p_supersede=0.3),
+                          PoisonSpec("failed"))),
+        Params(budget=150), Stubs(p_leak=0.7), 77),
+    "resume_hidden": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(1, 4),
+                  p_resume=0.9, resume_actions=(1, 3), resume_folded="hidden",
+                  poison=(PoisonSpec("plausible", on_resume=True, p_supersede=0.3),
+                          PoisonSpec("failed"))),
+        Params(budget=150), Stubs(p_leak=0.7), 88),
 }
 
 
@@ -124,6 +139,7 @@ def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World) -> 
             assert node.m == forest.m[i, v], where
             assert node.tokens == forest.tokens[i, v], where
             assert node.created == forest.created[i, v], where
+            assert node.folded_at == forest.folded_at[i, v], where
             assert node.poisoned == forest.poisoned[i, v], where
             if node.kind == "action":
                 assert node.outcome == OUTCOME_NAMES[forest.outcome[i, v]], where
@@ -208,6 +224,8 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
                   struct_tokens=pick(0, 4), p_leak=float(rng.random()),
                   w_u=pick(0.0, 0.5), w_b=pick(0.0, 2.0), p_misled=pick(1.0, 0.4),
                   obs_in_context=bool(pick(True, False)), warning_tokens=pick(0, 5))
+    # Drawn last, so that the draws above (and the points they made) stay as they were.
+    spec = replace(spec, resume_folded=pick("new", "unfold", "hidden"))
     return spec, params, stubs
 
 

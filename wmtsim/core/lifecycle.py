@@ -84,6 +84,44 @@ def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray
 
 
 @jit
+def _reveal_resumed(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                    on_path: np.ndarray, created: np.ndarray, folded_at: np.ndarray,
+                    n: int, eligible: np.ndarray, in_folded: np.ndarray,
+                    in_obsolete: np.ndarray) -> None:
+    """`WorldSpec.resume_folded` = ``new`` (docs/world.md): a fold covers what it folded.
+
+    A subtask resumed without a reopen (a configuration that folds but does not reopen)
+    stays folded while execution is back in it; its summary stands for what the fold
+    summarised, and a memory created after that fold is a candidate like any other, until
+    the subtask folds again. So a node hidden by `_candidate_pool_into` (``in_folded``, its
+    scratch) is a candidate after all when every folded strict ancestor that hides it is
+    on the active path and folded before the node was created (for a summary: the strict
+    ancestors of its task). Nothing changes where no folded task is on the path.
+    """
+    resumed = False
+    for v in range(n):
+        if on_path[v] and state[v] == FOLDED:
+            resumed = True
+    if not resumed:
+        return
+    for v in range(n):
+        k = kind[v]
+        if eligible[v] or on_path[v] or in_obsolete[v] or k == ROOT or k == GLOBAL:
+            continue
+        if k == TASK and state[v] == FOLDED:
+            continue  # a folded task is represented by its summary
+        a = parent[parent[v]] if k == SUMMARY else parent[v]
+        if k == SUMMARY and not in_folded[parent[v]]:
+            continue
+        covered = False
+        while a != NO_PARENT:
+            if state[a] == FOLDED and not (on_path[a] and created[v] > folded_at[a]):
+                covered = True
+            a = parent[a]
+        eligible[v] = not covered
+
+
+@jit
 def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                        u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                        priority: np.ndarray) -> None:

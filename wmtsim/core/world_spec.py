@@ -27,6 +27,8 @@ properties) and a *script* of events the engine plays in order:
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -34,7 +36,7 @@ import numpy as np
 
 from wmtsim.core.knobs import check_knobs, knob
 from wmtsim.core.packing import pack_values, packed_type, slots
-from wmtsim.core.validation import fail
+from wmtsim.core.validation import as_int, as_real, check_int_range, fail
 
 OP_GLOBAL = 0
 OP_TASK = 1
@@ -48,6 +50,11 @@ OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "fina
 
 SUPERSEDE_RULES = ("each", "first")
 SUPERSEDE_EACH, SUPERSEDE_FIRST = range(2)
+
+# What a resumed subtask's fold does in a configuration that folds but does not reopen
+# (`WorldSpec.resume_folded`, docs/world.md "Trajectory generation").
+RESUME_FOLDED_RULES = ("new", "unfold", "hidden")
+RESUME_NEW, RESUME_UNFOLD, RESUME_HIDDEN = range(3)
 
 POISON_KINDS = ("failed", "plausible", "global", "summary")
 POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
@@ -123,6 +130,83 @@ class PoisonSpec:
                  "the defaults for a global injection (it is not placed in a subtask)")
 
 
+N_SUBTASKS_ALLOWED = ('an integer in [1, 100,000], a pair [min, max], {values = [...], p = '
+                      '[...]} or {dist = "poisson", mean = m, min = a, max = b}')
+MAX_SUBTASK_SPAN = 1000  # a distribution of n_subtasks spans at most this many values
+N_SUBTASK_DISTS = ("poisson",)
+
+
+def _subtask_distribution(value: Any) -> tuple[tuple[int, int], tuple[float, ...]]:
+    """``n_subtasks`` as written (fixed, range or distribution) as (support, probabilities);
+    a `KnobError` naming ``n_subtasks`` or its sub-key, the value and what is allowed."""
+    owner, name = "WorldSpec", "n_subtasks"
+    if isinstance(value, bool):
+        fail(owner, name, value, N_SUBTASKS_ALLOWED)
+    if isinstance(value, numbers.Integral):
+        k = int(value)
+        if not 1 <= k <= MAX_NODES:
+            fail(owner, name, value, N_SUBTASKS_ALLOWED)
+        return (k, k), ()
+    if isinstance(value, list | tuple):
+        check_int_range(owner, name, value, 1, MAX_NODES)
+        return (int(value[0]), int(value[1])), ()
+    if not isinstance(value, Mapping):
+        fail(owner, name, value, N_SUBTASKS_ALLOWED)
+    table = dict(value)
+    if "dist" in table:
+        keys = {"dist", "mean", "min", "max"}
+        unknown = sorted(set(table) - keys) or sorted(keys - set(table))
+        if unknown:
+            fail(owner, f"{name}.{unknown[0]}", table.get(unknown[0]),
+                 'the keys dist, mean, min and max of a named distribution')
+        if table["dist"] not in N_SUBTASK_DISTS:
+            fail(owner, f"{name}.dist", table["dist"], " | ".join(N_SUBTASK_DISTS))
+        mean = as_real(owner, f"{name}.mean", table["mean"], 0.0, 1e6, lo_open=True)
+        lo = as_int(owner, f"{name}.min", table["min"], 1, MAX_NODES)
+        hi = as_int(owner, f"{name}.max", table["max"], lo, min(MAX_NODES,
+                                                                 lo + MAX_SUBTASK_SPAN - 1))
+        # Poisson weights e^-λ λ^k / k!, computed in logs (no overflow), then renormalised.
+        logs = [k * math.log(mean) - mean - math.lgamma(k + 1) for k in range(lo, hi + 1)]
+        top = max(logs)
+        weights = [math.exp(x - top) for x in logs]
+        total = math.fsum(weights)
+        return _trimmed(lo, [x / total for x in weights])
+    keys = {"values", "p"}
+    unknown = sorted(set(table) - keys) or sorted(keys - set(table))
+    if unknown:
+        fail(owner, f"{name}.{unknown[0]}", table.get(unknown[0]),
+             'the keys values and p (or dist, mean, min and max)')
+    values, p = table["values"], table["p"]
+    text = f"a non-empty array of distinct integers in [1, {MAX_NODES:,}]"
+    if not isinstance(values, list | tuple) or not values:
+        fail(owner, f"{name}.values", values, text)
+    ints = [as_int(owner, f"{name}.values", x, 1, MAX_NODES) for x in values]
+    if len(set(ints)) != len(ints):
+        fail(owner, f"{name}.values", values, text)
+    if max(ints) - min(ints) >= MAX_SUBTASK_SPAN:
+        fail(owner, f"{name}.values", values,
+             f"values spanning at most {MAX_SUBTASK_SPAN:,} integers (max - min < "
+             f"{MAX_SUBTASK_SPAN:,})")
+    if not isinstance(p, list | tuple) or len(p) != len(ints):
+        fail(owner, f"{name}.p", p, f"an array of {len(ints)} probabilities, one per value")
+    probs = [as_real(owner, f"{name}.p", x, 0.0, 1.0) for x in p]
+    if abs(math.fsum(probs) - 1.0) > 1e-9:
+        fail(owner, f"{name}.p", p, f"probabilities that sum to 1 (these sum to "
+                                    f"{math.fsum(probs):.12g})")
+    lo = min(ints)
+    dense = [0.0] * (max(ints) - lo + 1)
+    for k, x in zip(ints, probs, strict=True):
+        dense[k - lo] = x
+    return _trimmed(lo, dense)
+
+
+def _trimmed(lo: int, p: list[float]) -> tuple[tuple[int, int], tuple[float, ...]]:
+    """Support and probabilities without zero-probability ends."""
+    first = next(k for k, x in enumerate(p) if x > 0)
+    last = max(k for k, x in enumerate(p) if x > 0)
+    return (lo + first, lo + last), tuple(p[first:last + 1])
+
+
 @dataclass(frozen=True)
 class WorldSpec:
     """The synthetic world's knobs, with documented defaults (docs/world.md).
@@ -132,8 +216,13 @@ class WorldSpec:
     Each knob's default, range and doc is its `knob` declaration.
     """
 
-    n_subtasks: tuple[int, int] = knob((2, 4), lo=1, hi=MAX_NODES,
-        doc='top-level subtasks per query.')
+    n_subtasks: tuple[int, int] = knob((2, 4), lo=1, hi=MAX_NODES, allowed=N_SUBTASKS_ALLOWED,
+        doc='top-level subtasks per query: fixed (``3``), a range drawn uniformly '
+            '(``[2, 4]``), or a distribution: ``{values = [2, 3, 5], p = [0.3, 0.5, 0.2]}`` '
+            'or ``{dist = "poisson", mean = 3.0, min = 1, max = 8}`` (a Poisson law cut to '
+            '[min, max] and renormalised). Held as its support ``[min, max]`` with '
+            '``n_subtasks_p``, the probabilities of min, min + 1, ..., max (empty: uniform).')
+    n_subtasks_p: tuple[float, ...] = ()  # the distribution of n_subtasks (empty: uniform)
     max_depth: int = knob(1, lo=1, hi=6,
         doc='nesting depth of subtasks (1 = subtasks directly under the query).')
     p_nested: float = knob(0.0, lo=0.0, hi=1.0,
@@ -177,6 +266,13 @@ class WorldSpec:
             'agent returns to an earlier one (reopen).')
     resume_actions: tuple[int, int] = knob((1, 2), hi=MAX_NODES,
         doc='actions taken in a resumed subtask.')
+    resume_folded: str = knob('new', choices=RESUME_FOLDED_RULES,
+        doc='a resumed subtask in a configuration that folds but does not reopen '
+            '(``tree_summary``, ``tree_selection_summary``; the same rule for every policy): '
+            '``new`` (it stays folded, its summary covers what it folded, and the actions of '
+            'the resumed visit are candidates until it folds again), ``unfold`` (the fold is '
+            'undone, as a reopen would) or ``hidden`` (the old rule: the new actions are '
+            'hidden until the re-fold summarises them).')
     supersede_rule: str = knob('each', choices=SUPERSEDE_RULES,
         doc="when a later clean action of the poison's subtask may detect it: ``each`` (every "
             'later clean action, each with probability ``p_supersede``) or ``first`` (only the '
@@ -201,6 +297,23 @@ class WorldSpec:
 
     def __post_init__(self) -> None:
         owner = "WorldSpec"
+        # n_subtasks as written (fixed, range, distribution) -> support and probabilities.
+        support, p = _subtask_distribution(self.n_subtasks)
+        if self.n_subtasks_p:
+            given = tuple(self.n_subtasks_p)
+            if p or not isinstance(self.n_subtasks, list | tuple):
+                fail(owner, "n_subtasks_p", given,
+                     "empty when n_subtasks is a distribution or a fixed number")
+            span = support[1] - support[0] + 1
+            if (len(given) != span or any(not isinstance(x, numbers.Real) or isinstance(
+                    x, bool) or not 0 <= x <= 1 for x in given)
+                    or abs(math.fsum(given) - 1.0) > 1e-9 or given[0] <= 0 or given[-1] <= 0):
+                fail(owner, "n_subtasks_p", given,
+                     f"{span} probabilities of n_subtasks = {support[0]} .. {support[1]}, "
+                     "summing to 1, the first and last positive")
+            p = tuple(float(x) for x in given)
+        object.__setattr__(self, "n_subtasks", support)
+        object.__setattr__(self, "n_subtasks_p", p)
         # Lists from TOML/JSON become tuples so the spec stays hashable.
         for name in ("n_subtasks", "nested_subtasks", "n_actions", "resume_actions"):
             value = getattr(self, name)
@@ -257,7 +370,25 @@ class WorldSpec:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["poison"] = [asdict(p) for p in self.poison]
+        # A distribution of n_subtasks is written as the file writes it; no n_subtasks_p.
+        del d["n_subtasks_p"]
+        if self.n_subtasks_p:
+            lo = self.n_subtasks[0]
+            d["n_subtasks"] = {"values": list(range(lo, lo + len(self.n_subtasks_p))),
+                               "p": list(self.n_subtasks_p)}
         return d
+
+    def n_subtasks_cdf(self) -> np.ndarray:
+        """The cumulative probabilities of n_subtasks = min, ..., max as the generator reads
+        them (a running sum, the last set to 1 exactly); empty for a uniform range."""
+        out = []
+        total = 0.0
+        for x in self.n_subtasks_p:
+            total += x
+            out.append(total)
+        if out:
+            out[-1] = 1.0
+        return np.array(out, dtype=np.float64)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> WorldSpec:
@@ -300,10 +431,11 @@ class WorldSpec:
         poison = np.zeros((len(self.poison), len(PZ)), dtype=np.float64)
         for k, spec in enumerate(self.poison):
             poison[k] = pack_values(spec, _PackedPoison).item()
-        return pack_values(self, PackedWorld, skip=("poison",)), poison
+        return pack_values(self, PackedWorld, skip=_NOT_PACKED), poison
 
 
-PackedWorld = packed_type(WorldSpec, skip=("poison",))
+_NOT_PACKED = ("poison", "n_subtasks_p")  # arrays of their own (`pack`, `n_subtasks_cdf`)
+PackedWorld = packed_type(WorldSpec, skip=_NOT_PACKED)
 _PackedPoison = packed_type(PoisonSpec)
 PZ = slots("PoisonColumns", _PackedPoison.names or (), __name__)
 """The columns of the injection matrix, one per `PoisonSpec` field (``PZ.count``)."""

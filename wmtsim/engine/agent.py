@@ -19,6 +19,7 @@ from wmtsim.core.lifecycle import (
     _branch_priorities_into,
     _candidate_pool_into,
     _mark_active_path,
+    _reveal_resumed,
     _suppress,
 )
 from wmtsim.core.metrics import C
@@ -46,7 +47,7 @@ from wmtsim.engine.forest import (
     _task_depth,
 )
 from wmtsim.engine.selector import _query_utility, _select_branches, _select_items
-from wmtsim.engine.world import NO_TOPIC
+from wmtsim.engine.world import NO_TOPIC, RESUME_NEW
 
 
 @jit
@@ -86,6 +87,9 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
         else:
             _candidate_pool_into(parent, kind, state, on_path, n, eligible, S.in_folded,
                                  S.in_obsolete)
+            if wk.resume_folded == RESUME_NEW:
+                _reveal_resumed(parent, kind, state, on_path, F.created, F.folded_at, n,
+                                eligible, S.in_folded, S.in_obsolete)
         for v in range(n):
             selected[v] = False
     pool_tokens = 0.0
@@ -309,6 +313,7 @@ def _fold(T, K, step, s, n):
         pers[z] = max(pers[z], leak_pers)
     if state[s] != OBSOLETE:
         state[s] = FOLDED
+    F.folded_at[s] = step  # what this fold covers (`WorldSpec.resume_folded`)
     out[C.folds] += 1
     out[C.summariser_calls] += 1
     out[C.llm_calls] += 1

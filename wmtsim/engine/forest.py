@@ -54,6 +54,7 @@ class ForestRows(NamedTuple):
     summary: np.ndarray
     warnings: np.ndarray
     leak: np.ndarray
+    folded_at: np.ndarray
 
 
 @dataclass
@@ -68,6 +69,8 @@ class Forest:
     warnings: for a summary, the failure warnings it keeps (failed actions of its branch);
     leak: bit ``d`` set when the memory leaked into the summary of its ancestor task at
     depth ``d`` (root 0), the provenance IP (Eq. 10) follows through summaries.
+    folded_at: for a task, the prompt step of its latest fold (-1 before it folds; read by
+    `WorldSpec.resume_folded`: what its fold covers when it is resumed without a reopen).
     slot_of: ``(n, world nodes)`` map from world node to slot (-1 before creation).
     """
 
@@ -90,6 +93,7 @@ class Forest:
     summary: np.ndarray
     warnings: np.ndarray
     leak: np.ndarray
+    folded_at: np.ndarray
     slot_of: np.ndarray
     n_slots: np.ndarray
     active: np.ndarray
@@ -106,7 +110,7 @@ class Forest:
             poisoned=full(np.bool_), evidence=full(np.bool_), topic=full(np.int32, -1),
             rel=full(np.float64), persuasiveness=full(np.float64), rider=full(np.bool_),
             top=full(np.int32, -1), summary=full(np.int32, -1), warnings=full(np.int32),
-            leak=full(np.int64),
+            leak=full(np.int64), folded_at=full(np.int32, -1),
             slot_of=np.full((n, world_nodes), -1, dtype=np.int32),
             n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64),
         )
@@ -175,7 +179,8 @@ def _forest_row(F, i):
         m=F.m[i], tokens=F.tokens[i], created=F.created[i], outcome=F.outcome[i],
         poisoned=F.poisoned[i], evidence=F.evidence[i], topic=F.topic[i], rel=F.rel[i],
         persuasiveness=F.persuasiveness[i], rider=F.rider[i], top=F.top[i],
-        summary=F.summary[i], warnings=F.warnings[i], leak=F.leak[i])
+        summary=F.summary[i], warnings=F.warnings[i], leak=F.leak[i],
+        folded_at=F.folded_at[i])
 
 
 @jit
@@ -196,6 +201,7 @@ def _add_node(F, v, wid, parent_slot, kind_, u0, step):
     F.summary[v] = -1
     F.warnings[v] = 0
     F.leak[v] = 0
+    F.folded_at[v] = -1
 
 
 @jit

@@ -85,6 +85,7 @@ from wmtsim.engine.world import (
     OP_REVISE,
     OP_SUPERSEDE,
     OP_TASK,
+    RESUME_UNFOLD,
     World,
     _world_row,
     world_rows,
@@ -319,7 +320,10 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             step += 1
         elif o == OP_REOPEN:
             s = slot_of[a]
-            if state[s] == COMPLETED or (state[s] == FOLDED and sw.reopen != 0):
+            # A configuration without reopen leaves a folded subtask folded, unless the
+            # world's rule undoes the fold (`WorldSpec.resume_folded` = ``unfold``).
+            if state[s] == COMPLETED or (state[s] == FOLDED and (
+                    sw.reopen != 0 or K.wk.resume_folded == RESUME_UNFOLD)):
                 state[s] = ACTIVE
             active = s
             last_obs = -1

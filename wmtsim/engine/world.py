@@ -36,6 +36,10 @@ from wmtsim.core.world_spec import (  # noqa: F401 (re-exported for the module's
     POISON_KINDS,
     POISON_PLAUSIBLE,
     POISON_SUMMARY,
+    RESUME_FOLDED_RULES,
+    RESUME_HIDDEN,
+    RESUME_NEW,
+    RESUME_UNFOLD,
     SUPERSEDE_EACH,
     SUPERSEDE_FIRST,
     SUPERSEDE_RULES,
@@ -95,13 +99,14 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     check_int("generate", "start", start, 0)
     check_int("generate", "seed", seed, 0, 2**63 - 1)
     w, poison = spec.pack()
+    cdf = spec.n_subtasks_cdf()
     nb, eb = spec.node_bound(), spec.event_bound()
     counts = np.zeros((n, 3), dtype=np.int64)
-    _count_batch(as_array(w), poison, seed, start, n, nb, eb, counts)
+    _count_batch(as_array(w), poison, cdf, seed, start, n, nb, eb, counts)
     max_nodes = int(counts[:, 0].max())
     max_events = int(counts[:, 1].max())
     W = _empty_arrays(n, max_nodes, max_events)
-    _fill_batch(as_array(w), poison, seed, start, n, W)
+    _fill_batch(as_array(w), poison, cdf, seed, start, n, W)
     return World(seed=seed, start=start, spec=spec, **W._asdict(),
                  n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
                  n_injected=counts[:, 2].copy())
@@ -126,19 +131,21 @@ def _empty_arrays(n: int, nodes: int, events: int) -> WorldRows:
 
 
 @jit(parallel=True)
-def _count_batch(w1, poison, seed, start, n, nb, eb, counts):
-    # ``w1``: the packed `WorldSpec` as a one-element array (`wmtsim.core.packing.as_array`).
+def _count_batch(w1, poison, cdf, seed, start, n, nb, eb, counts):
+    # ``w1``: the packed `WorldSpec` as a one-element array (`wmtsim.core.packing.as_array`);
+    # ``cdf``: `WorldSpec.n_subtasks_cdf` (empty: a uniform range).
     for i in prange(n):
         a = _empty_row_arrays(nb, eb)
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(w1[0], poison, seed, traj, a)
+        counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(w1[0], poison, cdf, seed,
+                                                                 traj, a)
 
 
 @jit(parallel=True)
-def _fill_batch(w1, poison, seed, start, n, W):
+def _fill_batch(w1, poison, cdf, seed, start, n, W):
     for i in prange(n):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        _generate_one(w1[0], poison, seed, traj, _world_row(W, i))
+        _generate_one(w1[0], poison, cdf, seed, traj, _world_row(W, i))
 
 
 @jit

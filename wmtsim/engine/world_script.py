@@ -53,6 +53,18 @@ def _randint(lo, hi, u):
 
 
 @jit
+def _n_subtasks(w, cdf, u):
+    """The number of top-level subtasks from one uniform draw: uniform over [min, max]
+    (`_randint`), or the first value whose cumulative probability exceeds ``u``."""
+    if cdf.shape[0] == 0:
+        return _randint(int(w.n_subtasks_min), int(w.n_subtasks_max), u)
+    k = 0
+    while k < cdf.shape[0] - 1 and not u < cdf[k]:
+        k += 1
+    return int(w.n_subtasks_min) + k
+
+
+@jit
 def _normal(u1, u2):
     """Box–Muller: a standard normal from two uniforms (world generation only)."""
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
@@ -84,9 +96,10 @@ def _clip01(x):
 
 
 @jit
-def _generate_one(w, poison, seed, traj, W):
+def _generate_one(w, poison, cdf, seed, traj, W):
     """Write trajectory ``traj``'s world nodes and script into ``W`` (one row of
-    `wmtsim.engine.world.WorldRows`); return (nodes, events, injected)."""
+    `wmtsim.engine.world.WorldRows`); return (nodes, events, injected). ``cdf``: the
+    distribution of n_subtasks (`WorldSpec.n_subtasks_cdf`; empty: uniform)."""
     parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
     top, op, arg = W.top, W.op, W.arg
     c = 0  # draw counter
@@ -94,7 +107,7 @@ def _generate_one(w, poison, seed, traj, W):
     # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
     # injections and globals can name their target before it starts).
     c += 1
-    n_top = _randint(int(w.n_subtasks_min), int(w.n_subtasks_max), _draw(seed, traj, c))
+    n_top = _n_subtasks(w, cdf, _draw(seed, traj, c))
     kind[0] = ROOT
     tokens[0] = int(w.query_tokens)
     nn = 1 + n_top

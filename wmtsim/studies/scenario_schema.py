@@ -19,7 +19,7 @@ from wmtsim.core.knobs import Knob
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import PoisonSpec, WorldSpec
+from wmtsim.core.world_spec import MAX_NODES, N_SUBTASK_DISTS, PoisonSpec, WorldSpec
 
 PAPER_TABLES = ("table4", "table123")
 
@@ -106,6 +106,33 @@ def _dataclass_schema(cls: type, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     return out
 
 
+def _world_schema() -> dict[str, Any]:
+    """`WorldSpec`'s schema; ``n_subtasks`` takes a number, a range or a distribution
+    (`WorldSpec.n_subtasks`), and its held probabilities are not a key of the file."""
+    out = _dataclass_schema(WorldSpec, skip=("poison", "n_subtasks_p"))
+    pair = out["properties"]["n_subtasks"]
+    bounds = {"minimum": 1, "maximum": MAX_NODES}
+    pair["anyOf"] = [
+        {"type": "integer", **bounds},
+        {"type": "array", "prefixItems": pair.pop("prefixItems"), "minItems": 2,
+         "maxItems": 2},
+        {"type": "object", "additionalProperties": False, "required": ["values", "p"],
+         "properties": {"values": {"type": "array", "minItems": 1,
+                                   "items": {"type": "integer", **bounds}},
+                        "p": {"type": "array", "items": {"type": "number", "minimum": 0,
+                                                         "maximum": 1}}}},
+        {"type": "object", "additionalProperties": False,
+         "required": ["dist", "mean", "min", "max"],
+         "properties": {"dist": {"enum": list(N_SUBTASK_DISTS)},
+                        "mean": {"type": "number", "exclusiveMinimum": 0},
+                        "min": {"type": "integer", **bounds},
+                        "max": {"type": "integer", **bounds}}},
+    ]
+    for key in ("type", "minItems", "maxItems"):
+        pair.pop(key, None)
+    return out
+
+
 def json_schema() -> dict[str, Any]:
     """The scenario format's JSON Schema (draft 2020-12), from the dataclass fields."""
     return {
@@ -127,7 +154,7 @@ def json_schema() -> dict[str, Any]:
                                         "paper table's, else linear and wmt)."},
             "paper": {"enum": list(PAPER_TABLES),
                       "description": "Paper table shown beside the results."},
-            "world": _dataclass_schema(WorldSpec, skip=("poison",)),
+            "world": _world_schema(),
             "stubs": _dataclass_schema(Stubs),
             "params": _dataclass_schema(Params),
             "baselines": _dataclass_schema(Baselines),

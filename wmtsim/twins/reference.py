@@ -32,8 +32,9 @@ class Node:
 
     ``created`` is the tree's step count when the node was added. ``outcome`` is set on
     action nodes by Eq. 2. ``summary`` is, on a task, the id of its summary node once the
-    task has been folded. ``u`` must be given (it has a NaN placeholder default only so
-    the fields can keep the documented order).
+    task has been folded, and ``folded_at`` the step of its latest fold. ``u`` must be
+    given (it has a NaN placeholder default only so the fields can keep the documented
+    order).
     """
 
     id: str
@@ -47,6 +48,7 @@ class Node:
     outcome: str | None = None
     poisoned: bool = False
     summary: str | None = None
+    folded_at: int = -1
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -94,12 +96,16 @@ class MemoryTree:
 
     ``nodes`` keeps insertion order, which is creation order (parents before children).
     ``active`` is the active task v*_t; ``step`` counts `select` calls.
+    ``reveal_resumed``: the world's rule `WorldSpec.resume_folded` = ``new`` (a fold covers
+    only what it folded: what is created while execution is back in a folded task that
+    was not reopened is a candidate); False keeps everything under a fold hidden.
     """
 
     def __init__(self, params: Params | None = None, root_id: str = "root",
-                 root_tokens: int = 0) -> None:
+                 root_tokens: int = 0, reveal_resumed: bool = False) -> None:
         """Create the tree with its root (the user query, u = u_init_root, §2)."""
         self.params: Params = params if params is not None else Params()
+        self.reveal_resumed = reveal_resumed
         self.nodes: dict[str, Node] = {}
         self._children: dict[str, list[str]] = {}
         self.step: int = 0
@@ -232,6 +238,7 @@ class MemoryTree:
         keep = node.state == "obsolete"
         if fold:
             node.state = "obsolete" if keep else "folded"
+            node.folded_at = self.step
             if node.summary is None:
                 sid = f"{id}/summary"
                 self._add(Node(sid, "summary", id, u=self.params.u_init_summary,
@@ -280,8 +287,20 @@ class MemoryTree:
         """The node or any ancestor is obsolete (it lies inside an obsolete branch)."""
         return any(self.nodes[a].state == "obsolete" for a in [id, *self._ancestors(id)])
 
-    def _strict_ancestor_folded(self, id: str) -> bool:
-        return any(self.nodes[a].state == "folded" for a in self._ancestors(id))
+    def _strict_ancestor_folded(self, id: str, created: int | None = None) -> bool:
+        """A strict ancestor of ``id`` is folded and hides a memory created at step
+        ``created`` (None: any folded ancestor hides). With ``reveal_resumed``, a folded
+        ancestor on the active path (resumed, not reopened) does not hide what was created
+        after its latest fold: its summary does not cover it."""
+        path = set(self.active_path()) if self.reveal_resumed else set()
+        for a in self._ancestors(id):
+            node = self.nodes[a]
+            if node.state != "folded":
+                continue
+            if created is not None and a in path and created > node.folded_at:
+                continue
+            return True
+        return False
 
     def is_candidate(self, id: str) -> bool:
         """ε_i of docs/model.md §4 step 2 for one node.
@@ -289,7 +308,9 @@ class MemoryTree:
         Never: the root, active-path nodes, anything obsolete or inside an obsolete
         branch. Otherwise: globals yes; summaries unless a strict ancestor of their task is
         folded; tasks unless folded themselves or inside a folded branch; actions unless
-        inside a folded branch. Completed (unfolded) tasks stay candidates.
+        inside a folded branch. Completed (unfolded) tasks stay candidates. With
+        ``reveal_resumed``, a folded branch that execution is back in (on the active path)
+        does not hide what was created after its latest fold.
         """
         node = self._get(id)
         if node.kind == "root" or id in self.active_path() or self._in_obsolete(id):
@@ -298,10 +319,11 @@ class MemoryTree:
             return True
         if node.kind == "summary":
             assert node.parent is not None
-            return not self._strict_ancestor_folded(node.parent)
+            return not self._strict_ancestor_folded(node.parent, node.created)
         if node.kind == "task":
-            return node.state != "folded" and not self._strict_ancestor_folded(id)
-        return not self._strict_ancestor_folded(id)  # action
+            return (node.state != "folded"
+                    and not self._strict_ancestor_folded(id, node.created))
+        return not self._strict_ancestor_folded(id, node.created)  # action
 
     def candidate_pool(self) -> list[str]:
         """The candidate pool of docs/model.md §4 step 2, in creation order."""

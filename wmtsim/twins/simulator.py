@@ -112,7 +112,10 @@ class _Trajectory(AgentStubs):
         self.struct = float(stubs.struct_tokens) if pol.tree else 0.0
         self.budget = float(params.budget)
 
-        self.tree = MemoryTree(params, root_id="w0", root_tokens=self.w_tokens[0])
+        # What a resumed subtask's fold covers without a reopen (docs/world.md).
+        self.resume_folded = world.spec.resume_folded
+        self.tree = MemoryTree(params, root_id="w0", root_tokens=self.w_tokens[0],
+                               reveal_resumed=self.resume_folded == "new")
         self.facts: dict[str, Facts] = {"w0": self._world_facts(0)}
         self.slot: dict[str, int] = {"w0": 0}
         self.out = [0.0] * N_COUNTERS
@@ -213,8 +216,11 @@ class _Trajectory(AgentStubs):
                 last_obs = None
                 self.step += 1
             elif op == OP_REOPEN:
+                # Without reopen a folded subtask stays folded, unless the world's rule
+                # undoes the fold (resume_folded = "unfold").
                 state = tree.nodes[id].state
-                if state == "completed" or (state == "folded" and self.pol.reopen):
+                unfold = self.pol.reopen or self.resume_folded == "unfold"
+                if state == "completed" or (state == "folded" and unfold):
                     tree.reopen(id)
                 tree.activate(id)
                 last_obs = None
