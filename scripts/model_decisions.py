@@ -15,6 +15,7 @@ claims hold.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
 from wmtsim.studies.report import _paper_cells, paired_vs, summarise, table4_checks
 from wmtsim.studies.scenario import Scenario, load_scenario
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import world_rules  # a sibling script: the studies of issue 19's world rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,6 +94,12 @@ RULES = (
     Rule("Failure warnings kept by a fold summary",
          "[world.md, the summariser](world.md#the-summariser)", "kept, 0 tokens each", "`stubs.warning_tokens`",
          "10 tokens each", {"stubs.warning_tokens": 10}),
+    Rule("A resumed subtask under fold-without-reopen: its fold covers what it folded",
+         "[world.md, trajectory generation](world.md#trajectory-generation); the paper's Tree + Summary \"folds completed branches\" and only Full WMT lists \"reopening\" (Appendix A.2)",
+         "`new`: the resumed visit's actions are candidates until the re-fold",
+         "`world.resume_folded` (`new` / `unfold` / `hidden`)",
+         "`hidden` (the old rule; none of Table 4's configurations folds without reopening)",
+         {"world.resume_folded": "hidden"}),
     Rule("Detection probability of injected poison",
          "[world.md, injections](world.md#scripted-poison-injections) (a world knob, fitted here)", "fitted",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),
@@ -166,7 +176,8 @@ def render(n: int) -> str:
     lines += POLICY_TABLE_HEAD
     for name, pol in POLICIES.items():
         lines.append(f"| `{name}` | {pol.label} | {'yes' if pol.supersede else '–'} |")
-    lines += ["", DYNAMICS_NOTE, "", FOOTER]
+    lines += ["", DYNAMICS_NOTE, "", RESUME_NOTE, "", world_rules.resume_folded(1000),
+              "", FOOTER]
     return "\n".join(lines) + "\n"
 
 
@@ -224,6 +235,18 @@ twin `wmtsim.twins.dynamics_reference`); they change no metric of the paper.
 | Its fate, one per poison | toolkit decision | decided at the end, first match: still eligible (`eligible_at_end`); carried by an eligible summary (`laundered`); its own memory obsolete or deleted by a field policy's contradiction rule (`superseded`); an obsolete ancestor branch, Eq. 7 (`suppressed`, outranks a fold); a folded ancestor branch (`folded_clean`); any other rule of a field policy's store: eviction, decay, forgetting, overwrite (`dropped`); never remained at any prompt step (`never_eligible`). Whether it was ever selected is counted beside the fate (`never_selected`), since a never-selected poison also ends in one of these routes |
 | A prompt contaminated through a summary | [field.md](field.md), "summaries launder provenance" | a contaminated summary is in the context; "summary only" when no original poison is (neither a selected injected poison nor the poisoned observation just made) |
 | Intervals | toolkit decision | Kaplan–Meier with Greenwood's variance and the log–log band; the median lifetime's interval where the band crosses 1/2 (Brookmeyer–Crowley); Wilson intervals for fate shares. Poisons of one trajectory are treated as independent, which they are not quite (they share the trajectory's draws): the intervals are somewhat too narrow when a trajectory holds many poisons |"""
+
+RESUME_NOTE = """## Resumed subtasks under fold-without-reopen
+
+`world.resume_folded` ([world.md](world.md#trajectory-generation)) decides what a resumed
+subtask's fold covers in the two configurations that fold but do not reopen; the
+configurations that reopen do not read it (a test checks Full WMT bit for bit), so the
+headline table above does not move. The table gives, on each scenario's own seed and the
+same n = 1000 trajectories under every rule (common random numbers), how many actions of
+resumed visits ever enter the candidate pool, the pooled TSR, ASR and prompt tokens per
+step, and each rule's paired difference D from the old rule `hidden` with its 95%
+interval (`python scripts/world_rules.py resume_folded --n 1000`). A finding about our
+model: the paper never states this case."""
 
 FOOTER = """## Where the paper and this reading differ
 

@@ -29,7 +29,7 @@ from wmtsim.engine.world import WorldRows
 # Packed values derived from the knobs, not knobs themselves.
 _DERIVED = {"ga_step_decay", "mb_forget_after"}
 # Fields that are not packed (names and labels; the injections travel as their own matrix).
-_UNPACKED = {"name", "label", "poison"}
+_UNPACKED = {"name", "label", "poison", "n_subtasks_p"}  # n_subtasks_p: an array of its own
 
 
 def _poison_pack(spec: Any) -> Any:

@@ -99,6 +99,38 @@ CASES: dict[str, Case] = {
     "n_actions-huge": scen("[world]\nn_actions = [200000, 200000]\n", "world.n_actions",
                            "100,000"),
     "n_actions-one": scen("[world]\nn_actions = [3]\n", "world.n_actions", "pair"),
+    # n_subtasks: fixed, range or distribution (issue 19); each error names the sub-key.
+    "n_subtasks-zero": scen("[world]\nn_subtasks = 0\n", "world.n_subtasks", "0 is invalid",
+                            "a pair [min, max]", "dist"),
+    "n_subtasks-string": scen('[world]\nn_subtasks = "many"\n', "world.n_subtasks",
+                              "'many'", "values = [...], p = [...]"),
+    "n_subtasks-p-sum": scen("[world]\nn_subtasks = {values = [2, 3], p = [0.5, 0.6]}\n",
+                             "world.n_subtasks.p", "[0.5, 0.6]", "sum to 1", "1.1"),
+    "n_subtasks-p-length": scen("[world]\nn_subtasks = {values = [2, 3, 4], p = [0.5, 0.5]}\n",
+                                "world.n_subtasks.p", "3 probabilities, one per value"),
+    "n_subtasks-p-negative": scen("[world]\nn_subtasks = {values = [2, 3], p = [1.5, -0.5]}\n",
+                                  "world.n_subtasks.p", "1.5", "[0, 1]"),
+    "n_subtasks-values-repeated": scen(
+        "[world]\nn_subtasks = {values = [2, 2], p = [0.5, 0.5]}\n",
+        "world.n_subtasks.values", "[2, 2]", "distinct integers"),
+    "n_subtasks-values-zero": scen("[world]\nn_subtasks = {values = [0, 1], p = [0.5, 0.5]}\n",
+                                   "world.n_subtasks.values", "0 is invalid", "[1, 100000]"),
+    "n_subtasks-unknown-key": scen("[world]\nn_subtasks = {values = [2], probs = [1.0]}\n",
+                                   "world.n_subtasks.probs", "the keys values and p"),
+    "n_subtasks-dist-unknown": scen(
+        '[world]\nn_subtasks = {dist = "zipf", mean = 2.0, min = 1, max = 4}\n',
+        "world.n_subtasks.dist", "'zipf'", "poisson"),
+    "n_subtasks-dist-mean": scen(
+        '[world]\nn_subtasks = {dist = "poisson", mean = 0.0, min = 1, max = 4}\n',
+        "world.n_subtasks.mean", "0.0 is invalid", "(0, 1e+06]"),
+    "n_subtasks-dist-max": scen(
+        '[world]\nn_subtasks = {dist = "poisson", mean = 2.0, min = 3, max = 2}\n',
+        "world.n_subtasks.max", "2 is invalid", "[3, 1002]"),
+    "n_subtasks-dist-missing": scen(
+        '[world]\nn_subtasks = {dist = "poisson", mean = 2.0, min = 1}\n',
+        "world.n_subtasks.max", "dist, mean, min and max"),
+    "resume_folded-unknown": scen('[world]\nresume_folded = "sometimes"\n',
+                                  "world.resume_folded", "'sometimes'", "new | unfold | hidden"),
     "n_actions-memories": scen("[world]\nn_subtasks = [400, 400]\nn_actions = [400, 400]\n",
                                "world.n_actions", "memories per trajectory"),
     "tokens-overflow": scen("[world]\ntokens_median = 1e6\ntokens_sigma = 5.0\n",
