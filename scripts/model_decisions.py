@@ -176,8 +176,9 @@ def render(n: int) -> str:
     lines += POLICY_TABLE_HEAD
     for name, pol in POLICIES.items():
         lines.append(f"| `{name}` | {pol.label} | {'yes' if pol.supersede else '–'} |")
-    lines += ["", DYNAMICS_NOTE, "", RESUME_NOTE, "", world_rules.resume_folded(1000),
-              "", FOOTER]
+    lines += ["", DYNAMICS_NOTE, "", RESUME_NOTE, "",
+              world_rules.resume_folded(1000).rstrip("\n"), "", SUBTASKS_NOTE, "",
+              world_rules.n_subtasks(1000).rstrip("\n"), "", FOOTER]
     return "\n".join(lines) + "\n"
 
 
@@ -246,7 +247,24 @@ same n = 1000 trajectories under every rule (common random numbers), how many ac
 resumed visits ever enter the candidate pool, the pooled TSR, ASR and prompt tokens per
 step, and each rule's paired difference D from the old rule `hidden` with its 95%
 interval (`python scripts/world_rules.py resume_folded --n 1000`). A finding about our
-model: the paper never states this case."""
+model: the paper never states this case. Read: under the old rule no resumed action ever
+reached the pool; under `new` every one does, at a few tokens per step and no TSR change
+beyond its interval; `unfold` (the old raw actions back in the pool) costs tokens and TSR
+and, where poison sits in the resumed branch, raises ASR. `paper_poisoning` has no resumes
+(`p_resume = 0`): its third block gives it gaia_like's rate to show the rule acting."""
+
+SUBTASKS_NOTE = """## The number of subtasks per query
+
+`world.n_subtasks` is fixed, a range or a distribution ([world.md](world.md#trajectory-generation));
+the shipped scenarios keep their ranges, whose draw is unchanged bit for bit. The paper's
+corpus gives only a total, "100 scenarios contain 297 subtasks" (Appendix A.3), a mean of
+2.97 per scenario and no spread. The table compares three readings of that sentence on
+`paper_poisoning` (its seed, n = 1000 per reading, Table 4's five configurations; D is the
+paired difference from the shipped range by trajectory index, with its 95% interval;
+`python scripts/world_rules.py n_subtasks --n 1000`). A finding about our model: at the
+same mean, the spread of the number of subtasks moves TSR, because the final answer's rule
+needs ceil(final_share · K) results of K, so a query of 2 subtasks is easier than one of 3;
+a calibration to Table 4 depends on a distribution the paper does not report."""
 
 FOOTER = """## Where the paper and this reading differ
 

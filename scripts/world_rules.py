@@ -106,7 +106,38 @@ def resume_folded(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-STUDIES: dict[str, Any] = {"resume_folded": resume_folded}
+def n_subtasks(n: int) -> str:
+    """Three readings of the paper's "297 subtasks in 100 scenarios" (mean 2.97 per
+    scenario; the paper gives no distribution) on paper_poisoning, Table 4's five
+    configurations; the reference is the shipped uniform range [2, 4]. The same seed and
+    trajectory indices: each trajectory's world draws are the same counters, though a
+    different number of subtasks changes what they build, so the pairing is by index."""
+    forms: tuple[tuple[str, Any], ...] = (
+        ("[2, 4] (shipped)", [2, 4]), ("3 (fixed)", 3),
+        ("Poisson (λ = 2.97) cut to [1, 8]",
+         {"dist": "poisson", "mean": 2.97, "min": 1, "max": 8}))
+    sc = load_scenario("paper_poisoning")
+    runs: dict[tuple[str, str], SimResult] = {}
+    for label, form in forms:
+        spec = sc.with_overrides({"world.n_subtasks": form}).world
+        world = generate(spec, seed=sc.seed, n=n)
+        for pol in ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt"):
+            runs[label, pol] = _run(sc, world, pol)
+    lines = ["| n_subtasks | configuration | TSR | D TSR | ASR | D ASR | tokens/step | "
+             "D tokens/step |", "|---|---|---|---|---|---|---|---|"]
+    ref = forms[0][0]
+    for label, _ in forms:
+        for pol in ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt"):
+            r = runs[label, pol]
+            c = {m: _pooled(*v) for m, v in _cells(r).items()}
+            d = ["–"] * 3 if label == ref else [
+                _diff(r, runs[ref, pol], m) for m in ("TSR", "ASR", "tokens/step")]
+            lines.append(f"| {label} | `{pol}` | {c['TSR']:.3f} | {d[0]} | {c['ASR']:.3f} | "
+                         f"{d[1]} | {c['tokens/step']:.1f} | {d[2]} |")
+    return "\n".join(lines) + "\n"
+
+
+STUDIES: dict[str, Any] = {"resume_folded": resume_folded, "n_subtasks": n_subtasks}
 
 
 def main(argv: list[str] | None = None) -> None:
