@@ -42,7 +42,8 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("paper_tables", ("scripts/paper_tables_doc.py",), blocks=(
         ("README.md", "headline"),
         *(("docs/calibration.md", b) for b in
-          ("summary", "table4", "checks", "errors", "paper-reading", "table123")))),
+          ("summary", "table4", "checks", "errors", "paper-reading", "paper-counts",
+           "table123")))),
     Generator("metrics_table", ("scripts/metrics_table.py",),
               blocks=(("docs/guide.md", "metrics"),)),
     Generator("field_table", ("scripts/field_table.py", "readme"),

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from wmtsim.studies.paper_counts import check_table4, counts_markdown
 from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
 from wmtsim.studies.report import (
     LABELS,
@@ -148,6 +149,12 @@ def table123_markdown(comp: Comparison) -> str:
     return "\n".join(lines)
 
 
+def paper_counts_markdown() -> str:
+    """Which counts can stand behind Table 4's printed IP, AF and TSR (no simulation)."""
+    table = paper_table4()
+    return counts_markdown(check_table4(table), {p: policy_label(p) for p in table})
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     pattern = re.compile(rf"(<!-- generated:{name} -->\n)(?:.*?\n)?(<!-- /generated:{name} -->)",
                          re.S)
@@ -170,6 +177,7 @@ def main() -> None:
     for name, body in (("table4", table4_markdown(t4)), ("checks", checks_markdown(t4)),
                        ("errors", errors_markdown(t4)),
                        ("paper-reading", reading_markdown(two_parameter_reading(paper_table4()))),
+                       ("paper-counts", paper_counts_markdown()),
                        ("summary", f"**{summary_line}** (n = 2000, seed 0)."),
                        ("table123", table123_markdown(t123))):
         text = replace_block(text, name, body)
