@@ -44,7 +44,7 @@ def test_expect_refuses_bad_input_and_foreign_files(tmp_path: Path) -> None:
     foreign = tmp_path / "notes.txt"
     foreign.write_text("my notes\n")
     r = runner.invoke(app, ["expect", str(src), "--out", str(foreign)])
-    assert r.exit_code == 2 and "not a trace" in r.output
+    assert r.exit_code == 2 and "not a result of `wmtsim expect`" in r.output
     assert foreign.read_text() == "my notes\n"
     bad = _write(tmp_path / "bad.jsonl", ['{"op": "task"}'])
     r = runner.invoke(app, ["expect", str(bad), "--out", str(tmp_path / "x.jsonl")])

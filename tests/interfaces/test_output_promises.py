@@ -4,9 +4,10 @@ The commands are enumerated from the typer app: each must be listed in `WRITERS`
 small invocation that writes its result to ``{out}``) or in `NOT_WRITING`, so a new command
 cannot skip these checks. For each writer: it succeeds into a new path and writes a whole
 result with a manifest naming the command and its command line, and nothing else in the
-working folder; it runs again over its own result; it refuses a user's folder or file and
-another command's result (exit 2, nothing touched). A symbolic link as ``--out`` is
-followed (docs/faults.md).
+working folder (a one-file result: the file and its sidecar ``NAME.manifest.json``); it
+runs again over its own result; it refuses a user's folder or file and another command's
+result (exit 2, nothing touched). A symbolic link as ``--out`` is followed, for every
+writer (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from wmtsim.core.output import SIDECAR, sha256_of, sidecar
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.provenance import KEYS as PROVENANCE
 
@@ -31,7 +33,7 @@ TRACE = ('{"op": "query", "id": "q"}\n{"op": "task", "id": "t", "parent": "q"}\n
          '{"op": "select", "selected": ["a"]}\n')
 
 # name -> (argv, the manifest's command, kind): folder results are replaced as a whole;
-# a sweep folder is resumed; a file result is one file (no manifest: recognised by content).
+# a sweep folder is resumed; a file result is one file with its sidecar manifest.
 WRITERS: dict[str, tuple[list[str], str, str]] = {
     "run": (["run", "paper_poisoning", "-p", "wmt", "--n", "3", "--out", "{out}"], "run",
             "folder"),
@@ -119,63 +121,106 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+SUFFIX = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+
+
+def _target(name: str, base: Path) -> Path:
+    """Where writer ``name`` invoked with ``{out}`` = ``base`` writes its result."""
+    return base.with_name(base.name + SUFFIX.get(name, ""))
+
+
+def _check_manifest(name: str, target: Path) -> dict:  # type: ignore[type-arg]
+    """The result's manifest (a folder's manifest.json, a file's sidecar), checked."""
+    _, command, kind = WRITERS[name]
+    if kind == "file":
+        manifest = json.loads(sidecar(target).read_text())
+        assert manifest["file"] == target.name and manifest["bytes"] == target.stat().st_size
+        assert manifest["sha256"] == sha256_of(target), "the sidecar describes another file"
+    else:
+        manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["command"] == command
+    assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
+    missing = set(PROVENANCE) - set(manifest)  # issue 21: how the numbers were made
+    assert not missing, f"{name}: manifest lacks {sorted(missing)}"
+    return manifest
+
+
+def _entries(target: Path, kind: str) -> list[str]:
+    """The names a result ``target`` occupies in its folder."""
+    return sorted([target.name] + ([sidecar(target).name] if kind == "file" else []))
+
+
 @pytest.mark.parametrize("name", list(WRITERS))
 def test_a_writer_keeps_the_promises(name: str, tmp_path: Path, inputs: dict[str, str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    argv, command, kind = WRITERS[name]
+    argv, _, kind = WRITERS[name]
     monkeypatch.chdir(tmp_path)
-    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
-    target = tmp_path / ("out" + suffix.get(name, ""))
+    target = _target(name, tmp_path / "out")
     for attempt in (1, 2):  # a new path, then over its own result
         code, err = _invoke(_argv(argv, tmp_path / "out", inputs))
         assert code == 0, (attempt, err)
-        assert sorted(p.name for p in tmp_path.iterdir()) == [target.name], (
+        assert sorted(p.name for p in tmp_path.iterdir()) == _entries(target, kind), (
             "written outside --out, or left a temporary file")
+        manifest = _check_manifest(name, target)
         if kind != "file":
-            manifest = json.loads((target / "manifest.json").read_text())
-            assert manifest["command"] == command
-            assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
-            missing = set(PROVENANCE) - set(manifest)  # issue 21: how the numbers were made
-            assert not missing, f"{name}: manifest lacks {sorted(missing)}"
             hidden = {p.name for p in target.iterdir() if p.name.startswith(".")}
             assert hidden <= {".lock"}, hidden  # a sweep keeps its lock file
         if kind == "folder":
             listed = set(manifest["files"]) | {"manifest.json"}
             assert {p.name for p in target.iterdir()} - {"sweep"} == listed
-    # A user's folder or file, and (for folders) another command's result: refused.
-    refusals = {"mine": {"thesis.tex": "mine"}}
-    if kind != "file":
-        refusals["other"] = {"manifest.json": json.dumps({"command": "some-other"}),
-                             "data.bin": "x"}
+    # A user's folder or file, and another command's result: refused.
+    other = json.dumps({"command": "some-other"})
+    if kind == "file":  # the files to create, relative to the result's path
+        refusals = {"mine": {"": "a user's file\n"},
+                    "other": {"": "x\n", SIDECAR: other},
+                    "mine-beside": {SIDECAR: "a user's notes\n"}}
+    else:
+        refusals = {"mine": {"/thesis.tex": "mine"},
+                    "other": {"/manifest.json": other, "/data.bin": "x"}}
     for label, files in refusals.items():
-        place = tmp_path / label
-        if kind == "file":
-            place = place.with_suffix(target.suffix)
-            place.write_text("a user's file\n")
-        else:
-            place.mkdir()
-            for rel, text in files.items():
-                (place / rel).write_text(text)
-        out = place.with_suffix("") if kind == "file" else place
+        place = _target(name, tmp_path / label)
+        for rel, text in files.items():
+            path = Path(str(place) + rel)
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
         before = _tree(tmp_path)
-        code, err = _invoke(_argv(argv, out, inputs))
+        code, err = _invoke(_argv(argv, tmp_path / label, inputs))
         assert code == 2, (label, err)
         assert "--out" in err or str(place) in err, err
         assert _tree(tmp_path) == before, f"{label}: something was written"
 
 
-def test_a_symlinked_out_is_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``run --out link`` (link -> an old result) replaces the result the link points to;
-    the link stays a link (docs/faults.md)."""
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_symlinked_out_is_followed(name: str, tmp_path: Path, inputs: dict[str, str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out link`` (link -> an old result of the command) replaces the result the link
+    points to, and the link stays a link; a link to a path that does not exist yet writes
+    the result there (docs/faults.md, "Symbolic links")."""
+    argv, _, kind = WRITERS[name]
     monkeypatch.chdir(tmp_path)
-    base = ["run", "paper_poisoning", "-p", "wmt"]
-    assert _invoke([*base, "--n", "3", "--out", "real"])[0] == 0
-    (tmp_path / "link").symlink_to("real")
-    code, err = _invoke([*base, "--n", "4", "--out", "link"])
+    real, link = _target(name, tmp_path / "real"), _target(name, tmp_path / "link")
+    assert _invoke(_argv(argv, tmp_path / "real", inputs))[0] == 0
+    link.symlink_to(real.name)
+    _check_manifest(name, real)
+    written = real if kind == "file" else real / "manifest.json"
+    inode = written.stat().st_ino
+    code, err = _invoke(_argv(argv, tmp_path / "link", inputs))
     assert code == 0, err
-    assert (tmp_path / "link").is_symlink()
-    assert json.loads((tmp_path / "real" / "manifest.json").read_text())["n"] == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+    assert link.is_symlink() and os.readlink(link) == real.name
+    _check_manifest(name, real)
+    if kind != "sweep":  # a sweep resumes: its manifest keeps the first command line
+        assert written.stat().st_ino != inode, "the result was not replaced"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [link.name, *_entries(real, kind)])
+    # A dangling link: the result is written where it points.
+    fresh, dangling = _target(name, tmp_path / "fresh"), _target(name, tmp_path / "dangling")
+    dangling.symlink_to(fresh.name)
+    code, err = _invoke(_argv(argv, tmp_path / "dangling", inputs))
+    assert code == 0, err
+    assert dangling.is_symlink() and _check_manifest(name, fresh)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [link.name, dangling.name, *_entries(real, kind), *_entries(fresh, kind)])
 
 
 def test_readme_commands_run_in_any_order_and_again(tmp_path: Path,
@@ -278,7 +323,7 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
     import subprocess
     import sys
 
-    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+    suffix = SUFFIX
     cases = []
     for i, (name, (argv, _, kind)) in enumerate(WRITERS.items()):
         disk = tmp_path / f"disk{i}"
