@@ -433,8 +433,9 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _stale(final: Path) -> list[Path]:
-    """``.NAME.partial-PID`` / ``.NAME.old-PID`` siblings of dead processes."""
-    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(partial|old)-(\d+)$")
+    """``.NAME.partial-PID`` / ``.NAME.old-PID`` / ``.NAME.restart-PID`` (an ``attack
+    --restart``'s new trial log) siblings of dead processes."""
+    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(partial|old|restart)-(\d+)$")
     with contextlib.suppress(OSError):
         return [e for e in final.parent.iterdir()
                 if (m := pattern.match(e.name)) and not _pid_alive(int(m.group(2)))]
