@@ -312,23 +312,17 @@ def _unshare() -> bool:
 KEPT = {"claims": {"sweep"}, "tune": {"optuna.sqlite3"}, "attack": {"search"}}
 
 
-@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
-def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
-        tmp_path: Path, inputs: dict[str, str]) -> None:
-    """Each writer with its working folder (and ``--out``) on a 4 KB tmpfs, so that the
-    first file beyond one page fails with ENOSPC (a file result: the disk is full from the
-    start), from whichever library writes it (polars, pyarrow, SQLite, json): exit 2
-    naming the path, no traceback, no result, no temporary file; only the work a rerun
-    resumes from (`KEPT`) may stay. One process runs them all (`full_disk.py`)."""
+def _on_tmpfs(tmp_path: Path, inputs: dict[str, str], mode: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    """Every writer run by `full_disk.py` with its working folder (and ``--out``) on a
+    fresh 4 KB tmpfs: ``full`` (a one-file result: filled up first) or ``readonly``."""
     import subprocess
     import sys
 
-    suffix = SUFFIX
     cases = []
     for i, (name, (argv, _, kind)) in enumerate(WRITERS.items()):
         disk = tmp_path / f"disk{i}"
-        cases.append({"name": name, "disk": str(disk), "fill": kind == "file",
-                      "argv": _argv(argv, disk / "out", inputs)})
+        cases.append({"name": name, "disk": str(disk), "fill": mode == "full" and kind == "file",
+                      "readonly": mode == "readonly", "argv": _argv(argv, disk / "out", inputs)})
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     res = subprocess.run(["unshare", "-rm", sys.executable,
                           str(Path(__file__).with_name("full_disk.py")),
@@ -337,11 +331,23 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
     assert res.returncode == 0, res.stderr[-3000:]
     runs = {r["name"]: r for r in map(json.loads, res.stdout.splitlines())}
     assert set(runs) == set(WRITERS)
+    return runs
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
+def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
+        tmp_path: Path, inputs: dict[str, str]) -> None:
+    """Each writer with its working folder (and ``--out``) on a 4 KB tmpfs, so that the
+    first file beyond one page fails with ENOSPC (a file result: the disk is full from the
+    start), from whichever library writes it (polars, pyarrow, SQLite, json): exit 2
+    naming the path, no traceback, no result, no temporary file; only the work a rerun
+    resumes from (`KEPT`) may stay. One process runs them all (`full_disk.py`)."""
+    runs = _on_tmpfs(tmp_path, inputs, "full")
     failures = []
     for name, run in runs.items():
         kind = WRITERS[name][2]
         text = " ".join(run["stderr"].split())
-        target = f"out{suffix.get(name, '')}"
+        target = _target(name, Path("out")).name
         left = set(run["left"])
         if kind == "sweep":  # a sweep folder, resumed by the next run
             extra = set() if not left or "out/manifest.json" in left else left
@@ -357,6 +363,28 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
             target not in text and "the path is not named",
             any(".tmp" in p or "partial" in p for p in left) and "a temporary file is left",
             extra and f"left {sorted(extra)}"]
+        if any(problems):
+            failures.append(f"{name}: {[p for p in problems if p]}: {text[-400:]}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
+def test_every_writer_in_a_read_only_folder_exits_2_before_any_work(
+        tmp_path: Path, inputs: dict[str, str]) -> None:
+    """Each writer with its working folder (and ``--out``) on a read-only tmpfs (root
+    ignores file permissions, not a read-only mount): exit 2 naming the path and saying
+    why, no traceback, nothing written."""
+    runs = _on_tmpfs(tmp_path, inputs, "readonly")
+    failures = []
+    for name, run in runs.items():
+        text = " ".join(run["stderr"].split())
+        problems = [
+            run["code"] != 2 and f"exit {run['code']}",
+            run["exception"] and f"traceback {run['exception']}",
+            not ("not writable" in text or "Read-only file system" in text)
+            and "the message does not say the folder is read-only",
+            _target(name, Path("out")).name not in text and "the path is not named",
+            run["left"] and f"left {run['left']}"]
         if any(problems):
             failures.append(f"{name}: {[p for p in problems if p]}: {text[-400:]}")
     assert not failures, "\n".join(failures)

@@ -14,12 +14,10 @@ Files (`atomic_write`): written to a temporary sibling (``.NAME.PID.THREAD.tmp``
 renamed over the target with `os.replace`, then the folder is fsynced; a reader or a killed
 process never sees a half-written file. `temp_path` and `commit` serve a writer that
 streams into an open file (`wmtsim.engine.trace`'s batch writer). A one-file result
-(``replay --out``, ``demo``, ``schema --out``, ``expect``) carries its manifest in a sidecar,
-``NAME.manifest.json`` (`sidecar`): the command, its command line, the version, the file's
-size and sha256. The sidecar is renamed into place just before the file, so a kill leaves
-the old pair, the new pair, or the new sidecar beside the old file (its sha256 tells them
-apart); never a result file without a manifest, which the next run would refuse as a
-user's file.
+(``replay --out``, ``demo``, ``schema --out``, ``expect``) has a sidecar manifest
+``NAME.manifest.json`` (`sidecar`; with the file's size and sha256), renamed in just before
+the file: a kill leaves the old pair, the new pair, or the new sidecar beside the old file
+(the sha256 tells), never a result without a manifest (the next run would refuse it).
 
 Folders (`result_folder`): the command writes into a hidden sibling
 (``.NAME.partial-PID``) and a `write_manifest`; every file and the folder are fsynced and
@@ -215,6 +213,7 @@ def check_out_file(path: Path, command: str, option: str = "--out",
     absolute = _follow(path, option, allowed)
     if absolute.is_dir():
         raise _fail(option, path, "is a folder, not a file", allowed)
+    owner = None
     if sidecar_manifest:
         if len(os.fsencode(absolute.name + SIDECAR)) > _NAME_MAX:
             raise _fail(option, path, "the file name is too long for its manifest "
@@ -226,8 +225,6 @@ def check_out_file(path: Path, command: str, option: str = "--out",
             what = f"a manifest of `wmtsim {owner}`" if owner else "not a wmtsim manifest"
             raise _fail(option, path, f"its manifest path {str(side)!r} exists and is {what}",
                         allowed)
-    else:
-        owner = None
     if absolute.exists() and owner is None and not (legacy is not None and legacy(absolute)):
         raise _fail(option, path, f"exists and is not a result of `wmtsim {command}` (no "
                     f"{absolute.name}{SIDECAR} beside it names it)", allowed)
@@ -315,12 +312,9 @@ def commit(tmp: Path, path: Path, manifest: Mapping[str, Any] | None = None) -> 
 
 
 def sha256_of(path: Path) -> str:
-    """The hex sha256 of the file ``path`` (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
+    """The hex sha256 of the file ``path``."""
     with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def atomic_write(path: Path, write: Callable[[Path], object],
