@@ -67,25 +67,37 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "dynamics": (["dynamics", "paper_poisoning", "-p", "wmt", "--n", "5", "--no-charts",
                   "--out", "{out}"], "dynamics", "folder"),
 }
-NOT_WRITING = {"check", "warmup", "dashboard"}
+NOT_WRITING = {"check", "warmup", "dashboard", "conformance check"}
+# Writers whose promises are tested elsewhere, and why.
+CHECKED_ELSEWHERE = {
+    "conformance run": "tests/conformance/test_cli_conformance.py: it writes only when an "
+                       "implementation disagrees (exit 1), its minimal trace into --save"}
 
 
 def _commands() -> dict[str, list[str]]:
-    """Each command of the app with its option names."""
-    group = typer.main.get_command(app)
+    """Each command of the app (``group sub`` for a group's) with its option names."""
     out = {}
-    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
-        out[name] = [o for p in cmd.params for o in getattr(p, "opts", [])]
+
+    def walk(group: typer.core.TyperGroup, prefix: str) -> None:
+        for name, cmd in group.commands.items():
+            if isinstance(cmd, typer.core.TyperGroup):
+                walk(cmd, f"{prefix}{name} ")
+            else:
+                out[prefix + name] = [o for p in cmd.params for o in getattr(p, "opts", [])]
+
+    walk(typer.main.get_command(app), "")  # type: ignore[arg-type]
     return out
 
 
 def test_every_command_is_checked() -> None:
     commands = _commands()
-    covered = {argv[0] for argv, _, _ in WRITERS.values()} | NOT_WRITING
+    groups = {name.split()[0] for name in commands if " " in name}
+    covered = {" ".join(argv[:2]) if argv[0] in groups else argv[0]
+               for argv, _, _ in WRITERS.values()} | NOT_WRITING | set(CHECKED_ELSEWHERE)
     assert set(commands) <= covered, f"not in WRITERS or NOT_WRITING: {set(commands) - covered}"
     for name, opts in commands.items():
-        if "--out" in opts:
-            assert name not in NOT_WRITING, f"{name} has --out: add it to WRITERS"
+        if "--out" in opts or "--save" in opts:
+            assert name not in NOT_WRITING, f"{name} writes: add it to WRITERS"
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +268,8 @@ def test_claims_default_folder_never_escapes_results(tmp_path: Path,
 # --- every result-writing mode of every command is in WRITERS ------------------------------
 
 # The calls that name the command a result is written for, and the position of that name.
-_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1}
+_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1,
+                 "check_out_file": 1, "_check_out": 1, "file_manifest": 0}
 
 
 def _commands_in_source() -> set[str]:
@@ -266,7 +279,8 @@ def _commands_in_source() -> set[str]:
 
     root = Path(__file__).resolve().parents[2] / "wmtsim"
     found: set[str] = set()
-    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py")]:
+    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py"),
+                 *root.glob("conformance/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
                   and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
@@ -291,8 +305,10 @@ def test_every_kind_of_result_is_checked() -> None:
     """A mode that writes a result of its own (``compare --budget``, ``compare --parity``)
     must be in WRITERS too, not only its command."""
     written = _commands_in_source()
-    assert {"run", "compare", "compare-budget", "compare-parity", "tune"} <= written
-    checked = {command for _, command, _ in WRITERS.values()}
+    assert {"run", "compare", "compare-budget", "compare-parity", "tune", "replay", "expect",
+            "conformance-run"} <= written
+    # conformance-run: `conformance run`, in CHECKED_ELSEWHERE
+    checked = {command for _, command, _ in WRITERS.values()} | {"conformance-run"}
     assert written <= checked, f"results no WRITERS row writes: {written - checked}"
 
 
