@@ -116,8 +116,9 @@ def attack(
     threads: Annotated[int | None, typer.Option(
         "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
     restart: Annotated[bool, typer.Option(
-        "--restart", help="Discard the trial log in --out/search and search afresh "
-                          "(default: continue the searches it holds).")] = False,
+        "--restart", help="Search afresh, ignoring the trial log in --out/search (the old "
+                          "result stays whole until the new one replaces it; default: "
+                          "continue the searches it holds).")] = False,
     charts: Annotated[bool, typer.Option(help="Write harm_vs_budget.png.")] = True,
     out: OutOpt = None,
     set_: SetOpt = None,
