@@ -66,12 +66,16 @@ def _unshare() -> bool:
 @pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
 @pytest.mark.skipif(USER_CACHE, reason=CHOSEN)
 def test_a_full_cache_disk_exits_2_naming_the_file(tmp_path: Path) -> None:
-    """The cache on a full 8 MB tmpfs: a kernel must be compiled and cannot be saved."""
+    """The cache on a full tmpfs (its index files plus 8 MB, then filled up): a kernel
+    must be compiled and cannot be saved. (The shared cache holds the index files of
+    every checkout of these sources, so its size is measured, not assumed.)"""
     disk = tmp_path / "disk"
     disk.mkdir()
     stage = tmp_path / "stage"
     _indexes(stage, corrupt=False)
-    script = (f"mount -t tmpfs -o size=8m tmpfs {disk} && cp -a {stage}/. {disk}/ && "
+    staged = sum(p.stat().st_size + 4096 for p in stage.rglob("*"))  # a page per entry
+    size = (staged >> 20) + 8
+    script = (f"mount -t tmpfs -o size={size}m tmpfs {disk} && cp -a {stage}/. {disk}/ && "
               f"(dd if=/dev/zero of={disk}/fill bs=4k 2>/dev/null; true) && "
               f"{' '.join(CHECK)}; code=$?; find {disk} -name '*.tmp*'; exit $code")
     res = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True,

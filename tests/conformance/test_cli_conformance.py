@@ -44,7 +44,7 @@ def test_expect_refuses_bad_input_and_foreign_files(tmp_path: Path) -> None:
     foreign = tmp_path / "notes.txt"
     foreign.write_text("my notes\n")
     r = runner.invoke(app, ["expect", str(src), "--out", str(foreign)])
-    assert r.exit_code == 2 and "not a trace" in r.output
+    assert r.exit_code == 2 and "not a result of `wmtsim expect`" in r.output
     assert foreign.read_text() == "my notes\n"
     bad = _write(tmp_path / "bad.jsonl", ['{"op": "task"}'])
     r = runner.invoke(app, ["expect", str(bad), "--out", str(tmp_path / "x.jsonl")])
@@ -89,14 +89,26 @@ def test_conformance_generate_and_check(tmp_path: Path) -> None:
 
 
 def test_conformance_run_reports_a_mutant(tmp_path: Path) -> None:
+    """The minimal failing trace is a one-file result with its sidecar manifest: a rerun
+    replaces its own, a user's file at that path is refused before any work (issue 27)."""
     r = runner.invoke(app, ["conformance", "run", "nowhere:Nothing"])
     assert r.exit_code == 2 and "cannot be loaded" in r.output
-    proc = subprocess.run(
-        [sys.executable, "-m", "wmtsim.interfaces.cli", "conformance", "run",
-         "naive_wmt_mutants:UncappedDecay", "--examples", "0", "--save", str(tmp_path)],
-        cwd=REPO / "examples", capture_output=True, text=True)
-    assert proc.returncode == 1, proc.stderr
-    assert "minimal trace" in proc.stdout and (tmp_path / "minimal_UncappedDecay.jsonl").exists()
+    argv = [sys.executable, "-m", "wmtsim.interfaces.cli", "conformance", "run",
+            "naive_wmt_mutants:UncappedDecay", "--examples", "0", "--save", str(tmp_path)]
+    saved = tmp_path / "minimal_UncappedDecay.jsonl"
+    for _ in (1, 2):  # a new file, then over its own
+        proc = subprocess.run(argv, cwd=REPO / "examples", capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        assert "minimal trace" in proc.stdout and saved.exists()
+        side = json.loads((tmp_path / f"{saved.name}.manifest.json").read_text())
+        assert side["command"] == "conformance-run" and side["impl"] == "UncappedDecay"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [saved.name, f"{saved.name}.manifest.json"])
+    (tmp_path / f"{saved.name}.manifest.json").unlink()
+    saved.write_text('{"op": "query", "id": "my own trace"}\n')
+    proc = subprocess.run(argv, cwd=REPO / "examples", capture_output=True, text=True)
+    assert proc.returncode == 2 and "--save" in proc.stderr, proc.stderr
+    assert saved.read_text() == '{"op": "query", "id": "my own trace"}\n'
 
 
 def test_pytest_plugin_runs_conformance(tmp_path: Path) -> None:

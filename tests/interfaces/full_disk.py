@@ -1,8 +1,8 @@
 """Run wmtsim commands on a full disk (docs/faults.md): ``python full_disk.py CASES.json``
 inside ``unshare -rm`` (a private mount namespace: no root needed). For each case it
-mounts a fresh 4 KB tmpfs (filled up first when ``fill``), runs the command in-process in
-that folder and prints one JSON line: the exit code, stderr, an uncaught exception and
-every path left on the tmpfs."""
+mounts a fresh 4 KB tmpfs (filled up first when ``fill``; read-only when
+``readonly``), runs the command in-process in that folder and prints one JSON line: the
+exit code, stderr, an uncaught exception and every path left on the tmpfs."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def main() -> None:
     for case in cases:
         disk = Path(case["disk"])
         disk.mkdir(parents=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(disk)],
+        options = "size=4k" + (",ro" if case.get("readonly") else "")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(disk)],
                        check=True)
         if case["fill"]:
             with contextlib.suppress(OSError), open(disk / ".fill", "wb", buffering=0) as f:

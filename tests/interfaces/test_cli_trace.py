@@ -79,7 +79,8 @@ def test_replay_writes_output(tmp_path: Path, suffix: str) -> None:
     else:
         got = pl.read_csv(out, schema=expected.schema)
     assert got.equals(expected)
-    assert [p.name for p in out.parent.iterdir()] == [out.name]  # no leftover temp file
+    # the file and its sidecar manifest, no leftover temporary file
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name, f"{out.name}.manifest.json"]
 
 
 def test_replay_without_out_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

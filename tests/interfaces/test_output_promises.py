@@ -4,9 +4,10 @@ The commands are enumerated from the typer app: each must be listed in `WRITERS`
 small invocation that writes its result to ``{out}``) or in `NOT_WRITING`, so a new command
 cannot skip these checks. For each writer: it succeeds into a new path and writes a whole
 result with a manifest naming the command and its command line, and nothing else in the
-working folder; it runs again over its own result; it refuses a user's folder or file and
-another command's result (exit 2, nothing touched). A symbolic link as ``--out`` is
-followed (docs/faults.md).
+working folder (a one-file result: the file and its sidecar ``NAME.manifest.json``); it
+runs again over its own result; it refuses a user's folder or file and another command's
+result (exit 2, nothing touched). A symbolic link as ``--out`` is followed, for every
+writer (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from wmtsim.core.output import SIDECAR, sha256_of, sidecar
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.provenance import KEYS as PROVENANCE
 
@@ -31,7 +33,7 @@ TRACE = ('{"op": "query", "id": "q"}\n{"op": "task", "id": "t", "parent": "q"}\n
          '{"op": "select", "selected": ["a"]}\n')
 
 # name -> (argv, the manifest's command, kind): folder results are replaced as a whole;
-# a sweep folder is resumed; a file result is one file (no manifest: recognised by content).
+# a sweep folder is resumed; a file result is one file with its sidecar manifest.
 WRITERS: dict[str, tuple[list[str], str, str]] = {
     "run": (["run", "paper_poisoning", "-p", "wmt", "--n", "3", "--out", "{out}"], "run",
             "folder"),
@@ -65,25 +67,37 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
     "dynamics": (["dynamics", "paper_poisoning", "-p", "wmt", "--n", "5", "--no-charts",
                   "--out", "{out}"], "dynamics", "folder"),
 }
-NOT_WRITING = {"check", "warmup", "dashboard"}
+NOT_WRITING = {"check", "warmup", "dashboard", "conformance check"}
+# Writers whose promises are tested elsewhere, and why.
+CHECKED_ELSEWHERE = {
+    "conformance run": "tests/conformance/test_cli_conformance.py: it writes only when an "
+                       "implementation disagrees (exit 1), its minimal trace into --save"}
 
 
 def _commands() -> dict[str, list[str]]:
-    """Each command of the app with its option names."""
-    group = typer.main.get_command(app)
+    """Each command of the app (``group sub`` for a group's) with its option names."""
     out = {}
-    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
-        out[name] = [o for p in cmd.params for o in getattr(p, "opts", [])]
+
+    def walk(group: typer.core.TyperGroup, prefix: str) -> None:
+        for name, cmd in group.commands.items():
+            if isinstance(cmd, typer.core.TyperGroup):
+                walk(cmd, f"{prefix}{name} ")
+            else:
+                out[prefix + name] = [o for p in cmd.params for o in getattr(p, "opts", [])]
+
+    walk(typer.main.get_command(app), "")  # type: ignore[arg-type]
     return out
 
 
 def test_every_command_is_checked() -> None:
     commands = _commands()
-    covered = {argv[0] for argv, _, _ in WRITERS.values()} | NOT_WRITING
+    groups = {name.split()[0] for name in commands if " " in name}
+    covered = {" ".join(argv[:2]) if argv[0] in groups else argv[0]
+               for argv, _, _ in WRITERS.values()} | NOT_WRITING | set(CHECKED_ELSEWHERE)
     assert set(commands) <= covered, f"not in WRITERS or NOT_WRITING: {set(commands) - covered}"
     for name, opts in commands.items():
-        if "--out" in opts:
-            assert name not in NOT_WRITING, f"{name} has --out: add it to WRITERS"
+        if "--out" in opts or "--save" in opts:
+            assert name not in NOT_WRITING, f"{name} writes: add it to WRITERS"
 
 
 @pytest.fixture(scope="module")
@@ -119,63 +133,106 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+SUFFIX = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+
+
+def _target(name: str, base: Path) -> Path:
+    """Where writer ``name`` invoked with ``{out}`` = ``base`` writes its result."""
+    return base.with_name(base.name + SUFFIX.get(name, ""))
+
+
+def _check_manifest(name: str, target: Path) -> dict:  # type: ignore[type-arg]
+    """The result's manifest (a folder's manifest.json, a file's sidecar), checked."""
+    _, command, kind = WRITERS[name]
+    if kind == "file":
+        manifest = json.loads(sidecar(target).read_text())
+        assert manifest["file"] == target.name and manifest["bytes"] == target.stat().st_size
+        assert manifest["sha256"] == sha256_of(target), "the sidecar describes another file"
+    else:
+        manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["command"] == command
+    assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
+    missing = set(PROVENANCE) - set(manifest)  # issue 21: how the numbers were made
+    assert not missing, f"{name}: manifest lacks {sorted(missing)}"
+    return manifest
+
+
+def _entries(target: Path, kind: str) -> list[str]:
+    """The names a result ``target`` occupies in its folder."""
+    return sorted([target.name] + ([sidecar(target).name] if kind == "file" else []))
+
+
 @pytest.mark.parametrize("name", list(WRITERS))
 def test_a_writer_keeps_the_promises(name: str, tmp_path: Path, inputs: dict[str, str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    argv, command, kind = WRITERS[name]
+    argv, _, kind = WRITERS[name]
     monkeypatch.chdir(tmp_path)
-    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
-    target = tmp_path / ("out" + suffix.get(name, ""))
+    target = _target(name, tmp_path / "out")
     for attempt in (1, 2):  # a new path, then over its own result
         code, err = _invoke(_argv(argv, tmp_path / "out", inputs))
         assert code == 0, (attempt, err)
-        assert sorted(p.name for p in tmp_path.iterdir()) == [target.name], (
+        assert sorted(p.name for p in tmp_path.iterdir()) == _entries(target, kind), (
             "written outside --out, or left a temporary file")
+        manifest = _check_manifest(name, target)
         if kind != "file":
-            manifest = json.loads((target / "manifest.json").read_text())
-            assert manifest["command"] == command
-            assert manifest["command_line"][0] == "wmtsim" and "wmtsim_version" in manifest
-            missing = set(PROVENANCE) - set(manifest)  # issue 21: how the numbers were made
-            assert not missing, f"{name}: manifest lacks {sorted(missing)}"
             hidden = {p.name for p in target.iterdir() if p.name.startswith(".")}
             assert hidden <= {".lock"}, hidden  # a sweep keeps its lock file
         if kind == "folder":
             listed = set(manifest["files"]) | {"manifest.json"}
             assert {p.name for p in target.iterdir()} - {"sweep"} == listed
-    # A user's folder or file, and (for folders) another command's result: refused.
-    refusals = {"mine": {"thesis.tex": "mine"}}
-    if kind != "file":
-        refusals["other"] = {"manifest.json": json.dumps({"command": "some-other"}),
-                             "data.bin": "x"}
+    # A user's folder or file, and another command's result: refused.
+    other = json.dumps({"command": "some-other"})
+    if kind == "file":  # the files to create, relative to the result's path
+        refusals = {"mine": {"": "a user's file\n"},
+                    "other": {"": "x\n", SIDECAR: other},
+                    "mine-beside": {SIDECAR: "a user's notes\n"}}
+    else:
+        refusals = {"mine": {"/thesis.tex": "mine"},
+                    "other": {"/manifest.json": other, "/data.bin": "x"}}
     for label, files in refusals.items():
-        place = tmp_path / label
-        if kind == "file":
-            place = place.with_suffix(target.suffix)
-            place.write_text("a user's file\n")
-        else:
-            place.mkdir()
-            for rel, text in files.items():
-                (place / rel).write_text(text)
-        out = place.with_suffix("") if kind == "file" else place
+        place = _target(name, tmp_path / label)
+        for rel, text in files.items():
+            path = Path(str(place) + rel)
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
         before = _tree(tmp_path)
-        code, err = _invoke(_argv(argv, out, inputs))
+        code, err = _invoke(_argv(argv, tmp_path / label, inputs))
         assert code == 2, (label, err)
         assert "--out" in err or str(place) in err, err
         assert _tree(tmp_path) == before, f"{label}: something was written"
 
 
-def test_a_symlinked_out_is_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``run --out link`` (link -> an old result) replaces the result the link points to;
-    the link stays a link (docs/faults.md)."""
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_symlinked_out_is_followed(name: str, tmp_path: Path, inputs: dict[str, str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out link`` (link -> an old result of the command) replaces the result the link
+    points to, and the link stays a link; a link to a path that does not exist yet writes
+    the result there (docs/faults.md, "Symbolic links")."""
+    argv, _, kind = WRITERS[name]
     monkeypatch.chdir(tmp_path)
-    base = ["run", "paper_poisoning", "-p", "wmt"]
-    assert _invoke([*base, "--n", "3", "--out", "real"])[0] == 0
-    (tmp_path / "link").symlink_to("real")
-    code, err = _invoke([*base, "--n", "4", "--out", "link"])
+    real, link = _target(name, tmp_path / "real"), _target(name, tmp_path / "link")
+    assert _invoke(_argv(argv, tmp_path / "real", inputs))[0] == 0
+    link.symlink_to(real.name)
+    _check_manifest(name, real)
+    written = real if kind == "file" else real / "manifest.json"
+    inode = written.stat().st_ino
+    code, err = _invoke(_argv(argv, tmp_path / "link", inputs))
     assert code == 0, err
-    assert (tmp_path / "link").is_symlink()
-    assert json.loads((tmp_path / "real" / "manifest.json").read_text())["n"] == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+    assert link.is_symlink() and os.readlink(link) == real.name
+    _check_manifest(name, real)
+    if kind != "sweep":  # a sweep resumes: its manifest keeps the first command line
+        assert written.stat().st_ino != inode, "the result was not replaced"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [link.name, *_entries(real, kind)])
+    # A dangling link: the result is written where it points.
+    fresh, dangling = _target(name, tmp_path / "fresh"), _target(name, tmp_path / "dangling")
+    dangling.symlink_to(fresh.name)
+    code, err = _invoke(_argv(argv, tmp_path / "dangling", inputs))
+    assert code == 0, err
+    assert dangling.is_symlink() and _check_manifest(name, fresh)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [link.name, dangling.name, *_entries(real, kind), *_entries(fresh, kind)])
 
 
 def test_readme_commands_run_in_any_order_and_again(tmp_path: Path,
@@ -211,7 +268,8 @@ def test_claims_default_folder_never_escapes_results(tmp_path: Path,
 # --- every result-writing mode of every command is in WRITERS ------------------------------
 
 # The calls that name the command a result is written for, and the position of that name.
-_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1}
+_NAMING_CALLS = {"_writing": 1, "_out_folder": 2, "result_folder": 1, "write_manifest": 1,
+                 "check_out_file": 1, "_check_out": 1, "file_manifest": 0}
 
 
 def _commands_in_source() -> set[str]:
@@ -221,7 +279,8 @@ def _commands_in_source() -> set[str]:
 
     root = Path(__file__).resolve().parents[2] / "wmtsim"
     found: set[str] = set()
-    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py")]:
+    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py"),
+                 *root.glob("conformance/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
                   and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
@@ -246,8 +305,10 @@ def test_every_kind_of_result_is_checked() -> None:
     """A mode that writes a result of its own (``compare --budget``, ``compare --parity``)
     must be in WRITERS too, not only its command."""
     written = _commands_in_source()
-    assert {"run", "compare", "compare-budget", "compare-parity", "tune"} <= written
-    checked = {command for _, command, _ in WRITERS.values()}
+    assert {"run", "compare", "compare-budget", "compare-parity", "tune", "replay", "expect",
+            "conformance-run"} <= written
+    # conformance-run: `conformance run`, in CHECKED_ELSEWHERE
+    checked = {command for _, command, _ in WRITERS.values()} | {"conformance-run"}
     assert written <= checked, f"results no WRITERS row writes: {written - checked}"
 
 
@@ -267,23 +328,17 @@ def _unshare() -> bool:
 KEPT = {"claims": {"sweep"}, "tune": {"optuna.sqlite3"}, "attack": {"search"}}
 
 
-@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
-def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
-        tmp_path: Path, inputs: dict[str, str]) -> None:
-    """Each writer with its working folder (and ``--out``) on a 4 KB tmpfs, so that the
-    first file beyond one page fails with ENOSPC (a file result: the disk is full from the
-    start), from whichever library writes it (polars, pyarrow, SQLite, json): exit 2
-    naming the path, no traceback, no result, no temporary file; only the work a rerun
-    resumes from (`KEPT`) may stay. One process runs them all (`full_disk.py`)."""
+def _on_tmpfs(tmp_path: Path, inputs: dict[str, str], mode: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    """Every writer run by `full_disk.py` with its working folder (and ``--out``) on a
+    fresh 4 KB tmpfs: ``full`` (a one-file result: filled up first) or ``readonly``."""
     import subprocess
     import sys
 
-    suffix = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
     cases = []
     for i, (name, (argv, _, kind)) in enumerate(WRITERS.items()):
         disk = tmp_path / f"disk{i}"
-        cases.append({"name": name, "disk": str(disk), "fill": kind == "file",
-                      "argv": _argv(argv, disk / "out", inputs)})
+        cases.append({"name": name, "disk": str(disk), "fill": mode == "full" and kind == "file",
+                      "readonly": mode == "readonly", "argv": _argv(argv, disk / "out", inputs)})
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     res = subprocess.run(["unshare", "-rm", sys.executable,
                           str(Path(__file__).with_name("full_disk.py")),
@@ -292,11 +347,23 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
     assert res.returncode == 0, res.stderr[-3000:]
     runs = {r["name"]: r for r in map(json.loads, res.stdout.splitlines())}
     assert set(runs) == set(WRITERS)
+    return runs
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
+def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
+        tmp_path: Path, inputs: dict[str, str]) -> None:
+    """Each writer with its working folder (and ``--out``) on a 4 KB tmpfs, so that the
+    first file beyond one page fails with ENOSPC (a file result: the disk is full from the
+    start), from whichever library writes it (polars, pyarrow, SQLite, json): exit 2
+    naming the path, no traceback, no result, no temporary file; only the work a rerun
+    resumes from (`KEPT`) may stay. One process runs them all (`full_disk.py`)."""
+    runs = _on_tmpfs(tmp_path, inputs, "full")
     failures = []
     for name, run in runs.items():
         kind = WRITERS[name][2]
         text = " ".join(run["stderr"].split())
-        target = f"out{suffix.get(name, '')}"
+        target = _target(name, Path("out")).name
         left = set(run["left"])
         if kind == "sweep":  # a sweep folder, resumed by the next run
             extra = set() if not left or "out/manifest.json" in left else left
@@ -312,6 +379,28 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
             target not in text and "the path is not named",
             any(".tmp" in p or "partial" in p for p in left) and "a temporary file is left",
             extra and f"left {sorted(extra)}"]
+        if any(problems):
+            failures.append(f"{name}: {[p for p in problems if p]}: {text[-400:]}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
+def test_every_writer_in_a_read_only_folder_exits_2_before_any_work(
+        tmp_path: Path, inputs: dict[str, str]) -> None:
+    """Each writer with its working folder (and ``--out``) on a read-only tmpfs (root
+    ignores file permissions, not a read-only mount): exit 2 naming the path and saying
+    why, no traceback, nothing written."""
+    runs = _on_tmpfs(tmp_path, inputs, "readonly")
+    failures = []
+    for name, run in runs.items():
+        text = " ".join(run["stderr"].split())
+        problems = [
+            run["code"] != 2 and f"exit {run['code']}",
+            run["exception"] and f"traceback {run['exception']}",
+            not ("not writable" in text or "Read-only file system" in text)
+            and "the message does not say the folder is read-only",
+            _target(name, Path("out")).name not in text and "the path is not named",
+            run["left"] and f"left {run['left']}"]
         if any(problems):
             failures.append(f"{name}: {[p for p in problems if p]}: {text[-400:]}")
     assert not failures, "\n".join(failures)

@@ -192,3 +192,92 @@ def test_claims_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) ->
     # Whatever the kill left, the next run completes it.
     res = CliRunner().invoke(app, [*CLAIMS, "--n", "3", "--out", str(tmp_path / "1-after" / "out")])
     assert res.exit_code == 0, res.output
+
+
+# --- the newer commands: screen, tune, attack (and --restart), compare --parity ------------
+
+SCREEN = ["screen", "paper_poisoning", "--knob", "rho", "--knob", "tau_obs", "-r", "2",
+          "--no-charts"]
+TUNE = ["tune", "paper_poisoning", "--batch", "2", "--n", "3", "--holdout-seeds", "1",
+        "--knob", "rho", "--no-charts", "--no-progress"]
+ATTACK = ["attack", "paper_poisoning", "-p", "wmt", "--budget", "1", "--n", "5",
+          "--n-holdout", "5", "--no-charts"]
+PARITY = ["compare", "paper_poisoning", "-p", "wmt", "-p", "linear", "--parity"]
+
+# name -> (old argv, new argv, the manifest value that tells them apart, its old and new
+# value, the entries a rerun resumes from, the kill points). A kill point (K, when) is the
+# K-th rename, before or after it takes effect, or the K-th fsync; the swap is the last
+# rename, so "before" it leaves the old result and "after" it the new one with the old
+# still to delete.
+KILLS = {
+    "screen": ([*SCREEN, "--n", "3"], [*SCREEN, "--n", "4"], "n", (3, 4), (),
+               [(1, "fsync"), (4, "before"), (4, "after")]),
+    "compare --parity": ([*PARITY, "--n", "3"], [*PARITY, "--n", "4"], "n", (3, 4), (),
+                         [(1, "fsync"), (4, "before"), (4, "after")]),
+    # tune resumes its study: the new request asks for more trials of the same study; its
+    # 11th rename moves optuna.sqlite3 into the new folder, the 12th is the swap.
+    "tune": ([*TUNE, "--trials", "2"], [*TUNE, "--trials", "4"], "trials", (2, 4),
+             ("optuna.sqlite3",), [(2, "fsync"), (11, "after"), (12, "after")]),
+    "attack": ([*ATTACK, "--trials", "2"], [*ATTACK, "--trials", "3"], "trials", (2, 3),
+               ("search",), [(1, "fsync"), (8, "after"), (9, "after")]),
+    # --restart: the first fsync is the new search's trial log, the first rename moves it
+    # into the new folder; the old result and its log must stay whole until the swap.
+    "attack --restart": ([*ATTACK, "--trials", "2"], [*ATTACK, "--trials", "3", "--restart"],
+                         "trials", (2, 3), ("search",),
+                         [(1, "fsync"), (1, "after"), (9, "before"), (9, "after")]),
+}
+
+
+def _value(folder: Path, key: str, kept: tuple[str, ...]) -> int:
+    """The manifest's ``key`` of the complete result in ``folder`` (which fails on a mix):
+    its entries are those the manifest lists, where the work kept to resume from (which
+    the manifest lists too) may be absent or, after a kill, newer."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entries = {p.name for p in folder.iterdir()} - set(kept)
+    assert entries == {*manifest["files"], "manifest.json"} - set(kept), (
+        entries, manifest["files"])
+    return int(manifest["settings"][key] if "settings" in manifest else manifest[key])
+
+
+def _logged(folder: Path) -> int:
+    """Trials in an attack folder's trial log."""
+    return len((folder / "search" / "trials.jsonl").read_text().splitlines())
+
+
+@pytest.mark.parametrize("name", list(KILLS))
+def test_newer_commands_killed_anywhere_leave_old_or_new_and_rerun_completes(
+        name: str, tmp_path: Path) -> None:
+    """Issue 27: killed at a rename or an fsync, ``--out`` holds the old complete result or
+    the new one (its files those its manifest lists, plus what a rerun resumes from); the
+    next run of the new request completes it. ``attack --restart`` used to delete the
+    old trial log before any work, so a kill left the old result without its log."""
+    old_argv, new_argv, key, (old_value, new_value), kept, points = KILLS[name]
+    old = tmp_path / "old"
+    res = CliRunner().invoke(app, [*old_argv, "--out", str(old)])
+    assert res.exit_code == 0, res.output
+    assert _value(old, key, kept) == old_value
+    old_log = _logged(old) if name.startswith("attack") else None
+    seen, rerun = set(), [points[0]]
+    for k, when in points:
+        case = tmp_path / f"{k}-{when}"
+        case.mkdir()
+        shutil.copytree(old, case / "out")
+        _killed(k, when, [*new_argv, "--out", "out"], case)
+        folder = case / "out"
+        if not (folder / "manifest.json").exists():
+            assert kept and {p.name for p in folder.iterdir()} <= set(kept), (k, when)
+            rerun.append((k, when))  # killed between moving the kept work and the swap
+            continue
+        value = _value(folder, key, kept)
+        assert value in (old_value, new_value), (k, when, value)
+        if name == "attack --restart" and value == old_value:
+            assert _logged(folder) == old_log, "the old result lost its trial log"
+        seen.add(value)
+    assert seen == {old_value, new_value}, seen  # the kills hit both sides of the swap
+    for k, when in rerun:  # whatever the kill left, the next run completes it
+        folder = tmp_path / f"{k}-{when}" / "out"
+        res = CliRunner().invoke(app, [*new_argv, "--out", str(folder)])
+        assert res.exit_code == 0, (k, when, res.output)
+        assert _value(folder, key, kept) == new_value
+        assert [p.name for p in folder.parent.iterdir()] == ["out"], (
+            "a leftover of the killed run survived the rerun")

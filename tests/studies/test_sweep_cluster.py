@@ -76,3 +76,56 @@ def test_sigkill_then_resume_gives_the_uninterrupted_results(tmp_path: Path) -> 
     run_sweep(sweep, tmp_path / "clean", progress=False)
     a, b = sweep_frames(tmp_path / "clean"), sweep_frames(out)
     assert a[0].equals(b[0]) and a[1].equals(b[1])
+
+
+def _corrupt_cache(dest: Path) -> Path:
+    """A copy of the real kernel cache's index files under ``dest``, each garbage: the
+    first kernel a process loads from it raises `wmtsim.numba_cache.CacheError`."""
+    from wmtsim.numba_cache import cache_dir
+
+    src = Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir())
+    for p in src.rglob("*.nbi"):
+        q = dest / p.relative_to(src)
+        q.parent.mkdir(parents=True, exist_ok=True)
+        q.write_bytes(b"garbage")
+    return dest
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore:.*[Pp]ort.*:UserWarning")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:distributed")
+@pytest.mark.parametrize("where", ["dask", "pool"])
+def test_a_cache_error_in_a_worker_exits_2_and_the_sweep_resumes(
+        where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: numba's cache corrupt on a dask worker (a local cluster of processes) or in
+    a ``--workers`` pool process, not in the command's own process (its kernels are loaded
+    already): the error travels back with the task and reaches the user as the same exit 2
+    naming the cache file, no traceback; the sweep's folder is resumable work (no temporary
+    file), and a rerun with a sound cache completes it."""
+    from typer.testing import CliRunner
+
+    from wmtsim.interfaces.cli import app
+
+    bad = _corrupt_cache(tmp_path / "bad")
+    path, out = write_files(tmp_path), tmp_path / "out"
+    sweep = load_sweep(path)
+    run_sweep(sweep, tmp_path / "clean", progress=False)  # this process's kernels: loaded
+    argv = ["sweep", str(path), "--out", str(out), "--no-progress"]
+    if where == "dask":
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=":0",
+                                      env={"NUMBA_CACHE_DIR": str(bad)}) as cluster:
+            res = CliRunner().invoke(app, [*argv, "--scheduler", cluster.scheduler_address])
+    else:
+        with monkeypatch.context() as env:  # what the spawned pool processes inherit
+            env.setenv("NUMBA_CACHE_DIR", str(bad))
+            res = CliRunner().invoke(app, [*argv, "--workers", "2"])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    text = " ".join(res.stderr.split())
+    assert f"numba's kernel cache '{bad}'" in text and ".nbi' is corrupt" in text, text
+    assert "Traceback" not in res.output and "NUMBA_CACHE_DIR" in text
+    assert not list(out.rglob("*.tmp"))
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    a, b = sweep_frames(tmp_path / "clean"), sweep_frames(out)
+    assert a[0].equals(b[0]) and a[1].equals(b[1])

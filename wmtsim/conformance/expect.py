@@ -65,6 +65,7 @@ def annotate(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]
     out: list[str] = []
     view: TreeView | None = None
     done = 0  # source lines copied so far
+    fired: set[int] = set()  # lines of the events met
     events = [x for x in source]
     for line, event, view in walk(events, params):
         if replace and event["op"] == "expect":
@@ -73,9 +74,14 @@ def annotate(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]
             continue
         out.extend(source[done:line])
         done = line
+        fired.add(line)
         if ("every" in words and event["op"] != "expect") or line in lines_at or (
                 "select" in words and event["op"] == "select"):
             out.extend(expect_lines(view, tol))
+    if lines_at - fired:  # asked for a line with no event: say so, not a silent omission
+        raise ValueError(f"at={sorted(lines_at - fired)[:5]!r}: no event on that line of the "
+                         f"trace ({len(source)} lines); allowed: {', '.join(POINTS)} or the "
+                         "line number of an event")
     out.extend(source[done:])
     if "end" in words and view is not None:
         out.extend(expect_lines(view, tol))

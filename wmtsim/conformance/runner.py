@@ -265,20 +265,27 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float
     return None
 
 
-def _save(folder: Path, name: str, lines: list[str]) -> Path:
-    from wmtsim.core.output import atomic_write_text
+SAVE_COMMAND = "conformance-run"
+"""The command a saved minimal trace's sidecar manifest names."""
 
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"minimal_{name}.jsonl"
-    if path.exists():
-        first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        try:
-            ok = json.loads(first).get("op") == "query"
-        except (ValueError, AttributeError):
-            ok = False
-        if not ok:
-            raise ValueError(f"refusing to overwrite {str(path)!r}: it is not a trace")
-    return atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+def _save_path(save: Path, name: str) -> Path:
+    """Where the minimal failing trace of ``name`` goes, checked before any work: a new
+    file, or one this command saved before (its sidecar manifest says so)."""
+    from wmtsim.core.output import check_out_file
+
+    return check_out_file(Path(save) / f"minimal_{name}.jsonl", SAVE_COMMAND,
+                          option="--save")
+
+
+def _save(path: Path, lines: list[str], fields: dict[str, Any]) -> Path:
+    from wmtsim.core.output import atomic_write_text, manifest
+    from wmtsim.studies.provenance import provenance
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(path, "".join(line + "\n" for line in lines), manifest(
+        SAVE_COMMAND, fields, extra=provenance(fields["seed"], fields["examples"], None,
+                                               None, None)))
 
 
 def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
@@ -298,6 +305,7 @@ def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
 
     factory = load_impl(impl) if isinstance(impl, str) else impl
     name = getattr(factory, "__name__", type(factory).__name__)
+    target = _save_path(save, name) if save is not None else None
     files = [] if corpus is False else corpus_files(None if corpus in (None, True)
                                                     else Path(corpus))  # type: ignore[arg-type]
     failing: tuple[str, list[Any]] | None = None
@@ -318,7 +326,8 @@ def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
         return ConformanceReport(len(files), ran, None)
     events, d = shrink(factory, failing[1], tol)
     lines = minimal_lines(events, d, tol)
-    saved = _save(Path(save), name, lines) if save is not None else None
+    saved = None if target is None else _save(target, lines, {
+        "impl": name, "found_by": failing[0], "examples": examples, "seed": seed, "tol": tol})
     if echo:
         echo(f"{name}: disagrees with the reference ({failing[0]}), {d}")
         echo(f"minimal trace ({len(lines)} lines){f', saved to {saved}' if saved else ''}:")

@@ -6,14 +6,18 @@ such as ``"../../x"``, an absolute path or a NUL never leads outside ``results/`
 `check_out_folder` and `check_out_file` refuse an unusable path before any work, with an
 `OutputError` naming the option, the path and what is allowed. An existing ``--out`` is
 replaced only when it is a previous result of the same command (a folder: its
-``manifest.json`` names the command; a file: `check_out_file`'s ``ours`` test) or an empty
+``manifest.json`` names the command; a file: its sidecar manifest does) or an empty
 folder; a user's files and other folders are refused. A symbolic link as ``--out`` is
 followed: the folder or file it points to is replaced and the link stays a link.
 
 Files (`atomic_write`): written to a temporary sibling (``.NAME.PID.THREAD.tmp``), fsynced,
 renamed over the target with `os.replace`, then the folder is fsynced; a reader or a killed
 process never sees a half-written file. `temp_path` and `commit` serve a writer that
-streams into an open file (`wmtsim.engine.trace`'s batch writer).
+streams into an open file (`wmtsim.engine.trace`'s batch writer). A one-file result
+(``replay --out``, ``demo``, ``schema --out``, ``expect``) has a sidecar manifest
+``NAME.manifest.json`` (`sidecar`; with the file's size and sha256), renamed in just before
+the file: a kill leaves the old pair, the new pair, or the new sidecar beside the old file
+(the sha256 tells), never a result without a manifest (the next run would refuse it).
 
 Folders (`result_folder`): the command writes into a hidden sibling
 (``.NAME.partial-PID``) and a `write_manifest`; every file and the folder are fsynced and
@@ -50,6 +54,7 @@ MAX_PATH = 4000  # bytes of a whole output path (Linux PATH_MAX is 4096)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _NAME_MAX = 255 - 40  # a path component's bytes, leaving room for ".partial-PID" etc.
 MANIFEST = "manifest.json"
+SIDECAR = ".manifest.json"  # a one-file result NAME's manifest is NAME.manifest.json
 
 
 class OutputError(ValueError):
@@ -125,10 +130,27 @@ def _follow(path: Path, option: str, allowed: str) -> Path:
     return absolute
 
 
+def follow_link(path: Path, option: str = "--out") -> Path:
+    """``path`` absolute, a symbolic link as its last component followed (for a writer that
+    does not swap, such as a sweep's resumable folder); the link stays a link."""
+    return _follow(path, option, "a path in a writable folder")
+
+
 def manifest_command(folder: Path) -> str | None:
     """The ``command`` of ``folder``'s manifest, or None (no readable wmtsim manifest)."""
+    return _command_in(folder / MANIFEST)
+
+
+def sidecar(path: Path) -> Path:
+    """The manifest of the one-file result ``path``: ``NAME.manifest.json`` beside it."""
+    return path.with_name(path.name + SIDECAR)
+
+
+def _command_in(manifest_file: Path) -> str | None:
+    """The ``command`` a manifest file names, or None (not a readable wmtsim manifest)."""
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        with open(manifest_file, "rb") as f:
+            manifest = json.loads(f.read(1 << 20))
     except (OSError, ValueError):
         return None
     command = manifest.get("command") if isinstance(manifest, dict) else None
@@ -174,19 +196,38 @@ def check_out_folder(path: Path, command: str, option: str = "--out",
     return absolute
 
 
-def check_out_file(path: Path, option: str = "--out",
-                   ours: Callable[[Path], bool] | None = None, what: str = "") -> Path:
-    """Refuse an output file that cannot be written before any work. An existing file is
-    replaced only when ``ours(path)`` says it is a previous result of the same command
-    (``what`` names it in the message); with ``ours`` None any file may be replaced.
+def check_out_file(path: Path, command: str, option: str = "--out",
+                   legacy: Callable[[Path], bool] | None = None,
+                   sidecar_manifest: bool = True) -> Path:
+    """Refuse an output file that cannot be written before any work.
+
+    An existing file is replaced only when it is a previous result of ``command``: its
+    `sidecar` manifest names ``command`` (or, with no sidecar, ``legacy(path)`` says it is
+    a file wmtsim wrote before results had sidecars). A user's file, or a sidecar path
+    holding anything but such a manifest, is refused. ``sidecar_manifest`` False: a file
+    without a sidecar (the package's own schema) is replaced when ``legacy`` says so.
     Returns the absolute path to write (a symbolic link followed)."""
-    allowed = "a new file path in a writable folder" + (f", or {what}" if what else "")
+    allowed = (f"a new file in a writable folder, or a previous result of `wmtsim {command}` "
+               f"(a file with its NAME{SIDECAR} beside it; it is replaced)")
     _check_path_text(path, option, allowed)
     absolute = _follow(path, option, allowed)
     if absolute.is_dir():
         raise _fail(option, path, "is a folder, not a file", allowed)
-    if absolute.exists() and ours is not None and not ours(absolute):
-        raise _fail(option, path, "exists and is not a file wmtsim wrote", allowed)
+    owner = None
+    if sidecar_manifest:
+        if len(os.fsencode(absolute.name + SIDECAR)) > _NAME_MAX:
+            raise _fail(option, path, "the file name is too long for its manifest "
+                        f"{absolute.name[:40]}...{SIDECAR}",
+                        f"file names of at most {_NAME_MAX - len(SIDECAR)} bytes")
+        side = sidecar(absolute)
+        owner = _command_in(side) if side.is_file() else None
+        if (side.exists() or side.is_symlink()) and owner != command:
+            what = f"a manifest of `wmtsim {owner}`" if owner else "not a wmtsim manifest"
+            raise _fail(option, path, f"its manifest path {str(side)!r} exists and is {what}",
+                        allowed)
+    if absolute.exists() and owner is None and not (legacy is not None and legacy(absolute)):
+        raise _fail(option, path, f"exists and is not a result of `wmtsim {command}` (no "
+                    f"{absolute.name}{SIDECAR} beside it names it)", allowed)
     _check_parent(absolute, option, allowed)
     return absolute
 
@@ -256,16 +297,30 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 
-def commit(tmp: Path, path: Path) -> Path:
-    """fsync the complete ``tmp``, rename it over ``path`` and fsync the folder."""
+def commit(tmp: Path, path: Path, manifest: Mapping[str, Any] | None = None) -> Path:
+    """fsync the complete ``tmp``, rename it over ``path`` and fsync the folder. With
+    ``manifest`` (a one-file result's, `manifest`), its `sidecar` is written first, with
+    the file's name, size and sha256."""
     fsync_path(tmp)
+    if manifest is not None:
+        data = dict(manifest)
+        data.update(file=path.name, bytes=tmp.stat().st_size, sha256=sha256_of(tmp))
+        atomic_write_bytes(sidecar(path), (json.dumps(data, indent=2) + "\n").encode())
     os.replace(tmp, path)
     fsync_path(path.parent)
     return path
 
 
-def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
-    """Write ``path`` via ``write(tmp)`` and `commit`: all or nothing; returns ``path``.
+def sha256_of(path: Path) -> str:
+    """The hex sha256 of the file ``path``."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def atomic_write(path: Path, write: Callable[[Path], object],
+                 manifest: Mapping[str, Any] | None = None) -> Path:
+    """Write ``path`` via ``write(tmp)`` and `commit` (with ``manifest``, the sidecar of a
+    one-file result): all or nothing; returns ``path``.
 
     The temporary file is removed if ``write`` (or the rename) fails; a failed write
     (`write_failure`) raises `OutputError` naming ``path``."""
@@ -273,7 +328,7 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     tmp = temp_path(path)
     try:
         write(tmp)
-        return commit(tmp, path)
+        return commit(tmp, path, manifest)
     except Exception as e:
         failure = write_failure(path, e)
         if failure is None or failure is e:
@@ -284,19 +339,22 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
             tmp.unlink(missing_ok=True)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> Path:
+def atomic_write_bytes(path: Path, data: bytes,
+                       manifest: Mapping[str, Any] | None = None) -> Path:
     """`atomic_write` of ``data``."""
-    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+    return atomic_write(path, lambda tmp: tmp.write_bytes(data), manifest)
 
 
-def atomic_write_text(path: Path, text: str) -> Path:
+def atomic_write_text(path: Path, text: str,
+                      manifest: Mapping[str, Any] | None = None) -> Path:
     """`atomic_write` of ``text`` as UTF-8."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), manifest)
 
 
-def atomic_write_parquet(frame: Any, path: Path, **options: Any) -> Path:
+def atomic_write_parquet(frame: Any, path: Path, manifest: Mapping[str, Any] | None = None,
+                         **options: Any) -> Path:
     """`atomic_write` of a polars frame as Parquet (``options``: `write_parquet`'s)."""
-    return atomic_write(path, lambda tmp: frame.write_parquet(tmp, **options))
+    return atomic_write(path, lambda tmp: frame.write_parquet(tmp, **options), manifest)
 
 
 # --- manifests ---------------------------------------------------------------------------------
@@ -369,8 +427,9 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _stale(final: Path) -> list[Path]:
-    """``.NAME.partial-PID`` / ``.NAME.old-PID`` siblings of dead processes."""
-    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(partial|old)-(\d+)$")
+    """``.NAME.partial-PID`` / ``.NAME.old-PID`` / ``.NAME.restart-PID`` (an ``attack
+    --restart``'s new trial log) siblings of dead processes."""
+    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(partial|old|restart)-(\d+)$")
     with contextlib.suppress(OSError):
         return [e for e in final.parent.iterdir()
                 if (m := pattern.match(e.name)) and not _pid_alive(int(m.group(2)))]

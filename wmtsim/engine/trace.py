@@ -204,15 +204,17 @@ BATCH_ROWS = 250_000
 
 def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | str],
            params: Params | None = None, out: str | os.PathLike[str] | None = None,
-           batch_rows: int = BATCH_ROWS, rules: bool = False) -> Streamed:
+           batch_rows: int = BATCH_ROWS, rules: bool = False,
+           manifest: Mapping[str, Any] | None = None) -> Streamed:
     """Replay a trace keeping memory bounded by the tree, not the trace.
 
     Without ``out`` no frame is kept (what `check` needs); with ``out`` (``.parquet`` or
     ``.csv``) the frame is written in batches of about ``batch_rows`` rows to a temporary
     file beside ``out``, which replaces ``out`` only when the whole trace has replayed. A
     bad trace raises `TraceError` and leaves ``out`` untouched. ``rules``: as for `run`.
+    ``manifest``: the result's manifest, written beside ``out`` (`wmtsim.core.output.commit`).
     """
-    writer = _BatchWriter(Path(out), batch_rows) if out is not None else None
+    writer = _BatchWriter(Path(out), batch_rows, manifest) if out is not None else None
     pending: list[_Step] = []
     rows = 0
 
@@ -245,13 +247,14 @@ def stream(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] |
 class _BatchWriter:
     """Appends frames to a temporary Parquet or CSV file; `commit` renames it into place."""
 
-    def __init__(self, path: Path, batch_rows: int) -> None:
+    def __init__(self, path: Path, batch_rows: int,
+                 manifest: Mapping[str, Any] | None = None) -> None:
         suffix = path.suffix.lower()
         if suffix not in OUTPUT_FORMATS:
             raise ValueError(f"cannot write {str(path)!r}: unsupported extension "
                              f"{path.suffix or '(none)'!r}; allowed: "
                              f"{', '.join(OUTPUT_FORMATS)}")
-        self.path, self.csv = path, suffix == ".csv"
+        self.path, self.csv, self.manifest = path, suffix == ".csv", manifest
         self.file: Any = None  # opened on the first write: a bad trace creates nothing
         self.created: list[Path] = []  # folders made for ``path``, removed on abort
         self.parquet: Any = None
@@ -290,7 +293,7 @@ class _BatchWriter:
             pl.DataFrame(schema={n: getattr(pl, d) for n, d in REPLAY_COLUMNS}
                          ).write_parquet(self.file)
         self.file.close()
-        commit(self.tmp, self.path)
+        commit(self.tmp, self.path, self.manifest)
         self.done = True
 
     def abort(self) -> None:
@@ -332,11 +335,13 @@ def check(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any] | 
     return stream(path_or_events, params).divergence
 
 
-def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
+def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str],
+                manifest: Mapping[str, Any] | None = None) -> Path:
     """Write ``frame`` to ``.parquet`` or ``.csv`` (by extension), atomically.
 
     The data goes to a temporary file in the target directory, which is then renamed over
-    ``out`` (`wmtsim.core.output`), so a reader never sees a half-written file.
+    ``out`` (`wmtsim.core.output`), so a reader never sees a half-written file; with
+    ``manifest``, its sidecar manifest is written first (`wmtsim.core.output.commit`).
     """
     path = Path(out)
     suffix = path.suffix.lower()
@@ -345,5 +350,5 @@ def write_frame(frame: pl.DataFrame, out: str | os.PathLike[str]) -> Path:
                          f"{path.suffix or '(none)'!r}; allowed: {', '.join(OUTPUT_FORMATS)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".parquet":
-        return atomic_write_parquet(frame, path)
-    return atomic_write(path, frame.write_csv)
+        return atomic_write_parquet(frame, path, manifest)
+    return atomic_write(path, frame.write_csv, manifest)

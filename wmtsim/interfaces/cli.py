@@ -33,6 +33,7 @@ from wmtsim.interfaces.cli_common import (
     _print_table,
     app,
     err_console,
+    file_manifest,
     out_console,
 )
 
@@ -57,13 +58,15 @@ def _run_trace(trace: Path) -> Replay:
 
 
 def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streamed:
-    """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given); any
-    problem with the input or the output exits with code 2 and leaves ``out`` as it was."""
+    """Replay ``trace`` with bounded memory (writing ``out`` in batches, if given, with its
+    sidecar manifest); any problem with the input or the output exits with code 2 and
+    leaves ``out`` as it was."""
     from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import TraceError, stream
 
+    manifest = None if out is None else file_manifest("replay", {"trace": str(trace)})
     try:
-        return stream(trace, out=out, rules=rules)
+        return stream(trace, out=out, rules=rules, manifest=manifest)
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None  # the error names the file
     except IsADirectoryError:
@@ -77,12 +80,12 @@ def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streame
         raise _fail(str(failure)) from None
 
 
-def _write(frame: pl.DataFrame, out: Path) -> Path:
+def _write(frame: pl.DataFrame, out: Path, manifest: dict[str, object]) -> Path:
     from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import write_frame
 
     try:
-        return write_frame(frame, out)
+        return write_frame(frame, out, manifest)
     except Exception as e:
         failure = write_failure(out, e)  # a full disk, from any library
         if failure is None:
@@ -130,7 +133,7 @@ def replay(
 
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
-    out = _check_out(out)
+    out = _check_out(out, "replay")
     result = _stream_trace(trace, out)
     nodes = result.last.height
     out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
@@ -239,7 +242,7 @@ def demo(
 
       [cyan]wmtsim demo --out results/demo/paper_a4_replay.csv[/cyan]
     """
-    checked = _check_out(out)
+    checked = _check_out(out, "demo")
     out = checked if checked is not None else out
     trace = demo_trace_path()
     result = _run_trace(trace)
@@ -251,7 +254,9 @@ def demo(
     else:
         out_console.print(f"FAIL: {trace}: {result.divergence}", markup=False,
                           highlight=False)
-    written = _write(result.frame, out)
+    written = _write(result.frame, out, file_manifest("demo", {
+        "trace": str(trace), "rows": result.frame.height,
+        "expectations_hold": result.divergence is None}))
     out_console.print(f"replay ({result.frame.height} rows) written to {written}",
                       markup=False, highlight=False)
     if result.divergence is not None:

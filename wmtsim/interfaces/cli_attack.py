@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -116,8 +116,9 @@ def attack(
     threads: Annotated[int | None, typer.Option(
         "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
     restart: Annotated[bool, typer.Option(
-        "--restart", help="Discard the trial log in --out/search and search afresh "
-                          "(default: continue the searches it holds).")] = False,
+        "--restart", help="Search afresh, ignoring the trial log in --out/search (the old "
+                          "result stays whole until the new one replaces it; default: "
+                          "continue the searches it holds).")] = False,
     charts: Annotated[bool, typer.Option(help="Write harm_vs_budget.png.")] = True,
     out: OutOpt = None,
     set_: SetOpt = None,
@@ -141,6 +142,7 @@ def attack(
 
       [cyan]wmtsim attack paper_poisoning -p wmt --harm 1-tsr --kinds failed,plausible[/cyan]
     """
+    import os
     import shutil
 
     from wmtsim.core.inference import ALPHA
@@ -150,7 +152,6 @@ def attack(
     from wmtsim.studies.attack_report import (
         CLAIMS_CORRECTION,
         LOG,
-        attack_study,
         report_markdown,
         write_study,
     )
@@ -185,41 +186,61 @@ def attack(
     keep = (LOG,)
     out_dir = _cli()._out_folder(out, s.name, COMMAND, keep=keep, kept=_is_log)
     recover_kept(out_dir, keep)
-    if restart:
-        shutil.rmtree(out_dir / LOG, ignore_errors=True)
-    _compile_first(policies)
+    # --restart: the old result, its log included, stays whole until the new one is swapped
+    # in; the new search logs to a hidden sibling (deleted by the next write if killed)
+    # that becomes the new result's search/.
+    fresh = out_dir.with_name(f".{out_dir.name}.restart-{os.getpid()}") if restart else None
+    log_dir = out_dir / LOG if fresh is None else fresh / LOG
     try:
-        with _progress() as bar:
-            task = bar.add_task(f"{s.name}: searching", total=len(policies) * len(budgets))
-            study = attack_study(s, policies, budgets, atk_space, settings,  # type: ignore[arg-type]
-                                 log=out_dir / LOG / "trials.jsonl",
-                                 progress=lambda what: bar.advance(task))
-    except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    except Exception as e:  # the trial log cannot be written (a full disk)
-        from wmtsim.core.output import write_failure
-
-        failure = write_failure(out_dir / LOG / "trials.jsonl", e)
-        if failure is None:
-            raise
-        raise _cli()._fail(str(failure)) from None
-    _say(report_markdown(study))
-    with _cli()._writing(out_dir, COMMAND, keep=keep) as work:
-        written = write_study(study, work, charts=charts)
-        names = sorted([p.name for p in written] + [LOG])
-        write_manifest(work, COMMAND, {
-            "scenario": s.to_dict(), "source": s.source, "policies": list(policies),
-            "budgets": list(budgets), "settings": settings.to_dict(),
-            "space": study.space.to_dict(), "seconds": round(study.seconds, 3),
-            "sim_seconds": round(study.sim_seconds, 3), "files": names,
-            "family": study.claims[0]["family"] if study.claims else None},
-            extra=provenance({"search": settings.search_seed,
-                              "held_out": settings.holdout_seed},
-                             {"search": settings.n_search, "held_out": settings.n_holdout},
-                             PAIRED_RESAMPLES, ALPHA, CLAIMS_CORRECTION))
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+        _compile_first(policies)
+        study = _search(s, policies, budgets, atk_space, settings, log_dir)
+        _say(report_markdown(study))
+        with _cli()._writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
+            if fresh is not None and log_dir.exists():
+                os.rename(log_dir, work / LOG)
+            written = write_study(study, work, charts=charts)
+            names = sorted([p.name for p in written] + [LOG])
+            write_manifest(work, COMMAND, {
+                "scenario": s.to_dict(), "source": s.source, "policies": list(policies),
+                "budgets": list(budgets), "settings": settings.to_dict(),
+                "space": study.space.to_dict(), "seconds": round(study.seconds, 3),
+                "sim_seconds": round(study.sim_seconds, 3), "files": names,
+                "family": study.claims[0]["family"] if study.claims else None},
+                extra=provenance({"search": settings.search_seed,
+                                  "held_out": settings.holdout_seed},
+                                 {"search": settings.n_search, "held_out": settings.n_holdout},
+                                 PAIRED_RESAMPLES, ALPHA, CLAIMS_CORRECTION))
+    finally:
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
     _say(f"{sum(len(r.trials) for r in study.results.values())} trials "
          f"({sum(r.new_trials for r in study.results.values())} run now) in "
          f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")
+
+
+def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: Any,
+            settings: Any, log_dir: Path) -> Any:
+    """`attack_study` with a progress bar, logging to ``log_dir``; bad input or a trial log
+    that cannot be written (a full disk) exits 2."""
+    from wmtsim.studies.attack_report import attack_study
+
+    try:
+        with _progress() as bar:
+            task = bar.add_task(f"{s.name}: searching", total=len(policies) * len(budgets))
+            return attack_study(s, policies, budgets, atk_space, settings,
+                                log=log_dir / "trials.jsonl",
+                                progress=lambda what: bar.advance(task))
+    except ValueError as e:
+        raise _cli()._fail(str(e)) from None
+    except Exception as e:
+        from wmtsim.core.output import write_failure
+
+        failure = write_failure(log_dir / "trials.jsonl", e)
+        if failure is None:
+            raise
+        raise _cli()._fail(str(failure)) from None
 
 
 def _is_log(folder: Path) -> bool:

@@ -332,8 +332,9 @@ def _writing(folder: Path, command: str, keep: tuple[str, ...] = (),
 
 
 def _is_replay_file(path: Path) -> bool:
-    """A replay written before (its columns are the replay's): the one kind of existing
-    file ``replay --out`` and ``demo --out`` replace."""
+    """A replay an older wmtsim wrote before one-file results had a sidecar manifest (its
+    columns are the replay's): replaced by ``replay --out`` and ``demo --out`` like one
+    with a manifest (`wmtsim.core.output.check_out_file`'s ``legacy``)."""
     from wmtsim.engine.trace import REPLAY_COLUMNS
 
     names = [n for n, _ in REPLAY_COLUMNS]
@@ -349,9 +350,9 @@ def _is_replay_file(path: Path) -> bool:
         return False
 
 
-def _check_out(out: Path | None) -> Path | None:
+def _check_out(out: Path | None, command: str) -> Path | None:
     """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
-    file, or a replay written before; a symbolic link is followed."""
+    file, or a replay ``command`` wrote before; a symbolic link is followed."""
     from wmtsim.core.output import OutputError, check_out_file
     from wmtsim.engine.trace import OUTPUT_FORMATS
 
@@ -361,6 +362,16 @@ def _check_out(out: Path | None) -> Path | None:
         raise _fail(f"--out {str(out)!r}: unsupported extension {out.suffix or '(none)'!r}; "
                     f"allowed: {', '.join(OUTPUT_FORMATS)}")
     try:
-        return check_out_file(out, ours=_is_replay_file, what="a replay written before")
+        return check_out_file(out, command, legacy=_is_replay_file)
     except OutputError as e:
         raise _fail(str(e)) from None
+
+
+def file_manifest(command: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar manifest of a one-file result of ``command`` (`wmtsim.core.output.commit`
+    adds the file's size and sha256): the command line, the version, ``fields`` and the
+    provenance keys (no seeds, trajectories or bootstrap: a replay is deterministic)."""
+    from wmtsim.core.output import manifest
+    from wmtsim.studies.provenance import provenance
+
+    return manifest(command, fields, extra=provenance(None, None, None, None, None))

@@ -7,14 +7,14 @@ run (docs/conformance.md).
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from wmtsim.core.formatting import plural
-from wmtsim.interfaces.cli_common import _fail, out_console
+from wmtsim.interfaces.cli_common import _fail, file_manifest, out_console
 
 conformance_app = typer.Typer(
     name="conformance", no_args_is_help=True, rich_markup_mode="rich",
@@ -24,19 +24,6 @@ conformance_app = typer.Typer(
 
 def _say(text: str) -> None:
     out_console.print(text, markup=False, highlight=False)
-
-
-def _is_trace_file(path: Path) -> bool:
-    """The file's first non-blank line is a JSON query line (a wmtsim trace)."""
-    try:
-        with path.open("rb") as f:
-            for raw in f:
-                if raw.strip():
-                    event = json.loads(raw.decode("utf-8").lstrip("\ufeff"))
-                    return isinstance(event, dict) and event.get("op") == "query"
-    except (OSError, ValueError):
-        return False
-    return False
 
 
 def expect(
@@ -72,15 +59,14 @@ def expect(
     for item in at or ["select"]:
         points.append(int(item) if item.isdigit() else item)
     try:
-        target = check_out_file(out)
-        if trace.exists() and target == trace.resolve():
+        if "\x00" not in str(out) and trace.exists() and \
+                Path(os.path.realpath(out)) == trace.resolve():
             raise _fail(f"--out {str(out)!r} is the input trace; write to another file")
-        if target.exists() and not _is_trace_file(target):
-            raise _fail(f"--out {str(out)!r}: exists and is not a trace (its first line is "
-                        "not a query); refusing to overwrite it")
+        target = check_out_file(out, "expect")
         lines = annotate(trace, at=points, tol=tol, replace=replace)
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, "".join(line + "\n" for line in lines))
+        atomic_write_text(target, "".join(line + "\n" for line in lines), file_manifest(
+            "expect", {"trace": str(trace), "at": points, "tol": tol, "replace": replace}))
     except TraceError as e:
         raise _fail(f"{trace}: {e}") from None
     except OutputError as e:

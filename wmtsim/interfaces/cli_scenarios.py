@@ -454,14 +454,21 @@ def schema(
         return
     from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
 
-    def ours(path: Path) -> bool:  # a scenario schema written before
+    def shipped(path: Path) -> bool:  # the package's own schema, regenerated in place
         with open(path, "rb") as f:
             return b'"title": "wmtsim scenario"' in f.read(1 << 16)
 
+    # Without --out: the package's own file, under version control, without a sidecar
+    # (docs/faults.md); with --out: a one-file result with its manifest.
     path = out or SCHEMA_FILE
     try:
-        path = check_out_file(path, ours=ours, what="a scenario schema written before")
-        atomic_write_bytes(path, text.encode("utf-8"))
+        if out is None:
+            path = check_out_file(path, "schema", legacy=shipped, sidecar_manifest=False)
+            atomic_write_bytes(path, text.encode("utf-8"))
+        else:
+            path = check_out_file(path, "schema")
+            atomic_write_bytes(path, text.encode("utf-8"),
+                               _cli().file_manifest("schema", {"schema": which}))
     except OutputError as e:
         raise _cli()._fail(str(e)) from None
     _say(f"wrote {path}")

@@ -115,7 +115,8 @@ def claims(
     sweep_file: Annotated[Path | None, typer.Option(
         "--sweep", help="A sweep file (grid over two parameters) instead of SCENARIO "
                         "--vary.", show_default=False)] = None,
-    levels: Annotated[int, typer.Option(min=2, help="Grid levels per knob.")] = 5,
+    levels: Annotated[int, typer.Option(min=2, max=1000, help="Grid levels per knob "
+                                        "(levels² cells).")] = 5,
     n: Annotated[int, typer.Option("--n", "-n", min=2, help="Trajectories per cell.")
                  ] = 500,
     seed: SeedOpt = None,

@@ -35,6 +35,7 @@ subject and ``closest`` differ.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -166,9 +167,12 @@ def parse_vary(item: str) -> tuple[str, float, float]:
     try:
         if not (eq and colon and key.strip()):
             raise ValueError
-        return key.strip(), float(lo), float(hi)
+        low, high = float(lo), float(hi)
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise ValueError
+        return key.strip(), low, high
     except ValueError:
-        raise ValueError(f"--vary {item!r}: expected KNOB=lo:hi, e.g. "
+        raise ValueError(f"--vary {item!r}: expected KNOB=lo:hi with finite numbers, e.g. "
                          "--vary 'poison[*].p_supersede=0:1'") from None
 
 

@@ -33,6 +33,7 @@ fields, types and defaults by `json_schema`; a test asserts the shipped file is 
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -213,10 +214,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     """Read a scenario file, or a shipped scenario by name (``"paper_poisoning"``)."""
     path = resolve_scenario_path(path_or_name)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ScenarioError(source, "(file)", f"cannot read: {e.strerror or e}") from None
+    raw = read_capped(path, lambda msg: ScenarioError(source, "(file)", msg))
     try:
         text = raw.decode("utf-8-sig")  # tolerate a byte-order mark
     except UnicodeDecodeError as e:
@@ -225,6 +223,29 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     data = parse_toml(text, lambda msg: ScenarioError(source, "(syntax)", msg))
     data.setdefault("name", path.stem)
     return scenario_from_dict(data, source=source)
+
+
+MAX_FILE_BYTES = 16 << 20
+"""The largest scenario or sweep file read (16 MiB; the shipped ones are under 10 KB)."""
+
+
+def read_capped(path: Path, error: Callable[[str], Exception]) -> bytes:
+    """The bytes of the regular file ``path``, at most `MAX_FILE_BYTES` of them read: a
+    device, a pipe or a larger file raises ``error(message)`` (``/dev/zero`` as a sweep
+    file once filled the memory)."""
+    import stat
+
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise error("is not a regular file; allowed: a TOML file")
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise error(f"cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise error(f"is larger than {MAX_FILE_BYTES >> 20} MiB; allowed: a TOML file of at "
+                    f"most {MAX_FILE_BYTES >> 20} MiB")
+    return raw
 
 
 def parse_toml(text: str, error: Callable[[str], Exception]) -> dict[str, Any]:

@@ -236,13 +236,10 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
-    from wmtsim.studies.scenario import parse_toml
+    from wmtsim.studies.scenario import parse_toml, read_capped
 
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise SweepError(f"{p}: cannot read: {e.strerror or e}") from None
+    raw = read_capped(p, lambda msg: SweepError(f"{p}: {msg}"))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim.core.output import atomic_write_parquet, atomic_write_text
+from wmtsim.core.output import atomic_write_parquet, atomic_write_text, follow_link
 from wmtsim.core.output import manifest as output_manifest
 from wmtsim.studies.provenance import provenance
 from wmtsim.studies.sweep_design import ChunkResult, Plan
@@ -94,7 +94,10 @@ class Store:
 
     @classmethod
     def open(cls, root: Path, plan: Plan, sweep: Sweep, *, resume: bool = False) -> Store:
-        """Open (or create) ``root`` for ``plan``; refuse a folder of another sweep."""
+        """Open (or create) ``root`` for ``plan``; refuse a folder of another sweep. A
+        symbolic link as ``root`` is followed (docs/faults.md)."""
+        if "\x00" not in str(root):
+            root = follow_link(root)
         manifest_path = root / MANIFEST
         if resume and not manifest_path.exists():
             raise SweepError(f"{root}: nothing to resume (no {MANIFEST}); run without "
