@@ -28,8 +28,11 @@ Benjamini–Hochberg (false discovery rate, for exploratory maps), or none — a
 point estimate favours the claim and *tie* when it does not.
 
 ``margin`` is the smallest pairwise mean ``d`` (against ``closest``, the nearest
-competitor), in the metric's units; ``n_nonzero`` counts the trajectories on which the
-subject and ``closest`` differ.
+competitor), in the metric's units, with its 95% interval (``margin_low``,
+``margin_high``: `paired_effect`'s, so a sparse or null margin gets the conservative
+bound, never ``[0, 0]``); ``n_nonzero`` counts the trajectories on which the subject and
+``closest`` differ. ``wmtsim claims --precision H`` grows n until every margin interval
+has a half-width of at most H (`wmtsim.studies.precision.claims_to_precision`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from wmtsim.core.inference import (
     VERDICT_COLORS,
     VERDICTS,
     level_text,
+    resamples_for,
 )
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
@@ -129,7 +133,7 @@ def evaluate(claim: Claim, values: dict[str, np.ndarray], alpha: float = ALPHA
     from wmtsim.studies.verdicts import check_claim, metric_bound
 
     return check_claim(claim.subject, claim.others, claim.favour, values, alpha,
-                       metric_bound(claim.metric))
+                       metric_bound(claim.metric), interval=True)
 
 
 # --- the map -------------------------------------------------------------------------------
@@ -265,7 +269,8 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
     schema: dict[str, Any] = {
         "claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
         "row": pl.Int64, **{p: design.schema[p] for p in params},
-        "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64, "n_nonzero": pl.Int64,
+        "margin": pl.Float64, "margin_low": pl.Float64, "margin_high": pl.Float64,
+        "closest": pl.Utf8, "n": pl.Int64, "n_nonzero": pl.Int64,
         "test": pl.Utf8, "p_holds": pl.Float64, "p_fails": pl.Float64, "p": pl.Float64,
         "p_adjusted": pl.Float64, "status": pl.Utf8}
     return pl.DataFrame(rows, schema=schema)
@@ -333,11 +338,12 @@ CRN_NOTE = ("Cells run on common random numbers, so their tests are correlated: 
             "assumes positive dependence.")
 
 
-def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
-                 ) -> list[Path]:
+def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True,
+                 precision: dict[str, Any] | None = None) -> list[Path]:
     """claims.parquet, claims_map.html/.png, claims.json (definitions, knobs) and
     manifest.json into ``out`` (the hidden folder of `wmtsim.core.output.result_folder`;
-    the sweep stays in the result's ``sweep/``)."""
+    the sweep stays in the result's ``sweep/``). ``precision``: how ``--precision`` grew
+    n (`wmtsim.studies.precision.precision_record`), recorded in both files."""
     from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet, write_manifest
     from wmtsim.studies.analysis import write_chart
 
@@ -354,8 +360,10 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
             "claims": [asdict(c) for c in cm.claims], "sweep": SWEEP_DIR,
             "family": cm.family, "correction_name": CORRECTION_NAMES[cm.correction],
             "note": CRN_NOTE, "seconds": round(cm.seconds, 3),
-            **provenance(cm.seed, cm.n, None, cm.alpha,
-                         cm.correction)}
+            # the margin intervals are paired bootstraps (`paired_effect`)
+            **provenance(cm.seed, cm.n, resamples_for(cm.alpha), cm.alpha,
+                         cm.correction),
+            **({} if precision is None else {"precision": precision})}
     written.append(atomic_write_bytes(root / "claims.json",
                                       json.dumps(meta, indent=2).encode()))
     written.append(write_manifest(root, "claims", {
@@ -365,8 +373,8 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
 
 
 _TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
-                  "closest", "n", "n_nonzero", "test", "p_holds", "p_fails", "p",
-                  "p_adjusted")
+                  "margin_low", "margin_high", "closest", "n", "n_nonzero", "test",
+                  "p_holds", "p_fails", "p", "p_adjusted")
 
 
 def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
