@@ -109,8 +109,10 @@ def read_family(rows: Sequence[dict[str, Any]], alpha: float = ALPHA,
 
 def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     """An effect as printed everywhere: ``value [low, high]`` and, when few trajectories
-    differ, how many and the exact test's p-value; with none, the rule of three instead
-    of ``[0, 0]``. ``prefix`` picks the ``pooled`` fields of a paired row."""
+    differ, how many and the exact test's p-value; with none, an upper bound labelled as
+    one (the rule of three: ``|Δ| ≤ high``, or the share of trajectories that could
+    differ when the metric is unbounded), never an interval and never ``[0, 0]``.
+    ``prefix`` picks the ``pooled`` fields of a paired row."""
     from wmtsim.core.formatting import interval, num
 
     def get(key: str) -> Any:
@@ -120,8 +122,13 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     n, k = d.get("n"), get("n_nonzero")
     if mean is None or k is None or n is None:
         return "–"
-    if k == 0:
-        return f"0 (none of {n} differ; ≤ {3 / n:.2g} would, rule of three)"
+    if k == 0:  # an upper bound, not an interval: never "0 [-b, +b]"
+        high = get("high")
+        if isinstance(high, int | float) and math.isfinite(high) and high > 0:
+            return (f"0, |Δ| ≤ {num(high)} (upper bound at 95%: none of {n} differ, "
+                    "rule of three)")
+        return (f"0 (none of {n} differ; upper bound at 95%: ≤ {num(3 / n)} of them "
+                "would, rule of three)")
     text = interval(mean, get("low"), get("high"), sign=True)
     if k <= EXACT_MAX:
         text += f" ({k} of {n} differ; exact p = {num(get('p'), 2)})"
