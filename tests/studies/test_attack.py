@@ -219,8 +219,8 @@ def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None
     row = table.row(0, named=True)
     assert row["gain_n_nonzero"] == 0 and row["gain"] == 0.0 and row["gain_n"] == 40
     text = effect(row, "gain")
-    assert text == ("0, |Δ| ≤ 0.0750 (upper bound at 95%: none of 40 differ, rule of "
-                    "three)")
+    assert text == ("0 (none of 40 differ; 95% upper bound on the size of the difference: "
+                    "0.0750, rule of three)")
     study = SimpleNamespace(robust=table, settings=SimpleNamespace(harm="asr"))
     line = robust_markdown(study).splitlines()[-1]  # type: ignore[arg-type]
     assert line.endswith(f"| {text} |") and "[" not in line

@@ -110,9 +110,9 @@ def read_family(rows: Sequence[dict[str, Any]], alpha: float = ALPHA,
 def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     """An effect as printed everywhere: ``value [low, high]`` and, when few trajectories
     differ, how many and the exact test's p-value; with none, an upper bound labelled as
-    one (the rule of three: ``|Δ| ≤ high``, or the share of trajectories that could
-    differ when the metric is unbounded), never an interval and never ``[0, 0]``.
-    ``prefix`` picks the ``pooled`` fields of a paired row."""
+    one (the rule of three: the size of the difference is at most ``high``, or, for an
+    unbounded metric, the share of trajectories that could differ), never an interval
+    and never ``[0, 0]``. ``prefix`` picks the ``pooled`` fields of a paired row."""
     from wmtsim.core.formatting import interval, num
 
     def get(key: str) -> Any:
@@ -125,8 +125,8 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     if k == 0:  # an upper bound, not an interval: never "0 [-b, +b]"
         high = get("high")
         if isinstance(high, int | float) and math.isfinite(high) and high > 0:
-            return (f"0, |Δ| ≤ {num(high)} (upper bound at 95%: none of {n} differ, "
-                    "rule of three)")
+            return (f"0 (none of {n} differ; 95% upper bound on the size of the "
+                    f"difference: {num(high)}, rule of three)")
         return (f"0 (none of {n} differ; upper bound at 95%: ≤ {num(3 / n)} of them "
                 "would, rule of three)")
     text = interval(mean, get("low"), get("high"), sign=True)
