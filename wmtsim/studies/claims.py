@@ -155,6 +155,7 @@ class ClaimsMap:
     correction: str = "holm"
     seed: int | None = None
     n: int | None = None
+    flatness: pl.DataFrame | None = None  # does each claim's margin differ across cells?
 
     @property
     def family(self) -> str:
@@ -222,18 +223,26 @@ def claims_map(sweep: Sweep, out: str | os.PathLike[str],
     sweep_dir = Path(out) / SWEEP_DIR
     report = run_sweep(sweep, sweep_dir, workers=workers, scheduler=scheduler,
                        resume=resume, progress=progress, threads=threads)
-    table = evaluate_sweep(sweep_dir, claims, alpha, correction)
+    from wmtsim.studies.flatness import margin_flatness
+
+    margins: dict[str, list[tuple[int, np.ndarray]]] = {}
+    table = evaluate_sweep(sweep_dir, claims, alpha, correction, margins)
     params = (sweep.parameters[0].key, sweep.parameters[1].key)
     return ClaimsMap(sweep.scenarios[0].name, params, claims, table, sweep_dir,
                      time.perf_counter() - t0, report, alpha, correction,
-                     sweep.scenario_seed(sweep.scenarios[0]), sweep.trajectories)
+                     sweep.scenario_seed(sweep.scenarios[0]), sweep.trajectories,
+                     margin_flatness(margins, alpha, correction))
 
 
 def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
-                   alpha: float = ALPHA, correction: str = "holm") -> pl.DataFrame:
+                   alpha: float = ALPHA, correction: str = "holm",
+                   margins: dict[str, list[tuple[int, np.ndarray]]] | None = None
+                   ) -> pl.DataFrame:
     """Evaluate ``claims`` on every design row of a sweep folder whose configurations
     are all computed (replicates are pooled: pairs stay within a replicate), and read
-    them as one family (``correction``: holm, bh or none)."""
+    them as one family (``correction``: holm, bh or none). ``margins``, when given,
+    receives per claim each cell's (row, per-trajectory favour-signed difference from
+    its closest rival), for `wmtsim.studies.flatness.margin_flatness`."""
     from wmtsim.studies.sweep_store import load_results
     from wmtsim.studies.verdicts import read_family
 
@@ -259,9 +268,12 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
             if not set(claim.policies) <= set(wide.columns):
                 continue  # a configuration of this cell is not computed yet
             values = {p: wide[p].to_numpy().astype(np.float64) for p in claim.policies}
+            r = evaluate(claim, values, alpha)
             rows.append({"claim": claim.label, "metric": claim.metric,
-                         "subject": claim.subject, "sense": claim.sense, **knob,
-                         **evaluate(claim, values, alpha)})
+                         "subject": claim.subject, "sense": claim.sense, **knob, **r})
+            if margins is not None and r["closest"]:
+                d = claim.favour * (values[claim.subject] - values[r["closest"]])
+                margins.setdefault(claim.label, []).append((knob["row"], d))
     rows = read_family(rows, alpha, correction)
     for r in rows:
         r["status"] = r.pop("verdict")
@@ -307,11 +319,19 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "", columns:
     return faceted.properties(title=title) if title else faceted
 
 
-def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: how many cells have each verdict (one column per verdict)."""
-    return (table.group_by("claim", maintain_order=True)
-            .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
-                 pl.len().alias("cells")))
+def summary_frame(table: pl.DataFrame, flatness: dict[str, Any] | None = None
+                  ) -> pl.DataFrame:
+    """Per claim: how many cells have each verdict (one column per verdict); with
+    ``flatness`` (claims.json's ``margin_flatness``), whether its margin differs across
+    the grid (`margin_words`)."""
+    out = (table.group_by("claim", maintain_order=True)
+           .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
+                pl.len().alias("cells")))
+    if flatness:
+        words = margin_words(flatness)
+        out = out.with_columns(pl.Series("margin across the grid", [
+            words.get(c, "–") for c in out["claim"]], dtype=pl.Utf8))
+    return out
 
 
 def render_summary(cm: ClaimsMap) -> Any:
@@ -325,11 +345,32 @@ def render_summary(cm: ClaimsMap) -> Any:
     headers = ("holds\nsignificant", "holds\nnot sig.", "tie", "fails\nsignificant")
     for h in headers:
         t.add_column(h, justify="right")
+    t.add_column("margin across\nthe grid")
     styles = ("green", "", "", "red")
+    across = margin_words(_flatness_record(cm))
     for r in summary_frame(cm.table).iter_rows(named=True):
         t.add_row(r["claim"], *[f"[{st}]{r[v]}[/{st}]" if st else str(r[v])
-                                for v, st in zip(STATUSES, styles, strict=True)])
+                                for v, st in zip(STATUSES, styles, strict=True)],
+                  across.get(r["claim"], "–"))
+    if cm.flatness is not None and cm.flatness.height:
+        t.caption = ("margin across the grid: does the claim's margin (against each cell's "
+                     f"closest rival) differ across the cells? {cm.flatness['family'][0]}")
     return t
+
+
+def margin_words(record: dict[str, Any] | None) -> dict[str, str]:
+    """Per claim, the flatness of its margin across the cells in a few words: "flat
+    (p = …)" (no significant difference across the grid) or "differs (p = …; k of m
+    cells deviate)", p corrected over the map's claims. ``record``: claims.json's
+    ``margin_flatness`` (`_flatness_record`)."""
+    from wmtsim.core.formatting import num
+
+    if not record:
+        return {}
+    return {claim: (f"flat (p = {num(r['p_adjusted'], 2)})" if r["flat"] else
+                    f"differs (p = {num(r['p_adjusted'], 2)}; {r['deviating']} of "
+                    f"{r['points']} cells deviate)")
+            for claim, r in record["claims"].items()}
 
 
 CRN_NOTE = ("Cells run on common random numbers, so their tests are correlated: a claim "
@@ -360,6 +401,7 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
             "claims": [asdict(c) for c in cm.claims], "sweep": SWEEP_DIR,
             "family": cm.family, "correction_name": CORRECTION_NAMES[cm.correction],
             "note": CRN_NOTE, "seconds": round(cm.seconds, 3),
+            "margin_flatness": _flatness_record(cm),
             # the margin intervals are paired bootstraps (`paired_effect`)
             **provenance(cm.seed, cm.n, resamples_for(cm.alpha), cm.alpha,
                          cm.correction),
@@ -370,6 +412,23 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
         **meta, "files": [p.name for p in written], "cells": cm.table["row"].n_unique()
         if cm.table.height else 0}))
     return written
+
+
+def _flatness_record(cm: ClaimsMap) -> dict[str, Any] | None:
+    """What claims.json records of `margin_flatness`: its family and, per claim, the
+    test's reading (`wmtsim.studies.flatness`)."""
+    if cm.flatness is None or not cm.flatness.height:
+        return None
+    keep = ("points", "n", "statistic", "critical", "p", "p_adjusted", "flat",
+            "deviating", "low", "high", "test")
+    return {"family": cm.flatness["family"][0],
+            "claims": {r["policy"]: {k: _json_value(r[k]) for k in keep}
+                       for r in cm.flatness.iter_rows(named=True)}}
+
+
+def _json_value(v: Any) -> Any:
+    """A float that JSON can hold: an infinite or undefined statistic is null."""
+    return None if isinstance(v, float) and not np.isfinite(v) else v
 
 
 _TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
