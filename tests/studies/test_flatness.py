@@ -114,7 +114,8 @@ def test_analyze_reads_the_paired_test(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
     assert ("ACCURACY of linear: no significant difference across the grid" in said)
-    stored = pl.read_parquet(tmp_path / "a" / "flatness.parquet")
-    assert stored["p"].to_list() == t["p"].to_list()
+    stored = pl.read_parquet(tmp_path / "a" / "flatness.parquet")  # accuracy, and TSR
+    assert set(stored["metric"]) == {"accuracy", "tsr"}
+    assert stored.filter(pl.col("metric") == "accuracy")["p"].to_list() == t["p"].to_list()
     wmt = flatness_text(rows["wmt"]).split(";")[0]
     assert " ".join(wmt.split()) in said

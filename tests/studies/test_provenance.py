@@ -113,4 +113,8 @@ def test_claims_precision_grows_n_until_the_margins_are_narrow(tmp_path: Path) -
                                    "--vary", "M=1:3", "--precision", "0.1", "--resume",
                                    "--out", str(tmp_path / "bad"), "--no-progress"])
     assert bad.exit_code == 2 and "--resume" in bad.output
+    zero = CliRunner().invoke(app, ["claims", "paper_poisoning", "--vary", "rho=0.5:0.9",
+                                    "--vary", "M=1:3", "--precision", "0", "--out",
+                                    str(tmp_path / "bad"), "--no-progress"])
+    assert zero.exit_code == 2 and "must be > 0" in zero.output
     assert not (tmp_path / "bad").exists()

@@ -179,6 +179,8 @@ def claims(
     from wmtsim.studies.sweep import SweepError, load_sweep
 
     try:
+        if precision is not None and precision <= 0:
+            raise ValueError(f"--precision {precision!r}: must be > 0")
         if precision is not None and resume:
             raise ValueError("--precision with --resume: allowed: one of them (a "
                              "--precision run replaces its sweep as n grows)")

@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import Resampler, mean_interval
+from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
@@ -399,10 +400,13 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             "metric": metric, "points_done": results.manifest.get("n_done"),
             "points_total": results.manifest.get("n_points"),
             "complete": bool(results.manifest.get("complete")),
-            "n_resamples": n_resamples},
+            "n_resamples": n_resamples,
+            # the flatness tests: their own resamples and family (studies/flatness.py)
+            "flatness": {"resamples": resamples_for(ALPHA), "family": sorted(set(
+                tables["flatness"]["family"].to_list()))}},
             extra=provenance(results.manifest.get("seed", results.manifest.get(
                 "design", {}).get("seed")), results.manifest.get("design", {}).get(
-                "trajectories"), n_resamples, 0.05, "none"))
+                "trajectories"), n_resamples, ALPHA, "holm"))
     return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
             for k, v in written.items()}
 
