@@ -211,9 +211,12 @@ def claims(
             cm, history = claims_to_precision(spec, out_dir, precision, n_max, **options)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
-    from wmtsim.studies.claims import CRN_NOTE
+    from wmtsim.studies.claims import CRN_NOTE, render_flatness
 
     _cli()._print_table(render_summary(cm))
+    flat_table = render_flatness(cm)
+    if flat_table is not None:
+        _cli()._print_table(flat_table)
     _say(CRN_NOTE)
     record = None
     if precision is not None:

@@ -345,16 +345,26 @@ def render_summary(cm: ClaimsMap) -> Any:
     headers = ("holds\nsignificant", "holds\nnot sig.", "tie", "fails\nsignificant")
     for h in headers:
         t.add_column(h, justify="right")
-    t.add_column("margin across\nthe grid")
     styles = ("green", "", "", "red")
-    across = margin_words(_flatness_record(cm))
     for r in summary_frame(cm.table).iter_rows(named=True):
         t.add_row(r["claim"], *[f"[{st}]{r[v]}[/{st}]" if st else str(r[v])
-                                for v, st in zip(STATUSES, styles, strict=True)],
-                  across.get(r["claim"], "–"))
-    if cm.flatness is not None and cm.flatness.height:
-        t.caption = ("margin across the grid: does the claim's margin (against each cell's "
-                     f"closest rival) differ across the cells? {cm.flatness['family'][0]}")
+                                for v, st in zip(STATUSES, styles, strict=True)])
+    return t
+
+
+def render_flatness(cm: ClaimsMap) -> Any:
+    """Per claim: does its margin (against each cell's closest rival) differ across the
+    cells at all? (`margin_words`; the family in the title), or None without a test."""
+    from rich.table import Table
+
+    if cm.flatness is None or not cm.flatness.height:
+        return None
+    t = Table(title="Does each claim's margin differ across the grid? "
+                    f"({cm.flatness['family'][0]})", title_justify="left")
+    t.add_column("claim")
+    t.add_column("margin across the grid")
+    for claim, words in margin_words(_flatness_record(cm)).items():
+        t.add_row(claim, words)
     return t
 
 
