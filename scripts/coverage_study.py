@@ -27,6 +27,7 @@ import numpy as np
 
 from wmtsim.core.inference import adjust, paired_effect
 from wmtsim.studies.sobol import ishigami, ishigami_indices, sobol_replicated
+from wmtsim.studies.verdicts import effect_text
 
 N = 400
 
@@ -74,8 +75,7 @@ def case_rows(runs: int, seed: int) -> list[tuple[str, str, str]]:
         rej.append(paired_effect(d, np.zeros(N), bound=1.0)["p"] <= 0.05)
     rows.append(("rare null (1% differ, random sign)", "–", f"rejections {_rate(rej)}"))
     e = paired_effect(np.zeros(N), np.zeros(N), bound=1.0)
-    rows.append(("no difference at all", f"interval [{e['low']:.4f}, {e['high']:.4f}]",
-                 e["interval"]))
+    rows.append(("no difference at all", effect_text(e), e["interval"]))
     cov, rej = [], []
     for _ in range(runs):
         den = rng.integers(1, 6, N).astype(float)

@@ -73,43 +73,74 @@ def headline_markdown(comp: Comparison) -> str:
     return "\n".join(lines)
 
 
-def verdicts_markdown(comp: Comparison) -> str:
-    """Per Table 4 metric: does Full WMT win, tie or lose against each other
-    configuration (paired difference of pooled values, its test at two-sided 5%)?"""
+PAIR_METRICS = ("asr", "prr", "br", "af", "tsr")
+
+
+def pair_verdicts(comp: Comparison) -> list[dict[str, Any]]:
+    """Per Table 4 metric and other configuration, the claim "Full WMT is better than it"
+    as a verdict of `wmtsim.core.inference`: its paired test of the difference of pooled
+    values (other − Full WMT, Σ/Σ), every (metric, configuration) pair one family, Holm
+    at two-sided 5%."""
     import polars as pl
 
-    from wmtsim.studies.verdicts import effect_text
+    from wmtsim.core.inference import ALPHA, adjust, directed_verdict
+    from wmtsim.core.metrics import METRICS
 
-    out = []
-    for m in ("asr", "prr", "br", "af", "tsr"):
-        higher = m == "tsr"
-        wins, ties, losses = [], [], []
+    rows = []
+    for m in PAIR_METRICS:
+        lower = METRICS[m][1] == "lower"
         for p in comp.policies:
             if p == "wmt":
                 continue
             d = comp.paired.filter((pl.col("policy") == p) & (pl.col("metric") == m)).row(
                 0, named=True)
             pooled = d.get("pooled") is not None
-            prefix = "pooled" if pooled else ""
-            pv = d["pooled_p"] if pooled else d["p"]
-            text = f"{policy_label(p)} {effect_text(d, prefix)}"
             mean = d["pooled"] if pooled else d["mean"]
-            sig = pv <= 0.05
-            better_other = sig and (mean > 0 if higher else mean < 0)
-            worse_other = sig and (mean < 0 if higher else mean > 0)
-            (losses if better_other else wins if worse_other else ties).append(text)
+            rows.append({"metric": m, "policy": p, "row": d, "pooled": pooled,
+                         "favours": mean if lower else -mean,  # other worse: WMT better
+                         "p": d["pooled_p"] if pooled else d["p"],
+                         "test": d["pooled_test"] if pooled else d["test"]})
+    for r, pa in zip(rows, adjust([r["p"] for r in rows], "holm"), strict=True):
+        r["p_adjusted"] = float(pa)
+        r["verdict"] = directed_verdict(r["favours"], float(pa), ALPHA)
+    return rows
+
+
+def verdicts_markdown(comp: Comparison) -> str:
+    """Per Table 4 metric: the verdict of "Full WMT is better than X" for each other
+    configuration X (`pair_verdicts`), in the one vocabulary, with the family, the tests
+    and the level stated; the count line counts only significant verdicts."""
+    from wmtsim.core.inference import FAILS, HOLDS, VERDICTS
+    from wmtsim.core.metrics import METRICS
+    from wmtsim.studies.verdicts import effect_text
+
+    rows = pair_verdicts(comp)
+    out = []
+    for m in PAIR_METRICS:
+        better = "lower" if METRICS[m][1] == "lower" else "higher"
         parts = []
-        if wins:
-            parts.append("wins against " + "; ".join(wins))
-        if ties:
-            parts.append("**no significant difference** from " + "; ".join(ties))
-        if losses:
-            parts.append("**loses** to " + "; ".join(losses))
-        out.append(f"* **{m.upper()}**: Full WMT " + ", ".join(parts) + ".")
+        for v in VERDICTS:
+            here = [f"{policy_label(r['policy'])} "
+                    f"{effect_text(r['row'], 'pooled' if r['pooled'] else '')}"
+                    for r in rows if r["metric"] == m and r["verdict"] == v]
+            if here:
+                parts.append(f"*{v}* against " + "; ".join(here))
+        out.append(f"* **{m.upper()}** (Full WMT {better} than each other configuration): "
+                   + " — ".join(parts) + ".")
+    by_test: dict[str, list[str]] = {}
+    for r in rows:
+        names = by_test.setdefault(r["test"], [])
+        if r["metric"].upper() not in names:
+            names.append(r["metric"].upper())
+    tests = [f"{t} on {', '.join(ms)}" for t, ms in by_test.items()]
+    count = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     out.append("")
-    out.append("(other − Full WMT, paired over the same trajectories: the difference of "
-               "pooled values Σ/Σ with its 95% interval; significant = its own paired test "
-               "at two-sided 5%, uncorrected — the claims above are the corrected family.)")
+    out.append(f"(other − Full WMT, paired over the same trajectories: the difference of "
+               f"pooled values Σ/Σ with its 95% interval. Each pair \"Full WMT better "
+               f"than X\" is one test ({'; '.join(tests)}); the {len(rows)} pairs are one "
+               f"family, Holm, two-sided 5%: **{count[HOLDS]} {HOLDS}, {count[FAILS]} "
+               f"{FAILS}**, {len(rows) - count[HOLDS] - count[FAILS]} not significant. "
+               f"The 14 claims above are their own family.)")
     return "\n".join(out)
 
 

@@ -100,6 +100,30 @@ def test_the_headline_is_what_its_command_prints(tmp_path: Path) -> None:
     checks = json.loads((tmp_path / "out" / "checks.json").read_text(encoding="utf-8"))
     held = sum(c["verdict"] == "holds (significant)" for c in checks)
     assert f"**{held} of the paper's {len(checks)} Table 4 claims hold significantly" in body
+    # The per-pair sentences speak the one vocabulary, from the family of pair tests
+    # (Holm over every (metric, configuration) pair) on the command's paired.parquet.
+    from types import SimpleNamespace
+
+    from wmtsim.core.inference import FAILS, HOLDS, VERDICTS
+
+    paired = pl.read_parquet(tmp_path / "out" / "paired.parquet")
+    comp = SimpleNamespace(paired=paired, policies=tuple(summary["policy"].unique(
+        maintain_order=True)))
+    pairs = _script("paper_tables_doc").pair_verdicts(comp)
+    count = {v: sum(r["verdict"] == v for r in pairs) for v in VERDICTS}
+    assert (f"the {len(pairs)} pairs are one family, Holm, two-sided 5%: "
+            f"**{count[HOLDS]} {HOLDS}, {count[FAILS]} {FAILS}**") in body
+    bullets = [line for line in body.splitlines() if line.startswith("* **")]
+    assert len(bullets) == 5
+    for line in bullets:
+        said = re.findall(r"\*([a-z ()]+)\* against", line)
+        assert said and set(said) <= set(VERDICTS), line
+        assert not re.search(r"\b(wins|loses)\b", line), line
+    for r in pairs:
+        bullet = next(b for b in bullets if b.startswith(f"* **{r['metric'].upper()}**"))
+        label = policy_label(r["policy"])
+        group = next(g for g in bullet.split(" — ") if label in g)
+        assert f"*{r['verdict']}* against" in group, (r["metric"], label, group)
 
 
 @pytest.mark.parametrize("name", ["calibration-summary", "claims-robustness", "attack"])

@@ -273,10 +273,10 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     no_exception(at)
     assert at.selectbox(key="sweep_point").value != key
     # Flat means flat: the page reads analyze's test before it names a best point.
-    from wmtsim.studies.analysis import flatness, point_means
+    from wmtsim.studies.flatness import flatness
     from wmtsim.studies.sweep_store import load_results as _load
 
-    test = flatness(point_means(_load(sweeps["grid"]), ("tsr",)), "tsr")
+    test = flatness(_load(sweeps["grid"]), "tsr")
     for policy in ("linear", "wmt"):  # linear reads neither ρ nor M: flat by design
         at.sidebar.selectbox(key="sweep_policy").set_value(policy)
         at.sidebar.selectbox(key="sweep_metric").set_value("tsr").run()

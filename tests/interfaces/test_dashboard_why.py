@@ -4,6 +4,7 @@ counts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -98,8 +99,11 @@ def test_claims_map_counts_are_the_library_ones(claims_folder: str) -> None:
     at.sidebar.number_input(key="why_n").set_value(N).run()
     no_exception(at)
     summary = _frame(at, "why_claims_summary")
-    lib = summary_frame(pl.read_parquet(Path(claims_folder) / "claims.parquet"))
+    meta = json.loads((Path(claims_folder) / "claims.json").read_text())
+    lib = summary_frame(pl.read_parquet(Path(claims_folder) / "claims.parquet"),
+                        meta["margin_flatness"])
     assert summary.to_dicts() == lib.to_dicts()
+    assert "margin across the grid" in summary.columns  # the paired test of the map
     at.multiselect(key="why_claim_pick").set_value(["A2 lowest BR"]).run()
     no_exception(at)
     assert _frame(at, "why_claims_summary")["claim"].to_list() == ["A2 lowest BR"]

@@ -202,3 +202,28 @@ def test_the_command_writes_the_study(tmp_path: Path, monkeypatch: pytest.Monkey
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 0 and "(0 run now)" in res.output
     assert pl.read_parquet(out / "results.parquet").equals(results)
+
+
+def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None:
+    """A row whose worst case is the scripted attack differs on no held-out trajectory:
+    worst − scripted is 0 with the rule of three's upper bound (3/n for a rate), printed
+    as an upper bound (CLI report, docs table, dashboard), never ``0 [-b, +b]``."""
+    from types import SimpleNamespace
+
+    from wmtsim.studies.attack_report import effect, effect_column, robust_markdown, robust_table
+
+    s = load_scenario("paper_poisoning")
+    only = search(s, "wmt", 2.0, AttackSpace(), replace(SMALL, trials=1))
+    assert only.chosen == only.scripted
+    table = robust_table({("wmt", 2.0): only})
+    row = table.row(0, named=True)
+    assert row["gain_n_nonzero"] == 0 and row["gain"] == 0.0 and row["gain_n"] == 40
+    text = effect(row, "gain")
+    assert text == ("0 (none of 40 differ; 95% upper bound on the size of the difference: "
+                    "0.0750, rule of three)")
+    study = SimpleNamespace(robust=table, settings=SimpleNamespace(harm="asr"))
+    line = robust_markdown(study).splitlines()[-1]  # type: ignore[arg-type]
+    assert line.endswith(f"| {text} |") and "[" not in line
+    shown = effect_column(table, "gain", "worst − scripted")
+    assert shown["worst − scripted"].to_list() == [text]
+    assert not [c for c in shown.columns if c.startswith("gain")]

@@ -136,6 +136,15 @@ def test_claims_map_runs_resumes_and_writes(tmp_path: Path) -> None:
     assert {"claims.parquet", "claims_map.html", "claims_map.png", "claims.json"} <= written
     meta, back = load_claims(tmp_path)
     assert back.equals(t) and meta["parameters"] == list(cm.parameters)
+    # Flat means flat: the null claim's margin is 0 on every trajectory of every cell, so
+    # the paired test across the grid finds nothing (p = 1), and claims.json says so.
+    assert cm.flatness is not None and cm.flatness.height == 3
+    null_flat = cm.flatness.filter(pl.col("policy") == null.label).row(0, named=True)
+    assert null_flat["flat"] and null_flat["p"] == 1.0 and null_flat["points"] == 4
+    record = meta["margin_flatness"]
+    assert "Holm over 3 claims" in record["family"]
+    assert record["claims"][null.label]["flat"] is True
+    assert (t["margin_low"] <= t["margin"]).all() and (t["margin"] <= t["margin_high"]).all()
     with pytest.raises(SweepError, match="does not run: memgpt"):
         claims_map(sw, tmp_path / "other",
                    (Claim("x", "asr", "wmt", ("memgpt",)),))
@@ -149,6 +158,8 @@ def test_claims_command(tmp_path: Path) -> None:
                               "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "Full WMT lowest ASR" in res.output
+    said = " ".join(res.output.split())  # the titles wrap at the terminal's width
+    assert "margin across the grid" in said and "paired max-t bootstrap" in said
     assert (tmp_path / "claims.parquet").is_file()
     for argv in (["claims", "paper_poisoning", "--vary", "rho=0.5:0.9"],
                  ["claims", "paper_poisoning", "--vary", "rho", "--vary", "M=1:3"],

@@ -78,3 +78,43 @@ def test_sweep_manifest_names_the_seed_it_used(tmp_path: Path) -> None:
     assert set(KEYS) <= set(m)
     assert m["seed"] == {"paper_poisoning": 0}, m["seed"]
     assert m["n"] == 3
+
+
+def test_claims_precision_grows_n_until_the_margins_are_narrow(tmp_path: Path) -> None:
+    """``claims --precision H`` (issue 21, item 5): n grows until every margin interval of
+    a claim on a rate has a half-width ≤ H (or --n-max), and the manifest records the
+    target, every n tried and the widest interval's Monte Carlo standard error."""
+    import polars as pl
+
+    out = tmp_path / "c"
+    m = _manifest(["claims", "paper_poisoning", "--vary", "stubs.selector_noise=0:0.3",
+                   "--vary", "stubs.poison_boost=-0.1:0.2", "--levels", "2", "--n", "10",
+                   "--precision", "0.2", "--n-max", "400", "--no-charts",
+                   "--no-progress", "--out", str(out)])
+    assert set(KEYS) <= set(m)
+    rec = m["precision"]
+    runs = [r["n"] for r in rec["runs"]]
+    assert runs[0] == 10 and runs == sorted(runs) and len(runs) >= 2  # 10 is too few
+    assert m["n"] == runs[-1] and rec["target_half_width"] == 0.2
+    assert rec["reached"] == (rec["runs"][-1]["widest_half_width"] <= 0.2)
+    w = rec["widest_cell"]
+    assert w["mcse"] > 0 and w["half_width"] == rec["runs"][-1]["widest_half_width"]
+    assert w["claim"].split()[-1] in ("ASR", "PRR", "BR", "TSR")  # rates only, not AF
+    table = pl.read_parquet(out / "claims.parquet")
+    assert (table["n"] == runs[-1]).all()  # the map is the last run's, not a mix
+    rates = table.filter(pl.col("metric").is_in(["asr", "prr", "br", "tsr"]))
+    half = ((rates["margin_high"] - rates["margin_low"]) / 2).max()
+    assert half == rec["runs"][-1]["widest_half_width"]
+    assert (table["margin_low"] <= table["margin"]).all()
+    assert (table["margin"] <= table["margin_high"]).all()
+    claims_json = json.loads((out / "claims.json").read_text())
+    assert claims_json["precision"] == rec and claims_json["n"] == runs[-1]
+    bad = CliRunner().invoke(app, ["claims", "paper_poisoning", "--vary", "rho=0.5:0.9",
+                                   "--vary", "M=1:3", "--precision", "0.1", "--resume",
+                                   "--out", str(tmp_path / "bad"), "--no-progress"])
+    assert bad.exit_code == 2 and "--resume" in bad.output
+    zero = CliRunner().invoke(app, ["claims", "paper_poisoning", "--vary", "rho=0.5:0.9",
+                                    "--vary", "M=1:3", "--precision", "0", "--out",
+                                    str(tmp_path / "bad"), "--no-progress"])
+    assert zero.exit_code == 2 and "must be > 0" in zero.output
+    assert not (tmp_path / "bad").exists()

@@ -257,3 +257,59 @@ def level_text(alpha: float, correction: str, family: int) -> str:
     """How a family of tests was read, e.g. "two-sided 5%, Holm over 14 tests"."""
     return (f"two-sided {alpha:.0%} (each direction {alpha / 2:.1%}), "
             f"{CORRECTION_NAMES[correction]} over {family} tests")
+
+
+def grid_test(values: np.ndarray, alpha: float = ALPHA, n_resamples: int | None = None,
+              seed: int = 0) -> dict[str, Any]:
+    """Does the mean differ across ``k`` points measured on the same ``n`` trajectories
+    (common random numbers)? ``values`` (k, n): point i's value on trajectory t, the
+    columns paired (trajectory t of every point shares its random numbers).
+
+    The paired global test of H0 "every point has the same mean" (docs/statistics.md,
+    "Flat means flat"): each point's deviation from the grand mean, d_i = m_i − m̄, is the
+    mean of its per-trajectory contrasts c_it = x_it − mean_j x_jt, so the common part of
+    every trajectory cancels, as in a paired test; its standard error is
+    se_i = sd_t(c_it) / √n. The statistic is T = max_i |d_i| / se_i, and its null
+    distribution is a bootstrap over trajectories (whole columns, so the pairing is kept)
+    of max_i |d*_i − d_i| / se_i (a max-t test: it controls the error over all k
+    deviations at once); p = (1 + #{T* ≥ T}) / (B + 1), B = `resamples_for` ``alpha``.
+    Trajectories with a non-finite value at some point are left out.
+
+    Returns ``p``, ``statistic`` (T), ``critical`` (the 1 − alpha quantile of T*: a
+    point deviates significantly when |d_i| / se_i exceeds it), ``points``, ``n``,
+    ``deviating`` (points beyond ``critical``), ``largest`` (index of the point with the
+    largest |d_i| / se_i), ``means`` (m_i), ``se``, ``resamples`` and ``test``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"values: expected (points, trajectories), got shape {x.shape}")
+    x = x[:, np.all(np.isfinite(x), axis=0)]
+    k, n = x.shape
+    b = max(n_resamples or 0, resamples_for(alpha))
+    out: dict[str, Any] = {"p": math.nan, "statistic": math.nan, "critical": math.nan,
+                           "points": k, "n": n, "deviating": 0, "largest": -1,
+                           "means": x.mean(axis=1) if n else np.full(k, math.nan),
+                           "se": np.full(k, math.nan), "resamples": 0,
+                           "test": f"paired max-t bootstrap ({b} resamples)"}
+    if k < 2 or n < 2:
+        return out
+    c = x - x.mean(axis=0)  # per-trajectory contrasts: the common part cancels
+    d = c.mean(axis=1)
+    se = c.std(axis=1, ddof=1) / math.sqrt(n)
+    scale = np.where(se > 0, se, np.inf)  # a contrast without spread: exact, below
+    exact = (se == 0) & (np.abs(d) > 1e-12 * max(1.0, float(np.abs(x).max())))
+    t_obs = math.inf if exact.any() else float(np.max(np.abs(d) / scale))
+    rng = np.random.default_rng([seed, k, n, 21])
+    t_star = np.empty(b)
+    step = max(1, 4_000_000 // max(k, n))
+    for start in range(0, b, step):
+        m = min(step, b - start)
+        idx = rng.integers(0, n, size=(m, n)) + n * np.arange(m)[:, None]
+        w = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n) / n  # resample weights
+        t_star[start:start + m] = np.max(np.abs(w @ c.T - d) / scale, axis=1)
+    crit = float(np.quantile(t_star, 1 - alpha))
+    z = np.where(exact, math.inf, np.abs(d) / scale)
+    out.update(p=float((1 + np.sum(t_star >= t_obs)) / (b + 1)), statistic=t_obs,
+               critical=crit, deviating=int(np.sum(z > crit)), largest=int(np.argmax(z)),
+               se=se, resamples=b)
+    return out

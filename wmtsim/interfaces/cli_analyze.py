@@ -1,7 +1,8 @@
 """What `wmtsim analyze` prints: the design, whether the metric is flat across it, the
 Pareto front, the most robust setting and the most influential parameter, read back from
 the tables `wmtsim.studies.analysis.analyze` wrote. Nothing is named "best" on a metric
-that does not differ significantly across the grid (`wmtsim.studies.analysis.flatness`).
+that does not differ significantly across the grid (`wmtsim.studies.flatness.flatness`:
+the paired test on common random numbers).
 """
 
 from __future__ import annotations
@@ -41,12 +42,17 @@ def analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], met
              f"({', '.join(params) or 'none'}); {plural(n, 'point')} computed, "
              f"{plural(len(policies), 'configuration')} ({', '.join(policies)})"]
     flat = table("flatness")
-    flat_for = {} if flat is None else {r["policy"]: r for r in flat.iter_rows(named=True)}
-    for policy, f in flat_for.items():
-        if f["flat"]:
-            lines.append(f"  {metric} ({policy}): no significant difference across the "
-                         f"grid ({num(f['low'])} to {num(f['high'])} over {f['points']} "
-                         f"points; χ² test of equal means p = {num(f['p'], 2)}, 5%)")
+    tests = [] if flat is None else list(flat.iter_rows(named=True))
+    flat_for = {r["policy"]: r for r in tests if r["metric"] == metric}
+    tsr_flat = {r["policy"]: r for r in tests if r["metric"] == "tsr"}
+    from wmtsim.studies.flatness import flatness_text
+
+    design = res.design
+    for f in tests:
+        at = design.filter(pl.col("row") == f["best_row"])
+        where = None if f["flat"] or not at.height else ", ".join(
+            _setting(at.row(0, named=True), params).split(", ")[1:]) or None
+        lines.append("  " + flatness_text(f, where))
     front = table("pareto")
     if front is not None and front.height:
         best = front.sort("tsr", descending=True).row(0, named=True)
@@ -54,7 +60,7 @@ def analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], met
         shared = int(front["settings"].sum()) if "settings" in front.columns else front.height
         lines.append(f"  Pareto front (tsr up, prompt tokens down, every configuration): "
                      f"{distinct} ({plural(shared, 'setting')})"
-                     + ("" if flat_for.get(best["policy"], {}).get("flat", False) else
+                     + ("" if tsr_flat.get(best["policy"], {}).get("flat", False) else
                         f"; highest tsr {interval(best['tsr'], best['tsr_low'], best['tsr_high'])}"
                         f" at {num(best['prompt_tokens'])} prompt tokens "
                         f"({_setting(best, params)})"))

@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from wmtsim.interfaces.cli_common import CsvOpt, ProgressOpt, SchedulerOpt, WorkersOpt
+from wmtsim.interfaces.cli_common import (
+    ClaimsPrecisionOpt,
+    CsvOpt,
+    NMaxOpt,
+    ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
+)
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
     NOpt,
@@ -131,6 +138,8 @@ def claims(
     progress: ProgressOpt = True,
     set_: SetOpt = None,
     correction: CorrectionOpt = "holm",
+    precision: ClaimsPrecisionOpt = None,
+    n_max: NMaxOpt = 100_000,
     csv: CsvOpt = False,
 ) -> None:
     """Where do the paper's claims hold? Table 4's orderings over a grid of two knobs.
@@ -142,7 +151,9 @@ def claims(
     (significant), holds (not significant), tie, or fails (significant: another
     configuration is significantly better), at two-sided 5%. The grid runs on the sweep
     machinery (resumable, --workers, --scheduler) into --out/sweep; the table and
-    heatmaps go to --out.
+    heatmaps go to --out. --precision H grows the trajectories per cell until every
+    claim's margin interval has a 95% half-width of at most H (the manifest records the
+    target, every n tried and the widest interval's Monte Carlo standard error).
 
     [bold]Examples[/bold]
 
@@ -153,6 +164,9 @@ def claims(
       --vary stubs.poison_boost=-0.2:0.3 --n 300 -o results/claims_noise[/cyan]
 
       [cyan]wmtsim claims --sweep my_grid.toml -o results/my_claims --workers 2[/cyan]
+
+      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4
+      --vary stubs.poison_boost=-0.2:0.3 --levels 3 --n 200 --precision 0.03[/cyan]
     """
     from wmtsim.core.output import recover_kept
     from wmtsim.studies.claims import (
@@ -166,6 +180,11 @@ def claims(
     from wmtsim.studies.sweep import SweepError, load_sweep
 
     try:
+        if precision is not None and precision <= 0:
+            raise ValueError(f"--precision {precision!r}: must be > 0")
+        if precision is not None and resume:
+            raise ValueError("--precision with --resume: allowed: one of them (a "
+                             "--precision run replaces its sweep as n grows)")
         if sweep_file is not None:
             if scenario is not None or vary:
                 raise ValueError("give either --sweep FILE or SCENARIO --vary ... --vary ...")
@@ -182,16 +201,36 @@ def claims(
 
         _drop_other_sweep(out_dir, spec)
         _compile_first(spec.policies, progress)
-        cm = claims_map(spec, out_dir, workers=workers, scheduler=scheduler, resume=resume,
-                        progress=progress, correction=correction)
+        options: dict[str, Any] = {"workers": workers, "scheduler": scheduler,
+                                   "progress": progress, "correction": correction}
+        history: list[tuple[int, float]] = []
+        if precision is None:
+            cm = claims_map(spec, out_dir, resume=resume, **options)
+        else:
+            from wmtsim.studies.precision import claims_to_precision
+
+            cm, history = claims_to_precision(spec, out_dir, precision, n_max, **options)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
-    from wmtsim.studies.claims import CRN_NOTE
+    from wmtsim.studies.claims import CRN_NOTE, render_flatness
 
     _cli()._print_table(render_summary(cm))
+    flat_table = render_flatness(cm)
+    if flat_table is not None:
+        _cli()._print_table(flat_table)
     _say(CRN_NOTE)
+    record = None
+    if precision is not None:
+        from wmtsim.studies.precision import (
+            claims_cells,
+            claims_precision_text,
+            precision_record,
+        )
+
+        _say(claims_precision_text(cm, history, precision, n_max))
+        record = precision_record(claims_cells(cm.table), history, precision, n_max)
     with _cli()._writing(out_dir, "claims", keep=KEEP, csv=csv) as work:
-        written = write_claims(cm, work, charts=charts)
+        written = write_claims(cm, work, charts=charts, precision=record)
     _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")
 

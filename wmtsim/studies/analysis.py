@@ -11,8 +11,9 @@
   points as independent draws and is too wide (3–25× on Ishigami).
 * `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
   tokens (lower), one front over every configuration, identical points once.
-* `flatness`: whether a metric differs significantly across the points at all (a χ²
-  test of equal means); when it does not, nothing is named "best".
+* whether a metric differs significantly across the points at all is
+  `wmtsim.studies.flatness.flatness` (a paired test on common random numbers); when it
+  does not, nothing is named "best".
 * `robust_settings`: each setting's worst case over the scenarios and replicates, best
   first (max-min for a higher-is-better metric, min-max otherwise).
 * Altair charts (`heatmap_chart`, `pareto_chart`, `sensitivity_chart`) and `analyze`,
@@ -32,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import Resampler, mean_interval
+from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
@@ -119,41 +121,6 @@ def pareto_front(frame: pl.DataFrame, cost: str = "prompt_tokens", value: str = 
         front = p.filter(pl.Series(pareto_mask(p[cost].to_numpy(), p[value].to_numpy())))
         fronts.append(front.join(same, on=[cost, value], how="left"))
     return pl.concat(fronts).sort([*by, cost]) if fronts else frame.clear()
-
-
-def flatness(means: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFrame:
-    """Is ``metric`` flat across the points of each configuration? A χ² test of equal
-    means, Q = Σ (m_i − m̄)² / se_i² with m̄ the precision-weighted mean, on k − 1 degrees
-    of freedom (se_i from each point's 95% interval). Points on common random numbers
-    are positively correlated, which makes the test conservative: "flat" means no
-    significant difference was found, not that none exists. One row per policy: points,
-    q, p, flat, and the best point's row and mean."""
-    from scipy import stats
-
-    rows = []
-    higher = _higher_is_better(metric)
-    for (policy,), g in means.group_by("policy", maintain_order=True):
-        g = g.filter(pl.col(metric).is_finite())
-        m = g[metric].to_numpy()
-        se = ((g[f"{metric}_high"] - g[f"{metric}_low"]).to_numpy() / (2 * 1.959964))
-        k = m.size
-        if k < 2:
-            continue
-        if np.all(se > 0):
-            w = 1 / se**2
-            q = float(np.sum(w * (m - np.sum(w * m) / w.sum()) ** 2))
-            p = float(stats.chi2.sf(q, k - 1))
-        else:  # a point without spread: flat only if every mean is the same
-            q, p = math.nan, 1.0 if np.all(m == m[0]) else 0.0
-        best = int(np.argmax(m) if higher else np.argmin(m))
-        rows.append({"policy": policy, "metric": metric, "points": k, "q": q, "p": p,
-                     "flat": p > alpha, "best_row": int(g["row"][best]),
-                     "best": float(m[best]), "low": float(m.min()), "high": float(m.max())})
-    return pl.DataFrame(rows, schema={"policy": pl.Utf8, "metric": pl.Utf8,
-                                      "points": pl.Int64, "q": pl.Float64, "p": pl.Float64,
-                                      "flat": pl.Boolean, "best_row": pl.Int64,
-                                      "best": pl.Float64, "low": pl.Float64,
-                                      "high": pl.Float64})
 
 
 # --- Sobol indices -------------------------------------------------------------------------
@@ -433,10 +400,13 @@ def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = N
             "metric": metric, "points_done": results.manifest.get("n_done"),
             "points_total": results.manifest.get("n_points"),
             "complete": bool(results.manifest.get("complete")),
-            "n_resamples": n_resamples},
+            "n_resamples": n_resamples,
+            # the flatness tests: their own resamples and family (studies/flatness.py)
+            "flatness": {"resamples": resamples_for(ALPHA), "family": sorted(set(
+                tables["flatness"]["family"].to_list()))}},
             extra=provenance(results.manifest.get("seed", results.manifest.get(
                 "design", {}).get("seed")), results.manifest.get("design", {}).get(
-                "trajectories"), n_resamples, 0.05, "none"))
+                "trajectories"), n_resamples, ALPHA, "holm"))
     return {k: ([dest / p.name for p in v] if isinstance(v, list) else dest / v.name)
             for k, v in written.items()}
 
@@ -459,7 +429,13 @@ def _analysis(results: SweepResults, metric: str, n_resamples: int, charts: bool
                                 on="key", how="inner")
     params = results.parameters
     front = pareto_front(means)
-    tables = {"point_means": means, "pareto": front, "flatness": flatness(means, metric),
+    from wmtsim.studies.flatness import flatness
+
+    # the metric's test, and TSR's (the Pareto front names its highest TSR only when
+    # TSR is not flat); each metric's tests are their own family
+    flat = pl.concat([flatness(results, m) for m in dict.fromkeys((metric, "tsr"))
+                      if m in means.columns or m == metric])
+    tables = {"point_means": means, "pareto": front, "flatness": flat,
               "robust": robust_settings(table, params, metric)}
     indices = None
     if results.kind == "sobol":

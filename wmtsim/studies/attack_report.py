@@ -84,8 +84,42 @@ def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[
 
 
 def _interval(prefix: str, d: dict[str, float]) -> dict[str, float]:
-    return {f"{prefix}": d["mean"] if "mean" in d else d["value"], f"{prefix}_low": d["low"],
-            f"{prefix}_high": d["high"]}
+    out = {f"{prefix}": d["mean"] if "mean" in d else d["value"], f"{prefix}_low": d["low"],
+           f"{prefix}_high": d["high"]}
+    if "n_nonzero" in d:  # a paired effect: how many differ, and its test
+        out.update({f"{prefix}_n": d["n"], f"{prefix}_n_nonzero": d["n_nonzero"],
+                    f"{prefix}_p": d["p"]})
+    return out
+
+
+def effect(row: dict[str, Any], prefix: str) -> str:
+    """A paired effect of a results or transfer row (``gain``: worst − scripted;
+    ``vs_scripted``) as printed everywhere (`wmtsim.studies.verdicts.effect_text`): an
+    interval, the exact test when few trajectories differ, an upper bound labelled as one
+    when none does. A row written before ``{prefix}_n_nonzero`` existed: the interval."""
+    from wmtsim.studies.verdicts import effect_text
+
+    if row.get(prefix) is None:
+        return "–"
+    if row.get(f"{prefix}_n_nonzero") is None:
+        return _ci(row[prefix], row[f"{prefix}_low"], row[f"{prefix}_high"], sign=True)
+    return effect_text({"mean": row[prefix], "low": row[f"{prefix}_low"],
+                        "high": row[f"{prefix}_high"], "n": row[f"{prefix}_n"],
+                        "n_nonzero": row[f"{prefix}_n_nonzero"],
+                        "p": row[f"{prefix}_p"]})
+
+
+def effect_column(frame: pl.DataFrame, prefix: str, name: str) -> pl.DataFrame:
+    """``frame`` with the numbers of the paired effect ``prefix`` replaced by one text
+    column ``name`` (`effect`), as the dashboard shows it."""
+    import polars as pl
+
+    if prefix not in frame.columns:
+        return frame
+    text = pl.Series(name, [effect(r, prefix) for r in frame.iter_rows(named=True)],
+                     dtype=pl.Utf8)
+    drop = [c for c in frame.columns if c == prefix or c.startswith(f"{prefix}_")]
+    return frame.with_columns(text).drop(drop)
 
 
 def robust_table(results: dict[tuple[str, float], SearchResult]) -> pl.DataFrame:
@@ -207,8 +241,7 @@ def robust_markdown(study: AttackStudy) -> str:
     for r in study.robust.iter_rows(named=True):
         s_asr = f"{r['scripted_asr']:.3f}" if r.get("scripted_asr") is not None else "–"
         s_tsr = f"{r['scripted_tsr']:.3f}" if r.get("scripted_tsr") is not None else "–"
-        gain = (_ci(r["gain"], r["gain_low"], r["gain_high"], sign=True)
-                if r.get("gain") is not None else "–")
+        gain = effect(r, "gain")
         mark = " (scripted)" if r["worst_is_scripted"] else ""
         lines.append(f"| {r['policy']} | {r['budget']:g} | {s_asr} | {r['worst_asr']:.3f}{mark}"
                      f" | {s_tsr} | {r['worst_tsr']:.3f} | {gain} |")

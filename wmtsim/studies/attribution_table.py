@@ -32,7 +32,7 @@ def render_table(att: Attribution) -> Any:
         for r in rows.iter_rows(named=True):
             se = "" if math.isnan(r["perm_se"]) else f" ±{_g(r['perm_se'])} (orders)"
             k = r["n_nonzero"]
-            ci = (f"none of {r['n']} nonzero" if k == 0 else
+            ci = (_none_nonzero(r) if k == 0 else
                   f"[{_g(r['low'])}, {_g(r['high'])}]{se}" + (f" ({k} nonzero)" if k < 10
                                                               else ""))
             p = r["p_holm"]
@@ -45,3 +45,12 @@ def render_table(att: Attribution) -> Any:
 
 def _g(x: float) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def _none_nonzero(r: dict[str, Any]) -> str:
+    """A contribution no trajectory carries: its upper bound, labelled as one (the rule of
+    three: ``high`` for a bounded metric, else the share of trajectories), no interval."""
+    if r["high"] is not None and math.isfinite(r["high"]) and r["high"] > 0:
+        return f"none of {r['n']} nonzero; 95% upper bound {_g(r['high'])} (rule of three)"
+    return (f"none of {r['n']} nonzero; ≤ {3 / r['n']:.2g} of them would be at 95% (rule "
+            "of three)")

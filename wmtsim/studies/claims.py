@@ -28,8 +28,11 @@ Benjamini–Hochberg (false discovery rate, for exploratory maps), or none — a
 point estimate favours the claim and *tie* when it does not.
 
 ``margin`` is the smallest pairwise mean ``d`` (against ``closest``, the nearest
-competitor), in the metric's units; ``n_nonzero`` counts the trajectories on which the
-subject and ``closest`` differ.
+competitor), in the metric's units, with its 95% interval (``margin_low``,
+``margin_high``: `paired_effect`'s, so a sparse or null margin gets the conservative
+bound, never ``[0, 0]``); ``n_nonzero`` counts the trajectories on which the subject and
+``closest`` differ. ``wmtsim claims --precision H`` grows n until every margin interval
+has a half-width of at most H (`wmtsim.studies.precision.claims_to_precision`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from wmtsim.core.inference import (
     VERDICT_COLORS,
     VERDICTS,
     level_text,
+    resamples_for,
 )
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
@@ -130,7 +134,7 @@ def evaluate(claim: Claim, values: dict[str, np.ndarray], alpha: float = ALPHA
     from wmtsim.studies.verdicts import check_claim, metric_bound
 
     return check_claim(claim.subject, claim.others, claim.favour, values, alpha,
-                       metric_bound(claim.metric))
+                       metric_bound(claim.metric), interval=True)
 
 
 # --- the map -------------------------------------------------------------------------------
@@ -152,6 +156,7 @@ class ClaimsMap:
     correction: str = "holm"
     seed: int | None = None
     n: int | None = None
+    flatness: pl.DataFrame | None = None  # does each claim's margin differ across cells?
 
     @property
     def family(self) -> str:
@@ -222,18 +227,26 @@ def claims_map(sweep: Sweep, out: str | os.PathLike[str],
     sweep_dir = Path(out) / SWEEP_DIR
     report = run_sweep(sweep, sweep_dir, workers=workers, scheduler=scheduler,
                        resume=resume, progress=progress, threads=threads)
-    table = evaluate_sweep(sweep_dir, claims, alpha, correction)
+    from wmtsim.studies.flatness import margin_flatness
+
+    margins: dict[str, list[tuple[int, np.ndarray]]] = {}
+    table = evaluate_sweep(sweep_dir, claims, alpha, correction, margins)
     params = (sweep.parameters[0].key, sweep.parameters[1].key)
     return ClaimsMap(sweep.scenarios[0].name, params, claims, table, sweep_dir,
                      time.perf_counter() - t0, report, alpha, correction,
-                     sweep.scenario_seed(sweep.scenarios[0]), sweep.trajectories)
+                     sweep.scenario_seed(sweep.scenarios[0]), sweep.trajectories,
+                     margin_flatness(margins, alpha, correction))
 
 
 def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
-                   alpha: float = ALPHA, correction: str = "holm") -> pl.DataFrame:
+                   alpha: float = ALPHA, correction: str = "holm",
+                   margins: dict[str, list[tuple[int, np.ndarray]]] | None = None
+                   ) -> pl.DataFrame:
     """Evaluate ``claims`` on every design row of a sweep folder whose configurations
     are all computed (replicates are pooled: pairs stay within a replicate), and read
-    them as one family (``correction``: holm, bh or none)."""
+    them as one family (``correction``: holm, bh or none). ``margins``, when given,
+    receives per claim each cell's (row, per-trajectory favour-signed difference from
+    its closest rival), for `wmtsim.studies.flatness.margin_flatness`."""
     from wmtsim.studies.sweep_store import load_results
     from wmtsim.studies.verdicts import read_family
 
@@ -259,9 +272,12 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
             if not set(claim.policies) <= set(wide.columns):
                 continue  # a configuration of this cell is not computed yet
             values = {p: wide[p].to_numpy().astype(np.float64) for p in claim.policies}
+            r = evaluate(claim, values, alpha)
             rows.append({"claim": claim.label, "metric": claim.metric,
-                         "subject": claim.subject, "sense": claim.sense, **knob,
-                         **evaluate(claim, values, alpha)})
+                         "subject": claim.subject, "sense": claim.sense, **knob, **r})
+            if margins is not None and r["closest"]:
+                d = claim.favour * (values[claim.subject] - values[r["closest"]])
+                margins.setdefault(claim.label, []).append((knob["row"], d))
     rows = read_family(rows, alpha, correction)
     for r in rows:
         r["status"] = r.pop("verdict")
@@ -269,7 +285,8 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
     schema: dict[str, Any] = {
         "claim": pl.Utf8, "metric": pl.Utf8, "subject": pl.Utf8, "sense": pl.Utf8,
         "row": pl.Int64, **{p: design.schema[p] for p in params},
-        "margin": pl.Float64, "closest": pl.Utf8, "n": pl.Int64, "n_nonzero": pl.Int64,
+        "margin": pl.Float64, "margin_low": pl.Float64, "margin_high": pl.Float64,
+        "closest": pl.Utf8, "n": pl.Int64, "n_nonzero": pl.Int64,
         "test": pl.Utf8, "p_holds": pl.Float64, "p_fails": pl.Float64, "p": pl.Float64,
         "p_adjusted": pl.Float64, "status": pl.Utf8}
     return pl.DataFrame(rows, schema=schema)
@@ -306,11 +323,19 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "", columns:
     return faceted.properties(title=title) if title else faceted
 
 
-def summary_frame(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: how many cells have each verdict (one column per verdict)."""
-    return (table.group_by("claim", maintain_order=True)
-            .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
-                 pl.len().alias("cells")))
+def summary_frame(table: pl.DataFrame, flatness: dict[str, Any] | None = None
+                  ) -> pl.DataFrame:
+    """Per claim: how many cells have each verdict (one column per verdict); with
+    ``flatness`` (claims.json's ``margin_flatness``), whether its margin differs across
+    the grid (`margin_words`)."""
+    out = (table.group_by("claim", maintain_order=True)
+           .agg(*(pl.col("status").eq(s).sum().alias(s) for s in STATUSES),
+                pl.len().alias("cells")))
+    if flatness:
+        words = margin_words(flatness)
+        out = out.with_columns(pl.Series("margin across the grid", [
+            words.get(c, "–") for c in out["claim"]], dtype=pl.Utf8))
+    return out
 
 
 def render_summary(cm: ClaimsMap) -> Any:
@@ -331,17 +356,49 @@ def render_summary(cm: ClaimsMap) -> Any:
     return t
 
 
+def render_flatness(cm: ClaimsMap) -> Any:
+    """Per claim: does its margin (against each cell's closest rival) differ across the
+    cells at all? (`margin_words`; the family in the title), or None without a test."""
+    from rich.table import Table
+
+    if cm.flatness is None or not cm.flatness.height:
+        return None
+    t = Table(title="Does each claim's margin differ across the grid? "
+                    f"({cm.flatness['family'][0]})", title_justify="left")
+    t.add_column("claim")
+    t.add_column("margin across the grid")
+    for claim, words in margin_words(_flatness_record(cm)).items():
+        t.add_row(claim, words)
+    return t
+
+
+def margin_words(record: dict[str, Any] | None) -> dict[str, str]:
+    """Per claim, the flatness of its margin across the cells in a few words: "flat
+    (p = …)" (no significant difference across the grid) or "differs (p = …; k of m
+    cells deviate)", p corrected over the map's claims. ``record``: claims.json's
+    ``margin_flatness`` (`_flatness_record`)."""
+    from wmtsim.core.formatting import num
+
+    if not record:
+        return {}
+    return {claim: (f"flat (p = {num(r['p_adjusted'], 2)})" if r["flat"] else
+                    f"differs (p = {num(r['p_adjusted'], 2)}; {r['deviating']} of "
+                    f"{r['points']} cells deviate)")
+            for claim, r in record["claims"].items()}
+
+
 CRN_NOTE = ("Cells run on common random numbers, so their tests are correlated: a claim "
             "that holds in every cell is one finding seen many times, not many "
             "independent ones. Holm is valid under any dependence; Benjamini–Hochberg "
             "assumes positive dependence.")
 
 
-def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
-                 ) -> list[Path]:
+def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True,
+                 precision: dict[str, Any] | None = None) -> list[Path]:
     """claims.parquet, claims_map.html/.png, claims.json (definitions, knobs) and
     manifest.json into ``out`` (the hidden folder of `wmtsim.core.output.result_folder`;
-    the sweep stays in the result's ``sweep/``)."""
+    the sweep stays in the result's ``sweep/``). ``precision``: how ``--precision`` grew
+    n (`wmtsim.studies.precision.precision_record`), recorded in both files."""
     from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet, write_manifest
     from wmtsim.studies.analysis import write_chart
 
@@ -358,8 +415,11 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
             "claims": [asdict(c) for c in cm.claims], "sweep": SWEEP_DIR,
             "family": cm.family, "correction_name": CORRECTION_NAMES[cm.correction],
             "note": CRN_NOTE, "seconds": round(cm.seconds, 3),
-            **provenance(cm.seed, cm.n, None, cm.alpha,
-                         cm.correction)}
+            "margin_flatness": _flatness_record(cm),
+            # the margin intervals are paired bootstraps (`paired_effect`)
+            **provenance(cm.seed, cm.n, resamples_for(cm.alpha), cm.alpha,
+                         cm.correction),
+            **({} if precision is None else {"precision": precision})}
     written.append(atomic_write_bytes(root / "claims.json",
                                       json.dumps(meta, indent=2).encode()))
     written.append(write_manifest(root, "claims", {
@@ -368,9 +428,26 @@ def write_claims(cm: ClaimsMap, out: str | os.PathLike[str], charts: bool = True
     return written
 
 
+def _flatness_record(cm: ClaimsMap) -> dict[str, Any] | None:
+    """What claims.json records of `margin_flatness`: its family and, per claim, the
+    test's reading (`wmtsim.studies.flatness`)."""
+    if cm.flatness is None or not cm.flatness.height:
+        return None
+    keep = ("points", "n", "statistic", "critical", "p", "p_adjusted", "flat",
+            "deviating", "low", "high", "test")
+    return {"family": cm.flatness["family"][0],
+            "claims": {r["policy"]: {k: _json_value(r[k]) for k in keep}
+                       for r in cm.flatness.iter_rows(named=True)}}
+
+
+def _json_value(v: Any) -> Any:
+    """A float that JSON can hold: an infinite or undefined statistic is null."""
+    return None if isinstance(v, float) and not np.isfinite(v) else v
+
+
 _TABLE_COLUMNS = ("claim", "metric", "subject", "sense", "row", "status", "margin",
-                  "closest", "n", "n_nonzero", "test", "p_holds", "p_fails", "p",
-                  "p_adjusted")
+                  "margin_low", "margin_high", "closest", "n", "n_nonzero", "test",
+                  "p_holds", "p_fails", "p", "p_adjusted")
 
 
 def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:

@@ -55,12 +55,14 @@ def pair_test(x: Values, y: Values, favour: int, alpha: float = ALPHA,
 
 def check_claim(subject: str, others: Sequence[str], favour: int,
                values: Mapping[str, Values], alpha: float = ALPHA,
-               bound: float | None = None) -> dict[str, Any]:
+               bound: float | None = None, interval: bool = False) -> dict[str, Any]:
     """The claim "``subject`` beats every one of ``others``" (``favour`` +1: larger is
     the claim's direction) on one set of paired trajectories. Returns ``margin`` (the
     smallest favour-signed difference), ``closest`` (that rival), ``n`` (the fewest
     paired trajectories), ``n_nonzero`` and ``test`` of the closest rival, ``p_holds``,
-    ``p_fails`` and ``p`` (two-sided)."""
+    ``p_fails`` and ``p`` (two-sided); with ``interval``, also ``margin_low`` and
+    ``margin_high``, the margin's interval at ``1 − alpha`` (`paired_effect` against the
+    closest rival, favour-signed)."""
     m = len(others)
     p_holds, p_fails_min = 0.0, 1.0
     margin, closest, best = math.inf, "", None
@@ -77,10 +79,18 @@ def check_claim(subject: str, others: Sequence[str], favour: int,
         p_holds = max(p_holds, r["p_holds"])
         p_fails_min = min(p_fails_min, r["p_fails"])
     p_fails = min(1.0, m * p_fails_min)
-    return {"margin": margin if math.isfinite(margin) else math.nan, "closest": closest,
-            "n": n_min or 0, "n_nonzero": 0 if best is None else best["n_nonzero"],
-            "test": "none" if best is None else best["test"],
-            "p_holds": p_holds, "p_fails": p_fails, "p": two_sided(p_holds, p_fails)}
+    out = {"margin": margin if math.isfinite(margin) else math.nan, "closest": closest,
+           "n": n_min or 0, "n_nonzero": 0 if best is None else best["n_nonzero"],
+           "test": "none" if best is None else best["test"],
+           "p_holds": p_holds, "p_fails": p_fails, "p": two_sided(p_holds, p_fails)}
+    if interval:
+        low = high = math.nan
+        if best is not None:
+            e = pair_test(values[subject], values[closest], favour, alpha, bound, True)
+            # paired_effect's interval is of x − y; favour-signed, −1 swaps its ends
+            low, high = (e["low"], e["high"]) if favour > 0 else (-e["high"], -e["low"])
+        out.update(margin_low=low, margin_high=high)
+    return out
 
 
 def read_family(rows: Sequence[dict[str, Any]], alpha: float = ALPHA,
@@ -99,8 +109,10 @@ def read_family(rows: Sequence[dict[str, Any]], alpha: float = ALPHA,
 
 def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     """An effect as printed everywhere: ``value [low, high]`` and, when few trajectories
-    differ, how many and the exact test's p-value; with none, the rule of three instead
-    of ``[0, 0]``. ``prefix`` picks the ``pooled`` fields of a paired row."""
+    differ, how many and the exact test's p-value; with none, an upper bound labelled as
+    one (the rule of three: the size of the difference is at most ``high``, or, for an
+    unbounded metric, the share of trajectories that could differ), never an interval
+    and never ``[0, 0]``. ``prefix`` picks the ``pooled`` fields of a paired row."""
     from wmtsim.core.formatting import interval, num
 
     def get(key: str) -> Any:
@@ -110,8 +122,13 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     n, k = d.get("n"), get("n_nonzero")
     if mean is None or k is None or n is None:
         return "–"
-    if k == 0:
-        return f"0 (none of {n} differ; ≤ {3 / n:.2g} would, rule of three)"
+    if k == 0:  # an upper bound, not an interval: never "0 [-b, +b]"
+        high = get("high")
+        if isinstance(high, int | float) and math.isfinite(high) and high > 0:
+            return (f"0 (none of {n} differ; 95% upper bound on the size of the "
+                    f"difference: {num(high)}, rule of three)")
+        return (f"0 (none of {n} differ; upper bound at 95%: ≤ {num(3 / n)} of them "
+                "would, rule of three)")
     text = interval(mean, get("low"), get("high"), sign=True)
     if k <= EXACT_MAX:
         text += f" ({k} of {n} differ; exact p = {num(get('p'), 2)})"

@@ -22,6 +22,7 @@ from __future__ import annotations
 from wmtsim.interfaces.dashboard.services_attack import (  # noqa: F401 (the Attack page)
     AttackView,
     attack_budget_chart,
+    attack_effects,
     attack_mtime,
     attack_transfer_chart,
     attack_view,

@@ -84,3 +84,11 @@ def attack_transfer_chart(view: AttackView) -> Any:
     from wmtsim.studies.attack_report import transfer_chart
 
     return transfer_chart(view.transfer, view.harm)
+
+
+def attack_effects(frame: pl.DataFrame, prefix: str, name: str) -> pl.DataFrame:
+    """`wmtsim.studies.attack_report.effect_column`: a paired effect's numbers as the one
+    text the CLI and the docs print (an upper bound when no trajectory differs)."""
+    from wmtsim.studies.attack_report import effect_column
+
+    return effect_column(frame, prefix, name)

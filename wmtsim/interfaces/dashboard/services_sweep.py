@@ -140,36 +140,25 @@ def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
 
 @st.cache_data(show_spinner="Testing whether the grid is flat…", max_entries=16)
 def flatness(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
-    """Does ``metric`` differ across the sweep's points at all, per policy?
-    `wmtsim.studies.analysis.flatness` of the point means (the test `wmtsim analyze`
-    reads before it names a best or most robust setting)."""
+    """Does ``metric`` differ across the sweep's settings at all, per policy?
+    `wmtsim.studies.flatness.flatness`: the paired test on common random numbers that
+    `wmtsim analyze` reads before it names a best or most robust setting."""
+    from wmtsim.studies.flatness import flatness as test
     from wmtsim.studies.sweep_store import load_results
 
-    analysis = _analysis()
-    means = analysis.point_means(load_results(folder), (metric,))
-    if means.is_empty():
-        return means
-    return analysis.flatness(means, metric)
+    return test(load_results(folder), metric)
 
 
 def flatness_text(row: dict[str, Any], parameters: tuple[str, ...],
                   setting: dict[str, Any] | None = None) -> str:
-    """One line of the sweep page, in `wmtsim analyze`'s words: "no significant
-    difference across the grid" when the χ² test does not reject; otherwise the best
-    point's mean (``setting``: its parameter values)."""
-    from wmtsim.core.formatting import num
+    """One line of the sweep page, in `wmtsim analyze`'s words
+    (`wmtsim.studies.flatness.flatness_text`; ``setting``: the best point's row, whose
+    parameter values name it)."""
+    from wmtsim.studies.flatness import flatness_text as text
 
-    m, p = row["metric"].upper(), row["p"]
-    spread = f"{num(row['low'])} to {num(row['high'])} over {row['points']} points"
-    test = f"χ² test of equal means p = {num(p, 2)}, 5%"
-    if row["flat"]:
-        return (f"{m} of {row['policy']}: no significant difference across the grid "
-                f"({spread}; {test}); no best point is named.")
     where = ", ".join(f"{k}={setting[k]:.3g}" if isinstance(setting[k], float)
-                      else f"{k}={setting[k]}" for k in parameters) if setting else (
-        f"row {row['best_row']}")
-    return (f"{m} of {row['policy']} differs significantly across the grid ({spread}; "
-            f"{test}); best point {where}: {num(row['best'])}.")
+                      else f"{k}={setting[k]}" for k in parameters) if setting else None
+    return text(row, where)
 
 
 @st.cache_data(show_spinner="Computing sensitivity indices…", max_entries=16)

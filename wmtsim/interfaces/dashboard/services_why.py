@@ -132,8 +132,15 @@ def claims_family(path: str, table: pl.DataFrame) -> str:
     return f"Family: {family}. {CRN_NOTE}"
 
 
-def claims_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per claim: cells per verdict (`wmtsim.studies.claims.summary_frame`)."""
+def claims_summary(table: pl.DataFrame, path: str | None = None) -> pl.DataFrame:
+    """Per claim: cells per verdict and, when the map's claims.json records it, whether
+    the claim's margin differs across the grid (`wmtsim.studies.claims.summary_frame`)."""
+    import json
+
     from wmtsim.studies.claims import summary_frame
 
-    return summary_frame(table)
+    meta_file = Path(path) / "claims.json" if path else None
+    record = None
+    if meta_file is not None and meta_file.is_file():
+        record = json.loads(meta_file.read_text(encoding="utf-8")).get("margin_flatness")
+    return summary_frame(table, record)

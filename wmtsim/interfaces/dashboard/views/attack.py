@@ -34,16 +34,19 @@ except (ValueError, OSError) as e:
 st.subheader(f"{view.harm} vs attacker budget")
 widgets.chart(services.attack_budget_chart(view), "atk_budget", "attack harm vs budget",
               stretch=False)
-table = view.robust.select([c for c in ("policy", "budget", "scripted_asr", "worst_asr",
-                                        "scripted_tsr", "worst_tsr", "gain", "gain_low",
-                                        "gain_high", "worst_is_scripted")
-                            if c in view.robust.columns])
+table = services.attack_effects(view.robust.select(
+    [c for c in view.robust.columns if c in ("policy", "budget", "scripted_asr", "worst_asr",
+                                             "scripted_tsr", "worst_tsr", "worst_is_scripted")
+     or c == "gain" or c.startswith("gain_")]), "gain", "worst − scripted")
 widgets.table(table, "atk_robust", "attack worst case")
+st.caption("worst − scripted: paired over the held-out trajectories, 95% interval; when "
+           "no trajectory differs, an upper bound (rule of three), not an interval.")
 
 st.subheader("Transfer")
 widgets.chart(services.attack_transfer_chart(view), "atk_transfer", "attack transfer",
               stretch=False)
-widgets.table(view.transfer, "atk_transfer_table", "attack transfer")
+widgets.table(services.attack_effects(view.transfer, "vs_scripted", "vs scripted"),
+              "atk_transfer_table", "attack transfer")
 
 if view.claims:
     st.subheader("Table 4's claims under the scripted and the worst-case attack")

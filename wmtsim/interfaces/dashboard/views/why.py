@@ -101,5 +101,9 @@ if rows.is_empty():
 st.caption(services.claims_family(path, table))
 widgets.chart(services.claims_chart(rows, *knobs), "why_claims_map",
               f"{claims_map.scenario} claims map", stretch=False)
-widgets.table(services.claims_summary(rows), "why_claims_summary",
+widgets.table(services.claims_summary(rows, path), "why_claims_summary",
               f"{claims_map.scenario} claims summary")
+st.caption("margin across the grid: does the claim's margin (against each cell's closest "
+           "rival) differ across the cells at all? The paired test on common random "
+           "numbers that `wmtsim analyze` uses (docs/statistics.md, \"Flat means flat\"), "
+           "Holm over the map's claims.")
