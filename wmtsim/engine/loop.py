@@ -68,7 +68,7 @@ from wmtsim.engine.field import (
 )
 from wmtsim.engine.forest import (
     Forest,
-    _add_node,
+    _add_world_node,
     _forest_row,
 )
 from wmtsim.engine.records import (
@@ -220,21 +220,6 @@ def _field_scratch(store, i, cap, bl):
     misc[M.summary] = -1  # no running summary yet
     return FieldScratch(store=row, window=np.zeros(max(2, int(bl[0].z_window))), misc=misc,
                         knobs=bl)
-
-
-@jit
-def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
-    """Create slot ``v`` for world node ``w``, copying its static properties."""
-    _add_node(F, v, w, parent_slot, W.kind[w], u0, step)
-    F.tokens[v] = W.tokens[w]
-    F.poisoned[v] = W.poisoned[w]
-    F.evidence[v] = W.evidence[w]
-    F.topic[v] = W.topic[w]
-    F.rel[v] = W.rel[w]
-    F.persuasiveness[v] = W.persuasiveness[w]
-    F.rider[v] = W.rider[w]
-    F.top[v] = W.top[w]
-    slot_of[w] = v
 
 
 @jit
