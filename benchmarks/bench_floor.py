@@ -24,7 +24,8 @@ FLOOR_WORLDS = {  # name -> (WorldSpec keyword arguments, trajectories at full s
 def bench_floor(sz: Any) -> dict[str, Any]:
     """Full WMT, 1 thread: engine ns per trajectory-step over the floor's, same World."""
     from wmtsim.core.metrics import C
-    from wmtsim.engine.world import WorldSpec, generate
+    from wmtsim.core.world_spec import WorldSpec
+    from wmtsim.engine.world import generate
 
     from .cases import Engine, _warm
     from .floor import floor_knobs, run_floor

@@ -36,7 +36,8 @@ ENGINE_LADDER = (  # policy, what it adds over the row before
 def bench_phases(sz: Any) -> dict[str, Any]:
     """Per-phase cost of the floor (phase doubling) and of the engine (policy ladder)."""
     from wmtsim.core.metrics import C
-    from wmtsim.engine.world import WorldSpec, generate
+    from wmtsim.core.world_spec import WorldSpec
+    from wmtsim.engine.world import generate
 
     from . import floor as F
     from .cases import Engine, _warm

@@ -145,7 +145,7 @@ def _generate(spec: Any, n: int, seed: int = 0) -> Any:
 
 def _warm() -> None:
     """Load (or compile) the kernels so no section times compilation."""
-    from wmtsim.engine.world import WorldSpec
+    from wmtsim.core.world_spec import WorldSpec
 
     w = _generate(WorldSpec(), 4)
     eng = Engine()
@@ -182,7 +182,7 @@ def bench_reference(sz: Sizes) -> dict[str, Any]:
     from wmtsim.core.metrics import C
     from wmtsim.core.params import Params
     from wmtsim.core.stubs import Stubs
-    from wmtsim.engine.world import WorldSpec
+    from wmtsim.core.world_spec import WorldSpec
 
     simulate_reference = _reference_simulator()
     if simulate_reference is None:
@@ -256,7 +256,7 @@ def bench_threads(sz: Sizes) -> dict[str, Any]:
 
 
 def _thread_scaling(n: int, repeats: int) -> dict[str, Any]:
-    from wmtsim.engine.world import WorldSpec
+    from wmtsim.core.world_spec import WorldSpec
 
     eng = Engine("wmt")
     world = _generate(WorldSpec(), n)
@@ -306,7 +306,7 @@ def _thread_scaling(n: int, repeats: int) -> dict[str, Any]:
 
 def node_spec(target: int) -> Any:
     """A world whose trees end with about ``target`` nodes: s subtasks of a actions each."""
-    from wmtsim.engine.world import WorldSpec
+    from wmtsim.core.world_spec import WorldSpec
 
     s = max(1, round(math.sqrt((target - 1) / 2)))
     a = max(1, round((target - 1) / s) - 1)
@@ -357,7 +357,7 @@ def bench_growth_nodes(sz: Sizes) -> dict[str, Any]:
 
 def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
     """Time as the batch grows (all threads): linear means flat per-step cost."""
-    from wmtsim.engine.world import WorldSpec
+    from wmtsim.core.world_spec import WorldSpec
 
     _warm()
     eng = Engine("wmt")
@@ -388,8 +388,8 @@ def bench_growth_trajectories(sz: Sizes) -> dict[str, Any]:
 
 def bench_paper(sz: Sizes) -> dict[str, Any]:
     """Full WMT, all threads: engine time per trajectory-step vs the paper's 0.080 ms."""
+    from wmtsim.core.world_spec import WorldSpec
     from wmtsim.engine.simulation import simulate
-    from wmtsim.engine.world import WorldSpec
 
     _warm()
     eng = Engine("wmt")

@@ -65,9 +65,10 @@ def probe(n: int, policy: str = "wmt") -> dict[str, Any]:
     from wmtsim.core.params import Params
     from wmtsim.core.policies import get_policy
     from wmtsim.core.stubs import Stubs
+    from wmtsim.core.world_spec import WorldSpec
     from wmtsim.engine import run
     from wmtsim.engine.simulation import simulate
-    from wmtsim.engine.world import WorldSpec, generate
+    from wmtsim.engine.world import generate
 
     spec = WorldSpec()
     pol, p, st = get_policy(policy).pack(), Params().pack(), Stubs().pack()

@@ -65,6 +65,10 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("knob_tables", ("scripts/knob_tables.py",), blocks=(
         ("docs/model.md", "params"), ("docs/world.md", "world"), ("docs/world.md", "poison"),
         ("docs/world.md", "stubs"))),
+    # The scenario format's JSON Schema, from the knob declarations (a new knob changes it;
+    # tests/studies/test_scenario.py fails when the shipped file differs).
+    Generator("scenario_schema", ("-m", "wmtsim.interfaces.cli", "schema", "scenario"),
+              files=("wmtsim/schemas/scenario.schema.json",)),
     Generator("model_decisions", ("scripts/model_decisions.py",),
               files=("docs/model_decisions.md",)),
     Generator("coverage_study", ("scripts/coverage_study.py", "--runs", "400", "--out",

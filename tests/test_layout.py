@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from wmtsim.numba_cache import PACKAGE_DIR, _imported_modules, _module_name
 
@@ -99,17 +100,36 @@ def test_the_readable_twins_import_no_numba() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_old_import_paths_are_the_new_modules() -> None:
-    import wmtsim.core.scoring
-    import wmtsim.engine.field
-    import wmtsim.twins.simulator
+# Modules that re-export nothing (issue 29): a caller imports each name from the module
+# that defines it, so every name has one import path.
+NO_REEXPORTS = ("wmtsim.engine.world", "wmtsim.engine.field")
+CALLERS = ("wmtsim", "tests", "scripts", "benchmarks", "why_study", "examples")
 
-    assert wmtsim.core.scoring is wmtsim.core.scoring
-    assert wmtsim.twins.simulator is wmtsim.twins.simulator
-    assert wmtsim.engine.field is wmtsim.engine.field
-    from wmtsim.engine import run
-    from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
-    from wmtsim.studies.scenario import load_scenario
 
-    assert callable(run) and callable(load_scenario) and callable(generate)
-    assert PoisonSpec.__module__ == WorldSpec.__module__ == "wmtsim.core.world_spec"
+def _defined(path: Path) -> set[str]:
+    """The names a module's top level defines (functions, classes, assignments)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_callers_import_names_from_the_module_that_defines_them() -> None:
+    root = PACKAGE_DIR.parent
+    defined = {m: _defined(root / (m.replace(".", "/") + ".py")) for m in NO_REEXPORTS}
+    assert {"generate", "WorldRows", "_baseline_step"} <= defined[NO_REEXPORTS[0]] | defined[
+        NO_REEXPORTS[1]]
+    wrong = []
+    for folder in CALLERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module in defined:
+                    wrong += [f"{path.relative_to(root)}:{node.lineno}: {node.module}.{a.name}"
+                              for a in node.names if a.name not in defined[node.module]]
+    assert wrong == [], "import these from the module that defines them:\n" + "\n".join(wrong)
+    for m in NO_REEXPORTS:
+        assert "noqa: F401" not in (root / (m.replace(".", "/") + ".py")).read_text(), m

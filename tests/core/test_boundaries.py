@@ -29,12 +29,13 @@ from wmtsim.core.scoring import (
     decay_multiplier,
 )
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import WorldSpec
 from wmtsim.engine.forest import Forest
 from wmtsim.engine.loop import _trajectory
 from wmtsim.engine.records import Knobs
 from wmtsim.engine.selector import _select_branches, _select_items
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.twins.reference import MemoryTree
 from wmtsim.twins.simulator import simulate_reference
 from wmtsim.twins.stubs_reference import AgentStubs, Facts

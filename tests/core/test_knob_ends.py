@@ -21,8 +21,8 @@ import pytest
 from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import MAX_INT
+from wmtsim.core.world_spec import MAX_NODES, MAX_TOKENS, PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import MAX_NODES, MAX_TOKENS, PoisonSpec, WorldSpec
 
 TINY = 5e-324  # the smallest positive float: the end of a range open at 0
 BIG = 1.7976931348623157e308  # the largest finite float: the end of [0, inf), finite

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from wmtsim.core.metrics import COUNTERS, metrics_from_counters, ratio_parts
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec
 
 # A hand-worked counter row (one trajectory). Every counter has its own value.
 ROW = {

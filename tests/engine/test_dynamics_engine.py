@@ -23,6 +23,7 @@ from wmtsim.core.world_spec import (
 )
 from wmtsim.engine.dynamics import FATES, POISON_KINDS, Dynamics, DynamicsAcc
 from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import _empty_arrays
 from wmtsim.twins.dynamics_reference import dynamics_reference
 
 
@@ -36,20 +37,21 @@ def hand_world(outcomes: list[int], poisoned: list[bool], script: list[tuple[int
         return np.array([values], dtype=dtype)
 
     kind = [ROOT, TASK] + [ACTION] * len(outcomes)
-    return World(
-        seed=0, start=0, spec=WorldSpec(),
+    # Every node array not set here keeps the generator's empty value (`_empty_arrays`),
+    # so a new per-node world array needs no edit here.
+    rows = _empty_arrays(1, nodes, len(script))._replace(
         parent=row([-1, 0] + [1] * len(outcomes), np.int32),
         kind=row(kind, np.int8), tokens=row([20] * nodes, np.int32),
         topic=row([-1, 1] + [1] * len(outcomes), np.int32),
         rel=row([0.0, 0.5] + [0.9] * len(outcomes), np.float64),
-        evidence=row([False] * nodes, np.bool_),
         poisoned=row([False, False, *poisoned], np.bool_),
         persuasiveness=row([0.0, 0.0] + [1.0] * len(outcomes), np.float64),
-        outcome=row([0, 0, *outcomes], np.int8), rider=row([False] * nodes, np.bool_),
+        outcome=row([0, 0, *outcomes], np.int8),
         top=row([-1, 1] + [1] * len(outcomes), np.int32),
-        op=row([o for o, _ in script], np.int8), arg=row([a for _, a in script], np.int32),
-        n_nodes=np.array([nodes]), n_events=np.array([len(script)]),
-        n_injected=np.array([sum(poisoned)]))
+        op=row([o for o, _ in script], np.int8), arg=row([a for _, a in script], np.int32))
+    return World(seed=0, start=0, spec=WorldSpec(), **rows._asdict(),
+                 n_nodes=np.array([nodes]), n_events=np.array([len(script)]),
+                 n_injected=np.array([sum(poisoned)]))
 
 
 # w2: a plausible poison, w3: a clean action that detects it (the supersede event).

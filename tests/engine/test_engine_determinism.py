@@ -13,9 +13,9 @@ from conftest import counters
 from wmtsim.core.metrics import COUNTERS
 from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.forest import Forest
 from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec
 
 SPEC = WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(1, 4),
                  p_resume=0.5, n_globals=2,

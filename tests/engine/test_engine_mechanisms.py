@@ -10,8 +10,9 @@ from wmtsim.core.codes import ACTION, FAILURE, SUCCESS, TASK
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.twins.simulator import simulate_reference
 
 POISONED = WorldSpec(

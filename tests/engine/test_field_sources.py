@@ -14,13 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wmtsim.core.codes import ACTION, FAILURE, SUCCESS, SUMMARY
-from wmtsim.core.field_knobs import N_MISC, M
-from wmtsim.core.metrics import N_COUNTERS, C
-from wmtsim.core.packing import as_array
-from wmtsim.core.params import Params
-from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES, get_policy
-from wmtsim.core.stubs import Stubs
-from wmtsim.engine.field import (
+from wmtsim.core.field_knobs import (
     B_DELETED,
     B_DROPPED,
     B_FORGOTTEN,
@@ -28,18 +22,25 @@ from wmtsim.engine.field import (
     B_OVERWRITTEN,
     B_RECALL,
     B_UNSEEN,
+    N_MISC,
     Baselines,
-    _content_similarity,
-    _ga_retrieve,
-    _letta_overflow,
-    _mb_forget,
-    _mem0_admit,
+    M,
 )
+from wmtsim.core.metrics import N_COUNTERS, C
+from wmtsim.core.packing import as_array
+from wmtsim.core.params import Params
+from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES, get_policy
+from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
+from wmtsim.engine.field_admission import _mem0_admit
+from wmtsim.engine.field_common import _content_similarity
+from wmtsim.engine.field_forgetting import _letta_overflow, _mb_forget
+from wmtsim.engine.field_generative import _ga_retrieve
 from wmtsim.engine.forest import Forest, ForestRows
 from wmtsim.engine.loop import _field_scratch, _trajectory
 from wmtsim.engine.records import FieldScratch, FieldState, Knobs, Trajectory
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.engine.world import generate
 
 UNSELECTIVE = ("no_memory", "linear", "tree", "tree_summary")
 

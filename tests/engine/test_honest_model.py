@@ -18,16 +18,13 @@ from conftest import REPO
 
 import wmtsim.twins.simulator as simulator_module
 from wmtsim.core.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
+from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import RATIOS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE
 from wmtsim.core.stubs import Stubs
-from wmtsim.engine.field import Baselines
-from wmtsim.engine.forest import Forest
-from wmtsim.engine.loop import _select_branches
-from wmtsim.engine.simulation import metric_ci, simulate
-from wmtsim.engine.world import (
+from wmtsim.core.world_spec import (
     OP_ACTION,
     OP_COMPLETE,
     OP_REOPEN,
@@ -37,8 +34,11 @@ from wmtsim.engine.world import (
     PoisonSpec,
     World,
     WorldSpec,
-    generate,
 )
+from wmtsim.engine.forest import Forest
+from wmtsim.engine.loop import _select_branches
+from wmtsim.engine.simulation import metric_ci, simulate
+from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import load_scenario
 from wmtsim.studies.sweep import content_hash
 from wmtsim.twins.simulator import simulate_reference

@@ -10,8 +10,9 @@ import pytest
 
 from wmtsim.core.policies import FAM_WMT, POLICIES
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import load_scenario
 
 N = 200

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
-from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import (
+from wmtsim.core.world_spec import (
     OP_ACTION,
     OP_COMPLETE,
     OP_FINAL,
@@ -18,8 +17,9 @@ from wmtsim.engine.world import (
     PoisonSpec,
     World,
     WorldSpec,
-    generate,
 )
+from wmtsim.engine.simulation import simulate
+from wmtsim.engine.world import generate
 
 SPEC = WorldSpec(
     n_subtasks=(2, 4), max_depth=3, p_nested=0.5, n_actions=(0, 4), p_resume=0.5,

@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from wmtsim.core.formatting import interval, num, plural
 from wmtsim.core.params import Params
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.trace import replay
-from wmtsim.engine.world import PoisonSpec, WorldSpec
 
 PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels

@@ -11,8 +11,9 @@ from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.studies.field_parity import (
     item_cap,
     parity_frame,

@@ -17,13 +17,14 @@ import polars as pl
 import pytest
 from conftest import counters
 
+from wmtsim.core.field_knobs import B_DROPPED, B_EVICTED, B_IN, Baselines
 from wmtsim.core.metrics import COUNTERS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import FAM_WMT, FIELD_POLICIES, POLICIES, SEL_BASELINE
 from wmtsim.core.stubs import Stubs
-from wmtsim.engine.field import B_DROPPED, B_EVICTED, B_IN, Baselines
+from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, World, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.engine.world import POISON_KINDS, PoisonSpec, World, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import ScenarioError, load_scenario
 from wmtsim.twins.simulator import simulate_reference
 
@@ -113,7 +114,7 @@ def one_task_world(actions: int, seed: int = 0, tokens: float = 60.0) -> World:
 
 
 def test_lru_and_lfu_evict_the_least_recently_and_least_frequently_retrieved() -> None:
-    from wmtsim.engine.field import _tr_victim
+    from wmtsim.engine.field_admission import _tr_victim
 
     bs = np.array([B_IN, B_IN, B_IN, B_DROPPED], np.int8)
     imp = np.array([9.0, 2.0, 5.0, 0.0])

@@ -24,17 +24,17 @@ from wmtsim.core.metrics import COUNTERS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
-from wmtsim.engine.forest import Forest
-from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.engine.world import (
+from wmtsim.core.world_spec import (
     OP_REOPEN,
     OP_SUPERSEDE,
     POISON_KINDS,
     PoisonSpec,
     World,
     WorldSpec,
-    generate,
 )
+from wmtsim.engine.forest import Forest
+from wmtsim.engine.simulation import SimResult, simulate
+from wmtsim.engine.world import generate
 from wmtsim.twins.reference import MemoryTree
 from wmtsim.twins.simulator import simulate_reference
 

@@ -39,7 +39,7 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
 The policies of the field (docs/field.md) are configurations of the same engine too:
 selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field`
 (readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` and its variant
-switches; their knobs are `wmtsim.engine.field.Baselines`. See docs/field.md:
+switches; their knobs are `wmtsim.core.field_knobs.Baselines`. See docs/field.md:
 ``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
 ``generative_agents``, ``generative_agents_code``, ``memorybank``,
 ``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,

@@ -40,6 +40,7 @@ from wmtsim.core.rng import (
     _uniform,
 )
 from wmtsim.core.scoring import _selection_feedback
+from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.forest import (
     _add_summary,
@@ -47,7 +48,6 @@ from wmtsim.engine.forest import (
     _task_depth,
 )
 from wmtsim.engine.selector import _query_utility, _select_branches, _select_items
-from wmtsim.engine.world import NO_TOPIC, RESUME_NEW
 
 
 @jit

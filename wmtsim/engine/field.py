@@ -26,23 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmtsim.core.codes import ACTION, GLOBAL, TASK
-from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module's old path)
-    _SQRT3,
-    B_ARCHIVED,
-    B_BUFFERED,
-    B_DELETED,
-    B_DROPPED,
-    B_EVICTED,
-    B_FORGOTTEN,
-    B_IN,
-    B_NAMES,
-    B_OVERWRITTEN,
-    B_POPPING,
-    B_RECALL,
-    B_UNSEEN,
-    Baselines,
-    M,
-)
+from wmtsim.core.field_knobs import B_BUFFERED, B_DELETED, B_EVICTED, B_IN, B_RECALL, M
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
@@ -55,31 +39,9 @@ from wmtsim.core.policies import (
     FAM_WINDOW,
     MB_CODE,
 )
-from wmtsim.engine.field_admission import (  # noqa: F401 (the old module's names)
-    _mem0_admit,
-    _tr_admit,
-    _tr_cluster,
-    _tr_evaluate,
-    _tr_victim,
-)
-from wmtsim.engine.field_common import (  # noqa: F401 (the old module's names)
-    _absorb,
-    _cap,
-    _capped,
-    _content_similarity,
-    _fit,
-    _fit_newest,
-    _importance,
-    _minmax,
-    _power,
-    _queue_cap,
-    _rate,
-    _score_call,
-    _similarity,
-    _top_by,
-)
-from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's names)
-    _finish_pop,
+from wmtsim.engine.field_admission import _mem0_admit, _tr_admit, _tr_evaluate
+from wmtsim.engine.field_common import _cap, _capped, _fit, _fit_newest, _queue_cap, _score_call
+from wmtsim.engine.field_forgetting import (
     _letta_overflow,
     _mb_forget,
     _queue_overflow,

@@ -205,6 +205,22 @@ def _add_node(F, v, wid, parent_slot, kind_, u0, step):
 
 
 @jit
+def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
+    """Create slot ``v`` for world node ``w`` of the world row ``W`` (`WorldRows`), copying
+    its static properties: every per-node array the forest shares with the world."""
+    _add_node(F, v, w, parent_slot, W.kind[w], u0, step)
+    F.tokens[v] = W.tokens[w]
+    F.poisoned[v] = W.poisoned[w]
+    F.evidence[v] = W.evidence[w]
+    F.topic[v] = W.topic[w]
+    F.rel[v] = W.rel[w]
+    F.persuasiveness[v] = W.persuasiveness[w]
+    F.rider[v] = W.rider[w]
+    F.top[v] = W.top[w]
+    slot_of[w] = v
+
+
+@jit
 def _task_depth(parent, s):
     """Depth of task slot ``s`` (the root query 0, a top-level subtask 1, ...)."""
     d = 0

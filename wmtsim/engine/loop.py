@@ -48,6 +48,19 @@ from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
 from wmtsim.core.scoring import _event_score
+from wmtsim.core.world_spec import (
+    NO_TOPIC,
+    OP_ACTION,
+    OP_COMPLETE,
+    OP_FINAL,
+    OP_GLOBAL,
+    OP_REOPEN,
+    OP_REVISE,
+    OP_SUPERSEDE,
+    OP_TASK,
+    RESUME_UNFOLD,
+    World,
+)
 from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
@@ -56,7 +69,7 @@ from wmtsim.engine.field import (
 )
 from wmtsim.engine.forest import (
     Forest,
-    _add_node,
+    _add_world_node,
     _forest_row,
 )
 from wmtsim.engine.records import (
@@ -76,21 +89,7 @@ from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
     _select_branches,
     _select_items,
 )
-from wmtsim.engine.world import (
-    NO_TOPIC,
-    OP_ACTION,
-    OP_COMPLETE,
-    OP_FINAL,
-    OP_GLOBAL,
-    OP_REOPEN,
-    OP_REVISE,
-    OP_SUPERSEDE,
-    OP_TASK,
-    RESUME_UNFOLD,
-    World,
-    _world_row,
-    world_rows,
-)
+from wmtsim.engine.world import _world_row, world_rows
 
 
 def run(world: World, policy_switches: Any, p: Any, st: Any,
@@ -99,7 +98,7 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     """Run every trajectory of ``world``; returns (counters, final forest, step records).
 
     ``record`` trajectories (the first ones of the batch) keep per-step u, m, state,
-    eligible and selected for every slot. ``bl`` is `wmtsim.engine.field.Baselines.pack()`
+    eligible and selected for every slot. ``bl`` is `wmtsim.core.field_knobs.Baselines.pack()`
     (defaults when None), read by the field's policies only; their final per-slot state
     comes back in the records as ``baseline_place``, ``baseline_importance``,
     ``baseline_last``, ``baseline_freq`` and ``baseline_strength`` (all trajectories).
@@ -222,21 +221,6 @@ def _field_scratch(store, i, cap, bl):
     misc[M.summary] = -1  # no running summary yet
     return FieldScratch(store=row, window=np.zeros(max(2, int(bl[0].z_window))), misc=misc,
                         knobs=bl)
-
-
-@jit
-def _add_world_node(F, slot_of, W, v, w, parent_slot, u0, step):
-    """Create slot ``v`` for world node ``w``, copying its static properties."""
-    _add_node(F, v, w, parent_slot, W.kind[w], u0, step)
-    F.tokens[v] = W.tokens[w]
-    F.poisoned[v] = W.poisoned[w]
-    F.evidence[v] = W.evidence[w]
-    F.topic[v] = W.topic[w]
-    F.rel[v] = W.rel[w]
-    F.persuasiveness[v] = W.persuasiveness[w]
-    F.rider[v] = W.rider[w]
-    F.top[v] = W.top[w]
-    slot_of[w] = v
 
 
 @jit

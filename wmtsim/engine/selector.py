@@ -11,10 +11,10 @@ from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import _branch_of
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
+from wmtsim.core.world_spec import NO_TOPIC
 from wmtsim.engine.forest import (
     _draw_id,
 )
-from wmtsim.engine.world import NO_TOPIC
 
 # sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = 1.7320508075688772

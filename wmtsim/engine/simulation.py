@@ -24,10 +24,11 @@ from wmtsim.core.params import Params
 from wmtsim.core.policies import Policy, get_policy
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import check_int
+from wmtsim.core.world_spec import OP_NAMES, World, WorldSpec
 from wmtsim.engine.dynamics import Dynamics, aggregates_of
 from wmtsim.engine.forest import Forest
 from wmtsim.engine.loop import run
-from wmtsim.engine.world import OP_NAMES, World, WorldSpec, generate
+from wmtsim.engine.world import generate
 
 METRIC_NAMES = tuple(METRICS)
 
@@ -181,7 +182,7 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     already generated `World` (then ``n``, ``seed`` and ``start`` come from it).
     ``threads`` sets numba's thread count for this call only. ``record_steps`` keeps
     per-step u, m, state and selections for the first trajectories. ``baselines`` holds
-    the knobs of the field's policies (`wmtsim.engine.field.Baselines`; docs/field.md).
+    the knobs of the field's policies (`wmtsim.core.field_knobs.Baselines`; docs/field.md).
     ``dynamics`` also accumulates the population aggregates (`SimResult.dynamics`).
     """
     params = params or Params()

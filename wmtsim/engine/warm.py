@@ -156,8 +156,9 @@ def groups_for(policies: Sequence[str]) -> tuple[str, ...]:
 
 def _compile(group: str) -> None:
     """Run the group's kernels once on a tiny input (numba compiles and caches them)."""
+    from wmtsim.core.world_spec import PoisonSpec, WorldSpec
     from wmtsim.engine.simulation import simulate
-    from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+    from wmtsim.engine.world import generate
 
     world = generate(WorldSpec(n_subtasks=(1, 2), n_globals=1, poison=(
         PoisonSpec("plausible"),)), n=2)

@@ -1,7 +1,8 @@
 """World generation: a `World` batch drawn from a `WorldSpec` (numba kernels).
 
-The knobs, the op codes and the `World` container live in `wmtsim.core.world_spec`
-(re-exported here); this module holds `generate` and its kernels. Trajectory ``i``
+The knobs, the op codes and the `World` container live in `wmtsim.core.world_spec`;
+one trajectory's script is drawn by `wmtsim.engine.world_script`; this module holds
+`generate`, the batch kernels and `WorldRows`. Trajectory ``i``
 is a pure function of ``(seed, world, i)``, drawn with `wmtsim.core.rng` keyed by
 ``(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)``.
 """
@@ -17,49 +18,8 @@ from wmtsim.core.codes import NO_PARENT
 from wmtsim.core.jit import jit
 from wmtsim.core.packing import as_array
 from wmtsim.core.validation import check_int
-from wmtsim.core.world_spec import (  # noqa: F401 (re-exported for the module's old path)
-    IJ,
-    MAX_NODES,
-    MAX_TOKENS,
-    NO_TOPIC,
-    OP_ACTION,
-    OP_COMPLETE,
-    OP_FINAL,
-    OP_GLOBAL,
-    OP_NAMES,
-    OP_REOPEN,
-    OP_REVISE,
-    OP_SUPERSEDE,
-    OP_TASK,
-    POISON_FAILED,
-    POISON_GLOBAL,
-    POISON_KINDS,
-    POISON_PLAUSIBLE,
-    POISON_SUMMARY,
-    RESUME_FOLDED_RULES,
-    RESUME_HIDDEN,
-    RESUME_NEW,
-    RESUME_UNFOLD,
-    SUPERSEDE_EACH,
-    SUPERSEDE_FIRST,
-    SUPERSEDE_RULES,
-    Z_MAX,
-    PoisonSpec,
-    World,
-    WorldSpec,
-)
-from wmtsim.engine.world_script import (  # noqa: F401 (the old module's names)
-    _action_tokens,
-    _clip01,
-    _draw,
-    _emit_actions,
-    _generate_one,
-    _new_action,
-    _normal,
-    _randint,
-    _review,
-    _set_poison,
-)
+from wmtsim.core.world_spec import NO_TOPIC, World, WorldSpec
+from wmtsim.engine.world_script import _generate_one
 
 
 class WorldRows(NamedTuple):

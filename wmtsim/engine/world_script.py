@@ -2,7 +2,8 @@
 the subtasks' actions, reviews and outcomes, and the injected poison, from counter-based
 draws keyed by `(seed, i, STEP_WORLD, counter, PURPOSE_WORLD)` (`wmtsim.core.rng`).
 
-The batch driver `generate` and the `World` container are `wmtsim.engine.world`.
+The batch driver `generate` is `wmtsim.engine.world`; the `World` container is
+`wmtsim.core.world_spec`.
 """
 
 from __future__ import annotations

@@ -277,10 +277,11 @@ def warmup() -> None:
     import time
 
     from wmtsim.core.policies import POLICIES
+    from wmtsim.core.world_spec import PoisonSpec, WorldSpec
     from wmtsim.engine.simulation import simulate
     from wmtsim.engine.trace import run as run_trace
     from wmtsim.engine.warm import GROUPS, ensure_compiled
-    from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+    from wmtsim.engine.world import generate
 
     t0 = time.perf_counter()
     ensure_compiled(tuple(GROUPS), say=lambda text: err_console.print(

@@ -40,8 +40,9 @@ def run_task(task: Task) -> ChunkResult:
     `metrics_from_counters`, so results are identical to ``simulate(...).trajectories``.
     """
     from wmtsim.core.metrics import metrics_from_counters
+    from wmtsim.core.world_spec import World
     from wmtsim.engine.simulation import run_engine
-    from wmtsim.engine.world import World, generate
+    from wmtsim.engine.world import generate
 
     t0 = time.perf_counter()
     k = len(task.points)

@@ -64,7 +64,7 @@ def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
     trajectory's final `MemoryTree`; both must equal the engine's exactly. A policy of the
     field (selection ``baseline``) keeps its store in a
     `wmtsim.twins.field_reference.BaselineMemory` with knobs ``baselines`` (a
-    `wmtsim.engine.field.Baselines`; defaults when None); pass a list as ``memories`` to get
+    `wmtsim.core.field_knobs.Baselines`; defaults when None); pass a list as ``memories`` to get
     each trajectory's.
     """
     pol = get_policy(policy)
