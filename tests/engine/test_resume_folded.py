@@ -29,8 +29,9 @@ from conftest import counters
 from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import KnobError
+from wmtsim.core.world_spec import OP_ACTION, OP_REOPEN, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import OP_ACTION, OP_REOPEN, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.twins.simulator import simulate_reference
 
 HAND = dict(n_subtasks=(2, 2), n_actions=(2, 2), p_resume=1.0, resume_actions=(2, 2),
