@@ -32,7 +32,9 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-pytestmark = pytest.mark.browser
+# One worker runs them all (`make test` distributes by group): one server, one browser,
+# one cache of simulated pages.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 CHROMIUM = "/usr/bin/chromium"
 # Screenshots go to a temporary folder, or to WMTSIM_SCREENSHOTS (`make screenshots`
@@ -127,6 +129,29 @@ def server(tmp_path_factory: pytest.TempPathFactory, results: Path) -> Iterator[
             proc.kill()
             proc.wait()
         log.close()
+
+
+# One browser for the module (Playwright's sync API allows one instance at a time), a
+# fresh context (session) per test.
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture()
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh session at 1,280 x 800 (the narrowest width the dashboard must fit)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800},
+                                   accept_downloads=True)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 VIEWPORTS = ((1280, 800), (1920, 1080))  # nothing may be clipped across this range
@@ -229,7 +254,7 @@ def _check(page: Any, name: str, errors: list[str]) -> None:
 
 
 def test_every_page_renders_in_chromium(server: str, sweep_folder: str, tmp_path: Path,
-                                        record_property: Any) -> None:
+                                        chromium: Any, record_property: Any) -> None:
     """Every page by its URL path at 1280 x 800 and 1920 x 1080: no exception, no console
     error, nothing clipped or truncated; the load times and the charts' right edges are
     recorded (``record_property`` and load_times.json), not asserted."""
@@ -237,32 +262,27 @@ def test_every_page_renders_in_chromium(server: str, sweep_folder: str, tmp_path
     shots.mkdir(parents=True, exist_ok=True)
     times: dict[str, float] = {}
     edges: dict[str, list[int]] = {}
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            for width, height in VIEWPORTS:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                errors = _console_errors(page)
-                _open(page, server, PAGES["dynamics"][1])  # the root opens /dynamics
-                assert page.url.rstrip("/").endswith("/dynamics"), page.url
-                for name, (path, charts) in PAGES.items():
-                    url = f"{server}/{path}"
-                    if name == "sweep":
-                        url += f"?folder={sweep_folder}"
-                    times[f"{name}@{width}"] = round(_open(page, url, charts), 2)
-                    _check(page, f"{name} at {width} px", errors)
-                    edges[f"{name}@{width}"] = page.evaluate(WIDTHS_JS)
-                    if name == "attack":
-                        assert page.get_by_text("The strongest attacker").count()
-                    if width == VIEWPORTS[0][0] and name in SCREENSHOTS:
-                        page.set_viewport_size({"width": width, "height": 1600})
-                        page.wait_for_timeout(500)
-                        page.screenshot(path=str(shots / f"{name}.png"))
-                        assert (shots / f"{name}.png").stat().st_size > 10_000
-                        page.set_viewport_size({"width": width, "height": height})
-                page.close()
-        finally:
-            browser.close()
+    for width, height in VIEWPORTS:
+        page = chromium.new_page(viewport={"width": width, "height": height})
+        errors = _console_errors(page)
+        _open(page, server, PAGES["dynamics"][1])  # the root opens /dynamics
+        assert page.url.rstrip("/").endswith("/dynamics"), page.url
+        for name, (path, charts) in PAGES.items():
+            url = f"{server}/{path}"
+            if name == "sweep":
+                url += f"?folder={sweep_folder}"
+            times[f"{name}@{width}"] = round(_open(page, url, charts), 2)
+            _check(page, f"{name} at {width} px", errors)
+            edges[f"{name}@{width}"] = page.evaluate(WIDTHS_JS)
+            if name == "attack":
+                assert page.get_by_text("The strongest attacker").count()
+            if width == VIEWPORTS[0][0] and name in SCREENSHOTS:
+                page.set_viewport_size({"width": width, "height": 1600})
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(shots / f"{name}.png"))
+                assert (shots / f"{name}.png").stat().st_size > 10_000
+                page.set_viewport_size({"width": width, "height": height})
+        page.close()
     for key, seconds in times.items():
         record_property(f"load_seconds[{key}]", seconds)
     for key, rights in edges.items():
@@ -293,59 +313,48 @@ def _shown(page: Any, label: str) -> str:
     return str(page.evaluate(SHOWN, label))
 
 
-def test_the_sweep_picker_drives_the_url_and_the_drill_down(server: str, results: Path
-                                                            ) -> None:
+def test_the_sweep_picker_drives_the_url_and_the_drill_down(server: str, results: Path,
+                                                            page: Any) -> None:
     """Open one sweep by its link, pick the other in the sidebar: the address and the
     drill-down's point follow (issue 25: the point kept the first sweep's knobs)."""
     first, second = results / "screenshot", results / "rho_m"
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            errors = _console_errors(page)
-            _open(page, f"{server}/sweep?folder={first}", PAGES["sweep"][1])
-            assert "params.budget=" in _shown(page, "Point"), _shown(page, "Point")
-            _selectbox(page, "Sweep folder").click()
-            page.get_by_role("option", name=str(second), exact=True).click()
-            page.wait_for_function(f"() => ({SHOWN})('Point').includes('params.M=')",
-                                   timeout=120_000)
-            page.wait_for_function(RENDERED, arg=PAGES["sweep"][1], timeout=120_000)
-            point = _shown(page, "Point")
-            assert "params.M=" in point and "params.budget" not in point, point
-            assert page.url.endswith(f"folder={urllib.parse.quote(str(second), safe='')}") \
-                or f"folder={second}" in urllib.parse.unquote(page.url), page.url
-            _check(page, "sweep after the switch", errors)
-        finally:
-            browser.close()
+    errors = _console_errors(page)
+    _open(page, f"{server}/sweep?folder={first}", PAGES["sweep"][1])
+    assert "params.budget=" in _shown(page, "Point"), _shown(page, "Point")
+    _selectbox(page, "Sweep folder").click()
+    page.get_by_role("option", name=str(second), exact=True).click()
+    page.wait_for_function(f"() => ({SHOWN})('Point').includes('params.M=')",
+                           timeout=120_000)
+    page.wait_for_function(RENDERED, arg=PAGES["sweep"][1], timeout=120_000)
+    point = _shown(page, "Point")
+    assert "params.M=" in point and "params.budget" not in point, point
+    assert page.url.endswith(f"folder={urllib.parse.quote(str(second), safe='')}") \
+        or f"folder={second}" in urllib.parse.unquote(page.url), page.url
+    _check(page, "sweep after the switch", errors)
 
 
-def test_long_horizon_renders_a_summary_in_chromium(server: str, record_property: Any
-                                                    ) -> None:
+def test_long_horizon_renders_a_summary_in_chromium(server: str, page: Any,
+                                                    record_property: Any) -> None:
     """The long_horizon scenario on the dynamics page: a summary view (no per-node labels,
     score bands, a step window), nothing clipped; the render time is recorded."""
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1600})
-            errors = _console_errors(page)
-            _open(page, server, PAGES["dynamics"][1])
-            page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
-            t0 = time.perf_counter()
-            page.get_by_role("option", name="long_horizon").click()
-            # Done when both panels have drawn the summary (chart titles are svg text).
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.vega-embed')].filter(e => "
-                "e.textContent.includes('mean and range per class')).length == 2",
-                timeout=120_000)
-            page.wait_for_function(RENDERED, arg=PAGES["dynamics"][1], timeout=120_000)
-            seconds = time.perf_counter() - t0
-            _check(page, "long_horizon", errors)
-            titles = page.evaluate("() => [...document.querySelectorAll('.vega-embed')]"
-                                   ".map(e => e.textContent).join(' ')")
-            assert titles.count("mean and range per class") == 2
-            assert titles.count("selections, steps ") == 2
-        finally:
-            browser.close()
+    page.set_viewport_size({"width": 1280, "height": 1600})
+    errors = _console_errors(page)
+    _open(page, server, PAGES["dynamics"][1])
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    t0 = time.perf_counter()
+    page.get_by_role("option", name="long_horizon").click()
+    # Done when both panels have drawn the summary (chart titles are svg text).
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.vega-embed')].filter(e => "
+        "e.textContent.includes('mean and range per class')).length == 2",
+        timeout=120_000)
+    page.wait_for_function(RENDERED, arg=PAGES["dynamics"][1], timeout=120_000)
+    seconds = time.perf_counter() - t0
+    _check(page, "long_horizon", errors)
+    titles = page.evaluate("() => [...document.querySelectorAll('.vega-embed')]"
+                           ".map(e => e.textContent).join(' ')")
+    assert titles.count("mean and range per class") == 2
+    assert titles.count("selections, steps ") == 2
     record_property("long_horizon_render_seconds", round(seconds, 2))
     print(f"long_horizon: switch and render in {seconds:.1f} s")
 
@@ -379,27 +388,6 @@ def worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out[name].write_text(WORLD.format(name=name, n=n, seed=seed, paper=paper),
                              encoding="utf-8")
     return out
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture()
-def page(chromium: Any) -> Iterator[Any]:
-    """A fresh session at 1,280 x 800 (the narrowest width the dashboard must fit)."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 800},
-                                   accept_downloads=True)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 def _settle(page: Any, condition: str, charts: int = 0, timeout: int = 300_000) -> None:

@@ -83,7 +83,7 @@ def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
 def scenario_picker(key: str) -> tuple[str, str] | None:
     """A shipped scenario or an uploaded TOML file; returns ``(name, toml_text)``.
 
-    Another page can hand this page an uploaded scenario (`carry_upload`): it is used
+    Another page can hand this page an uploaded scenario (`carry_scenario`): it is used
     while "upload TOML" is chosen and no file is uploaded here. Shows the problem and
     returns None when no scenario can be loaded.
     """
