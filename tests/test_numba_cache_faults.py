@@ -26,12 +26,29 @@ CHOSEN = ("the user chose NUMBA_CACHE_DIR: the test rebuilds wmtsim's own cache 
 USER_CACHE = "wmtsim" not in Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir()).parts
 
 
+def _this_checkout(src: Path) -> list[Path]:
+    """The index files of ``src`` that belong to this checkout. Numba names a cache
+    subfolder after the source folder and the SHA-1 of its path (``engine_<sha1>``), and
+    checkouts with the same kernel sources share one fingerprint folder, so a shared
+    cache also holds other checkouts' indexes (megabytes of them: too much for the 8 MB
+    disk below)."""
+    import hashlib
+
+    import wmtsim
+
+    root = Path(wmtsim.__file__).resolve().parent
+    ours = {f"{d.name}_{hashlib.sha1(str(d).encode()).hexdigest()}"
+            for d in (root, *root.rglob("*")) if d.is_dir()}
+    return [p for p in src.rglob("*.nbi") if p.relative_to(src).parts[0] in ours]
+
+
 def _indexes(dest: Path, corrupt: bool) -> Path:
-    """The real cache's index files under ``dest``/wmtsim (garbage if ``corrupt``): every
-    kernel is found, its data file is missing (a miss: it is compiled and saved)."""
+    """The real cache's index files (this checkout's) under ``dest``/wmtsim (garbage if
+    ``corrupt``): every kernel is found, its data file is missing (a miss: it is compiled
+    and saved)."""
     src = Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir())
     folder = dest / "wmtsim" / src.name
-    for p in src.rglob("*.nbi"):
+    for p in _this_checkout(src):
         q = folder / p.relative_to(src)
         q.parent.mkdir(parents=True, exist_ok=True)
         if corrupt:

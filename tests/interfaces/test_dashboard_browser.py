@@ -523,15 +523,17 @@ def _download(page: Any, button: Any) -> tuple[str, bytes]:
     return download.suggested_filename, Path(download.path()).read_bytes()
 
 
-def _buttons(page: Any, label: str) -> Any:
-    return page.get_by_test_id("stDownloadButton").filter(has_text=label).filter(
-        visible=True)
+def _after(anchor: Any, label: str) -> Any:
+    """The first download button labelled ``label`` after ``anchor`` in the page (a
+    figure's buttons follow it, a table's follow its caption)."""
+    return anchor.locator(f"xpath=following::*[@data-testid='stDownloadButton']"
+                          f"[contains(., '{label}')][1]")
 
 
 def test_the_download_buttons_give_the_figure_and_the_table(server: str, page: Any) -> None:
-    """Dynamics: the first figure's SVG and PNG buttons give that drawing, the step
-    records' CSV and Parquet buttons give the library's step records of the trajectory
-    shown; Compare: the table's CSV holds the cells the page shows."""
+    """Dynamics: the tree's SVG and PNG buttons give that drawing, the step records' CSV
+    and Parquet buttons give the library's step records of the trajectory shown;
+    Compare: the table's CSV holds the cells the page shows."""
     import io
 
     import polars as pl
@@ -541,11 +543,16 @@ def test_the_download_buttons_give_the_figure_and_the_table(server: str, page: A
     from wmtsim.studies.scenario import load_scenario
 
     _open(page, f"{server}/dynamics", PAGES["dynamics"][1])
+    # every figure's two buttons and the two tables' two per panel, drawn
+    page.wait_for_function("() => document.querySelectorAll("
+                           "'[data-testid=\"stDownloadButton\"]').length >= 24",
+                           timeout=120_000)
     step = _slider(page)  # the page opens at the last step
-    name, svg = _download(page, _buttons(page, "SVG").first)
+    tree = page.locator(".vega-embed", has_text=f"memory tree at step {step}").first
+    name, svg = _download(page, _after(tree, "SVG"))
     assert name.endswith(f"_tree_at_step_{step}.svg"), name
     assert svg.lstrip().startswith(b"<svg") and f"memory tree at step {step}".encode() in svg
-    name, png = _download(page, _buttons(page, "PNG").first)
+    name, png = _download(page, _after(tree, "PNG"))
     assert name.endswith(f"_tree_at_step_{step}.png"), name
     image = Image.open(io.BytesIO(png))
     image.verify()
@@ -555,13 +562,12 @@ def test_the_download_buttons_give_the_figure_and_the_table(server: str, page: A
     policy = sc.policies[-1]  # the page's first configuration
     steps = simulate(sc.world, policy, n=1, seed=sc.seed, params=sc.params, stubs=sc.stubs,
                      record_steps=1, baselines=sc.baselines).steps
-    # The first visible table buttons: the step records of the left panel (the nodes
-    # table's buttons are in a closed expander).
-    stem = f"{policy}_trajectory_0_steps"
-    name, csv = _download(page, _buttons(page, "CSV").first)
+    stem = f"{policy}_trajectory_0_steps"  # the left panel's step records
+    records = page.get_by_text("The trajectory's step records").first
+    name, csv = _download(page, _after(records, "CSV"))
     assert name == f"{stem}.csv", name
     shown = pl.read_csv(io.BytesIO(csv))
-    name, parquet = _download(page, _buttons(page, "Parquet").first)
+    name, parquet = _download(page, _after(records, "Parquet"))
     assert name == f"{stem}.parquet", name
     table = pl.read_parquet(io.BytesIO(parquet))
     assert table.drop("parent").equals(steps.select(table.drop("parent").columns)), \
@@ -570,7 +576,7 @@ def test_the_download_buttons_give_the_figure_and_the_table(server: str, page: A
     assert shown["u"].to_list() == pytest.approx(table["u"].to_list())
 
     _open(page, f"{server}/compare", PAGES["compare"][1])
-    name, csv = _download(page, _buttons(page, "CSV").first)
+    name, csv = _download(page, _after(page.get_by_test_id("stTable").first, "CSV"))
     assert name == "paper_poisoning_comparison.csv", name
     wide = pl.read_csv(io.BytesIO(csv))
     cells = page.locator('[data-testid="stTable"] tbody tr').first.locator("td")
