@@ -24,7 +24,7 @@ test: setup
 	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts
 	$(BIN)/mypy
 	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
-	$(BIN)/pytest -n 2 -q
+	$(BIN)/pytest -n 2 -q --dist loadgroup  # xdist_group: the browser tests share one worker
 
 lint: setup
 	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts

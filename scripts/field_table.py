@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from wmtsim.core.formatting import interval, num
 from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS
 from wmtsim.core.policies import FIELD_POLICIES, POLICIES
 from wmtsim.engine.simulation import METRIC_NAMES, mean_ci, paired_difference
@@ -81,11 +82,8 @@ def readme_table(frame: pl.DataFrame, n: int = N) -> str:
     rows = {(r["policy"], r["budget"]): r for r in frame.iter_rows(named=True)}
     head = "| policy | " + " | ".join(f"B = {b}" for b in budgets) + " |"
     lines = [head, "|---" * (len(budgets) + 1) + "|",
-             "| `wmt` (TSR) | " + " | ".join(f"{rows['wmt', b]['mean']:.3f}"
+             "| `wmt` (TSR) | " + " | ".join(num(rows['wmt', b]['mean'])
                                              for b in budgets) + " |"]
-
-    def sign(x: float) -> str:
-        return f"{x:+.3f}".replace("-", "−")
 
     for p in README_POLICIES:
         cells = []
@@ -93,7 +91,9 @@ def readme_table(frame: pl.DataFrame, n: int = N) -> str:
             r = rows[p, b]
             tag = {HOLDS: "", FAILS: " WMT worse (significant)"}.get(r["verdict"],
                                                                      " not significant")
-            cells.append(f"{sign(r['d_mean'])} [{sign(r['d_low'])}, {sign(r['d_high'])}]{tag}")
+            # The precision policy, with the minus sign of typeset text.
+            d = interval(r["d_mean"], r["d_low"], r["d_high"], sign=True).replace("-", "−")
+            cells.append(f"{d}{tag}")
         lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
     lines.append("")
     for b in budgets:

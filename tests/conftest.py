@@ -46,6 +46,57 @@ def no_exception(at: Any) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def _values(spec: object, key: str) -> list[Any]:
+    """Every value of ``key`` anywhere in a (Vega-Lite) JSON document."""
+    if isinstance(spec, dict):
+        return [v for k, v in spec.items() if k == key] + \
+            [x for v in spec.values() for x in _values(v, key)]
+    if isinstance(spec, list):
+        return [x for v in spec for x in _values(v, key)]
+    return []
+
+
+def off_policy_tooltips(spec: dict[str, Any]) -> list[str]:
+    """The tooltips of a Vega-Lite spec that do not follow the precision policy: a
+    quantitative field shown without `wmtsim.core.formatting.D3_FORMAT`, unless every
+    value it takes in the chart's data is a whole number (a step, a count), which is
+    shown as is (or with ``d``). Empty when every tooltip follows it."""
+    from wmtsim.core.formatting import D3_FORMAT
+
+    rows = [r for d in spec.get("datasets", {}).values() for r in d]
+    rows += [r for v in _values(spec, "values") if isinstance(v, list)
+             for r in v if isinstance(r, dict)]
+    bad = []
+    for tips in _values(spec, "tooltip"):
+        for t in tips if isinstance(tips, list) else [tips]:
+            if not isinstance(t, dict) or t.get("type") != "quantitative" \
+                    or t.get("format") == D3_FORMAT:
+                continue
+            field = str(t.get("field", "")).replace("\\.", ".")
+            seen = [r[field] for r in rows if r.get(field) is not None]
+            whole = all(isinstance(v, int | float) and float(v).is_integer() for v in seen)
+            if not (whole and t.get("format") in (None, "d")):
+                bad.append(f"{field}: format {t.get('format')!r}, values {seen[:3]}")
+    return bad
+
+
+def tooltips_follow_the_policy(at: Any) -> None:
+    """Every chart an `AppTest` run drew writes its tooltips in the precision policy."""
+    import json
+
+    import pyarrow as pa
+
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        # Streamlit sends a chart's data beside its spec, as Arrow: put it back.
+        spec["datasets"] = {d.name: pa.ipc.open_stream(d.data.data).read_all().to_pylist()
+                            for d in chart.proto.datasets}
+        if chart.proto.data.data:
+            spec["datasets"][""] = pa.ipc.open_stream(chart.proto.data.data).read_all() \
+                .to_pylist()
+        assert off_policy_tooltips(spec) == [], (spec.get("title"), off_policy_tooltips(spec))
+
+
 @pytest.fixture(autouse=True)
 def _keep_main_module() -> Iterator[None]:
     """Put ``sys.modules['__main__']`` back after every test. Streamlit's AppTest runs a

@@ -305,6 +305,14 @@ def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_p
     written = write_curves(frame, tmp_path)
     assert {p.name for p in written} == {"curves.parquet", "curves.md", "curves.png"}
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    # curves.md writes every cell in the precision policy, as `compare --budget` prints it
+    from wmtsim.core.formatting import interval, num
+
+    md = (tmp_path / "curves.md").read_text(encoding="utf-8")
+    for r in frame.iter_rows(named=True):
+        cell = num(r["mean"]) + ("" if r["d_mean"] is None else "<br>Δ " + interval(
+            r["d_mean"], r["d_low"], r["d_high"], sign=True))
+        assert f"| {cell}" in md, (r, cell)
 
 
 # ---------------------------------------------------------------- MemGPT / Letta

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
-from conftest import REPO, no_exception
+from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.core.formatting import interval, num, plural
@@ -584,6 +584,7 @@ def test_attack_page_shows_the_results_and_opens_an_attack_on_dynamics(
     at.run()
     no_exception(at)
     assert len(at.get("vega_lite_chart")) == 2  # harm vs budget, transfer heatmap
+    tooltips_follow_the_policy(at)
     shown = _frame(at, "policy", "budget", "worst_asr")
     stored = pl.read_parquet(Path(attack_folder) / "results.parquet")
     assert shown["worst_asr"].to_list() == pytest.approx(stored["worst_asr"].to_list())
@@ -626,6 +627,7 @@ def test_population_page_shows_the_library_tables(scenario_file: str) -> None:
     assert at.title[0].value == "Population dynamics"
     assert len(at.get("vega_lite_chart")) == 3  # survival, fates, contamination
     assert any("blast radius" in c.value for c in at.caption)
+    tooltips_follow_the_policy(at)  # survival, fates, contamination
     at.sidebar.number_input(key="pop_n").set_value(N).run()
     no_exception(at)
     rep = population_dynamics(load_scenario(scenario_file), ("linear", "wmt"), N, SEED)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from conftest import REPO, no_exception
+from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.studies.knob_ranges import ranges_for
@@ -46,6 +46,7 @@ def test_atlas_shows_the_screening_and_filters_metrics(screening: tuple[str, obj
     assert at.title[0].value == "Screening atlas"
     matters = table.filter(pl.col("verdict") == "matters").height
     assert at.subheader[0].value.startswith(f"{matters} (world, metric, knob)")
+    tooltips_follow_the_policy(at)
     at.sidebar.multiselect(key="atlas_metrics").set_value(["tsr"]).run()
     no_exception(at)
     shown = table.filter((pl.col("verdict") == "matters") & (pl.col("metric") == "tsr"))

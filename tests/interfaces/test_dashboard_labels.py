@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
-from conftest import REPO, no_exception
+from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
 from wmtsim.interfaces.dashboard import charts, export, services
@@ -112,6 +112,7 @@ def test_why_follows_a_scenario_switch_and_labels_the_claims_map(
             "poison[*].persuasiveness") in labels, labels
     claims_map = _specs(at)[-1]
     assert _find(claims_map, "columns") == [services.CLAIMS_COLUMNS]
+    tooltips_follow_the_policy(at)  # the waterfall and the claims map
 
 
 # ---------------------------------------------------------------------------------------
@@ -141,6 +142,7 @@ def test_compare_axis_panels_and_paper_note_follow_the_selection(
     assert at.sidebar.number_input(key="cmp_n").value == 24
     assert not any("tick marks" in c.value for c in at.caption)
     assert "pooled (Σ/Σ)" in _find(_specs(at)[0], "title")  # back to the default value
+    tooltips_follow_the_policy(at)
 
 
 # ---------------------------------------------------------------------------------------
@@ -198,6 +200,7 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
     assert points.value in table["key"].to_list()
     assert points.value == table.filter(pl.col("policy") == "linear")["key"][0]
     assert second in str(points.help)
+    tooltips_follow_the_policy(at)  # heatmap, Pareto front, the point's trajectory
     # The drill-down's tables write a missing value as the one mark, never None or nan.
     for df in at.dataframe:
         if hasattr(df.value, "to_string"):
@@ -227,6 +230,7 @@ def test_a_failed_expect_line_shows_the_expected_value(tmp_path: Path) -> None:
     # A one-step trace: its step axis is whole numbers.
     scores = next(s for s in _specs(at) if "retention scores" in json.dumps(s))
     assert {"format": "d", "tickMinStep": 1}.items() <= _find(scores, "axis")[0].items()
+    tooltips_follow_the_policy(at)
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,6 +295,7 @@ def test_every_page_offers_its_figures_and_tables_for_download(
     buttons = at.get("download_button")
     labels = [b.proto.label for b in buttons]
     charts_shown = len(at.get("vega_lite_chart"))
+    tooltips_follow_the_policy(at)  # the trajectory panel's charts
     assert labels.count("SVG") == labels.count("PNG") == charts_shown
     # The nodes table and every step record of each trajectory, as CSV and Parquet.
     assert labels.count("CSV") == labels.count("Parquet") == 2 * 2

@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim.core.bootstrap import Resampler, mean_interval
+from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
@@ -304,7 +305,7 @@ def heatmap_chart(frame: pl.DataFrame, x: str, y: str, metric: str = "tsr",
         color=alt.Color(f"{metric}:Q", title=metric,
                         scale=alt.Scale(scheme="viridis",
                                         reverse=not _higher_is_better(metric))),
-        tooltip=[x, y, alt.Tooltip(f"{metric}:Q", format=".4g"), "policy"],
+        tooltip=[x, y, alt.Tooltip(f"{metric}:Q", format=D3_FORMAT), "policy"],
     ).properties(width=220, height=180).facet(column="policy:N").properties(
         title=f"{metric} over {x} × {y}")
 

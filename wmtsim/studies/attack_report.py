@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.studies.attack import (
     Evaluation,
     SearchResult,
@@ -331,7 +332,7 @@ def transfer_chart(transfer: pl.DataFrame, harm: str = "asr") -> Any:
         y=alt.Y("tuned_on:N", title="tuned on", sort=None))
     cells = base.mark_rect().encode(color=alt.Color("harm:Q", title=harm,
                                                     scale=alt.Scale(scheme="reds")))
-    text = base.mark_text().encode(text=alt.Text("harm:Q", format=".3f"))
+    text = base.mark_text().encode(text=alt.Text("harm:Q", format=D3_FORMAT))
     return (cells + text).properties(title=f"Transfer ({harm}, held-out)", width=360,
                                      height=300)
 

@@ -449,8 +449,8 @@ def waterfall_chart(table: pl.DataFrame, title: str = "", columns: int = 3
         color=alt.Color("kind:N", scale=alt.Scale(domain=kinds,
                                                   range=[palette[k] for k in kinds]),
                         title=None),
-        tooltip=["bar", alt.Tooltip("value:Q", format=".4g"),
-                 alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g")])
+        tooltip=["bar", alt.Tooltip("value:Q", format=D3_FORMAT),
+                 alt.Tooltip("low:Q", format=D3_FORMAT), alt.Tooltip("high:Q", format=D3_FORMAT)])
     rules = alt.Chart().mark_rule(color="black").encode(x=x, y="low:Q", y2="high:Q")
     chart = alt.layer(bars, rules, data=frame.to_pandas()).properties(width=260, height=200)
     faceted = chart.facet(facet=alt.Facet("metric:N", title=None,

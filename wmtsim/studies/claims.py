@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.core.inference import (
     ALPHA,
     CORRECTION_NAMES,
@@ -306,16 +307,17 @@ def heatmap_chart(table: pl.DataFrame, x: str, y: str, title: str = "", columns:
         margin_text=pl.col("margin").round_sig_figs(2).cast(pl.Utf8))
     order = table["claim"].unique(maintain_order=True).to_list()
     base = alt.Chart().encode(
-        x=alt.X("x:O", title=x, axis=alt.Axis(format=".3~g", labelAngle=0)),
-        y=alt.Y("y:O", title=y, sort="descending", axis=alt.Axis(format=".3~g")))
+        x=alt.X("x:O", title=x, axis=alt.Axis(format=D3_FORMAT, labelAngle=0)),
+        y=alt.Y("y:O", title=y, sort="descending", axis=alt.Axis(format=D3_FORMAT)))
     rect = base.mark_rect(stroke="white").encode(
         color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUSES),
                                                     range=list(STATUS_COLORS)),
                         title="verdict"),
         tooltip=["claim", alt.Tooltip("status:N", title="verdict"),
-                 alt.Tooltip("x:Q", title=x), alt.Tooltip("y:Q", title=y),
-                 alt.Tooltip("margin:Q", format=".3g"), "closest", "n", "n_nonzero",
-                 "test", alt.Tooltip("p_adjusted:Q", format=".3g")])
+                 alt.Tooltip("x:Q", title=x, format=D3_FORMAT),
+                 alt.Tooltip("y:Q", title=y, format=D3_FORMAT),
+                 alt.Tooltip("margin:Q", format=D3_FORMAT), "closest", "n", "n_nonzero",
+                 "test", alt.Tooltip("p_adjusted:Q", format=D3_FORMAT)])
     text = base.mark_text(fontSize=9).encode(text="margin_text:N")
     chart = alt.layer(rect, text, data=data.to_pandas()).properties(width=170, height=150)
     faceted = chart.facet(facet=alt.Facet("claim:N", sort=order, title=None),

@@ -15,9 +15,19 @@ from typing import Any
 
 import polars as pl
 
+from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.engine.dynamics import FATES
 
 FATE_COLOURS = ("#e45756", "#f58518", "#54a24b", "#b279a2", "#4c78a8", "#bab0ac", "#72b7b2")
+
+
+def _tip(field: str, title: str | None = None) -> Any:
+    """A tooltip of a real-valued field in the precision policy (three significant
+    digits, `wmtsim.core.formatting.D3_FORMAT`); counts and steps are given by name."""
+    import altair as alt
+
+    return alt.Tooltip(field=field, type="quantitative", format=D3_FORMAT,
+                       title=title or alt.Undefined)
 
 
 def survival_chart(survival: pl.DataFrame, title: str = "", kinds: list[str] | None = None
@@ -34,8 +44,7 @@ def survival_chart(survival: pl.DataFrame, title: str = "", kinds: list[str] | N
         y2="high:Q")
     line = base.mark_line(interpolate="step-after").encode(
         y="survival:Q",
-        tooltip=["policy", "kind", "k", alt.Tooltip("survival:Q", format=".3f"),
-                 alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"),
+        tooltip=["policy", "kind", "k", _tip("survival"), _tip("low"), _tip("high"),
                  "at_risk"])
     chart = alt.layer(band, line, data=frame.to_pandas()).properties(width=230, height=180)
     out = chart.facet(facet=alt.Facet("kind:N", title=None), columns=3)
@@ -53,8 +62,8 @@ def fate_chart(fates: pl.DataFrame, title: str = "") -> Any:
         color=alt.Color("fate:N", scale=alt.Scale(domain=list(FATES),
                                                   range=list(FATE_COLOURS)), title="fate"),
         order=alt.Order("fate_order:Q"),
-        tooltip=["policy", "kind", "fate", "poisons", alt.Tooltip("share:Q", format=".3f"),
-                 alt.Tooltip("mean_k:Q", format=".1f", title="mean steps after injection"),
+        tooltip=["policy", "kind", "fate", "poisons", _tip("share"),
+                 _tip("mean_k", "mean steps after injection"),
                  "never_selected"],
     ).transform_calculate(
         fate_order=" + ".join(f"(datum.fate == '{f}') * {i}" for i, f in enumerate(FATES))
@@ -74,6 +83,6 @@ def steps_chart(steps: pl.DataFrame, title: str = "") -> Any:
         x=alt.X("step:Q", title="prompt step index"),
         y=alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title=None),
         color=alt.Color("policy:N", title="configuration"),
-        tooltip=["policy", "step", "prompts", alt.Tooltip("share:Q", format=".3f")],
+        tooltip=["policy", "step", "prompts", _tip("share")],
     ).properties(width=300, height=180).facet(column=alt.Column("series:N", title=None))
     return chart.properties(title=title) if title else chart

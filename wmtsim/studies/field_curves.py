@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from wmtsim.core.formatting import D3_FORMAT, interval, num
 from wmtsim.core.inference import ALPHA, CORRECTION_NAMES, directed_verdict
 from wmtsim.core.inference import adjust as adjust_p
 from wmtsim.studies.scenario import Scenario
@@ -141,12 +142,12 @@ def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
                 if r is None:
                     cells.append("–")
                     continue
-                fmt = "{:.0f}" if m == "prompt_tokens" else "{:.3f}"
-                cell = fmt.format(r["mean"])
+                # The precision policy (three significant digits), as `wmtsim compare
+                # --budget` prints the same cells.
+                cell = num(r["mean"])
                 if r["d_mean"] is not None:
-                    dfmt = "{:+.0f}" if m == "prompt_tokens" else "{:+.3f}"
-                    cell += (f"<br>Δ {dfmt.format(r['d_mean'])} "
-                             f"[{dfmt.format(r['d_low'])}, {dfmt.format(r['d_high'])}]")
+                    cell += "<br>Δ " + interval(r["d_mean"], r["d_low"], r["d_high"],
+                                                sign=True)
                     if r.get("verdict"):
                         cell += f"<br>WMT better: {r['verdict']}"
                 cells.append(cell)
@@ -199,7 +200,8 @@ def curve_chart(frame: pl.DataFrame, title: str = "") -> Any:
     lines = base.mark_line(point=True).encode(
         order="budget:Q",
         strokeWidth=alt.condition("datum.is_wmt", alt.value(4), alt.value(1.5)),
-        tooltip=["policy:N", "budget:Q", "tsr:Q", "prompt_tokens:Q"])
+        tooltip=["policy:N", "budget:Q", alt.Tooltip("tsr:Q", format=D3_FORMAT),
+                 alt.Tooltip("prompt_tokens:Q", format=D3_FORMAT)])
     return lines.properties(width=640, height=420, title=title)
 
 

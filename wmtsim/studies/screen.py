@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.studies.evaluate import evaluate, make_point, paired_se
 from wmtsim.studies.knob_ranges import WMT_RANGES, KnobRange
 
@@ -229,7 +230,8 @@ def atlas_chart(table: pl.DataFrame) -> Any:
         y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0)),
         color=alt.Color("verdict:N", scale=alt.Scale(
             domain=list(VERDICTS), range=["#d62728", "#ff9896", "#dddddd", "#ffffff"])),
-        tooltip=["scenario", "metric", "parameter", "mu_star", "mu_star_low",
-                 "mu_star_high", "noise", "verdict"],
+        tooltip=["scenario", "metric", "parameter",
+                 *(alt.Tooltip(f"{c}:Q", format=D3_FORMAT)
+                   for c in ("mu_star", "mu_star_low", "mu_star_high", "noise")), "verdict"],
     ).properties(width=520, height=150).facet(row="metric:N").properties(
         title="Screening atlas: which WMT knob matters for which metric in which world")

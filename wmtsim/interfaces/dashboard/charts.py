@@ -14,7 +14,8 @@ import polars as pl
 from wmtsim.core.formatting import D3_FORMAT
 
 TICK_FORMAT = D3_FORMAT
-"""The precision policy (`wmtsim.core.formatting`) on every quantitative axis and legend."""
+"""The precision policy (`wmtsim.core.formatting`) on every quantitative axis, legend and
+tooltip."""
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
 """Steps are whole numbers: a one-step trajectory's axis reads ``1``, not ``1.000000``."""
 LEGEND: dict[str, Any] = {"labelLimit": 0, "titleLimit": 0}
@@ -30,6 +31,14 @@ SELECTION_SCALE = alt.Scale(
 )
 STATE_SHAPES = alt.Scale(domain=["active", "completed", "folded", "obsolete"],
                          range=["circle", "square", "diamond", "cross"])
+
+
+def tip(field: str, title: str | None = None) -> alt.Tooltip:
+    """A tooltip of a measured (real-valued) field, in the precision policy: three
+    significant digits, as the axes and the tables write it. Whole-number fields (steps,
+    counts) keep their own digits: give them by name."""
+    return alt.Tooltip(field=field, type="quantitative", format=TICK_FORMAT,
+                       title=title or alt.Undefined)
 
 
 def _poison_label(frame: pl.DataFrame) -> pl.DataFrame:
@@ -52,8 +61,7 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
     lines = alt.Chart(edges.to_pandas()).mark_rule(color="#999999").encode(
         x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", scale=depth, axis=None),
         x2="x2:Q", y2="y2:Q")
-    tooltip = [label, "kind", "state", alt.Tooltip("u:Q", format=".3f"), "m", "poisoned",
-               "pool"]
+    tooltip = [label, "kind", "state", tip("u"), "m", "poisoned", "pool"]
     sizes = [30, 400] if labels else [8, 80]
     # Stacked on the right: four legends side by side below the tree overflow a
     # half-width column at 1,280 px (a bottom legend row is not fitted to the width).
@@ -98,8 +106,7 @@ def score_lines(steps: pl.DataFrame, current: int, title: str) -> alt.LayerChart
                       axis=alt.Axis(format=TICK_FORMAT)),
         color=alt.Color("memory:N", scale=POISON_SCALE, legend=alt.Legend(**LEGEND)),
         detail="slot:N",
-        tooltip=["slot", "kind", "step", alt.Tooltip("u:Q", format=".4f"), "m", "state",
-                 "selected"],
+        tooltip=["slot", "kind", "step", tip("u"), "m", "state", "selected"],
     )
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x="step:Q")
@@ -118,9 +125,7 @@ def score_bands(bands: pl.DataFrame, current: int, title: str) -> alt.LayerChart
         y2="high:Q", color=color)
     mean = base.mark_line().encode(
         x=x, y="mean:Q", color=color,
-        tooltip=["step", "memory", alt.Tooltip("mean:Q", format=".3f"),
-                 alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"),
-                 "memories"])
+        tooltip=["step", "memory", tip("mean"), tip("low"), tip("high"), "memories"])
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x="step:Q")
     return (band + mean + rule).properties(title=title, height=220)
@@ -139,8 +144,7 @@ def selection_raster(steps: pl.DataFrame, current: int, title: str) -> alt.Layer
         y=alt.Y("slot:O", title="memory slot"),
         color=alt.Color("pool:N", scale=SELECTION_SCALE, title="selection",
                         legend=alt.Legend(**LEGEND)),
-        tooltip=["memory_label", "step", "pool", "poisoned",
-                 alt.Tooltip("u:Q", format=".4f")],
+        tooltip=["memory_label", "step", "pool", "poisoned", tip("u")],
     )
     marks = base.transform_filter(alt.datum.poisoned).mark_text(
         text="●", color="#d62728", fontSize=8).encode(x="step:O", y="slot:O")
@@ -156,7 +160,7 @@ def running_chart(rates: pl.DataFrame, current: int, title: str) -> alt.LayerCha
         x=alt.X("step:Q", axis=STEP_AXIS), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]),
                       axis=alt.Axis(format=TICK_FORMAT)),
         color=alt.Color("metric:N", title="running", legend=alt.Legend(**LEGEND)),
-        tooltip=["step", "metric", alt.Tooltip("value:Q", format=".3f")])
+        tooltip=["step", "metric", tip("value")])
     rule = alt.Chart(pl.DataFrame({"step": [current]}).to_pandas()).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x="step:Q")
     return (lines + rule).properties(title=title, height=200)
@@ -178,9 +182,7 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str], order: list[str],
         y=alt.Y("mean:Q", title=value, axis=y_axis),
         color=alt.Color("config:N", sort=None, title="configuration",
                         legend=alt.Legend(orient="top", columns=3, **LEGEND)),
-        tooltip=["config", "metric", alt.Tooltip("mean:Q", title=value, format=".4g"),
-                 alt.Tooltip("low:Q", format=".4g"), alt.Tooltip("high:Q", format=".4g"),
-                 "n"])
+        tooltip=["config", "metric", tip("mean", value), tip("low"), tip("high"), "n"])
     err = base.mark_errorbar(ticks=True).encode(
         x=alt.X("config:N", sort=None), y=alt.Y("low:Q", title=value, axis=y_axis),
         y2="high:Q")
@@ -189,7 +191,7 @@ def metric_bars(summary: pl.DataFrame, labels: dict[str, str], order: list[str],
         ticks = base.transform_filter("isValid(datum.paper)").mark_tick(
             color="black", thickness=2, size=30).encode(
             x=alt.X("config:N", sort=None), y="paper:Q",
-            tooltip=["config", "metric", alt.Tooltip("paper:Q", title="paper")])
+            tooltip=["config", "metric", tip("paper", "paper")])
         layers = layers + ticks
     shown = set(frame["metric"].to_list())
     return layers.properties(width=170, height=150).facet(
@@ -203,7 +205,10 @@ def _field(name: str) -> str:
     return name.replace(".", "\\.")
 
 
-def _tip(name: str) -> alt.Tooltip:
+def _tip(frame: pl.DataFrame, name: str) -> alt.Tooltip:
+    """A column's tooltip: the precision policy for a real-valued column, else as is."""
+    if frame.schema[name].is_float():
+        return tip(_field(name), name)
     return alt.Tooltip(field=_field(name), title=name)
 
 
@@ -211,7 +216,7 @@ def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
     """Mean of ``metric`` over a grid of two parameters: ordinal levels, or continuous
     axes when the frame has bin bounds (``x_low``, ``x_high``, ... of
     `services.grid_means`)."""
-    tooltip = [alt.Tooltip(field=_field(metric), title=metric, format=".3g"), "points:Q"]
+    tooltip = [tip(_field(metric), metric), "points:Q"]
     color = alt.Color(field=_field(metric), type="quantitative", title=metric,
                       scale=alt.Scale(scheme="viridis"),
                       legend=alt.Legend(format=TICK_FORMAT, **LEGEND))
@@ -224,15 +229,15 @@ def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
                        scale=alt.Scale(zero=False, nice=False)),
             "y2": alt.Y2(field=_field(f"{y}_high")),
         }
-        tooltip = [alt.Tooltip(field=_field(f"{x}_low"), title=f"{x} from", format=".3g"),
-                   alt.Tooltip(field=_field(f"{x}_high"), title=f"{x} to", format=".3g"),
-                   alt.Tooltip(field=_field(f"{y}_low"), title=f"{y} from", format=".3g"),
-                   alt.Tooltip(field=_field(f"{y}_high"), title=f"{y} to", format=".3g"),
+        tooltip = [tip(_field(f"{x}_low"), f"{x} from"),
+                   tip(_field(f"{x}_high"), f"{x} to"),
+                   tip(_field(f"{y}_low"), f"{y} from"),
+                   tip(_field(f"{y}_high"), f"{y} to"),
                    *tooltip]
     else:
         enc = {"x": alt.X(field=_field(x), type="ordinal", title=x),
                "y": alt.Y(field=_field(y), type="ordinal", title=y, sort="descending")}
-        tooltip = [_tip(x), _tip(y), *tooltip]
+        tooltip = [_tip(frame, x), _tip(frame, y), *tooltip]
     return alt.Chart(frame.to_pandas()).mark_rect().encode(
         **enc, color=color, tooltip=tooltip,
     ).properties(title=f"{metric} over {x} × {y}", height=300)
@@ -241,7 +246,7 @@ def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
 def pareto_chart(points: pl.DataFrame, front: pl.DataFrame, x: str, y: str,
                  tooltip: list[str]) -> alt.LayerChart:
     """Every sweep point (grey) and the Pareto front (line) of ``y`` against ``x``."""
-    tips = [_tip(t) for t in tooltip]
+    tips = [_tip(points, t) for t in tooltip]
     all_pts = alt.Chart(points.to_pandas()).mark_circle(size=40, color="#bbbbbb").encode(
         x=alt.X(field=_field(x), type="quantitative", title=x,
                 scale=alt.Scale(zero=False)),  # zoomed to the points

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 import streamlit as st
@@ -20,11 +20,16 @@ def not_available(what: str, reason: object) -> None:
     st.warning(f"{what} not available: {reason}")
 
 
-def chart(figure: Any, key: str, name: str, stretch: bool = True) -> None:
+def chart(figure: Any, key: str, name: str, stretch: bool = True,
+          select: bool = False) -> Any:
     """An Altair chart with SVG and PNG download buttons below it; ``name`` is the
     downloaded file's name. The files are drawn only when a button is clicked.
-    ``stretch``: fill the column (else the chart's own size: facets, fixed widths)."""
-    st.altair_chart(figure, key=key, width="stretch" if stretch else None)
+    ``stretch``: fill the column (else the chart's own size: facets, fixed widths).
+    ``select``: a click on the chart's selection parameters reruns the page; returns the
+    selection event (else None)."""
+    width: Literal["stretch"] | None = "stretch" if stretch else None
+    event = (st.altair_chart(figure, key=key, width=width, on_select="rerun") if select
+             else st.altair_chart(figure, key=key, width=width))
     stem = export.file_stem(name)
     row = st.container(horizontal=True)  # the buttons side by side, labels whole
     row.download_button("SVG", lambda: export.svg(figure), f"{stem}.svg", "image/svg+xml",
@@ -33,6 +38,7 @@ def chart(figure: Any, key: str, name: str, stretch: bool = True) -> None:
     row.download_button("PNG", lambda: export.png(figure), f"{stem}.png", "image/png",
                           key=f"{key}__png", on_click="ignore", icon=":material/download:",
                           help=f"download this figure as {stem}.png")
+    return event if select else None
 
 
 def _cell(dtype: pl.DataType, precise: str | None) -> Callable[[Any], str]:
@@ -77,7 +83,9 @@ def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
 def scenario_picker(key: str) -> tuple[str, str] | None:
     """A shipped scenario or an uploaded TOML file; returns ``(name, toml_text)``.
 
-    Shows the problem and returns None when no scenario can be loaded.
+    Another page can hand this page an uploaded scenario (`carry_scenario`): it is used
+    while "upload TOML" is chosen and no file is uploaded here. Shows the problem and
+    returns None when no scenario can be loaded.
     """
     try:
         catalog = services.scenario_catalog()
@@ -90,10 +98,17 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
     if source == "upload TOML":
         up = st.sidebar.file_uploader("Scenario file (.toml)", type=["toml"],
                                       key=f"{key}_upload")
-        if up is None:
+        carried = st.session_state.get(f"{key}_carried")
+        if up is not None:
+            st.session_state.pop(f"{key}_carried", None)  # a file uploaded here wins
+            ref = ("", up.getvalue().decode("utf-8"))
+        elif carried is not None:
+            st.sidebar.caption(f"{carried['file']}, uploaded on the {carried['page']} "
+                               "page (upload a file here to replace it)")
+            ref = carried["ref"]
+        else:
             st.info("Upload a scenario TOML file in the sidebar.")
             return None
-        ref = ("", up.getvalue().decode("utf-8"))
     elif source == "file path":
         path = st.sidebar.text_input("Scenario file path", key=f"{key}_path",
                                      placeholder="scenarios/my_study.toml")
@@ -122,8 +137,26 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
 
 
 def picker_keys(key: str) -> set[str]:
-    """The session-state keys of `scenario_picker`'s own widgets."""
-    return {f"{key}_{w}" for w in ("source", "upload", "path", "name")}
+    """The session-state keys of `scenario_picker`'s own widgets (and of the scenario
+    another page carried to it)."""
+    return {f"{key}_{w}" for w in ("source", "upload", "path", "name", "carried")}
+
+
+def carry_scenario(source: str, ref: tuple[str, str], here: str, there: str,
+                   page: str) -> None:
+    """Open the scenario picked by `scenario_picker` ``here`` (its key) with the picker
+    ``there`` of another page, before switching to it: the same source and name or path;
+    an uploaded file (which a file uploader cannot be given) as its text, named after the
+    uploaded file and ``page`` (the page it came from)."""
+    st.session_state[f"{there}_source"] = source
+    if source == "upload TOML":
+        up = st.session_state.get(f"{here}_upload")
+        name = up.name if up is not None else "a scenario"
+        st.session_state[f"{there}_carried"] = {"ref": ref, "file": name, "page": page}
+    elif source == "file path":
+        st.session_state[f"{there}_path"] = st.session_state[f"{here}_path"]
+    else:
+        st.session_state[f"{there}_name"] = st.session_state[f"{here}_name"]
 
 
 def derive_state(prefix: str, owner: object, defaults: dict[str, Any],

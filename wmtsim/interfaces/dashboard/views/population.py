@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import services, widgets
+from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Population dynamics")
 st.caption("Every trajectory of the scenario at once, from the engine's aggregates (no step "
@@ -58,14 +58,15 @@ else:
                     title="P(poison still remains)"), y2="high:Q"),
         base.mark_line(interpolate="step-after").encode(y="survival:Q"),
         base.mark_point(filled=True, size=40).encode(
-            y="survival:Q", tooltip=["policy", "k", "survival", "low", "high", "at_risk"]
+            y="survival:Q", tooltip=["policy", "k", charts.tip("survival"), charts.tip("low"),
+                                  charts.tip("high"), "at_risk"]
         ).add_params(pick),
     ).properties(height=320)
-    event = st.altair_chart(chart, on_select="rerun", key="pop_curve",
-                            width="stretch")
+    event = widgets.chart(chart, "pop_curve", f"{info['name']} survival {kind}",
+                          select=True)
     life = tables["lifetimes"].filter(pl.col("kind") == kind)
-    st.dataframe(life.select("policy", "median", "median_low", "median_high", "n"),
-                 hide_index=True)
+    widgets.table(life.select("policy", "median", "median_low", "median_high", "n"),
+                  "pop_lifetimes", f"{info['name']} lifetimes {kind}")
     selection: Any = event.get("selection", {}) if event else {}
     points = list(selection.get("pick", []))
     if points:
@@ -78,30 +79,25 @@ else:
             st.write(f"Trajectory {hit['trajectory']}: a {hit['kind']} poison under "
                      f"{labels[policy]} stops remaining {k} steps after injection "
                      f"({hit['fate']}); step {hit['step']} is the last it remained.")
-            source = st.session_state.get("pop_source")
-            if source == "upload TOML":
-                st.caption("An uploaded scenario is not carried over: pick the same file "
-                           "on the Poisoning dynamics page.")
-            elif st.button("Open it on the Poisoning dynamics page", key="pop_open"):
-                # The scenario as picked here, and the trajectory and step, which
-                # views/dynamics.py applies once it has set up its own widgets' state.
-                st.session_state["dyn_source"] = source
-                if source == "file path":
-                    st.session_state["dyn_path"] = st.session_state["pop_path"]
-                else:
-                    st.session_state["dyn_name"] = st.session_state["pop_name"]
+            if st.button("Open it on the Poisoning dynamics page", key="pop_open"):
+                # The scenario as picked here (an uploaded one too), and the trajectory
+                # and step, which views/dynamics.py applies once it has set up its own
+                # widgets' state.
+                widgets.carry_scenario(st.session_state["pop_source"], ref, "pop", "dyn",
+                                       "Population dynamics")
                 st.session_state["population_jump"] = {
                     "policy": policy, "seed": seed, "trajectory": hit["trajectory"],
                     "step": hit["step"]}
                 st.switch_page("views/dynamics.py")
 
 st.subheader("Fates of injected poison")
-st.altair_chart(services.fate_chart(tables["fates"]), width="stretch")
-st.dataframe(tables["fates"].filter(pl.col("kind") == kind).select(
+widgets.chart(services.fate_chart(tables["fates"]), "pop_fates", f"{info['name']} fates")
+widgets.table(tables["fates"].filter(pl.col("kind") == kind).select(
     "policy", "fate", "poisons", "share", "low", "high", "never_selected", "mean_k"),
-    hide_index=True)
+    "pop_fates_table", f"{info['name']} fates {kind}")
 st.subheader("Contamination per step, and its route through summaries")
-st.altair_chart(services.steps_chart(tables["steps"]), width="stretch")
-st.dataframe(tables["spread"].select("policy", "prompts", "contaminated_share",
-                                     "via_summary_share", "summary_only_share"),
-             hide_index=True)
+widgets.chart(services.steps_chart(tables["steps"]), "pop_steps",
+              f"{info['name']} contamination per step")
+widgets.table(tables["spread"].select("policy", "prompts", "contaminated_share",
+                                      "via_summary_share", "summary_only_share"),
+              "pop_spread", f"{info['name']} spread")
