@@ -30,6 +30,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     _SQRT3,
     B_ARCHIVED,
     B_BUFFERED,
+    B_CORE,
     B_DELETED,
     B_DROPPED,
     B_EVICTED,
@@ -42,6 +43,7 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_UNSEEN,
     M_GA_POIGNANCY,
     M_GA_SINCE,
+    M_LETTA_ALERTED,
     M_SEEN,
     M_SUMMARY,
     M_WIN_COUNT,
@@ -91,6 +93,13 @@ from wmtsim.engine.field_forgetting import (  # noqa: F401 (the old module's nam
     _window_slide,
 )
 from wmtsim.engine.field_generative import _ga_reflect, _ga_retrieve
+from wmtsim.engine.field_letta import (
+    _archival_search,
+    _core_context,
+    _core_tokens,
+    _letta_pressure,
+)
+from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
 
 # ------------------------------------------------------------------ the dispatch point
 
@@ -155,17 +164,28 @@ def _baseline_step(T, K, X, step, n, critical):
     session = int(bl.mb_session_steps)
     if sw_family == FAM_MEMORYBANK:
         if session > 0 and step > 0 and step % session == 0:
+            if bl.mb_summaries != 0.0:
+                n = _mb_summarize(T, K, X, step, n, session)
             _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
+            if bl.mb_summaries != 0.0:
+                _mb_drop_orphans(n, F, bs)
     elif sw_family == FAM_MEMGPT:
         limit = bl.window_tokens if bl.window_tokens > 0 else p.budget
+        # Core memory is in the system prompt: it takes its share of the window W.
+        room = float(limit) - _core_tokens(n, bs, F.tokens)
+        summaries = out[C.summariser_calls]
         if bl.letta_walk != 0.0:
-            n = _letta_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
+            n = _letta_overflow(seed, traj, step, n, F, bs, bmisc, room,
                                 bl.evict_fraction, int(bl.keep_last), summary_rel, p,
                                 st, out)
         else:
-            n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
+            n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, room,
                                 bl.evict_fraction, int(bl.keep_last), True, B_RECALL,
                                 summary_rel, p, st, out)
+        if bl.letta_memory != 0.0:
+            if out[C.summariser_calls] > summaries:
+                bmisc[M_LETTA_ALERTED] = 0  # summarize_messages_inplace clears the alert
+            _letta_pressure(T, X, step, n, float(limit))
     elif sw_family == FAM_TOKEN_BUFFER:
         limit = bl.token_limit if bl.token_limit > 0 else p.budget
         n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
@@ -193,17 +213,23 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
     # 3. The pool ε and the retrieval s, never more than B tokens.
     recent = np.zeros(n, np.bool_)  # MemoryBank code: history turns, not recalls
     for v in range(n):
-        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
+        eligible[v] = _stored(bs[v]) and not on_path[v]
         selected[v] = False
     if sw_family == FAM_MEMGPT or sw_family == FAM_WINDOW or sw_family == FAM_TOKEN_BUFFER:
         # The queue (and its running summary) is the context, newest first within B, at
-        # most the shared cap.
+        # most the shared cap; MemGPT's core memory comes first.
         limit = _queue_cap(bl, st)
-        used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, 0.0,
-                           limit)
+        used, count = _core_context(n, bs, F, eligible, selected, budget, limit)
+        if limit <= 0 or count < limit:
+            used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, used,
+                               limit - count if limit > 0 else 0)
         if sw_family == FAM_MEMGPT and critical and bl.recall_k > 0:
             _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
                                  used, bl, out)
+        if (sw_family == FAM_MEMGPT and critical and topic_now >= 0
+                and bl.letta_memory != 0.0 and bl.archival_k > 0):
+            _archival_search(n, util, bs, X.store.archival, F, eligible, selected, limit,
+                             budget, bl, out)
     elif sw_family == FAM_GENERATIVE:
         _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, tokens,
                      budget, st, bl)
@@ -286,7 +312,7 @@ def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
     for v in range(n):
         if found >= int(bl.recall_k):
             break
-        if kind[v] != TASK or topic[v] != topic_now or (bs[v] != B_IN and bs[v] != B_RECALL):
+        if kind[v] != TASK or topic[v] != topic_now or not _stored(bs[v]):
             continue
         found += 1
         read += tokens[v]
@@ -303,6 +329,13 @@ def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
 
 @jit
 def _baseline_eligible(n, on_path, bs, eligible):
-    """ε of a field policy: the store (and MemGPT's searchable recall storage)."""
+    """ε of a field policy: the store (and MemGPT's recall storage and core memory)."""
     for v in range(n):
-        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
+        eligible[v] = _stored(bs[v]) and not on_path[v]
+
+
+@jit
+def _stored(place):
+    """A slot the policy still holds: in the store or queue, in MemGPT's searchable
+    recall storage, or in its core memory."""
+    return place == B_IN or place == B_RECALL or place == B_CORE

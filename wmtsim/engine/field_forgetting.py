@@ -43,7 +43,8 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
     stronger memory forgetting faster; forgotten when random() > R.
     """
     for v in range(n):
-        if bs[v] != B_IN or on_path[v]:
+        # The curve applies to the dialogue turns, not to the daily summaries.
+        if bs[v] != B_IN or on_path[v] or F.kind[v] == SUMMARY:
             continue
         dt = float(step - blast[v])
         if variant == 0:
