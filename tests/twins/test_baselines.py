@@ -185,7 +185,8 @@ def test_memorybank_strength_grows_on_recall_and_forgetting_follows_the_curve() 
 def test_memgpt_queue_never_exceeds_its_window() -> None:
     w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6), tokens_sigma=0.3),
                  seed=2, n=10)
-    knobs = Baselines(window_tokens=400)
+    # The queue's own walk (core memory's share of W: tests/twins/test_field_tools.py).
+    knobs = Baselines(window_tokens=400, letta_memory=False)
     res = simulate(w, "memgpt", baselines=knobs, record_steps=10)
     # The queue and its summary in context stay within W at every step (each step
     # record carries the memory's size at that step).
