@@ -40,7 +40,8 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   mb_session_steps=2, mem0_match=0.5, mem0_p_update=0.4,
                   mem0_p_delete=0.2, mem0_p_none=0.2, dup_content=False,
                   ga_reflect_threshold=15, tr_buffer=2, tr_eval_every=3,
-                  mem0_random_decision=True),
+                  mem0_random_decision=True, retrieval_noise=3.0, warning_fraction=0.5,
+                  archival_k=2),
         Stubs(p_leak=0.7), 3),
     "defaults": (
         WorldSpec(poison=(PoisonSpec("plausible"), PoisonSpec("failed"))),
@@ -54,7 +55,8 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   mb_code_recent=0, mb_code_top_k=1, mem0_match=0.0, mem0_p_update=1.0,
                   mem0_p_delete=0.0, mem0_p_none=0.0, ga_reflect_threshold=1,
                   ga_focal_points=2, ga_thoughts=1, tr_buffer=0, own_caps=True,
-                  importance_reads_evidence=True, letta_walk=False),
+                  importance_reads_evidence=True, letta_walk=False, core_fraction=0.0,
+                  save_threshold=0.0, mb_summary_is_result=True),
         Stubs(selector_noise=0.0, c_sum=1.0), 5),
 }
 

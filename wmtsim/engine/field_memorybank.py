@@ -109,6 +109,11 @@ def _mb_part(T, K, X, step, n, n0, day0, t):
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
+    # The final answer counts a summary of a top-level subtask as its result
+    # (`wmtsim.engine.agent._reason`): a fold is written when the subtask completes, a
+    # day's summary may be written before its result was seen, so it stands for the
+    # result only when it carries the subtask's evidence (`mb_summary_is_result`: always).
+    top[z] = top[ts] if (evidence[z] or X.knobs[0].mb_summary_is_result != 0.0) else -1
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)
