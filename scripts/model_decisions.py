@@ -133,50 +133,60 @@ FIELD_RULES = (
               "given an LLM-quality relevance score for free",
               "1× `stubs.selector_noise`", "`baselines.retrieval_noise`", "3× (an embedding is noisier)",
               {"baselines.retrieval_noise": 3.0},
-              ("traceretain_z", "generative_agents", "memorybank", "mem0", "memgpt")),
+              ("traceretain_z", "traceretain_similarity", "generative_agents",
+               "generative_agents_code", "memorybank", "memorybank_code", "mem0", "memgpt")),
 )
 
 
 def field_rules_table() -> list[str]:
-    """The field's rules, flipped one at a time: Δ TSR vs WMT (default → flipped) at each
-    scenario's budget B, n = FIELD_N, its seed."""
+    """The field's rules, flipped one at a time: Δ TSR vs WMT (default → flipped) at ½B, B
+    and 2B of each scenario's budget B (`scripts/field_table.budgets_for`), n = FIELD_N,
+    the scenario's seed."""
     from wmtsim.engine.simulation import paired_difference
 
+    scenarios = {}
+    for name in FIELD_SCENARIOS:
+        sc = load_scenario(name)
+        b = int(sc.params.budget)
+        scenarios[name] = (sc, generate(sc.world, seed=sc.seed, n=FIELD_N),
+                           (("½B", max(1, b // 2)), ("B", b), ("2B", 2 * b)))
+    heads = [f"{name} {label} = {b}" for name, (_, _, bs) in scenarios.items()
+             for label, b in bs]
     lines = ["## The field's rules with a knob, flipped one at a time", "",
              "Each rule of the field's policies below ([field.md](field.md)) changes only the "
              "policies that read it; WMT's configurations read none. Cells: Δ TSR = policy − "
              f"wmt on the same trajectories (common random numbers), n = {FIELD_N}, each "
-             "scenario's seed and its budget B, with the default → with the flip (the per-pair "
-             "paired test's p in brackets, uncorrected; the Holm-corrected verdicts over seeds, "
-             "budgets and every flip are docs/field.md's robustness table).", "",
-             "| rule | source | default | knob | flip | policy | "
-             + " | ".join(f"{s} Δ TSR (default → flip)" for s in FIELD_SCENARIOS) + " |",
-             "|---|---|---|---|---|---|" + "---|" * len(FIELD_SCENARIOS)]
-    runs: dict[tuple[str, str, str], Any] = {}
-    scenarios = {}
-    for name in FIELD_SCENARIOS:
-        sc = load_scenario(name)
-        scenarios[name] = (sc, generate(sc.world, seed=sc.seed, n=FIELD_N))
+             "scenario's seed, at ½B, B and 2B of its budget, with the default → with the flip; "
+             "`*` marks a paired test's p < 0.05 (per pair, uncorrected; the Holm-corrected "
+             "verdicts over seeds, budgets and every flip are docs/field.md's robustness "
+             "table). Δ < 0: WMT ahead.", "",
+             "| rule | source | default | knob | flip | policy | " + " | ".join(heads) + " |",
+             "|---|---|---|---|---|---|" + "---|" * len(heads)]
+    runs: dict[tuple[str, int, str, str], Any] = {}
 
-    def res(name: str, policy: str, flip: FieldRule | None) -> Any:
-        key = (name, policy, "" if flip is None else flip.name)
+    def res(name: str, budget: int, policy: str, flip: FieldRule | None) -> Any:
+        key = (name, budget, policy, "" if flip is None else flip.name)
         if key not in runs:
-            sc, world = scenarios[name]
+            sc, world, _ = scenarios[name]
+            sc = sc.with_overrides({"params.budget": budget})
             if flip is not None:
                 sc = sc.with_overrides(flip.overrides)
             runs[key] = simulate(world, policy, params=sc.params, stubs=sc.stubs,
                                  baselines=sc.baselines)
         return runs[key]
 
+    def cell(d: dict[str, float]) -> str:
+        return f"{d['mean']:+.3f}{'*' if d['p'] < 0.05 else ''}"
+
     for rule in FIELD_RULES:
         for pol in rule.policies:
             cells = []
-            for name in FIELD_SCENARIOS:
-                ref = res(name, "wmt", None)
-                a = paired_difference(res(name, pol, None), ref, "tsr", n_resamples=500)
-                b = paired_difference(res(name, pol, rule), ref, "tsr", n_resamples=500)
-                cells.append(f"{a['mean']:+.3f} (p {a['p']:.3f}) → {b['mean']:+.3f} "
-                             f"(p {b['p']:.3f})")
+            for name, (_, _, bs) in scenarios.items():
+                for _, b in bs:
+                    ref = res(name, b, "wmt", None)
+                    a = paired_difference(res(name, b, pol, None), ref, "tsr", n_resamples=500)
+                    z = paired_difference(res(name, b, pol, rule), ref, "tsr", n_resamples=500)
+                    cells.append(f"{cell(a)} → {cell(z)}")
             lines.append(f"| {rule.name} | {rule.source} | {rule.default} | {rule.knob} | "
                          f"{rule.flip} | `{pol}` | " + " | ".join(cells) + " |")
     return lines

@@ -103,6 +103,18 @@ def test_cases_make_the_rules_bind() -> None:
     for case in ("binding", "corners"):
         assert (engine_run(case, "generative_agents").forest.kind == 4).any(), case
     assert total("memgpt", "context_overflows") > 0
+    # MemoryBank wrote daily summaries (summary nodes) in every case.
+    for case in CASES:
+        for p in ("memorybank", "memorybank_code"):
+            assert (engine_run(case, p).forest.kind == 4).any(), (case, p)
+    # Letta's warning made the agent save: into core memory and into archival memory.
+    memories: list[object] = []
+    for case in ("binding", "corners"):
+        _, knobs, stubs, _ = CASES[case]
+        simulate_reference(world_of(case), "memgpt", Params(), stubs, knobs, memories)
+    items = [it for m in memories for it in m.items.values()]  # type: ignore[attr-defined]
+    assert any(it.place == "core" for it in items)
+    assert any(it.archival for it in items)
 
 
 # ---------------------------------------------------------------- characteristic rules

@@ -200,3 +200,103 @@ def test_retrieval_noise_scales_the_field_only() -> None:
     # WMT's selector never reads it.
     np.testing.assert_array_equal(counters(simulate(w, "wmt", params=tight)),
                                   counters(simulate(w, "wmt", params=tight, baselines=noisy)))
+
+
+# ---------------------------------------------------------------- a hand-worked case
+
+
+def test_letta_pressure_hand_worked() -> None:
+    # Four tool messages of 30 tokens in the queue, W = 100: 120 > 0.75 · 100, so the
+    # warning fires. Ratings without noise: round(10 · (0.75 · rel + 0.25)): rel 0.9 → 9,
+    # rel 0.2 → 4. Saves (≥ 7), oldest first: a0 into core memory (30 ≤ 0.3 · 100), a1
+    # not saved, a2 and a3 archival (core is full). Calls: the chained step (60 + the
+    # queue's 120) and three saves (60 + 30 each): 4 calls, 450 tokens. Once alerted,
+    # nothing more until a summary clears the alert.
+    from wmtsim.core.codes import ACTION, SUCCESS
+    from wmtsim.core.field_knobs import B_IN, M_LETTA_ALERTED
+    from wmtsim.core.metrics import N_COUNTERS
+    from wmtsim.core.packing import as_array
+    from wmtsim.engine.field_letta import _letta_pressure
+    from wmtsim.engine.forest import Forest
+    from wmtsim.engine.records import FieldScratch, FieldState, LifecycleScratch, Trajectory
+
+    n = 4
+    F = Forest.allocate(1, n, n).row(0)
+    F.kind[:] = ACTION
+    F.outcome[:] = SUCCESS
+    F.tokens[:] = 30
+    F.rel[:] = [0.9, 0.2, 0.9, 0.9]
+    F.wid[:] = np.arange(n)
+    b = np.zeros(n, np.bool_)
+    f = np.zeros(n)
+    S = LifecycleScratch(b, b, f, f, f, f, f)
+    out = np.zeros(N_COUNTERS)
+    T = Trajectory(np.int64(0), np.int64(0), F, np.zeros(n, np.int64), b, b, b, b, f, b,
+                   out, S)
+    store = FieldState(np.full(n, B_IN, np.int8), np.zeros(n), np.zeros(n, np.int64),
+                       np.zeros(n, np.int64), np.ones(n), np.zeros(n, np.bool_))
+    knobs = Baselines(importance_noise=0.0)
+    X = FieldScratch(store, np.zeros(2), np.zeros(4, np.int64), as_array(knobs.pack()))
+    _letta_pressure(T, X, 3, n, 100.0)
+    assert store.place.tolist() == [B_CORE, B_IN, B_IN, B_IN]
+    assert store.archival.tolist() == [False, False, True, True]
+    assert out[C.llm_calls] == 4 and out[C.memory_tokens] == 450.0
+    assert X.misc[M_LETTA_ALERTED] == 1
+    _letta_pressure(T, X, 4, n, 100.0)
+    assert out[C.llm_calls] == 4
+
+
+def test_memorybank_daily_summary_hand_worked() -> None:
+    # The day [0, 5) ends at step 5: subtask w1 (30 tokens), its actions a2 (40, the
+    # evidence) and a3 (20), and a4 (10) about subtask 2, which has no node. One
+    # summariser call reads all four (100 tokens); its one part is about w1 (the only
+    # subtask with a node): 30 + 40 + 20 = 90 → ceil(0.5 · 90) = 45 tokens, w1's
+    # evidence, so it stands for w1's result (top = w1). When every memory about w1 is
+    # forgotten, the summary is dropped too.
+    from wmtsim.core.codes import ACTION, SUMMARY, TASK
+    from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN, B_UNSEEN
+    from wmtsim.core.metrics import N_COUNTERS
+    from wmtsim.core.packing import as_array
+    from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
+    from wmtsim.engine.forest import Forest
+    from wmtsim.engine.records import (
+        FieldScratch,
+        FieldState,
+        Knobs,
+        LifecycleScratch,
+        Trajectory,
+    )
+
+    cap = 6
+    F = Forest.allocate(1, cap, cap).row(0)
+    F.kind[:5] = [TASK, TASK, ACTION, ACTION, ACTION]
+    F.parent[:5] = [-1, 0, 1, 1, 1]
+    F.tokens[:5] = [10, 30, 40, 20, 10]
+    F.topic[:5] = [-1, 1, 1, 1, 2]
+    F.top[:5] = [-1, 1, 1, 1, 1]
+    F.created[:5] = [0, 0, 1, 3, 4]
+    F.evidence[:5] = [False, False, True, False, False]
+    F.wid[:5] = np.arange(5)
+    F.summary[:] = -1
+    slot_of = np.array([0, 1, -1, -1, -1, -1], np.int64)
+    b = np.zeros(cap, np.bool_)
+    f = np.zeros(cap)
+    out = np.zeros(N_COUNTERS)
+    T = Trajectory(np.int64(0), np.int64(0), F, slot_of, b, b, b, b, f, b, out,
+                   LifecycleScratch(b, b, f, f, f, f, f))
+    place = np.array([B_UNSEEN, B_IN, B_IN, B_IN, B_IN, B_UNSEEN], np.int8)
+    store = FieldState(place, np.zeros(cap), np.zeros(cap, np.int64),
+                       np.zeros(cap, np.int64), np.ones(cap), np.zeros(cap, np.bool_))
+    X = FieldScratch(store, np.zeros(2), np.zeros(4, np.int64), as_array(Baselines().pack()))
+    st = Stubs(c_sum=0.5)
+    K = Knobs(get_policy("memorybank").pack(), Params().pack(), st.pack(),
+              WorldSpec().pack()[0])
+    n = _mb_summarize(T, K, X, 5, 5, 5)
+    assert n == 6 and F.kind[5] == SUMMARY and F.summary[1] == 5
+    assert F.tokens[5] == 45 and F.evidence[5] and F.top[5] == 1 and F.topic[5] == 1
+    assert place[5] == B_IN
+    assert out[C.summariser_calls] == 1 and out[C.llm_calls] == 1
+    assert out[C.memory_tokens] == st.summariser_base_tokens + 100
+    place[1:4] = B_FORGOTTEN
+    _mb_drop_orphans(n, F, place)
+    assert place[5] == B_FORGOTTEN and place[4] == B_IN
