@@ -7,11 +7,13 @@ thing to this module, at one dispatch point of the prompt step: which memories a
 lives in extra arrays beside the forest:
 
 ``bs``     the slot's place: unseen, in the store (queue), dropped by the filter, evicted,
-           in recall storage (MemGPT), archived into a cluster summary, forgotten;
+           in recall storage or in core memory (MemGPT), archived into a cluster summary,
+           forgotten;
 ``bimp``   importance (0–10 stub rating; GA: 1–10);
 ``blast``  step of creation or last retrieval (LRU, GA recency, MemoryBank's t reset);
 ``bfreq``  retrievals (LFU);
-``bstr``   MemoryBank strength S.
+``bstr``   MemoryBank strength S;
+``archival`` MemGPT: the agent saved a passage of the slot in archival memory.
 
 Every rule is documented in docs/field.md; the readable twin is
 `wmtsim.twins.field_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
