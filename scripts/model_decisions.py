@@ -179,7 +179,7 @@ def field_rules_table() -> list[str]:
         return f"{d['mean']:+.3f}{'*' if d['p'] < 0.05 else ''}"
 
     for rule in FIELD_RULES:
-        for pol in rule.policies:
+        for k, pol in enumerate(rule.policies):
             cells = []
             for name, (_, _, bs) in scenarios.items():
                 for _, b in bs:
@@ -187,8 +187,10 @@ def field_rules_table() -> list[str]:
                     a = paired_difference(res(name, b, pol, None), ref, "tsr", n_resamples=500)
                     z = paired_difference(res(name, b, pol, rule), ref, "tsr", n_resamples=500)
                     cells.append(f"{cell(a)} → {cell(z)}")
-            lines.append(f"| {rule.name} | {rule.source} | {rule.default} | {rule.knob} | "
-                         f"{rule.flip} | `{pol}` | " + " | ".join(cells) + " |")
+            # The rule's own columns on its first row only; its other policies below it.
+            head = (f"{rule.name} | {rule.source} | {rule.default} | {rule.knob} | {rule.flip}"
+                    if k == 0 else " | | | | ")
+            lines.append(f"| {head} | `{pol}` | " + " | ".join(cells) + " |")
     return lines
 
 
