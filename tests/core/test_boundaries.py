@@ -20,6 +20,7 @@ import pytest
 from wmtsim.core import codes
 from wmtsim.core.draws import uniform_py
 from wmtsim.core.lifecycle import _branch_of, _branch_priorities, _mark_active_path, _suppress
+from wmtsim.core.metrics import N_COUNTERS
 from wmtsim.core.params import Params
 from wmtsim.core.policies import get_policy
 from wmtsim.core.scoring import (
@@ -29,6 +30,8 @@ from wmtsim.core.scoring import (
 )
 from wmtsim.core.stubs import Stubs
 from wmtsim.engine.forest import Forest
+from wmtsim.engine.loop import _trajectory
+from wmtsim.engine.records import Knobs
 from wmtsim.engine.selector import _select_branches, _select_items
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import WorldSpec, generate
@@ -182,12 +185,23 @@ def _kernel_items(tokens: list[int], rel: list[float], budget: int, struct: floa
     F = _row(tokens, rel)
     n = len(tokens)
     eligible = np.array([False] + [True] * (n - 1))
-    selected = np.zeros(n, dtype=np.bool_)
     priority = np.full(n, np.nan)
-    st = Stubs(selector_noise=0.0, top_k=top_k).pack()
-    p = Params(budget=budget).pack()
-    _select_items(0, 0, 0, n, 0, 0.5, F, eligible, selected, priority, False, struct, p, st)
-    return [int(v) for v in np.flatnonzero(selected)]
+    return _select(F, eligible, priority, False, struct, Params(budget=budget),
+                   Stubs(selector_noise=0.0, top_k=top_k))
+
+
+def _select(F: Any, eligible: np.ndarray, priority: np.ndarray, weighted: bool,
+            struct: float, params: Params, stubs: Stubs) -> list[int]:
+    """`_select_items` at step 0 on subtask 0 (cross relevance 0.5): the selected slots."""
+    n = len(eligible)
+    T = _trajectory(np.int64(0), np.int64(0), F, np.full(n, -1, np.int32), n,
+                    np.zeros(N_COUNTERS))
+    T.eligible[:] = eligible
+    T.priority[:] = priority
+    K = Knobs(sw=get_policy("wmt").pack(), p=params.pack(), st=stubs.pack(),
+              wk=WorldSpec(cross_relevance=0.5).pack()[0])
+    _select_items(T, K, np.int64(0), n, np.int64(0), weighted, struct)
+    return [int(v) for v in np.flatnonzero(T.selected)]
 
 
 class _TwinSelector(AgentStubs):
@@ -372,12 +386,8 @@ def test_eq6_all_four_terms_at_tau_kernel_and_twin() -> None:
 
 def _kernel_select(F: Any, eligible: list[bool], budget: int, stubs: Stubs,
                    priority: list[float] | None = None, weighted: bool = False) -> list[int]:
-    n = len(eligible)
-    selected = np.zeros(n, dtype=np.bool_)
-    prio = np.array(priority if priority is not None else [np.nan] * n)
-    _select_items(0, 0, 0, n, 0, 0.5, F, np.array(eligible), selected, prio, weighted, 0.0,
-                  Params(budget=budget).pack(), stubs.pack())
-    return [int(v) for v in np.flatnonzero(selected)]
+    prio = np.array(priority if priority is not None else [np.nan] * len(eligible))
+    return _select(F, np.array(eligible), prio, weighted, 0.0, Params(budget=budget), stubs)
 
 
 class _TwinTreeSelector(_TwinSelector):

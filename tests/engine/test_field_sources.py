@@ -14,9 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wmtsim.core.codes import ACTION, FAILURE, SUCCESS, SUMMARY
+from wmtsim.core.field_knobs import N_MISC, M
 from wmtsim.core.metrics import N_COUNTERS, C
+from wmtsim.core.packing import as_array
 from wmtsim.core.params import Params
-from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES
+from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES, get_policy
 from wmtsim.core.stubs import Stubs
 from wmtsim.engine.field import (
     B_DELETED,
@@ -34,6 +36,8 @@ from wmtsim.engine.field import (
     _mem0_admit,
 )
 from wmtsim.engine.forest import Forest, ForestRows
+from wmtsim.engine.loop import _field_scratch, _trajectory
+from wmtsim.engine.records import FieldScratch, FieldState, Knobs, Trajectory
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
 
@@ -48,6 +52,23 @@ def forest_row(n: int) -> ForestRows:
     rows.topic[:] = 0
     rows.wid[:] = np.arange(n)
     return rows
+
+
+def kernel_records(F: ForestRows, policy: str, bl: Baselines | None = None,
+                   params: Params | None = None, stubs: Stubs | None = None,
+                   cross: float = 0.3) -> tuple[Trajectory, Knobs, FieldScratch]:
+    """The `Trajectory`, `Knobs` and `FieldScratch` a field kernel takes, around the forest
+    row ``F``, built as the engine builds them (every slot unseen, counters zero)."""
+    n = F.kind.shape[0]
+    T = _trajectory(np.int64(0), np.int64(0), F, np.full(n, -1, np.int32), n,
+                    np.zeros(N_COUNTERS))
+    store = FieldState(place=np.zeros((1, n), np.int8), importance=np.zeros((1, n)),
+                       last=np.zeros((1, n), np.int64), freq=np.zeros((1, n), np.int64),
+                       strength=np.zeros((1, n)))
+    X = _field_scratch(store, 0, n, as_array((bl or Baselines()).pack()))
+    K = Knobs(sw=get_policy(policy).pack(), p=(params or Params()).pack(),
+              st=(stubs or Stubs()).pack(), wk=WorldSpec(cross_relevance=cross).pack()[0])
+    return T, K, X
 
 
 # ---------------------------------------------------------------- TraceRetain
@@ -70,6 +91,17 @@ def test_traceretain_near_duplicate_compares_content_not_topic_alone() -> None:
 # ---------------------------------------------------------------- Generative Agents
 
 
+def _ga_case(n: int, policy: str, bl: Baselines, budget: int = 1000,
+             tokens: int | list[int] = 10) -> tuple[Trajectory, Knobs, FieldScratch]:
+    """n stored memories of ``tokens`` each, all eligible, for `_ga_retrieve`."""
+    F = forest_row(n)
+    F.tokens[:] = tokens
+    T, K, X = kernel_records(F, policy, bl, params=Params(budget=budget))
+    X.store.place[:] = B_IN
+    T.eligible[:] = True
+    return T, K, X
+
+
 def test_generative_agents_ties_go_as_the_public_code_orders_them() -> None:
     # retrieve.py `new_retrieve`: nodes = seq_event (newest first), stably sorted by
     # last_accessed; `top_highest_x_values` is a stable sort, so equal scores keep that
@@ -77,37 +109,29 @@ def test_generative_agents_ties_go_as_the_public_code_orders_them() -> None:
     # scores all tie (min-max of constants = 0.5) and the newest wins; the code's rank
     # recency gives the first of that order (the newest) 0.99^1, the largest.
     n = 3
-    bs = np.full(n, B_IN, np.int8)
-    imp = np.full(n, 5.0)
-    last = np.zeros(n, np.int64)
     util = np.full(n, 0.5)
-    tokens = np.full(n, 10, np.int32)
-    st_ = Stubs().pack()
-    for variant in (0, 1):
-        bl = Baselines(top_k=1, ga_top_k=1).pack()
-        selected = np.zeros(n, np.bool_)
-        _ga_retrieve(4, n, bs, imp, last, np.ones(n, np.bool_), selected, util, variant,
-                     tokens, 1000.0, st_, bl)
-        assert selected.tolist() == [False, False, True], variant
+    for policy in ("generative_agents", "generative_agents_code"):  # variants 0 and 1
+        T, K, X = _ga_case(n, policy, Baselines(top_k=1, ga_top_k=1))
+        X.store.importance[:] = 5.0
+        _ga_retrieve(T, K, X, 4, n, util)
+        assert T.selected.tolist() == [False, False, True], policy
     # Recency by rank, oldest access first (the code's ascending sort): slot 0 was
     # accessed at step 3, slots 1, 2 at step 1 → order 2, 1, 0; with relevance and
     # importance equal the code variant takes slot 2 (recency 0.99 > 0.99² > 0.99³).
-    last = np.array([3, 1, 1], np.int64)
-    selected = np.zeros(n, np.bool_)
-    _ga_retrieve(4, n, bs, imp, last, np.ones(n, np.bool_), selected, util, 1, tokens,
-                 1000.0, st_, Baselines(ga_top_k=1).pack())
-    assert selected.tolist() == [False, False, True]
+    T, K, X = _ga_case(n, "generative_agents_code", Baselines(ga_top_k=1))
+    X.store.importance[:] = 5.0
+    X.store.last[:] = [3, 1, 1]
+    _ga_retrieve(T, K, X, 4, n, util)
+    assert T.selected.tolist() == [False, False, True]
 
 
 def test_generative_agents_takes_what_fits_the_budget() -> None:
     n = 3
-    bs = np.full(n, B_IN, np.int8)
     util = np.array([0.9, 0.5, 0.1])
-    tokens = np.array([300, 80, 80], np.int32)
-    selected = np.zeros(n, np.bool_)
-    _ga_retrieve(0, n, bs, np.zeros(n), np.zeros(n, np.int64), np.ones(n, np.bool_),
-                 selected, util, 1, tokens, 200.0, Stubs().pack(), Baselines().pack())
-    assert selected.tolist() == [False, True, True]  # the best (300 tokens) does not fit
+    T, K, X = _ga_case(n, "generative_agents_code", Baselines(), budget=200,
+                       tokens=[300, 80, 80])
+    _ga_retrieve(T, K, X, 0, n, util)
+    assert T.selected.tolist() == [False, True, True]  # the best (300 tokens) does not fit
 
 
 # ---------------------------------------------------------------- MemoryBank
@@ -117,26 +141,26 @@ def test_memorybank_code_formula_as_written_makes_strength_forget_faster() -> No
     # forget_memory.py `forgetting_curve`: math.exp(-t / 5*S) = exp(-(t/5)·S). With
     # t = 10 days and S = 50 the code's R = e^-100 (forgotten on any draw), the paper's
     # R = exp(-t/S) = e^-0.2 ≈ 0.82.
-    F = forest_row(1)
-    bl = Baselines(mb_time_scale=1.0).pack()
+    bl = Baselines(mb_time_scale=1.0)
     assert math.exp(-10.0 / 5 * 50) == math.exp(-(10.0 / 5.0) * 50.0)
-    for variant, gone in ((MB_CODE, True), (MB_STOCHASTIC, None)):
-        bs = np.full(1, B_IN, np.int8)
-        _mb_forget(0, 0, 10, 1, F, np.zeros(1, np.bool_), bs, np.zeros(1, np.int64),
-                   np.full(1, 50.0), variant, bl)
+    assert get_policy("memorybank_code").variant == MB_CODE
+    assert get_policy("memorybank_stochastic").variant == MB_STOCHASTIC
+    for policy, gone in (("memorybank_code", True), ("memorybank_stochastic", None)):
+        T, K, X = kernel_records(forest_row(1), policy, bl)
+        X.store.place[0], X.store.strength[0] = B_IN, 50.0
+        _mb_forget(T, K, X, 10, 1)
         if gone:
-            assert bs[0] == B_FORGOTTEN
+            assert X.store.place[0] == B_FORGOTTEN
     # The paper's threshold rule: forget when steps > S·scale·ln(1/θ) = 1·1·ln 2.
     for dt, place in ((0, B_IN), (1, B_FORGOTTEN)):
-        bs = np.full(1, B_IN, np.int8)
-        _mb_forget(0, 0, dt, 1, F, np.zeros(1, np.bool_), bs, np.zeros(1, np.int64),
-                   np.ones(1), 0, Baselines(mb_time_scale=1.0).pack())
-        assert bs[0] == place
+        T, K, X = kernel_records(forest_row(1), "memorybank", bl)
+        X.store.place[0], X.store.strength[0] = B_IN, 1.0
+        _mb_forget(T, K, X, dt, 1)
+        assert X.store.place[0] == place
 
 
 def test_memorybank_forgets_only_at_session_starts() -> None:
     w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6)), seed=3, n=10)
-    from wmtsim.core.policies import get_policy
     from wmtsim.engine import run
 
     for p in ("memorybank", "memorybank_stochastic", "memorybank_code"):
@@ -164,20 +188,17 @@ def test_mem0_decisions(knobs: dict[str, float], old: int, new: int) -> None:
     F = forest_row(2)
     F.rel[:] = [0.8, 0.9]
     F.poisoned[1] = True
-    bs = np.array([B_IN, B_UNSEEN], np.int8)
-    out = np.zeros(N_COUNTERS)
-    bl = Baselines(mem0_random_decision=True, **knobs).pack()  # type: ignore[arg-type]
-    st_ = Stubs().pack()
-    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
-                st_, out)
-    assert (bs[0], bs[1]) == (old, new)
-    assert out[C.llm_calls] == 2  # extraction + decision calls
+    bl = Baselines(mem0_random_decision=True, **knobs)  # type: ignore[arg-type]
+    T, K, X = kernel_records(F, "mem0", bl, cross=0.2)
+    X.store.place[:] = [B_IN, B_UNSEEN]
+    _mem0_admit(T, K, X, 1, 1)
+    assert tuple(X.store.place) == (old, new)
+    assert T.out[C.llm_calls] == 2  # extraction + decision calls
     # Below the match threshold: always ADD.
-    bs = np.array([B_IN, B_UNSEEN], np.int8)
+    X.store.place[:] = [B_IN, B_UNSEEN]
     F.topic[1] = 1  # another subtask: similarity 0.2·0.9 = 0.18
-    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
-                st_, out)
-    assert (bs[0], bs[1]) == (B_IN, B_IN)
+    _mem0_admit(T, K, X, 1, 1)
+    assert tuple(X.store.place) == (B_IN, B_IN)
 
 
 @pytest.mark.parametrize(("rel_new", "old", "new"), [
@@ -190,11 +211,11 @@ def test_mem0_content_aware_decision_keeps_the_fact_with_more_information(
     # decision reads what the selector reads (apparent relevance, outcome), noise off.
     F = forest_row(2)
     F.rel[:] = [0.8, rel_new]
-    bs = np.array([B_IN, B_UNSEEN], np.int8)
-    bl = Baselines(mem0_match=0.5).pack()
-    _mem0_admit(0, 0, 1, 1, F, 0.2, bs, np.zeros(2, np.int64), np.zeros(2, np.int64), bl,
-                Stubs(selector_noise=0.0).pack(), np.zeros(N_COUNTERS))
-    assert (bs[0], bs[1]) == (old, new)
+    T, K, X = kernel_records(F, "mem0", Baselines(mem0_match=0.5),
+                             stubs=Stubs(selector_noise=0.0), cross=0.2)
+    X.store.place[:] = [B_IN, B_UNSEEN]
+    _mem0_admit(T, K, X, 1, 1)
+    assert tuple(X.store.place) == (old, new)
 
 
 def test_mem0_knob_probabilities_are_bounded() -> None:
@@ -288,16 +309,18 @@ def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_p
 # ---------------------------------------------------------------- MemGPT / Letta
 
 
-def _letta_case(summary_tokens: int, n_queue: int) -> tuple[ForestRows, np.ndarray,
-                                                            np.ndarray]:
+def _letta_case(summary_tokens: int, n_queue: int) -> tuple[Trajectory, Knobs, FieldScratch]:
     """Slot 0: the running summary message; slots 1..: queued actions of 40 tokens."""
     F = forest_row(n_queue + 1)
     F.kind[0] = SUMMARY
     F.tokens[:] = 40
     F.tokens[0] = summary_tokens
-    bs = np.full(n_queue + 1, B_IN, np.int8)
-    bmisc = np.array([n_queue + 1, 0, 0, 0], np.int64)  # M_SUMMARY = slot 0
-    return F, bs, bmisc
+    T, K, X = kernel_records(F, "memgpt", stubs=Stubs(c_sum=0.5))
+    X.store.place[:] = B_IN
+    X.misc[M.seen] = n_queue + 1
+    X.misc[M.summary] = 0
+    assert X.misc.shape == (N_MISC,)
+    return T, K, X
 
 
 def test_letta_summarises_the_messages_before_the_one_that_crosses() -> None:
@@ -306,25 +329,21 @@ def test_letta_summarises_the_messages_before_the_one_that_crosses() -> None:
     # the last 3 = [summary, a1, a2] (100, 140, 180: none crosses), so the cutoff is the
     # last candidate a2 and [summary, a1] are summarised: a2 stays (wmtsim's old rule
     # popped through it). New summary ceil(0.5 · 140) = 70; 70 + 4 · 40 = 230 ≤ 250.
-    F, bs, bmisc = _letta_case(100, 5)
-    out = np.zeros(N_COUNTERS)
-    _letta_overflow(0, 0, 3, 6, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
-                    Stubs(c_sum=0.5).pack(), out)
-    assert bs.tolist() == [B_IN, B_RECALL, B_IN, B_IN, B_IN, B_IN]
-    assert F.tokens[0] == 70 and out[C.summariser_calls] == 1
-    assert out[C.context_overflows] == 0
+    T, K, X = _letta_case(100, 5)
+    _letta_overflow(T, K, X, 3, 6, 250.0, 0.75, 3)
+    assert X.store.place.tolist() == [B_IN, B_RECALL, B_IN, B_IN, B_IN, B_IN]
+    assert T.F.tokens[0] == 70 and T.out[C.summariser_calls] == 1
+    assert T.out[C.context_overflows] == 0
 
 
 def test_letta_would_raise_when_fewer_than_two_messages_can_be_summarised() -> None:
     # [summary 200, 3 × 40] = 320 > 250: the only candidate is the summary (the last 3
     # are kept), so fewer than two messages would be summarised: Letta raises
     # ContextWindowExceededError. The run is flagged and nothing is evicted.
-    F, bs, bmisc = _letta_case(200, 3)
-    out = np.zeros(N_COUNTERS)
-    _letta_overflow(0, 0, 3, 4, F, bs, bmisc, 250.0, 0.75, 3, 0.5, Params().pack(),
-                    Stubs(c_sum=0.5).pack(), out)
-    assert bs.tolist() == [B_IN] * 4
-    assert out[C.context_overflows] == 1 and out[C.summariser_calls] == 0
+    T, K, X = _letta_case(200, 3)
+    _letta_overflow(T, K, X, 3, 4, 250.0, 0.75, 3)
+    assert X.store.place.tolist() == [B_IN] * 4
+    assert T.out[C.context_overflows] == 1 and T.out[C.summariser_calls] == 0
 
 
 def test_conversation_search_is_a_charged_tool_call_over_user_messages() -> None:

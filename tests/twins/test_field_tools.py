@@ -213,7 +213,7 @@ def test_letta_pressure_hand_worked() -> None:
     # queue's 120) and three saves (60 + 30 each): 4 calls, 450 tokens. Once alerted,
     # nothing more until a summary clears the alert.
     from wmtsim.core.codes import ACTION, SUCCESS
-    from wmtsim.core.field_knobs import B_IN, M_LETTA_ALERTED
+    from wmtsim.core.field_knobs import B_IN, N_MISC, M
     from wmtsim.core.metrics import N_COUNTERS
     from wmtsim.core.packing import as_array
     from wmtsim.engine.field_letta import _letta_pressure
@@ -236,12 +236,12 @@ def test_letta_pressure_hand_worked() -> None:
     store = FieldState(np.full(n, B_IN, np.int8), np.zeros(n), np.zeros(n, np.int64),
                        np.zeros(n, np.int64), np.ones(n), np.zeros(n, np.bool_))
     knobs = Baselines(importance_noise=0.0)
-    X = FieldScratch(store, np.zeros(2), np.zeros(4, np.int64), as_array(knobs.pack()))
+    X = FieldScratch(store, np.zeros(2), np.zeros(N_MISC, np.int64), as_array(knobs.pack()))
     _letta_pressure(T, X, 3, n, 100.0)
     assert store.place.tolist() == [B_CORE, B_IN, B_IN, B_IN]
     assert store.archival.tolist() == [False, False, True, True]
     assert out[C.llm_calls] == 4 and out[C.memory_tokens] == 450.0
-    assert X.misc[M_LETTA_ALERTED] == 1
+    assert X.misc[M.letta_alerted] == 1
     _letta_pressure(T, X, 4, n, 100.0)
     assert out[C.llm_calls] == 4
 
@@ -254,7 +254,7 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     # evidence, so it stands for w1's result (top = w1). When every memory about w1 is
     # forgotten, the summary is dropped too.
     from wmtsim.core.codes import ACTION, SUMMARY, TASK
-    from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN, B_UNSEEN
+    from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN, B_UNSEEN, N_MISC
     from wmtsim.core.metrics import N_COUNTERS
     from wmtsim.core.packing import as_array
     from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
@@ -287,7 +287,8 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     place = np.array([B_UNSEEN, B_IN, B_IN, B_IN, B_IN, B_UNSEEN], np.int8)
     store = FieldState(place, np.zeros(cap), np.zeros(cap, np.int64),
                        np.zeros(cap, np.int64), np.ones(cap), np.zeros(cap, np.bool_))
-    X = FieldScratch(store, np.zeros(2), np.zeros(4, np.int64), as_array(Baselines().pack()))
+    X = FieldScratch(store, np.zeros(2), np.zeros(N_MISC, np.int64),
+                     as_array(Baselines().pack()))
     st = Stubs(c_sum=0.5)
     K = Knobs(get_policy("memorybank").pack(), Params().pack(), st.pack(),
               WorldSpec().pack()[0])

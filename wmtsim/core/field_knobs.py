@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from wmtsim.core.knobs import check_knobs, knob
-from wmtsim.core.packing import pack_values, packed_type
+from wmtsim.core.packing import pack_values, packed_type, slots
 from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
@@ -19,15 +19,25 @@ from wmtsim.core.validation import fail
  B_DELETED, B_OVERWRITTEN, B_BUFFERED, B_CORE) = range(12)
 B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
            "popping", "deleted", "overwritten", "buffered", "core")
-# Per-trajectory scratch (``bmisc``): slots seen, z-window count and head, running summary.
-M_SEEN, M_WIN_COUNT, M_WIN_HEAD, M_SUMMARY = range(4)
-# Generative Agents has no z-window: its two slots hold the poignancy summed since the
-# last reflection (`importance_trigger_max - importance_trigger_curr`) and how many
-# memories arrived since (`importance_ele_n`).
-M_GA_POIGNANCY, M_GA_SINCE = M_WIN_COUNT, M_WIN_HEAD
-# MemGPT has no z-window either: its first slot is Letta's
-# `agent_alerted_about_memory_pressure` (1 from a warning until the next summary).
-M_LETTA_ALERTED = M_WIN_COUNT
+# A field policy's per-trajectory scratch (``FieldScratch.misc``, int64), in slot order:
+# (name, doc). `M` numbers them (``misc[M.summary]``); a fresh scratch is all 0 but
+# ``summary`` (-1), `wmtsim.engine.loop._field_scratch`.
+MISC_DOCS: tuple[tuple[str, str], ...] = (
+    ("seen", "slots the admission step has seen (new items start here)"),
+    ("win_count", "TraceRetain: ratings held in the z-score window"),
+    ("win_head", "TraceRetain: the window's next write position"),
+    ("summary", "the running summary's slot (-1: none yet)"),
+    ("ga_poignancy", "Generative Agents: poignancy summed since the last reflection "
+                     "(`importance_trigger_max - importance_trigger_curr`)"),
+    ("ga_since", "Generative Agents: memories arrived since the last reflection "
+                 "(`importance_ele_n`)"),
+    ("letta_alerted", "MemGPT: Letta's `agent_alerted_about_memory_pressure` (1 from a "
+                      "memory-pressure warning until the next summary)"),
+)
+MISC = tuple(name for name, _ in MISC_DOCS)
+M = slots("Misc", MISC, __name__)
+"""Scratch slot name -> its position, for the kernels (``X.misc[M.seen]``)."""
+N_MISC = len(MISC)
 
 _SQRT3 = 1.7320508075688772
 _TRUE_FALSE = "true | false"  # the allowed text of a boolean knob here

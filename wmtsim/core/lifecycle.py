@@ -8,7 +8,7 @@ only implementations of the candidate pool, the branch priorities and suppressio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,6 +25,29 @@ from wmtsim.core.codes import (
 )
 from wmtsim.core.jit import jit
 from wmtsim.core.scoring import _branch_priority_core
+
+
+class LifecycleScratch(NamedTuple):
+    """Caller-owned scratch of the ``*_into`` kernels, one entry per node: the candidate
+    pool's ``in_folded`` / ``in_obsolete`` flags and Eq. 6's per-branch statistics
+    (max u, Σ u, |V_b|, failed and obsolete counts). The engine allocates it once per
+    trajectory (`_lifecycle_scratch`) and reuses it at every step."""
+
+    in_folded: np.ndarray
+    in_obsolete: np.ndarray
+    u_max: np.ndarray
+    u_sum: np.ndarray
+    size: np.ndarray
+    n_failed: np.ndarray
+    n_obs: np.ndarray
+
+
+@jit
+def _lifecycle_scratch(n: int) -> LifecycleScratch:
+    """A `LifecycleScratch` for ``n`` nodes (contents undefined: the kernels set them)."""
+    return LifecycleScratch(
+        np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n), np.empty(n),
+        np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64))
 
 
 @jit
@@ -51,15 +74,15 @@ def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
       branch above their own (a summary stays available after its branch is reopened).
     Root nodes and active-path nodes are never candidates: the path is always serialised.
     """
-    _candidate_pool_into(parent, kind, state, on_path, n, eligible,
-                         np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
+    _candidate_pool_into(parent, kind, state, on_path, n, eligible, _lifecycle_scratch(n))
 
 
 @jit
 def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                          on_path: np.ndarray, n: int, eligible: np.ndarray,
-                         in_folded: np.ndarray, in_obsolete: np.ndarray) -> None:
-    """`_candidate_pool` with caller-owned scratch (the engine reuses it every step)."""
+                         S: LifecycleScratch) -> None:
+    """`_candidate_pool` with caller-owned scratch ``S`` (the engine reuses it every step)."""
+    in_folded, in_obsolete = S.in_folded, S.in_obsolete
     # in_folded[v]: a strict ancestor of v is folded; in_obsolete[v]: v or an ancestor is.
     for v in range(n):
         a = parent[v]
@@ -94,18 +117,17 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
     added to the statistics of every task ancestor-or-self in creation order, so Σ u runs
     over V_b root first, as in the reference.
     """
-    _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, np.empty(n),
-                            np.empty(n), np.empty(n, dtype=np.int64),
-                            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+    _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority,
+                            _lifecycle_scratch(n))
 
 
 @jit
 def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
-                            priority: np.ndarray, u_max: np.ndarray, u_sum: np.ndarray,
-                            size: np.ndarray, n_failed: np.ndarray, n_obs: np.ndarray
-                            ) -> None:
-    """`_branch_priorities` with caller-owned scratch (the engine reuses it every step)."""
+                            priority: np.ndarray, S: LifecycleScratch) -> None:
+    """`_branch_priorities` with caller-owned scratch ``S`` (the engine reuses it every
+    step)."""
+    u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
     for v in range(n):
         u_max[v] = -np.inf
         u_sum[v] = 0.0

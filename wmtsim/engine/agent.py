@@ -86,8 +86,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
             for v in range(n):
                 eligible[v] = False
         else:
-            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S.in_folded,
-                                 S.in_obsolete)
+            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S)
         for v in range(n):
             selected[v] = False
     pool_tokens = 0.0
@@ -99,8 +98,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
 
     # Fresh branch priorities for the selector (Eq. 6 on the current tree).
     if sw.scores != 0:
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S.u_max,
-                                S.u_sum, S.size, S.n_failed, S.n_obs)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
 
     # 3. Selection.
     prompt = st.base_tokens
@@ -108,8 +106,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
         for v in range(n):
             selected[v] = eligible[v]
     elif mode == SEL_ITEMS and n_pool > 0:
-        _select_items(seed, traj, step, n, topic_now, wk.cross_relevance, F, eligible,
-                      selected, priority, sw.scores != 0, struct, p, st)
+        _select_items(T, K, step, n, topic_now, sw.scores != 0, struct)
         sel_tokens = (st.selector_base_tokens + st.selector_read_fraction * pool_tokens
                       + struct * n_pool)
         prompt += sel_tokens
@@ -165,8 +162,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
     # 4.–6. Selection feedback (Eqs. 3–5), priorities (Eq. 6), suppression (Eq. 7).
     if sw.scores != 0:
         _selection_feedback(u, m, eligible, selected, is_global, p, n)
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S.u_max,
-                                S.u_sum, S.size, S.n_failed, S.n_obs)
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
         if sw.lifecycle != 0:
             out[C.suppressed] += _suppress(kind, state, on_path, priority, n, p)
 

@@ -43,14 +43,8 @@ from wmtsim.core.field_knobs import (  # noqa: F401 (re-exported for the module'
     B_POPPING,
     B_RECALL,
     B_UNSEEN,
-    M_GA_POIGNANCY,
-    M_GA_SINCE,
-    M_LETTA_ALERTED,
-    M_SEEN,
-    M_SUMMARY,
-    M_WIN_COUNT,
-    M_WIN_HEAD,
     Baselines,
+    M,
 )
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
@@ -115,23 +109,22 @@ def _baseline_step(T, K, X, step, n, critical):
     and returns the slot count (a summary may have been created); `_baseline_retrieve`
     then fills ε and s. ``critical``: the step answers (TraceRetain evaluates its buffer).
     """
-    seed, traj, F, on_path, out = T.seed, T.traj, T.F, T.on_path, T.out
-    p, st, bl = K.p, K.st, X.knobs[0]
-    cross, summary_rel = K.wk.cross_relevance, K.wk.summary_relevance
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    p, bl = K.p, X.knobs[0]
     bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
     bimp, bmisc = X.store.importance, X.misc
     sw_family, sw_variant = K.sw.family, K.sw.variant
     kind = F.kind
     n0 = n
     # 1. Admission of the items created since the last step, in creation order.
-    for v in range(bmisc[M_SEEN], n0):
+    for v in range(bmisc[M.seen], n0):
         k = kind[v]
         if k != TASK and k != ACTION and k != GLOBAL:
             continue
         if sw_family == FAM_TRACERETAIN:
             n = _tr_admit(T, K, X, step, v, n)
         elif sw_family == FAM_MEM0:
-            _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out)
+            _mem0_admit(T, K, X, step, v)
         else:
             bs[v] = B_IN
             blast[v] = step
@@ -139,17 +132,17 @@ def _baseline_step(T, K, X, step, n, critical):
             bstr[v] = 1.0
             if sw_family == FAM_GENERATIVE:
                 _score_call(seed, traj, step, v, F, bimp, 1.0, bl, out)
-                bmisc[M_GA_POIGNANCY] += int(bimp[v])
-                bmisc[M_GA_SINCE] += 1
-    bmisc[M_SEEN] = n
+                bmisc[M.ga_poignancy] += int(bimp[v])
+                bmisc[M.ga_since] += 1
+    bmisc[M.seen] = n
     # Generative Agents reflects when the poignancy since the last reflection reaches
     # the threshold (reflect.py `reflection_trigger`, `reset_reflection_counter`).
     if (sw_family == FAM_GENERATIVE and bl.ga_reflect_threshold > 0
-            and bmisc[M_GA_POIGNANCY] >= bl.ga_reflect_threshold):
-        n = _ga_reflect(T, K, X, step, n, int(bmisc[M_GA_SINCE]))
-        bmisc[M_GA_POIGNANCY] = 0
-        bmisc[M_GA_SINCE] = 0
-        bmisc[M_SEEN] = n
+            and bmisc[M.ga_poignancy] >= bl.ga_reflect_threshold):
+        n = _ga_reflect(T, K, X, step, n, int(bmisc[M.ga_since]))
+        bmisc[M.ga_poignancy] = 0
+        bmisc[M.ga_since] = 0
+        bmisc[M.seen] = n
     # TraceRetain's short-term buffer is evaluated when full, periodically and at the key
     # moments (a subtask's answer, the final answer).
     if sw_family == FAM_TRACERETAIN and bl.tr_buffer > 0:
@@ -160,7 +153,7 @@ def _baseline_step(T, K, X, step, n, critical):
         if (held >= bl.tr_buffer or (step + 1) % int(bl.tr_eval_every) == 0
                 or critical):
             n = _tr_evaluate(T, K, X, step, n)
-        bmisc[M_SEEN] = n
+        bmisc[M.seen] = n
 
     # 2. Forgetting (MemoryBank: once per session) and overflow.
     session = int(bl.mb_session_steps)
@@ -168,7 +161,7 @@ def _baseline_step(T, K, X, step, n, critical):
         if session > 0 and step > 0 and step % session == 0:
             if bl.mb_summaries != 0.0:
                 n = _mb_summarize(T, K, X, step, n, session)
-            _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, sw_variant, bl)
+            _mb_forget(T, K, X, step, n)
             if bl.mb_summaries != 0.0:
                 _mb_drop_orphans(n, F, bs)
     elif sw_family == FAM_MEMGPT:
@@ -177,24 +170,21 @@ def _baseline_step(T, K, X, step, n, critical):
         room = float(limit) - _core_tokens(n, bs, F.tokens)
         summaries = out[C.summariser_calls]
         if bl.letta_walk != 0.0:
-            n = _letta_overflow(seed, traj, step, n, F, bs, bmisc, room,
-                                bl.evict_fraction, int(bl.keep_last), summary_rel, p,
-                                st, out)
+            n = _letta_overflow(T, K, X, step, n, room, bl.evict_fraction,
+                                int(bl.keep_last))
         else:
-            n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, room,
-                                bl.evict_fraction, int(bl.keep_last), True, B_RECALL,
-                                summary_rel, p, st, out)
+            n = _queue_overflow(T, K, X, step, n, room, bl.evict_fraction,
+                                int(bl.keep_last), True, B_RECALL)
         if bl.letta_memory != 0.0:
             if out[C.summariser_calls] > summaries:
-                bmisc[M_LETTA_ALERTED] = 0  # summarize_messages_inplace clears the alert
+                bmisc[M.letta_alerted] = 0  # summarize_messages_inplace clears the alert
             _letta_pressure(T, X, step, n, float(limit))
     elif sw_family == FAM_TOKEN_BUFFER:
         limit = bl.token_limit if bl.token_limit > 0 else p.budget
-        n = _queue_overflow(seed, traj, step, n, F, bs, bmisc, float(limit),
-                            0.0, 0, sw_variant == 1, B_EVICTED, summary_rel, p, st, out)
+        n = _queue_overflow(T, K, X, step, n, float(limit), 0.0, 0, sw_variant == 1,
+                            B_EVICTED)
     elif sw_family == FAM_WINDOW:
-        n = _window_slide(seed, traj, step, n, F, bs, bmisc, int(bl.window_steps),
-                          sw_variant == 1, summary_rel, p, st, out)
+        n = _window_slide(T, K, X, step, n, int(bl.window_steps), sw_variant == 1)
 
     return n
 
@@ -205,10 +195,10 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
     query similarity ``util`` of every slot) within the budget B and the shared item cap,
     and the access statistics. A retrieval that stands for an LLM call (MemGPT's tool
     call) is charged to ``T.out``."""
-    F, on_path, eligible, selected, out = T.F, T.on_path, T.eligible, T.selected, T.out
+    F, on_path, eligible, selected = T.F, T.on_path, T.eligible, T.selected
     p, st, bl = K.p, K.st, X.knobs[0]
     bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
-    bimp, bmisc = X.store.importance, X.misc
+    bmisc = X.misc
     sw_family, sw_variant = K.sw.family, K.sw.variant
     tokens = F.tokens
     budget = p.budget
@@ -223,18 +213,15 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
         limit = _queue_cap(bl, st)
         used, count = _core_context(n, bs, F, eligible, selected, budget, limit)
         if limit <= 0 or count < limit:
-            used = _fit_newest(n, bs, F, eligible, selected, bmisc[M_SUMMARY], budget, used,
+            used = _fit_newest(n, bs, F, eligible, selected, bmisc[M.summary], budget, used,
                                limit - count if limit > 0 else 0)
         if sw_family == FAM_MEMGPT and critical and bl.recall_k > 0:
-            _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
-                                 used, bl, out)
+            _conversation_search(T, K, X, n, topic_now, limit, used)
         if (sw_family == FAM_MEMGPT and critical and topic_now >= 0
                 and bl.letta_memory != 0.0 and bl.archival_k > 0):
-            _archival_search(n, util, bs, X.store.archival, F, eligible, selected, limit,
-                             budget, bl, out)
+            _archival_search(T, K, X, n, util, limit)
     elif sw_family == FAM_GENERATIVE:
-        _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, sw_variant, tokens,
-                     budget, st, bl)
+        _ga_retrieve(T, K, X, step, n, util)
     else:  # TraceRetain, MemoryBank, mem0: top-k by similarity to the query, within B
         used = 0.0
         cap = _cap(bl.top_k, st)
@@ -290,8 +277,7 @@ def _baseline_supersede(bs, v):
 
 
 @jit
-def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget, used, bl,
-                         out):
+def _conversation_search(T, K, X, n, topic_now, limit, used):
     """Letta's `conversation_search` at a critical step, as the agent's tool call
     (letta/functions/function_sets/base.py, Dec 2024): case-insensitive string matching
     over the agent's *user* messages only (`list_user_messages_for_agent`: role "user",
@@ -300,10 +286,13 @@ def _conversation_search(n, topic_now, bs, F, eligible, selected, limit, budget,
     query names the current subtask, so a user message matches when it is about that
     subtask (same topic). One LLM call is charged: the agent step that makes it
     (``search_base_tokens``) and every returned message's tokens; returned messages not
-    yet in context join it while B and the item cap (``limit``, 0 = none) allow.
+    yet in context join it while B and the item cap (``limit``, 0 = none) allow;
+    ``used``: the context's tokens so far.
     """
     if topic_now < 0:
         return  # the final answer has no single subtask to search for
+    F, eligible, selected, out = T.F, T.eligible, T.selected, T.out
+    bs, bl, budget = X.store.place, X.knobs[0], K.p.budget
     kind, topic, tokens = F.kind, F.topic, F.tokens
     count = 0
     for v in range(n):

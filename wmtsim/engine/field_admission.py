@@ -21,8 +21,7 @@ from wmtsim.core.field_knobs import (
     B_EVICTED,
     B_IN,
     B_OVERWRITTEN,
-    M_WIN_COUNT,
-    M_WIN_HEAD,
+    M,
 )
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
@@ -130,24 +129,24 @@ def _tr_retain(T, K, X, step, v, n):
     kind, topic, rel = F.kind, F.topic, F.rel
     x = bimp[v]
     # 3. Threshold: z-score against the window of previous ratings, or raw >= 7.
-    cnt = bmisc[M_WIN_COUNT]
+    cnt = bmisc[M.win_count]
     size = bwin.shape[0]
     retain = x >= bl.raw_threshold
     if threshold != THRESHOLD_FIXED and cnt >= 2:
         mean = 0.0
         for j in range(cnt):
-            mean += bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size]
+            mean += bwin[(bmisc[M.win_head] - cnt + j + size) % size]
         mean = mean / cnt
         var = 0.0
         for j in range(cnt):
-            d = bwin[(bmisc[M_WIN_HEAD] - cnt + j + size) % size] - mean
+            d = bwin[(bmisc[M.win_head] - cnt + j + size) % size] - mean
             var += d * d
         sd = math.sqrt(var / cnt)
         if sd > 0.0:
             retain = (x - mean) / sd > bl.z_threshold
-    bwin[bmisc[M_WIN_HEAD]] = x
-    bmisc[M_WIN_HEAD] = (bmisc[M_WIN_HEAD] + 1) % size
-    bmisc[M_WIN_COUNT] = min(cnt + 1, size)
+    bwin[bmisc[M.win_head]] = x
+    bmisc[M.win_head] = (bmisc[M.win_head] + 1) % size
+    bmisc[M.win_count] = min(cnt + 1, size)
     if not retain:
         bs[v] = B_DROPPED
         return n
@@ -279,7 +278,7 @@ def _mem0_information(seed, traj, x, F, st):
 
 
 @jit
-def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out):
+def _mem0_admit(T, K, X, step, v):
     """mem0 (mem0/memory/main.py `Memory._add_to_vector_store`, commit 9d6b79a, the last
     before the v3 additive pipeline) for one new fact.
 
@@ -294,7 +293,11 @@ def _mem0_admit(seed, traj, step, v, F, cross, bs, blast, bfreq, bl, st, out):
     contradiction is DELETE: the world's supersede event (`_baseline_supersede`). With
     ``mem0_random_decision`` one draw decides UPDATE, DELETE (w deleted, v not stored),
     NONE or ADD with probabilities mem0_p_update, mem0_p_delete, mem0_p_none and the rest.
+    ``T``, ``K``, ``X``: the `Trajectory`, `Knobs` and `FieldScratch`.
     """
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    cross, st, bl = K.wk.cross_relevance, K.st, X.knobs[0]
+    bs, blast, bfreq = X.store.place, X.store.last, X.store.freq
     kind, tokens, topic, rel = F.kind, F.tokens, F.topic, F.rel
     n = v
     cands = np.empty(n, np.int64)

@@ -3,7 +3,9 @@ bounded queue's overflow, a sliding window, and the shared pop step that may fol
 memories into a running summary.
 
 Called from the dispatch in `wmtsim.engine.field`; the readable twin is
-`wmtsim.twins.field_reference`.
+`wmtsim.twins.field_reference`. Every kernel takes the `Trajectory` ``T``, the `Knobs`
+``K`` and the `FieldScratch` ``X`` (`wmtsim.engine.records`), then the step, the slot
+count and the rule's own arguments.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from wmtsim.core.field_knobs import (
     B_IN,
     B_POPPING,
     B_RECALL,
-    M_SUMMARY,
+    M,
 )
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
@@ -33,15 +35,18 @@ from wmtsim.engine.forest import (
 
 
 @jit
-def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
+def _mb_forget(T, K, X, step, n):
     """Forgetting pass (at a session start): t = steps since creation or last recall /
-    mb_time_scale (the source's days).
+    mb_time_scale (the source's days); the rule is the policy's variant (``K.sw.variant``).
 
     Paper: R = exp(−t/S), forget when R < θ, i.e. steps > S · scale · ln(1/θ) (exact
     comparison). Stochastic: keep with probability R. Public code (forget_memory.py
     `forgetting_curve`): R = exp(−t / 5*S), which Python reads as exp(−(t/5)·S), a
     stronger memory forgetting faster; forgotten when random() > R.
     """
+    seed, traj, F, on_path = T.seed, T.traj, T.F, T.on_path
+    bs, blast, bstr = X.store.place, X.store.last, X.store.strength
+    variant, bl = K.sw.variant, X.knobs[0]
     for v in range(n):
         # The curve applies to the dialogue turns, not to the daily summaries.
         if bs[v] != B_IN or on_path[v] or F.kind[v] == SUMMARY:
@@ -61,15 +66,16 @@ def _mb_forget(seed, traj, step, n, F, on_path, bs, blast, bstr, variant, bl):
 
 
 @jit
-def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
-                    summarize, to_state, summary_rel, p, st, out):
-    """Pop the oldest queued items while the queue (+ summary) is over ``limit``.
+def _queue_overflow(T, K, X, step, n, limit, frac, keep_last, summarize, to_state):
+    """Pop the oldest queued items while the queue (+ summary) is over ``limit``; they
+    go to ``to_state``.
 
     Triggered when queue + summary > limit. Items go (oldest first, never the newest
     ``keep_last``) while fewer than ``frac`` of the queue's tokens are out or the queue +
     the summary they would make is still over the limit. With ``summarize`` they are
     merged with the old summary into one (ceil(c_sum · (old + popped tokens)) tokens).
     """
+    F, bs, bmisc, st = T.F, X.store.place, X.misc, K.st
     kind, tokens = F.kind, F.tokens
     q = 0.0
     n_q = 0
@@ -77,7 +83,7 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
         if bs[v] == B_IN and kind[v] != SUMMARY:
             q += tokens[v]
             n_q += 1
-    z = bmisc[M_SUMMARY]
+    z = bmisc[M.summary]
     s_old = float(tokens[z]) if z >= 0 else 0.0
     if q + s_old <= limit:
         return n
@@ -98,13 +104,11 @@ def _queue_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last,
         bs[v] = B_POPPING
         popped += tokens[v]
         n_pop += 1
-    return _finish_pop(seed, traj, step, n, F, bs, bmisc, to_state, summarize, s_old, popped,
-                       summary_rel, p, st, out)
+    return _finish_pop(T, K, X, step, n, to_state, summarize, s_old, popped)
 
 
 @jit
-def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, summary_rel,
-                    p, st, out):
+def _letta_overflow(T, K, X, step, n, limit, frac, keep_last):
     """MemGPT's eviction as Letta walks it (letta/agent.py
     `Agent.summarize_messages_inplace`, commit 5a743d1, Dec 2024), run while the message
     buffer (the summary message, then the queue oldest first) is over ``limit``
@@ -120,10 +124,11 @@ def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, s
     ``context_overflows`` and nothing is evicted (the flagged run goes on within B).
     Summarised messages go to recall storage; old summary + them → one summary.
     """
+    F, bs, bmisc, out = T.F, X.store.place, X.misc, T.out
     kind, tokens = F.kind, F.tokens
     buf = np.empty(n + 1, np.int64)
     while True:
-        z = bmisc[M_SUMMARY]
+        z = bmisc[M.summary]
         m = 0
         total = 0.0
         if z >= 0 and bs[z] == B_IN:
@@ -163,38 +168,39 @@ def _letta_overflow(seed, traj, step, n, F, bs, bmisc, limit, frac, keep_last, s
             else:
                 bs[w] = B_POPPING
                 popped += tokens[w]
-        n = _finish_pop(seed, traj, step, n, F, bs, bmisc, B_RECALL, True, s_old, popped,
-                        summary_rel, p, st, out)
+        n = _finish_pop(T, K, X, step, n, B_RECALL, True, s_old, popped)
         if n + 1 > buf.shape[0]:
             buf = np.empty(n + 1, np.int64)
 
 
 @jit
-def _window_slide(seed, traj, step, n, F, bs, bmisc, k, summarize, summary_rel, p, st,
-                  out):
+def _window_slide(T, K, X, step, n, k, summarize):
     """Sliding window: items created more than ``k`` steps ago leave the context."""
+    F, bs, bmisc = T.F, X.store.place, X.misc
     kind, tokens, created = F.kind, F.tokens, F.created
     popped = 0.0
     for v in range(n):
         if bs[v] == B_IN and kind[v] != SUMMARY and created[v] <= step - k:
             bs[v] = B_POPPING
             popped += tokens[v]
-    z = bmisc[M_SUMMARY]
+    z = bmisc[M.summary]
     s_old = float(tokens[z]) if z >= 0 else 0.0
-    return _finish_pop(seed, traj, step, n, F, bs, bmisc, B_EVICTED, summarize, s_old, popped,
-                       summary_rel, p, st, out)
+    return _finish_pop(T, K, X, step, n, B_EVICTED, summarize, s_old, popped)
 
 
 @jit
-def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old, popped,
-                summary_rel, p, st, out):
+def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
     """Items marked popping at this step go to ``final_state``; with ``summarize`` they
     and the old summary are merged into one recursive summary node.
 
     The summary has ceil(c_sum · (old summary + popped tokens)) tokens, keeps no task
     evidence (a running summary is lossy) and absorbs each popped poisoned item with
-    p_leak (p_leak_rider for summary riders): it is then contaminated.
+    p_leak (p_leak_rider for summary riders): it is then contaminated. Its relevance is
+    the world's ``summary_relevance``.
     """
+    seed, traj, F, out = T.seed, T.traj, T.F, T.out
+    p, st, bs, bmisc = K.p, K.st, X.store.place, X.misc
+    summary_rel = K.wk.summary_relevance
     tokens, poisoned, pers = F.tokens, F.poisoned, F.persuasiveness
     leaked = False
     leak_pers = 0.0
@@ -209,12 +215,12 @@ def _finish_pop(seed, traj, step, n, F, bs, bmisc, final_state, summarize, s_old
             leak_pers = max(leak_pers, pers[v])
     if not (summarize and any_popped):
         return n
-    z = bmisc[M_SUMMARY]
+    z = bmisc[M.summary]
     if z < 0:
         z = n
         n += 1
         _add_summary(F, z, 0, -1, -1, summary_rel, p.u_init_summary, step)
-        bmisc[M_SUMMARY] = z
+        bmisc[M.summary] = z
         F.summary[0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped
     tokens[z] = math.ceil(st.c_sum * raw)

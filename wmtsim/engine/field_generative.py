@@ -19,8 +19,7 @@ from wmtsim.engine.forest import _add_summary
 
 
 @jit
-def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, tokens,
-                 budget, st, bl):
+def _ga_retrieve(T, K, X, step, n, util):
     """score = w_rec·recency + w_imp·importance + w_rel·relevance, each min-max scaled over
     the candidates (all equal: 0.5); the best that fit in B, at most the cap (paper: the
     shared cap; public code: ga_top_k = `new_retrieve`'s n_count = 30). Paper: recency =
@@ -29,8 +28,12 @@ def _ga_retrieve(step, n, bs, bimp, blast, eligible, selected, util, variant, to
 
     Candidate order, as `new_retrieve` builds it: the memories newest first
     (`seq_event`), stably sorted by last access; equal scores keep that order
-    (`top_highest_x_values` is a stable sort), for both variants.
+    (`top_highest_x_values` is a stable sort), for both variants (``K.sw.variant``).
+    ``util``: every slot's similarity to the query.
     """
+    eligible, selected, tokens = T.eligible, T.selected, T.F.tokens
+    variant, budget, st = K.sw.variant, K.p.budget, K.st
+    bimp, blast, bl = X.store.importance, X.store.last, X.knobs[0]
     cands = np.empty(n, np.int64)
     c = 0
     for j in range(n):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmtsim.core.codes import SUMMARY
-from wmtsim.core.field_knobs import B_CORE, B_IN, B_RECALL, M_LETTA_ALERTED
+from wmtsim.core.field_knobs import B_CORE, B_IN, B_RECALL, M
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
 from wmtsim.engine.field_common import _fit, _rate
@@ -63,7 +63,7 @@ def _letta_pressure(T, X, step, n, limit):
     bs, arch, bimp, bmisc, bl = X.store.place, X.store.archival, X.store.importance, X.misc, \
         X.knobs[0]
     kind, tokens = F.kind, F.tokens
-    if bmisc[M_LETTA_ALERTED] != 0:
+    if bmisc[M.letta_alerted] != 0:
         return
     core = _core_tokens(n, bs, tokens)
     queue = 0.0
@@ -72,7 +72,7 @@ def _letta_pressure(T, X, step, n, limit):
             queue += tokens[v]
     if core + queue <= bl.warning_fraction * limit:
         return
-    bmisc[M_LETTA_ALERTED] = 1
+    bmisc[M.letta_alerted] = 1
     _tool_call(bl, queue, out)  # the chained step that reads the alert and the queue
     room = bl.core_fraction * limit
     for v in range(n):
@@ -108,13 +108,15 @@ def _core_context(n, bs, F, eligible, selected, budget, limit):
 
 
 @jit
-def _archival_search(n, util, bs, arch, F, eligible, selected, limit, budget, bl, out):
+def _archival_search(T, K, X, n, util, limit):
     """`archival_memory_search` at a subtask's answer, as the agent's tool call: the
     ``archival_k`` archived passages most similar to the subtask (embedding search,
     `agent_manager.list_passages` ordered by cosine distance: the query similarity
     ``util`` every field retriever reads; ties: the older). One charged call
     (``search_base_tokens`` + the passages' tokens); those not yet in context join it
     while B and the item cap ``limit`` (0 = none) allow, best first."""
+    F, eligible, selected, out = T.F, T.eligible, T.selected, T.out
+    bs, arch, bl, budget = X.store.place, X.store.archival, X.knobs[0], K.p.budget
     tokens = F.tokens
     cands = np.empty(n, np.int64)
     score = np.empty(n)

@@ -37,10 +37,11 @@ from wmtsim.core.codes import (
     SUMMARY,
     TASK,
 )
-from wmtsim.core.field_knobs import M_SUMMARY
+from wmtsim.core.field_knobs import N_MISC, M
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _candidate_pool,
+    _lifecycle_scratch,
     _mark_active_path,
 )
 from wmtsim.core.metrics import N_COUNTERS, C
@@ -59,10 +60,10 @@ from wmtsim.engine.forest import (
     _forest_row,
 )
 from wmtsim.engine.records import (
+    Batch,
     FieldScratch,
     FieldState,
     Knobs,
-    LifecycleScratch,
     StepRecords,
     Trajectory,
 )
@@ -142,9 +143,12 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     if threads is not None:
         set_num_threads(threads)
     try:
-        _run_batch(world.seed, world.start, world.n_events, world_rows(world), forest.rows(),
-                   forest.slot_of, forest.n_slots, forest.active, as_array(policy_switches),
-                   as_array(p), as_array(st), as_array(world.spec.pack()[0]), R, counts, store,
+        B = Batch(seed=world.seed, start=world.start, n_events=world.n_events,
+                  slot_of=forest.slot_of, n_slots=forest.n_slots, active=forest.active,
+                  counts=counts)
+        K1 = Knobs(sw=as_array(policy_switches), p=as_array(p), st=as_array(st),
+                   wk=as_array(world.spec.pack()[0]))
+        _run_batch(B, world_rows(world), forest.rows(), K1, R, store,
                    None if bl is None else as_array(bl), D)
     finally:
         set_num_threads(previous)
@@ -157,41 +161,51 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
 
 
 @jit(parallel=True)
-def _run_batch(seed, start, n_events, W, F, slot_of, n_slots, active, sw, p, st, wk, R,
-               counts, store, bl, D):
-    """Every trajectory of a batch: the world's rows ``W`` (`WorldRows`), the forest ``F``
-    (`ForestRows`) with its ``slot_of`` map, slot counts and active tasks, the packed
-    knobs, the `StepRecords` ``R``, the counters and the field's `FieldState` ``store``;
-    ``bl``: the packed `Baselines` of a field policy, None for WMT's configurations;
-    ``D``: the population aggregates (`wmtsim.engine.dynamics.DynamicsAcc`) or None.
+def _run_batch(B, W, F, K1, R, store, bl, D):
+    """Every trajectory of a batch: ``B`` (`Batch`: seed, start, script lengths, and the
+    per-trajectory outputs), the world's rows ``W`` (`WorldRows`), the forest ``F``
+    (`ForestRows`), the `Knobs` ``K1`` as one-element arrays, the `StepRecords` ``R``
+    and the field's `FieldState` ``store``; ``bl``: the packed `Baselines` of a field
+    policy (a one-element array), None for WMT's configurations; ``D``: the population
+    aggregates (`wmtsim.engine.dynamics.DynamicsAcc`) or None.
 
-    The one kernel with a flat argument list: numba's parallel loop takes arrays, scalars
-    and flat tuples of them, not records nested in records, nor packed knobs (they come
-    as one-element arrays, `wmtsim.core.packing.as_array`); its body builds the records
-    (`Knobs`, `Trajectory`, `FieldScratch`) every other kernel takes.
+    numba's parallel loop takes arrays, scalars and flat records of them, not records
+    nested in records, nor packed knobs (they come as one-element arrays,
+    `wmtsim.core.packing.as_array`); its body builds the records (`Knobs`, `Trajectory`,
+    `FieldScratch`) every other kernel takes. ``bl`` and ``D`` stay arguments of their
+    own: numba prunes ``is None`` branches on arguments only.
     """
+    # Writes go to locals: numba (0.68) loses a store into a record's array made
+    # directly in a prange body (``B.n_slots[i] = ...``).
+    n_events, slot_of, counts = B.n_events, B.slot_of, B.counts
+    n_slots, active = B.n_slots, B.active
     n = n_events.shape[0]
     for i in prange(n):
         # prange indices may be unsigned: make every index arithmetic signed.
         r = np.int64(i) if i < R.u.shape[0] else np.int64(-1)
-        traj = np.int64(start) + np.int64(i)
+        traj = np.int64(B.start) + np.int64(i)
         # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
         f_row = _forest_row(F, i)
         w_row = _world_row(W, i)
         cap = f_row.kind.shape[0]
-        S = LifecycleScratch(
-            np.empty(cap, np.bool_), np.empty(cap, np.bool_), np.empty(cap), np.empty(cap),
-            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-        T = Trajectory(
-            seed=seed, traj=traj, F=f_row, slot_of=slot_of[i],
-            is_global=np.zeros(cap, np.bool_), eligible=np.zeros(cap, np.bool_),
-            selected=np.zeros(cap, np.bool_), on_path=np.zeros(cap, np.bool_),
-            priority=np.full(cap, np.nan),
-            answered=np.zeros(w_row.kind.shape[0], np.bool_),  # subtask answered (world id)
-            out=counts[i], S=S)
+        T = _trajectory(B.seed, traj, f_row, slot_of[i], w_row.kind.shape[0], counts[i])
         X = _field_scratch(store, i, cap, bl)
-        K = Knobs(sw=sw[0], p=p[0], st=st[0], wk=wk[0])
+        K = Knobs(sw=K1.sw[0], p=K1.p[0], st=K1.st[0], wk=K1.wk[0])
         n_slots[i], active[i] = _run_one(T, K, X, w_row, n_events[i], r, R, D)
+
+
+@jit
+def _trajectory(seed, traj, F, slot_of, world_nodes, out):
+    """A fresh `Trajectory` around the forest row ``F``: its flags cleared, priorities
+    NaN, no subtask answered (``world_nodes`` of them, by world id), counters ``out``,
+    a new `LifecycleScratch`. (Callable from Python too, to run one kernel by hand.)"""
+    cap = F.kind.shape[0]
+    return Trajectory(
+        seed=seed, traj=traj, F=F, slot_of=slot_of,
+        is_global=np.zeros(cap, np.bool_), eligible=np.zeros(cap, np.bool_),
+        selected=np.zeros(cap, np.bool_), on_path=np.zeros(cap, np.bool_),
+        priority=np.full(cap, np.nan), answered=np.zeros(world_nodes, np.bool_),
+        out=out, S=_lifecycle_scratch(cap))
 
 
 @jit
@@ -205,8 +219,8 @@ def _field_scratch(store, i, cap, bl):
     for v in range(cap):
         row.place[v] = 0
         row.archival[v] = False
-    misc = np.zeros(4, np.int64)
-    misc[M_SUMMARY] = -1  # no running summary yet
+    misc = np.zeros(N_MISC, np.int64)
+    misc[M.summary] = -1  # no running summary yet
     return FieldScratch(store=row, window=np.zeros(max(2, int(bl[0].z_window))), misc=misc,
                         knobs=bl)
 

@@ -11,8 +11,17 @@ together is written once, here:
 ``FieldState``  the per-slot state of a field policy (`wmtsim.engine.field`);
 ``FieldScratch`` a field policy's state, its rating window, its scratch and its knobs
                 (None for WMT's configurations: numba compiles the field out);
-``LifecycleScratch`` the scratch of the lifecycle kernels, allocated once per trajectory;
-``StepRecords`` the per-step arrays kept for the first trajectories of a batch.
+``StepRecords`` the per-step arrays kept for the first trajectories of a batch;
+``Batch``       what `_run_batch` reads and writes per trajectory beyond the world's and the
+                forest's rows.
+
+A trajectory's lifecycle scratch ``T.S`` is `wmtsim.core.lifecycle.LifecycleScratch` (the
+kernels it serves live there).
+
+numba's parallel loop (`wmtsim.engine.loop._run_batch`) takes only flat records of arrays
+and scalars, so the batch kernel takes `Batch`, `Knobs` (of one-element arrays), the
+world's and the forest's rows, `StepRecords` and the field's `FieldState`, and builds the
+nested per-trajectory records inside the loop.
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from wmtsim.core.lifecycle import LifecycleScratch
 
 
 class StepRecords(NamedTuple):
@@ -53,9 +64,10 @@ class FieldState(NamedTuple):
 
 class FieldScratch(NamedTuple):
     """One trajectory's field policy: its ``store`` (`FieldState` row), TraceRetain's
-    ``window`` of ratings, ``misc`` (``M_*``: slots seen, window count and head, running
-    summary) and the packed `Baselines` ``knobs`` as a one-element array (``X.knobs[0]``:
-    a kernel may not return a record, and this tuple is returned by `_field_scratch`)."""
+    ``window`` of ratings, ``misc`` (slots named by `wmtsim.core.field_knobs.M`: slots
+    seen, window count and head, running summary, GA's reflection counters) and the
+    packed `Baselines` ``knobs`` as a one-element array (``X.knobs[0]``: a kernel may not
+    return a record, and this tuple is returned by `_field_scratch`)."""
 
     store: FieldState
     window: np.ndarray
@@ -63,21 +75,27 @@ class FieldScratch(NamedTuple):
     knobs: Any
 
 
-class LifecycleScratch(NamedTuple):
-    """Scratch arrays of `wmtsim.core.lifecycle`'s ``*_into`` kernels (one per slot)."""
+class Batch(NamedTuple):
+    """A batch as `_run_batch` takes it, beside the world's and the forest's rows: the
+    draw identity (the world's ``seed``, the first trajectory ``start``), each
+    trajectory's script length ``n_events``, and what it writes per trajectory: the
+    forest's ``slot_of`` map, ``n_slots`` and ``active`` task, and the ``counts``
+    (``(n, N_COUNTERS)``, `wmtsim.core.metrics.C`)."""
 
-    in_folded: np.ndarray
-    in_obsolete: np.ndarray
-    u_max: np.ndarray
-    u_sum: np.ndarray
-    size: np.ndarray
-    n_failed: np.ndarray
-    n_obs: np.ndarray
+    seed: Any
+    start: Any
+    n_events: np.ndarray
+    slot_of: np.ndarray
+    n_slots: np.ndarray
+    active: np.ndarray
+    counts: np.ndarray
 
 
 class Knobs(NamedTuple):
     """What every trajectory of a run reads: ``sw`` (`Policy.pack`), ``p``
-    (`Params.pack`), ``st`` (`Stubs.pack`), ``wk`` (`WorldSpec.pack`'s scalars)."""
+    (`Params.pack`), ``st`` (`Stubs.pack`), ``wk`` (`WorldSpec.pack`'s scalars). The
+    kernels read the packed records (``K.p.rho``); `_run_batch` takes them as
+    one-element arrays (`wmtsim.core.packing.as_array`) and reads row 0."""
 
     sw: Any
     p: Any

@@ -58,13 +58,17 @@ def _noise(key, d):
 
 
 @jit
-def _select_items(seed, traj, step, n, topic_now, cross, F, eligible, selected, priority,
-                  weighted, struct, p, st):
-    """The selector stub: greedy by utility under the budget B (and the top-k cap).
+def _select_items(T, K, step, n, topic_now, weighted, struct):
+    """The selector stub: greedy by utility under the budget B (and the top-k cap), over
+    the `Trajectory` ``T``'s ε into its s, with the `Knobs` ``K``.
 
-    utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted); ties go
-    to the older memory. An item that does not fit is skipped and the next one tried.
+    utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted, by the
+    branch priorities ``T.priority``); ties go to the older memory. An item that does not
+    fit is skipped and the next one tried; each costs its tokens + ``struct``.
     """
+    seed, traj, F = T.seed, T.traj, T.F
+    eligible, selected, priority = T.eligible, T.selected, T.priority
+    cross, p, st = K.wk.cross_relevance, K.p, K.st
     parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
