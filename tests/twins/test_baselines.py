@@ -41,7 +41,8 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   mb_session_steps=2, mem0_match=0.5, mem0_p_update=0.4,
                   mem0_p_delete=0.2, mem0_p_none=0.2, dup_content=False,
                   ga_reflect_threshold=15, tr_buffer=2, tr_eval_every=3,
-                  mem0_random_decision=True),
+                  mem0_random_decision=True, retrieval_noise=3.0, warning_fraction=0.5,
+                  archival_k=2),
         Stubs(p_leak=0.7), 3),
     "defaults": (
         WorldSpec(poison=(PoisonSpec("plausible"), PoisonSpec("failed"))),
@@ -55,7 +56,8 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   mb_code_recent=0, mb_code_top_k=1, mem0_match=0.0, mem0_p_update=1.0,
                   mem0_p_delete=0.0, mem0_p_none=0.0, ga_reflect_threshold=1,
                   ga_focal_points=2, ga_thoughts=1, tr_buffer=0, own_caps=True,
-                  importance_reads_evidence=True, letta_walk=False),
+                  importance_reads_evidence=True, letta_walk=False, core_fraction=0.0,
+                  save_threshold=0.0, mb_summary_is_result=True),
         Stubs(selector_noise=0.0, c_sum=1.0), 5),
 }
 
@@ -102,6 +104,18 @@ def test_cases_make_the_rules_bind() -> None:
     for case in ("binding", "corners"):
         assert (engine_run(case, "generative_agents").forest.kind == 4).any(), case
     assert total("memgpt", "context_overflows") > 0
+    # MemoryBank wrote daily summaries (summary nodes) in every case.
+    for case in CASES:
+        for p in ("memorybank", "memorybank_code"):
+            assert (engine_run(case, p).forest.kind == 4).any(), (case, p)
+    # Letta's warning made the agent save: into core memory and into archival memory.
+    memories: list[object] = []
+    for case in ("binding", "corners"):
+        _, knobs, stubs, _ = CASES[case]
+        simulate_reference(world_of(case), "memgpt", Params(), stubs, knobs, memories)
+    items = [it for m in memories for it in m.items.values()]  # type: ignore[attr-defined]
+    assert any(it.place == "core" for it in items)
+    assert any(it.archival for it in items)
 
 
 # ---------------------------------------------------------------- characteristic rules
@@ -186,7 +200,8 @@ def test_memorybank_strength_grows_on_recall_and_forgetting_follows_the_curve() 
 def test_memgpt_queue_never_exceeds_its_window() -> None:
     w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(4, 6), tokens_sigma=0.3),
                  seed=2, n=10)
-    knobs = Baselines(window_tokens=400)
+    # The queue's own walk (core memory's share of W: tests/twins/test_field_tools.py).
+    knobs = Baselines(window_tokens=400, letta_memory=False)
     res = simulate(w, "memgpt", baselines=knobs, record_steps=10)
     # The queue and its summary in context stay within W at every step (each step
     # record carries the memory's size at that step).

@@ -16,9 +16,9 @@ from wmtsim.core.validation import fail
 
 # Places of a slot (``bs``).
 (B_UNSEEN, B_IN, B_DROPPED, B_EVICTED, B_RECALL, B_ARCHIVED, B_FORGOTTEN, B_POPPING,
- B_DELETED, B_OVERWRITTEN, B_BUFFERED) = range(11)
+ B_DELETED, B_OVERWRITTEN, B_BUFFERED, B_CORE) = range(12)
 B_NAMES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-           "popping", "deleted", "overwritten", "buffered")
+           "popping", "deleted", "overwritten", "buffered", "core")
 # A field policy's per-trajectory scratch (``FieldScratch.misc``, int64), in slot order:
 # (name, doc). `M` numbers them (``misc[M.summary]``); a fresh scratch is all 0 but
 # ``summary`` (-1), `wmtsim.engine.loop._field_scratch`.
@@ -31,6 +31,8 @@ MISC_DOCS: tuple[tuple[str, str], ...] = (
                      "(`importance_trigger_max - importance_trigger_curr`)"),
     ("ga_since", "Generative Agents: memories arrived since the last reflection "
                  "(`importance_ele_n`)"),
+    ("letta_alerted", "MemGPT: Letta's `agent_alerted_about_memory_pressure` (1 from a "
+                      "memory-pressure warning until the next summary)"),
 )
 MISC = tuple(name for name, _ in MISC_DOCS)
 M = slots("Misc", MISC, __name__)
@@ -218,6 +220,52 @@ class Baselines:
     ga_thoughts: int = knob(5, lo=1, hi=100,
         doc='Generative Agents: thoughts per focal point (`generate_insights_and_evidence(…, 5)`), '
             'each charged two calls (`generate_action_event_triple`, `generate_poig_score`).')
+    letta_memory: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT's own memory tools (letta/agent.py `Agent.inner_step`, "
+            'letta/functions/function_sets/base.py): when memory context (core memory + '
+            'summary + queue) passes warning_fraction of the window W, once until the next '
+            'summary, the agent gets the memory-pressure warning and saves what it rates '
+            'important (save_threshold) with `core_memory_append` while core memory has room '
+            '(core_fraction of W), else `archival_memory_insert`, each one charged tool call; '
+            "core memory is always in context, counted in B and the window; at each subtask's "
+            'answer the agent calls `archival_memory_search` (archival_k). false = none of it '
+            '(the rule before issue 20).')
+    warning_fraction: float = knob(0.75, lo=0.0, hi=1.0,
+        doc='MemGPT: the memory-pressure warning fires when memory context exceeds this share '
+            'of W (letta/constants.py MESSAGE_SUMMARY_WARNING_FRAC = 0.75).')
+    core_fraction: float = knob(0.3, lo=0.0, hi=1.0,
+        doc="MemGPT: core memory's size as a share of W (letta/constants.py: two blocks of "
+            'CORE_MEMORY_*_CHAR_LIMIT = 5000 characters, about 2,500 tokens, in the default '
+            '8,192-token window); 0 = no core memory (every save goes to archival).')
+    save_threshold: float = knob(7.0, lo=0.0, hi=10.0,
+        doc='MemGPT: at a memory-pressure warning the agent saves each queued message it rates '
+            'at least this (the shared 0-10 importance stub, the scale of TraceRetain\'s '
+            'raw_threshold).')
+    archival_k: int = knob(5, hi=100_000,
+        doc="MemGPT: page size of `archival_memory_search` (RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = "
+            "5), the tool call the agent makes at each subtask's answer: the archived passages "
+            'most similar to the subtask (embedding search, the query similarity every field '
+            'retriever reads); one charged call (search_base_tokens + the tokens returned); '
+            'what fits in B joins the context. 0 = the agent never searches archival memory.')
+    mb_summaries: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemoryBank's daily summaries (memory_bank/summarize_memory.py `summarize_memory`: "
+            'one LLM call per day without a summary; forget_memory.py loads each as a '
+            'retrievable document): at each session start one summariser call over the last '
+            "session's stored memories; the summary is a memory of the subtask most of them "
+            'are about (its evidence, poison absorbed with p_leak; an earlier summary of that '
+            'subtask merged in), retrievable like any memory, never forgotten by the curve, '
+            'dropped when its subtask has no stored memory left. false = no summaries (the rule '
+            'before issue 20).')
+    mb_summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
+        doc="false (default) = a daily summary stands for its subtask's result in the final "
+            "answer (the world's rule: a memory with the subtask's evidence, or its summary) "
+            "only when it carries the subtask's evidence: WMT's fold summary is written when "
+            "the subtask completes, a day's summary may be written before the result was "
+            'seen; true = it counts like a fold summary, evidence or not.')
+    retrieval_noise: float = knob(1.0, lo=0.0, hi=100.0,
+        doc="multiplies the noise of the field's query similarity (Stubs.selector_noise, the "
+            "noise WMT's selector reads): 1 (default) = the same noise as WMT's LLM selector; 3 = "
+            "the robustness flip \"the field's retrieval is an embedding, not an LLM\".")
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')

@@ -42,12 +42,13 @@ from wmtsim.core.rng import (
 from wmtsim.core.scoring import _selection_feedback
 from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
+from wmtsim.engine.field_common import _retrieval_similarity
 from wmtsim.engine.forest import (
     _add_summary,
     _draw_id,
     _task_depth,
 )
-from wmtsim.engine.selector import _query_utility, _select_branches, _select_items
+from wmtsim.engine.selector import _select_branches, _select_items
 
 
 @jit
@@ -78,7 +79,8 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
             util = np.empty(n)
             key = _step_key(seed, traj, step)
             for v in range(n):
-                util[v] = _query_utility(key, v, topic_now, wk.cross_relevance, F, st)
+                util[v] = _retrieval_similarity(key, v, topic_now, wk.cross_relevance, F,
+                                                st, X.knobs[0])
             _baseline_retrieve(T, K, X, step, n, critical, util, topic_now)
     if not field:
         if mode == SEL_NONE:

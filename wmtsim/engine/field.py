@@ -7,11 +7,13 @@ thing to this module, at one dispatch point of the prompt step: which memories a
 lives in extra arrays beside the forest:
 
 ``bs``     the slot's place: unseen, in the store (queue), dropped by the filter, evicted,
-           in recall storage (MemGPT), archived into a cluster summary, forgotten;
+           in recall storage or in core memory (MemGPT), archived into a cluster summary,
+           forgotten;
 ``bimp``   importance (0–10 stub rating; GA: 1–10);
 ``blast``  step of creation or last retrieval (LRU, GA recency, MemoryBank's t reset);
 ``bfreq``  retrievals (LFU);
-``bstr``   MemoryBank strength S.
+``bstr``   MemoryBank strength S;
+``archival`` MemGPT: the agent saved a passage of the slot in archival memory.
 
 Every rule is documented in docs/field.md; the readable twin is
 `wmtsim.twins.field_reference`, and both agree bit for bit (tests/twins/test_baselines.py).
@@ -26,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmtsim.core.codes import ACTION, GLOBAL, TASK
-from wmtsim.core.field_knobs import B_BUFFERED, B_DELETED, B_EVICTED, B_IN, B_RECALL, M
+from wmtsim.core.field_knobs import B_BUFFERED, B_CORE, B_DELETED, B_EVICTED, B_IN, B_RECALL, M
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
@@ -48,6 +50,13 @@ from wmtsim.engine.field_forgetting import (
     _window_slide,
 )
 from wmtsim.engine.field_generative import _ga_reflect, _ga_retrieve
+from wmtsim.engine.field_letta import (
+    _archival_search,
+    _core_context,
+    _core_tokens,
+    _letta_pressure,
+)
+from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
 
 # ------------------------------------------------------------------ the dispatch point
 
@@ -111,15 +120,26 @@ def _baseline_step(T, K, X, step, n, critical):
     session = int(bl.mb_session_steps)
     if sw_family == FAM_MEMORYBANK:
         if session > 0 and step > 0 and step % session == 0:
+            if bl.mb_summaries != 0.0:
+                n = _mb_summarize(T, K, X, step, n, session)
             _mb_forget(T, K, X, step, n)
+            if bl.mb_summaries != 0.0:
+                _mb_drop_orphans(n, F, bs)
     elif sw_family == FAM_MEMGPT:
         limit = bl.window_tokens if bl.window_tokens > 0 else p.budget
+        # Core memory is in the system prompt: it takes its share of the window W.
+        room = float(limit) - _core_tokens(n, bs, F.tokens)
+        summaries = out[C.summariser_calls]
         if bl.letta_walk != 0.0:
-            n = _letta_overflow(T, K, X, step, n, float(limit), bl.evict_fraction,
+            n = _letta_overflow(T, K, X, step, n, room, bl.evict_fraction,
                                 int(bl.keep_last))
         else:
-            n = _queue_overflow(T, K, X, step, n, float(limit), bl.evict_fraction,
+            n = _queue_overflow(T, K, X, step, n, room, bl.evict_fraction,
                                 int(bl.keep_last), True, B_RECALL)
+        if bl.letta_memory != 0.0:
+            if out[C.summariser_calls] > summaries:
+                bmisc[M.letta_alerted] = 0  # summarize_messages_inplace clears the alert
+            _letta_pressure(T, X, step, n, float(limit))
     elif sw_family == FAM_TOKEN_BUFFER:
         limit = bl.token_limit if bl.token_limit > 0 else p.budget
         n = _queue_overflow(T, K, X, step, n, float(limit), 0.0, 0, sw_variant == 1,
@@ -146,16 +166,21 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
     # 3. The pool ε and the retrieval s, never more than B tokens.
     recent = np.zeros(n, np.bool_)  # MemoryBank code: history turns, not recalls
     for v in range(n):
-        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
+        eligible[v] = _stored(bs[v]) and not on_path[v]
         selected[v] = False
     if sw_family == FAM_MEMGPT or sw_family == FAM_WINDOW or sw_family == FAM_TOKEN_BUFFER:
         # The queue (and its running summary) is the context, newest first within B, at
-        # most the shared cap.
+        # most the shared cap; MemGPT's core memory comes first.
         limit = _queue_cap(bl, st)
-        used = _fit_newest(n, bs, F, eligible, selected, bmisc[M.summary], budget, 0.0,
-                           limit)
+        used, count = _core_context(n, bs, F, eligible, selected, budget, limit)
+        if limit <= 0 or count < limit:
+            used = _fit_newest(n, bs, F, eligible, selected, bmisc[M.summary], budget, used,
+                               limit - count if limit > 0 else 0)
         if sw_family == FAM_MEMGPT and critical and bl.recall_k > 0:
             _conversation_search(T, K, X, n, topic_now, limit, used)
+        if (sw_family == FAM_MEMGPT and critical and topic_now >= 0
+                and bl.letta_memory != 0.0 and bl.archival_k > 0):
+            _archival_search(T, K, X, n, util, limit)
     elif sw_family == FAM_GENERATIVE:
         _ga_retrieve(T, K, X, step, n, util)
     else:  # TraceRetain, MemoryBank, mem0: top-k by similarity to the query, within B
@@ -239,7 +264,7 @@ def _conversation_search(T, K, X, n, topic_now, limit, used):
     for v in range(n):
         if found >= int(bl.recall_k):
             break
-        if kind[v] != TASK or topic[v] != topic_now or (bs[v] != B_IN and bs[v] != B_RECALL):
+        if kind[v] != TASK or topic[v] != topic_now or not _stored(bs[v]):
             continue
         found += 1
         read += tokens[v]
@@ -256,6 +281,13 @@ def _conversation_search(T, K, X, n, topic_now, limit, used):
 
 @jit
 def _baseline_eligible(n, on_path, bs, eligible):
-    """ε of a field policy: the store (and MemGPT's searchable recall storage)."""
+    """ε of a field policy: the store (and MemGPT's recall storage and core memory)."""
     for v in range(n):
-        eligible[v] = (bs[v] == B_IN or bs[v] == B_RECALL) and not on_path[v]
+        eligible[v] = _stored(bs[v]) and not on_path[v]
+
+
+@jit
+def _stored(place):
+    """A slot the policy still holds: in the store or queue, in MemGPT's searchable
+    recall storage, or in its core memory."""
+    return place == B_IN or place == B_RECALL or place == B_CORE

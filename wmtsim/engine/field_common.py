@@ -22,6 +22,7 @@ from wmtsim.engine.forest import (
     _draw_id,
     _task_depth,
 )
+from wmtsim.engine.selector import _noise, _relevance
 
 
 @jit
@@ -45,6 +46,19 @@ def _importance(seed, traj, step, d, rel, ok, ev, reads_evidence, noise_sd, lo):
     x = 10.0 * signal + noise_sd * ((s - 2.0) * _SQRT3)
     r = math.floor(x + 0.5)
     return min(10.0, max(lo, r))
+
+
+@jit
+def _retrieval_similarity(key, v, topic_now, cross, F, st, bl):
+    """A field retriever's similarity of memory ``v`` to the current query (an embedding
+    search): the selector stub's unweighted utility, relevance + poison boost + noise,
+    with the very draws WMT's selector sees (``key``: the step's `_step_key`), the noise
+    scaled by `Baselines.retrieval_noise` (1 = the same as WMT's selector)."""
+    kind, poisoned, topic, rel = F.kind, F.poisoned, F.topic, F.rel
+    x = _relevance(v, topic_now, kind, topic, rel, cross)
+    if poisoned[v] and kind[v] != SUMMARY:
+        x += st.poison_boost
+    return x + (bl.retrieval_noise * st.selector_noise) * _noise(key, _draw_id(F, v))
 
 
 @jit

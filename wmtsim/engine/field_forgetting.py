@@ -48,7 +48,8 @@ def _mb_forget(T, K, X, step, n):
     bs, blast, bstr = X.store.place, X.store.last, X.store.strength
     variant, bl = K.sw.variant, X.knobs[0]
     for v in range(n):
-        if bs[v] != B_IN or on_path[v]:
+        # The curve applies to the dialogue turns, not to the daily summaries.
+        if bs[v] != B_IN or on_path[v] or F.kind[v] == SUMMARY:
             continue
         dt = float(step - blast[v])
         if variant == 0:

@@ -136,7 +136,8 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     store = FieldState(
         place=np.zeros((n, capacity), dtype=np.int8), importance=np.zeros((n, capacity)),
         last=np.zeros((n, capacity), dtype=np.int64),
-        freq=np.zeros((n, capacity), dtype=np.int64), strength=np.zeros((n, capacity)))
+        freq=np.zeros((n, capacity), dtype=np.int64), strength=np.zeros((n, capacity)),
+        archival=np.zeros((n, capacity), dtype=np.bool_))
     D = DynamicsAcc.allocate(n_steps, capacity) if dynamics else None
     previous = get_num_threads()
     if threads is not None:
@@ -214,9 +215,10 @@ def _field_scratch(store, i, cap, bl):
     if bl is None:
         return None
     row = FieldState(store.place[i], store.importance[i], store.last[i], store.freq[i],
-                     store.strength[i])
+                     store.strength[i], store.archival[i])
     for v in range(cap):
         row.place[v] = 0
+        row.archival[v] = False
     misc = np.zeros(N_MISC, np.int64)
     misc[M.summary] = -1  # no running summary yet
     return FieldScratch(store=row, window=np.zeros(max(2, int(bl[0].z_window))), misc=misc,

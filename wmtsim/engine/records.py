@@ -51,13 +51,15 @@ class StepRecords(NamedTuple):
 class FieldState(NamedTuple):
     """A field policy's per-slot state, ``(n, capacity)`` or one trajectory's row:
     place (``B_*``), importance (0-10 rating), last (step of creation or last retrieval),
-    freq (retrievals), strength (MemoryBank's S)."""
+    freq (retrievals), strength (MemoryBank's S), archival (MemGPT: the agent saved a
+    passage of it in archival memory)."""
 
     place: np.ndarray
     importance: np.ndarray
     last: np.ndarray
     freq: np.ndarray
     strength: np.ndarray
+    archival: np.ndarray
 
 
 class FieldScratch(NamedTuple):

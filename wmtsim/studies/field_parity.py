@@ -104,7 +104,8 @@ def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
         reflect = "; reflection on a poignancy sum" if knobs.ga_reflect_threshold > 0 else ""
         return f"recency + importance ({rating}) + {rel}{reflect}"
     if fam == FAM_MEMORYBANK:
-        return f"{rel}; forgetting: time since recall, strength"
+        daily = "; daily summaries" if knobs.mb_summaries else ""
+        return f"{rel}; forgetting: time since recall, strength{daily}"
     if fam == FAM_MEM0:
         decision = ("fixed draws" if knobs.mem0_random_decision
                     else "which looks more informative (apparent relevance, outcome)")
@@ -112,6 +113,10 @@ def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
     if fam == FAM_MEMGPT:
         search = ("conversation_search: string match on the subtask over user messages"
                   if knobs.recall_k > 0 else "no search")
+        if knobs.letta_memory:
+            search += ("; on the memory-pressure warning: saves by rating (apparent "
+                       "relevance, outcome) to core memory (always in context) or archival"
+                       + (f"; archival_memory_search: {rel}" if knobs.archival_k > 0 else ""))
         return f"recency (queue); {search}"
     return "recency (queue)"
 

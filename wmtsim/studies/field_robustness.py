@@ -73,6 +73,17 @@ FLIPS: tuple[Flip, ...] = (
     Flip("MemGPT pops through the crossing message", {"baselines.letta_walk": False},
          _family(FAM_MEMGPT)),
     Flip("MemGPT never searches", {"baselines.recall_k": 0}, _family(FAM_MEMGPT)),
+    Flip("MemGPT without its warning, core and archival memory",
+         {"baselines.letta_memory": False}, _family(FAM_MEMGPT)),
+    Flip("MemoryBank without daily summaries", {"baselines.mb_summaries": False},
+         _family(FAM_MEMORYBANK)),
+    Flip("MemoryBank's summaries are results without evidence",
+         {"baselines.mb_summary_is_result": True}, _family(FAM_MEMORYBANK)),
+    # WMT's selector is an LLM call; the field's retrieval is an embedding search, which
+    # the stub gives the selector's relevance score for free. Tripling its noise is the
+    # other reading (every policy whose retrieval reads the query similarity).
+    Flip("the field's retrieval noise tripled", {"baselines.retrieval_noise": 3.0},
+         _family(FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEM0, FAM_MEMGPT)),
 )
 
 

@@ -1,8 +1,9 @@
 """Queues and windows of the field's policies in the readable twin: MemGPT's message
-queue (Letta's eviction walk, the older pop-through rule, `conversation_search`), the
+queue (Letta's eviction walk, the older pop-through rule, `conversation_search`, the
+memory-pressure warning, core and archival memory), the
 sliding window and the token buffer, and the pop step that folds what leaves into a
-running summary — the counterpart of `wmtsim.engine.field_forgetting` and of the queue
-parts of `wmtsim.engine.field`. No numba here.
+running summary — the counterpart of `wmtsim.engine.field_forgetting`,
+`wmtsim.engine.field_letta` and of the queue parts of `wmtsim.engine.field`. No numba here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 
 from wmtsim.core.metrics import C
-from wmtsim.twins.field_store import StoreBase
+from wmtsim.twins.field_store import STORED, StoreBase, fit
 
 
 class QueueStore(StoreBase):
@@ -51,7 +52,7 @@ class QueueStore(StoreBase):
                 break
             it = self.items.get(v)
             if (it is None or h.tree.nodes[v].kind != "task" or h.facts[v].topic != topic_now
-                    or it.place not in ("in", "recall")):
+                    or it.place not in STORED):
                 continue
             found.append(v)
         read = 0.0
@@ -65,6 +66,93 @@ class QueueStore(StoreBase):
         h.out[C.llm_calls] += 1
         h.out[C.prompt_tokens] += call
         h.out[C.memory_tokens] += call
+
+    def core_tokens(self) -> float:
+        """Tokens of MemGPT's core memory."""
+        core = 0.0
+        for v in self.placed("core"):
+            core += self.h.tree.nodes[v].tokens
+        return core
+
+    def letta_pressure(self, limit: float) -> None:
+        """Letta's memory-pressure warning (core + summary + queue over warning_fraction ·
+        W, once until the next summary): one charged step reading the queue; each queued
+        message not yet saved, oldest first, rated at least save_threshold is saved, into
+        core memory while it has room (core_fraction · W), else as an archival passage,
+        one charged tool call each (see `wmtsim.engine.field_letta._letta_pressure`)."""
+        k, nodes = self.k, self.h.tree.nodes
+        if self.alerted:
+            return
+        core = self.core_tokens()
+        queue = 0.0
+        for v in self.placed("in"):
+            queue += nodes[v].tokens
+        if core + queue <= float(k.warning_fraction) * limit:
+            return
+        self.alerted = True
+        self.tool_call(queue)
+        room = float(k.core_fraction) * limit
+        for v in self.placed("in"):
+            it = self.items[v]
+            if self.is_summary(v) or it.archival:
+                continue
+            it.importance = self.rating(v, 0.0)
+            if it.importance < k.save_threshold:
+                continue
+            if core + nodes[v].tokens <= room:
+                it.place = "core"  # core_memory_append
+                core += nodes[v].tokens
+            else:
+                it.archival = True  # archival_memory_insert
+            self.tool_call(float(nodes[v].tokens))
+
+    def tool_call(self, tokens: float) -> None:
+        """One agent step with a tool call: search_base_tokens + what it writes or reads."""
+        out = self.h.out
+        call = float(self.k.search_base_tokens) + tokens
+        out[C.llm_calls] += 1
+        out[C.prompt_tokens] += call
+        out[C.memory_tokens] += call
+
+    def core_context(self, pool: list[str], budget: float, limit: int
+                     ) -> tuple[set[str], float]:
+        """Core memory first in the context (always there), within B and the cap."""
+        chosen: set[str] = set()
+        used = 0.0
+        for v in pool:
+            if self.items[v].place != "core":
+                continue
+            t = float(self.h.tree.nodes[v].tokens)
+            if (limit > 0 and len(chosen) >= limit) or used + t > budget:
+                continue
+            chosen.add(v)
+            used += t
+        return chosen, used
+
+    def archival_search(self, topic_now: int, pool: list[str], chosen: set[str],
+                        tokens: dict[str, float], budget: float, limit: int) -> None:
+        """`archival_memory_search`: the archival_k archived passages most similar to the
+        subtask (ties: the older); one charged call (search_base_tokens + their tokens);
+        those not in context join it best first within B and the cap."""
+        nodes = self.h.tree.nodes
+        cands = [v for v in nodes if v in self.items and self.items[v].archival
+                 and self.items[v].place in ("in", "recall")]
+        scored = [(self.query_utility(v, topic_now), v) for v in cands]
+        inf = {v: float(nodes[v].tokens) for v in cands}
+        found, _ = fit(scored, int(self.k.archival_k), inf, math.inf, 0.0)
+        read = 0.0
+        for v in cands:
+            if v in found:
+                read += inf[v]
+        used = 0.0
+        for v in chosen:
+            used += float(nodes[v].tokens)
+        picked = [(s, v) for s, v in scored if v in found and v in pool and v not in chosen]
+        left = 0 if limit <= 0 else limit - len(chosen)
+        if limit <= 0 or left > 0:
+            got, _ = fit(picked, left, tokens, budget, used)
+            chosen.update(got)
+        self.tool_call(read)
 
     def queue_overflow(self, limit: float, frac: float, keep_last: int, summarize: bool,
                        to: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from wmtsim.core.draws import PURPOSE_FORGET, PURPOSE_MEM0, uniform_py
+from wmtsim.core.draws import PURPOSE_MEM0, uniform_py
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import (
@@ -28,15 +28,16 @@ from wmtsim.core.policies import (
     FAM_TRACERETAIN,
     FAM_WINDOW,
     MB_CODE,
-    MB_PAPER,
     SEL_BASELINE,
     THRESHOLD_FIXED,
     Policy,
 )
+from wmtsim.twins.field_memorybank import MemoryBankStore
 from wmtsim.twins.field_queues import QueueStore
 from wmtsim.twins.field_store import (  # noqa: F401 (old names)
     _SQRT3,
     PLACES,
+    STORED,
     Item,
     StoreBase,
     fit,
@@ -48,9 +49,10 @@ from wmtsim.twins.field_store import (  # noqa: F401 (old names)
 _SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
 
-class BaselineMemory(QueueStore):
+class BaselineMemory(QueueStore, MemoryBankStore):
     """One trajectory's store under a field policy, driven by the simulator (``host``);
-    its state and helpers are `StoreBase`'s, its queues and windows `QueueStore`'s."""
+    its state and helpers are `StoreBase`'s, its queues and windows `QueueStore`'s,
+    MemoryBank's forgetting and daily summaries `MemoryBankStore`'s."""
 
     # ---------------------------------------------------------------- one prompt step
 
@@ -90,14 +92,24 @@ class BaselineMemory(QueueStore):
         if fam == FAM_MEMORYBANK:
             session = k.mb_session_steps
             if session > 0 and step > 0 and step % session == 0:
+                if k.mb_summaries:
+                    self.memorybank_summarize(session)
                 self.memorybank_forget(path)
+                if k.mb_summaries:
+                    self.memorybank_drop_orphans()
         elif fam == FAM_MEMGPT:
             limit = float(k.window_tokens) if k.window_tokens > 0 else budget
+            room = limit - self.core_tokens()  # core memory takes its share of W
+            summaries = h.out[C.summariser_calls]
             if k.letta_walk:
-                self.letta_overflow(limit)
+                self.letta_overflow(room)
             else:
-                self.queue_overflow(limit, float(k.evict_fraction), k.keep_last, True,
+                self.queue_overflow(room, float(k.evict_fraction), k.keep_last, True,
                                     "recall")
+            if k.letta_memory:
+                if h.out[C.summariser_calls] > summaries:
+                    self.alerted = False  # a summary clears the alert
+                self.letta_pressure(limit)
         elif fam == FAM_TOKEN_BUFFER:
             limit = float(k.token_limit) if k.token_limit > 0 else budget
             self.queue_overflow(limit, 0.0, 0, self.pol.variant == 1, "evicted")
@@ -105,14 +117,21 @@ class BaselineMemory(QueueStore):
             self.window_slide()
         # 3. The pool and the retrieval, never more than B tokens.
         pool = [v for v in h.tree.nodes if v in self.items
-                and self.items[v].place in ("in", "recall") and v not in path]
+                and self.items[v].place in STORED and v not in path]
         tokens = {v: float(h.tree.nodes[v].tokens) for v in pool}
         recent: set[str] = set()  # MemoryBank code: history turns, not recalls
         if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
             limit = 0 if k.own_caps else int(h.st.top_k)  # the shared cap
-            chosen, used = self.newest_fit(pool, tokens, budget, 0.0, limit)
+            chosen, used = self.core_context(pool, budget, limit)  # MemGPT's core memory
+            if limit <= 0 or len(chosen) < limit:
+                queue, used = self.newest_fit(pool, tokens, budget, used,
+                                              limit - len(chosen) if limit > 0 else 0)
+                chosen |= queue
             if fam == FAM_MEMGPT and critical and k.recall_k > 0:
                 self.conversation_search(topic_now, pool, chosen, tokens, budget, used, limit)
+            if (fam == FAM_MEMGPT and critical and topic_now >= 0 and k.letta_memory
+                    and k.archival_k > 0):
+                self.archival_search(topic_now, pool, chosen, tokens, budget, limit)
         elif fam == FAM_GENERATIVE:
             chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
         else:
@@ -156,7 +175,7 @@ class BaselineMemory(QueueStore):
 
     def eligible(self, path: set[str]) -> set[str]:
         """ε at the end of a trajectory (the store and MemGPT's recall storage)."""
-        return {v for v, it in self.items.items() if it.place in ("in", "recall")
+        return {v for v, it in self.items.items() if it.place in STORED
                 and v not in path}
 
     # ---------------------------------------------------------------- TraceRetain
@@ -431,29 +450,6 @@ class BaselineMemory(QueueStore):
         elif x < p_none:  # NONE: already known
             it.place = "dropped"
 
-    # ---------------------------------------------------------------- MemoryBank
-
-    def memorybank_forget(self, path: set[str]) -> None:
-        """R = exp(−t/S): forget when R < θ (t > S·scale·ln(1/θ)); stochastic: keep with
-        probability R; public code: R = exp(−(t/5)·S), forget when the draw > R."""
-        k, step = self.k, self.h.step
-        after = k.mb_forget_after()
-        for v in self.placed("in"):
-            if v in path:
-                continue
-            it = self.items[v]
-            dt = float(step - it.last)
-            if self.pol.variant == MB_PAPER:
-                if dt > it.strength * after:
-                    it.place = "forgotten"
-            elif self.pol.variant == MB_CODE:  # math.exp(-t / 5*S) as written
-                r = math.exp(-(dt / k.mb_time_scale) / 5.0 * it.strength)
-                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) > r:
-                    it.place = "forgotten"
-            else:
-                r = math.exp(-(dt / k.mb_time_scale) / it.strength)
-                if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
-                    it.place = "forgotten"
 
 def reference_model(host: object, policy: Policy, knobs: object = None) -> Any:
     """The readable twin's store for a field policy (`BaselineMemory` on the simulator's

@@ -17,7 +17,8 @@ from wmtsim.core.policies import Policy
 
 _SQRT3 = 1.7320508075688772
 PLACES = ("unseen", "in", "dropped", "evicted", "recall", "archived", "forgotten",
-          "deleted", "overwritten", "buffered")
+          "deleted", "overwritten", "buffered", "core")
+STORED = ("in", "recall", "core")  # places the policy still holds (ε)
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Item:
     last: int = 0  # step of creation or of the last retrieval
     freq: int = 0  # retrievals
     strength: float = 0.0  # MemoryBank S
+    archival: bool = False  # MemGPT: the agent saved a passage of it in archival memory
 
 
 def power(x: float, k: int) -> float:
@@ -84,6 +86,7 @@ class StoreBase:
         self.summary: str | None = None  # the running summary (MemGPT, windows)
         self.poignancy = 0  # GA: importance summed since the last reflection
         self.since = 0  # GA: memories since the last reflection
+        self.alerted = False  # MemGPT: warned about memory pressure since the last summary
 
     # ---------------------------------------------------------------- helpers
 
@@ -101,12 +104,13 @@ class StoreBase:
 
     def query_utility(self, v: str, topic_now: int) -> float:
         """Similarity to the current query: relevance + poison boost + noise (the selector
-        stub's unweighted utility)."""
+        stub's unweighted utility), the noise scaled by ``retrieval_noise``."""
         node = self.h.tree.nodes[v]
         x = float(self.h.relevance(v, topic_now))
         if node.poisoned and node.kind != "summary":
             x += float(self.h.st.poison_boost)
-        return x + float(self.h.st.selector_noise) * float(self.h.noise(self.h.draw_id(v)))
+        noise = float(self.k.retrieval_noise) * float(self.h.st.selector_noise)
+        return x + noise * float(self.h.noise(self.h.draw_id(v)))
 
     def content_similarity(self, a: str, b: str) -> float:
         """TraceRetain's near-duplicate stub: 0 unless same kind, outcome and evidence."""
