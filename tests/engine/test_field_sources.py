@@ -65,7 +65,7 @@ def kernel_records(F: ForestRows, policy: str, bl: Baselines | None = None,
                     np.zeros(N_COUNTERS))
     store = FieldState(place=np.zeros((1, n), np.int8), importance=np.zeros((1, n)),
                        last=np.zeros((1, n), np.int64), freq=np.zeros((1, n), np.int64),
-                       strength=np.zeros((1, n)))
+                       strength=np.zeros((1, n)), archival=np.zeros((1, n), np.bool_))
     X = _field_scratch(store, 0, n, as_array((bl or Baselines()).pack()))
     K = Knobs(sw=get_policy(policy).pack(), p=(params or Params()).pack(),
               st=(stubs or Stubs()).pack(), wk=WorldSpec(cross_relevance=cross).pack()[0])

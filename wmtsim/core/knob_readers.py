@@ -120,7 +120,7 @@ READS: dict[str, Trait] = {
     # Baselines: the field's own knobs (docs/field.md).
     "baselines.capacity": TRACERETAIN,
     "baselines.top_k": TRACERETAIN | MB_NOT_CODE | GA_PAPER | MEM0,
-    "baselines.importance_noise": SCORED_FIELD,
+    "baselines.importance_noise": SCORED_FIELD | MEMGPT,  # MemGPT: its saves' rating
     "baselines.scorer_base_tokens": SCORED_FIELD,
     "baselines.z_window": TR_Z,
     "baselines.z_threshold": TR_Z,
@@ -161,7 +161,7 @@ READS: dict[str, Trait] = {
         "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none",
         "mem0_random_decision")},
     # The field on equal terms (issue 20): the rules' switches and their knobs.
-    "baselines.importance_reads_evidence": SCORED_FIELD,
+    "baselines.importance_reads_evidence": SCORED_FIELD | MEMGPT,
     "baselines.own_caps": FIELD,
     "baselines.letta_walk": MEMGPT,
     "baselines.search_base_tokens": MEMGPT,
@@ -169,6 +169,12 @@ READS: dict[str, Trait] = {
     "baselines.tr_eval_every": TRACERETAIN,
     **{f"baselines.{k}": GA for k in ("ga_reflect_threshold", "ga_focal_points",
                                        "ga_thoughts")},
+    # Round two: Letta's memory tools, MemoryBank's daily summaries, the retrieval noise.
+    **{f"baselines.{k}": MEMGPT for k in ("letta_memory", "warning_fraction",
+                                           "core_fraction", "save_threshold", "archival_k")},
+    "baselines.mb_summaries": MEMORYBANK,
+    "baselines.mb_summary_is_result": MEMORYBANK,
+    "baselines.retrieval_noise": TRACERETAIN | GA | MEMORYBANK | MEM0 | MEMGPT,
 }
 
 # Knobs that act only in worlds with global memories (docs/model.md §2: ρ_G, their initial
