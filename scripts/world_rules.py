@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from wmtsim.core.inference import paired_effect
+from wmtsim.core.world_spec import OP_ACTION, OP_COMPLETE, OP_REOPEN, World
 from wmtsim.engine.simulation import SimResult, run_engine, simulate
-from wmtsim.engine.world import OP_ACTION, OP_COMPLETE, OP_REOPEN, World, generate
+from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import Scenario, load_scenario
 
 

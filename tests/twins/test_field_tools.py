@@ -20,8 +20,9 @@ from wmtsim.core.metrics import C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import get_policy
 from wmtsim.core.stubs import Stubs
+from wmtsim.core.world_spec import PoisonSpec, World, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.engine.world import PoisonSpec, World, WorldSpec, generate
+from wmtsim.engine.world import generate
 from wmtsim.twins.field_reference import BaselineMemory
 from wmtsim.twins.simulator import simulate_reference
 
