@@ -29,7 +29,8 @@ import json, sys
 from numba.core.registry import CPUDispatcher
 from wmtsim.core.policies import FAM_WMT, POLICIES
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.world import PoisonSpec, WorldSpec, generate
+from wmtsim.core.world_spec import PoisonSpec, WorldSpec
+from wmtsim.engine.world import generate
 
 group = sys.argv[1]
 spec = WorldSpec(n_subtasks=(1, 3), n_globals=1, p_resume=0.5, p_revise=0.2,
