@@ -16,7 +16,8 @@ import pytest
 from wmtsim.core.codes import TASK
 from wmtsim.core.draws import PURPOSE_WORLD, STEP_WORLD, uniform_py
 from wmtsim.core.validation import KnobError
-from wmtsim.engine.world import WorldSpec, generate
+from wmtsim.core.world_spec import WorldSpec
+from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import ScenarioError, load_scenario, scenario_from_dict
 
 
