@@ -123,3 +123,29 @@ def test_a_sweep_of_a_knob_nobody_reads_is_refused_and_named() -> None:
     assert sweep(["wmt", "a1_unweighted"], "rho", [0.5, 0.9]).warnings == ()
     (note,) = sweep(["wmt"], "rho_g", [0.9, 0.99]).warnings
     assert "parameters.rho_g" in note and "global memories" in note
+
+
+def test_readers_declared_at_the_knob() -> None:
+    """A field policy's own knob names its readers where it is declared (issue 29: a new
+    policy with a knob touches `core/field_knobs.py`, not `knob_readers.READS`)."""
+    from dataclasses import dataclass
+
+    from wmtsim.core.knob_readers import declared_at_knob
+    from wmtsim.core.knobs import knob
+
+    @dataclass(frozen=True)
+    class Own:
+        k: int = knob(3, reads=("generative_agents", "mem0"))
+        j: int = knob(1)
+
+    got = declared_at_knob(Own, "baselines")
+    assert list(got) == ["baselines.k"]
+    assert [n for n in POLICIES if got["baselines.k"].test(POLICIES[n])] == [
+        "generative_agents", "mem0"]
+
+    @dataclass(frozen=True)
+    class Bad:
+        k: int = knob(3, reads=("no_such_policy",))
+
+    with pytest.raises(ValueError, match="no_such_policy.*not policies"):
+        declared_at_knob(Bad, "baselines")

@@ -9,6 +9,10 @@ sees. ``tests/core/test_knob_readers.py`` checks the declaration against the eng
 every policy, moving all the knobs the table says it does not read leaves its results
 bit-identical, and every knob of the five knob classes has an entry.
 
+A field policy's own knob may instead name its readers at its declaration,
+``knob(..., reads=("policy_name", ...))`` in `wmtsim.core.field_knobs`
+(`declared_at_knob`); a knob declared both ways is an error at import.
+
 Some knobs are read only in some worlds: `WORLD_NEEDS` names them (a global memory's
 decay ρ_G acts only where there are global memories).
 """
@@ -16,8 +20,10 @@ decay ρ_G acts only where there are global memories).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
+from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.knobs import knob_of
 from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
@@ -176,6 +182,38 @@ READS: dict[str, Trait] = {
     "baselines.mb_summary_is_result": MEMORYBANK,
     "baselines.retrieval_noise": TRACERETAIN | GA | MEMORYBANK | MEM0 | MEMGPT,
 }
+
+
+
+def _named(names: tuple[str, ...]) -> Trait:
+    """The policies named by a knob's own declaration (``knob(reads=(...))``)."""
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown:
+        raise ValueError(f"knob(reads=...) names {unknown!r}, which are not policies; "
+                         f"allowed: {', '.join(POLICIES)}")
+    chosen = frozenset(names)
+    return Trait(" | ".join(names), lambda p: p.name in chosen)
+
+
+def declared_at_knob(cls: type, section: str) -> dict[str, Trait]:
+    """The knobs of ``cls`` that name their readers where they are declared
+    (``knob(reads=(policy, ...))``), as canonical key -> trait."""
+    out: dict[str, Trait] = {}
+    for f in fields(cls):
+        spec = knob_of(cls, f.name)
+        if spec is not None and spec.reads:
+            out[f"{section}.{f.name}"] = _named(spec.reads)
+    return out
+
+
+# A field policy's own knob may name its readers where it is declared: a new policy and
+# its knob then touch `core/field_knobs.py`, not this table.
+_AT_KNOB = declared_at_knob(Baselines, "baselines")
+if set(_AT_KNOB) & set(READS):
+    raise ValueError(f"readers declared twice (READS and knob(reads=...)): "
+                     f"{sorted(set(_AT_KNOB) & set(READS))}; keep one")
+READS.update(_AT_KNOB)
+
 
 # Knobs that act only in worlds with global memories (docs/model.md §2: ρ_G, their initial
 # score and their stored miss count concern global memories alone).

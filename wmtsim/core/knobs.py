@@ -42,6 +42,7 @@ class Knob:
     allowed: str | None = None
     choices: tuple[str, ...] = ()
     doc: str = ""
+    reads: tuple[str, ...] = ()
 
     def check(self, owner: str, name: str, value: object) -> object:
         """The value, validated (numbers come back as plain Python numbers)."""
@@ -78,10 +79,13 @@ class Knob:
 
 def knob(default: Any = MISSING, *, lo: float | None = None, hi: float | None = None,
          lo_open: bool = False, hi_open: bool = False, allowed: str | None = None,
-         choices: tuple[str, ...] = (), doc: str = "") -> Any:
+         choices: tuple[str, ...] = (), doc: str = "", reads: tuple[str, ...] = ()) -> Any:
     """A dataclass field declaring a knob (no ``default``: a required knob).
 
-    Integers default to [0, `MAX_INT`], reals to the finite numbers.
+    Integers default to [0, `MAX_INT`], reals to the finite numbers. ``reads`` names the
+    policies that read the knob, where it is declared (a field policy's own knob:
+    `wmtsim.core.knob_readers` takes it from here; the other knobs' readers are traits
+    of the policies' switches, declared in that module's table).
     """
     if choices:
         kind = "choice"
@@ -100,7 +104,7 @@ def knob(default: Any = MISSING, *, lo: float | None = None, hi: float | None = 
                 lo=(0 if integral else -math.inf) if lo is None else lo,
                 hi=(MAX_INT if integral else math.inf) if hi is None else hi,
                 lo_open=lo_open, hi_open=hi_open, allowed=allowed, choices=choices,
-                doc=doc)
+                doc=doc, reads=reads)
     return field(default=default, metadata={"knob": spec})
 
 

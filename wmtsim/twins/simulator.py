@@ -51,7 +51,7 @@ from wmtsim.core.world_spec import (
 )
 from wmtsim.twins.field_reference import reference_model
 from wmtsim.twins.reference import MemoryTree, Node
-from wmtsim.twins.stubs_reference import _SQRT3, AgentStubs, Facts  # noqa: F401 (old names)
+from wmtsim.twins.stubs_reference import WORLD_FACTS, AgentStubs, Facts
 
 __all__ = ["simulate_reference"]
 
@@ -93,18 +93,15 @@ class _Trajectory(AgentStubs):
         self.summary_rel = float(world.spec.summary_relevance)
         self.final_share = float(world.spec.final_share)
         self.p_recover = float(world.spec.p_recover)
-        # This trajectory's world, as plain Python values.
+        # This trajectory's world, as plain Python values: the node arrays the script plays
+        # and every `Facts` field with a `World` node array of the same name (a new per-node
+        # world array reaches the twin's stubs by adding it to `Facts`, nothing here).
         self.w_parent = world.parent[i].tolist()
         self.w_kind = world.kind[i].tolist()
         self.w_tokens = world.tokens[i].tolist()
-        self.w_topic = world.topic[i].tolist()
-        self.w_rel = world.rel[i].tolist()
-        self.w_evidence = world.evidence[i].tolist()
         self.w_poisoned = world.poisoned[i].tolist()
-        self.w_pers = world.persuasiveness[i].tolist()
         self.w_outcome = world.outcome[i].tolist()
-        self.w_rider = world.rider[i].tolist()
-        self.w_top = world.top[i].tolist()
+        self.w_facts = {name: getattr(world, name)[i].tolist() for name in WORLD_FACTS}
         n_ev = int(world.n_events[i])
         self.script = list(zip(world.op[i, :n_ev].tolist(), world.arg[i, :n_ev].tolist(),
                                strict=True))
@@ -131,8 +128,7 @@ class _Trajectory(AgentStubs):
         return f"w{w}"
 
     def _world_facts(self, w: int) -> Facts:
-        return Facts(w, self.w_topic[w], self.w_rel[w], self.w_evidence[w], self.w_pers[w],
-                     self.w_rider[w], self.w_top[w])
+        return Facts(w, **{name: values[w] for name, values in self.w_facts.items()})
 
     def _created(self, id: str, facts: Facts) -> None:
         self.slot[id] = len(self.slot)

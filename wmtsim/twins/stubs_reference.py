@@ -11,7 +11,7 @@ the engine's.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from wmtsim.core.draws import (
     PURPOSE_DILUTION,
@@ -24,7 +24,7 @@ from wmtsim.core.draws import (
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import NO_TOPIC
+from wmtsim.core.world_spec import NO_TOPIC, World
 from wmtsim.twins.reference import MemoryTree
 
 # Scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
@@ -49,6 +49,12 @@ class Facts:
     top: int
     warnings: int = 0  # a summary: the failure warnings it keeps
     absorbed: set[str] | None = None  # a summary: the memories that leaked into it
+
+
+# The `Facts` fields a world memory copies from the `World` node array of the same name
+# (`wmtsim.twins.simulator`): a new per-node world array the stubs read is one field here.
+WORLD_FACTS: tuple[str, ...] = tuple(
+    f.name for f in fields(Facts) if f.name in {w.name for w in fields(World)})
 
 
 class AgentStubs:
