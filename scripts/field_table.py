@@ -161,10 +161,10 @@ def table(name: str, n: int, seed: int | None, shown: list[str] = SHOWN) -> str:
         cells = []
         for m in shown:
             x = r.trajectories[m].to_numpy().astype(float)
-            s = mean_ci(x, n_resamples=1000, seed=0)
+            s = mean_ci(x, n_resamples=2000, seed=0)
             cell = f"{s['mean']:.3g} [{s['low']:.3g}, {s['high']:.3g}]"
             if p != "wmt":
-                d = paired_difference(r, ref, m, n_resamples=1000)
+                d = paired_difference(r, ref, m, n_resamples=2000)
                 cell += f"<br>Δ {d['mean']:+.3g} [{d['low']:+.3g}, {d['high']:+.3g}]"
             cells.append(cell)
         lines.append(f"| {p} | " + " | ".join(cells) + " |")

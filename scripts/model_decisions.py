@@ -194,8 +194,8 @@ def field_rules_table() -> list[str]:
             for name, (_, _, bs) in scenarios.items():
                 for _, b in bs:
                     ref = res(name, b, "wmt", None)
-                    a = paired_difference(res(name, b, pol, None), ref, "tsr", n_resamples=500)
-                    z = paired_difference(res(name, b, pol, rule), ref, "tsr", n_resamples=500)
+                    a = paired_difference(res(name, b, pol, None), ref, "tsr", n_resamples=2000)
+                    z = paired_difference(res(name, b, pol, rule), ref, "tsr", n_resamples=2000)
                     cells.append(f"{cell(a)} → {cell(z)}")
             # The rule's own columns on its first row only; its other policies below it.
             head = (f"{rule.name} | {rule.source} | {rule.default} | {rule.knob} | {rule.flip}"

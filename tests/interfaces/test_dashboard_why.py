@@ -66,7 +66,7 @@ def test_why_page_shows_the_library_attribution_and_reacts(claims_folder: str) -
     shown = _frame(at, "why_table")
     sc = load_scenario("paper_poisoning")
     lib = attribute(sc, "a2_no_controller", "wmt", metrics=("asr", "tsr"), n=N, seed=sc.seed,
-                    threads=1, n_resamples=1000)
+                    threads=1, n_resamples=2000)
     assert shown["mechanism"].to_list() == lib.table["mechanism"].to_list()
     assert shown["contribution"].to_list() == pytest.approx(
         lib.table["contribution"].to_list(), abs=1e-12)

@@ -54,14 +54,14 @@ def _higher_is_better(metric: str) -> bool:
 # --- per-point means with bootstrap intervals ----------------------------------------------
 
 
-def bootstrap_mean(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 1000,
+def bootstrap_mean(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
                    seed: int = 0) -> tuple[float, float, float, int]:
     """Mean and percentile-bootstrap interval of the finite values of ``x``."""
     return mean_interval(x, confidence, Resampler(n_resamples, seed, np.int32))
 
 
 def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
-                confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0
+                confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
                 ) -> pl.DataFrame:
     """One row per computed point: its metadata, and for each metric the mean, ``_low``,
     ``_high`` (bootstrap interval over trajectories) and ``_n`` (finite trajectories)."""
@@ -144,7 +144,7 @@ def sobol_estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray
 
 
 def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
-                      confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0
+                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
                       ) -> dict[str, np.ndarray]:
     """First-order and total Sobol indices from ``f(A)`` (N,), ``f(B)`` (N,) and
     ``f(AB_i)`` (d, N), with percentile-bootstrap intervals over the N base samples.
@@ -202,7 +202,7 @@ def _blocks(g: pl.DataFrame, params: Sequence[str], metric: str
 
 
 def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float = 0.95,
-                  n_resamples: int = 1000, seed: int = 0) -> pl.DataFrame:
+                  n_resamples: int = 2000, seed: int = 0) -> pl.DataFrame:
     """Sobol indices of a point-mean metric for each parameter of a ``sobol`` sweep, per
     policy, scenario and replicate (needs every A, B and AB row of a scrambling).
 
@@ -220,7 +220,7 @@ def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float 
 
 
 def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
-                metric: str = "tsr", confidence: float = 0.95, n_resamples: int = 1000,
+                metric: str = "tsr", confidence: float = 0.95, n_resamples: int = 2000,
                 seed: int = 0) -> pl.DataFrame:
     """`sobol_indices` of a design table: one row per point with ``policy``,
     ``scenario``, ``replicate``, ``block``, ``base``, ``block_param`` and ``metric``;
@@ -362,7 +362,7 @@ def write_chart(chart: Any, base: Path) -> list[Path]:
 
 
 def analyze(root: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
-            metric: str = "tsr", n_resamples: int = 1000, charts: bool = True
+            metric: str = "tsr", n_resamples: int = 2000, charts: bool = True
             ) -> dict[str, Path | list[Path]]:
     """Write ``point_means``, ``pareto``, ``robust`` (and ``sobol`` for sobol designs)
     tables as CSV and Parquet, the charts and a ``manifest.json``, to ``out`` (default

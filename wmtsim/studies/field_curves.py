@@ -27,7 +27,7 @@ from wmtsim.core.inference import adjust as adjust_p
 from wmtsim.studies.scenario import Scenario
 
 CURVE_METRICS = ("tsr", "asr", "prompt_tokens")
-CURVE_RESAMPLES = 1000
+CURVE_RESAMPLES = 2000
 """Bootstrap resamples of the curves' intervals (`budget_curves`'s default)."""
 
 

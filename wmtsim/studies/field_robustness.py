@@ -96,7 +96,7 @@ def _delta(res: Any, ref: Any, n_resamples: int) -> tuple[float, float, float, f
 
 def robustness(scenario: Any, budgets: Sequence[int], seeds: Sequence[int],
                policies: Sequence[str] = FIELD_POLICIES, n: int | None = None,
-               flips: Sequence[Flip] = FLIPS, n_resamples: int = 500,
+               flips: Sequence[Flip] = FLIPS, n_resamples: int = 2000,
                threads: int | None = None,
                progress: Callable[[str], None] | None = None) -> pl.DataFrame:
     """One row per (policy, budget, seed, setting): Δ TSR vs WMT, its interval and

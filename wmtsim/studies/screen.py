@@ -88,7 +88,7 @@ def elementary_effects(y: np.ndarray, design: MorrisDesign) -> np.ndarray:
     return ee
 
 
-def morris_indices(ee: np.ndarray, n_resamples: int = 1000, confidence: float = 0.95,
+def morris_indices(ee: np.ndarray, n_resamples: int = 2000, confidence: float = 0.95,
                    seed: int = 0) -> dict[str, np.ndarray]:
     """μ*, its bootstrap interval over trajectories, μ and σ per parameter (columns)."""
     r = ee.shape[0]

@@ -39,7 +39,7 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
     from wmtsim.studies.attribution import attribute
 
     att = attribute(_load(name, toml_text), from_policy, to_policy, metrics=metrics, n=n,
-                    seed=seed, threads=THREADS, n_resamples=1000)
+                    seed=seed, threads=THREADS, n_resamples=2000)
     return AttributionView(att.table, att.coalitions, att.runs, att.seconds)
 
 
