@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wmtsim.interfaces.cli_common import SchedulerOpt, WorkersOpt
 from wmtsim.interfaces.cli_scenarios import (
     OutOpt,
     ScenarioArg,
@@ -115,6 +116,8 @@ def attack(
         show_default=False)] = None,
     threads: Annotated[int | None, typer.Option(
         "--threads", "-t", min=1, help="Numba threads.", show_default=False)] = None,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Search afresh, ignoring the trial log in --out/search (the old "
                           "result stays whole until the new one replaces it; default: "
@@ -141,6 +144,9 @@ def attack(
       [cyan]wmtsim attack paper_poisoning --budget 1,2,3,4 --trials 80 --out results/atk[/cyan]
 
       [cyan]wmtsim attack paper_poisoning -p wmt --harm 1-tsr --kinds failed,plausible[/cyan]
+
+    With --workers N or --scheduler ADDRESS the searches (one per configuration and
+    budget) run whole on local processes or a dask cluster, with the same results.
     """
     import os
     import shutil
@@ -173,6 +179,8 @@ def attack(
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
     policies = tuple(dict.fromkeys(policy or s.policies))
+    if scheduler is not None:
+        _reach(scheduler)
     search_seed = s.seed if seed is None else seed
     settings = SearchSettings(harm=harm, trials=trials, n_search=n, n_holdout=n_holdout,
                               search_seed=search_seed,
@@ -195,7 +203,8 @@ def attack(
         if fresh is not None:
             shutil.rmtree(fresh, ignore_errors=True)
         _compile_first(policies)
-        study = _search(s, policies, budgets, atk_space, settings, log_dir)
+        study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
+                        scheduler)
         _say(report_markdown(study))
         with _cli()._writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
             if fresh is not None and log_dir.exists():
@@ -220,8 +229,20 @@ def attack(
          f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")
 
 
+def _reach(scheduler: str) -> None:
+    """Connect to ``--scheduler`` once, before any output (exit 2 after the timeout)."""
+    from wmtsim.studies.sweep_file import SweepError
+    from wmtsim.studies.sweep_run import reach_scheduler
+
+    try:
+        reach_scheduler(scheduler)
+    except SweepError as e:
+        raise _cli()._fail(str(e)) from None
+
+
 def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: Any,
-            settings: Any, log_dir: Path) -> Any:
+            settings: Any, log_dir: Path, workers: int = 1,
+            scheduler: str | None = None) -> Any:
     """`attack_study` with a progress bar, logging to ``log_dir``; bad input or a trial log
     that cannot be written (a full disk) exits 2."""
     from wmtsim.studies.attack_report import attack_study
@@ -231,7 +252,8 @@ def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: 
             task = bar.add_task(f"{s.name}: searching", total=len(policies) * len(budgets))
             return attack_study(s, policies, budgets, atk_space, settings,
                                 log=log_dir / "trials.jsonl",
-                                progress=lambda what: bar.advance(task))
+                                progress=lambda what: bar.advance(task), workers=workers,
+                                scheduler=scheduler)
     except ValueError as e:
         raise _cli()._fail(str(e)) from None
     except Exception as e:

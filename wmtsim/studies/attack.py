@@ -180,6 +180,7 @@ class SearchResult:
     new_trials: int = 0
     study_name: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    log_rows: list[dict[str, Any]] = field(default_factory=list)  # without a log: its lines
 
     @property
     def chosen_is_scripted(self) -> bool:
@@ -244,10 +245,12 @@ def study_name(scenario: Scenario, policy: str, budget: float, space: AttackSpac
 
 def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
            settings: SearchSettings, log: Path | None = None,
-           progress: Callable[[int, float], None] | None = None) -> SearchResult:
+           progress: Callable[[int, float], None] | None = None,
+           prior: list[dict[str, Any]] | None = None) -> SearchResult:
     """Search the attack space at budget k for the point most harmful to ``policy`` (the
     module docstring). ``log``: the trial log (`TrialLog`) to resume from and append to
-    (None: nothing kept)."""
+    (None: nothing kept); ``prior``: without a log, the logged trials to resume from
+    (`TrialLog.load`'s rows: a search run on a worker, its log kept by the caller)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -258,10 +261,11 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
     name = study_name(scenario, policy, budget, space, settings)
     study = optuna.create_study(study_name=name, direction="maximize")
     store = TrialLog(log, name) if log is not None else None
-    if store is not None:
+    logged = store.load() if store is not None else list(prior or [])
+    if logged:
         study.add_trials([optuna.trial.create_trial(
             params=t["params"], distributions=dists, value=t["value"],
-            user_attrs=t["user_attrs"]) for t in store.load()][:settings.trials])
+            user_attrs=t["user_attrs"]) for t in logged][:settings.trials])
     scripted = scripted_at(scenario, space, budget)
     sim = 0.0
     new = 0
@@ -318,9 +322,14 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
     rows = [{"number": t.number, "harm": t.value, "scripted": bool(t.user_attrs.get(
         "scripted", False)), "params": json.dumps(t.params, sort_keys=True),
         "sim_seconds": float(t.user_attrs.get("sim_seconds", math.nan))} for t in done]
+    if store is None:  # the caller keeps the log: hand it the trials' log lines
+        extra_log = [TrialLog.row(name, t.number, t) for t in done]
+    else:
+        extra_log = []
     return SearchResult(policy, budget, settings, rows, best, scripted, found, held, sim,
                         time.perf_counter() - t0, new, name,
-                        {"best_trial": best_trial.number, "best_search_harm": best_trial.value})
+                        {"best_trial": best_trial.number, "best_search_harm": best_trial.value},
+                        extra_log)
 
 
 class TrialLog:
@@ -356,10 +365,18 @@ class TrialLog:
                 out.append(row)
         return out
 
+    @staticmethod
+    def row(study: str, number: int, trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+        """One trial's log line, as a dict."""
+        return {"study": study, "number": number, "params": trial.params,
+                "value": trial.value, "user_attrs": trial.user_attrs}
+
     def append(self, number: int, trial: optuna.trial.FrozenTrial) -> None:
-        self.pending.append(json.dumps({
-            "study": self.study, "number": number, "params": trial.params,
-            "value": trial.value, "user_attrs": trial.user_attrs}, sort_keys=True))
+        self.append_row(self.row(self.study, number, trial))
+
+    def append_row(self, row: dict[str, Any]) -> None:
+        """Log a trial's line (`row`), fsynced with its batch."""
+        self.pending.append(json.dumps(row, sort_keys=True))
         if len(self.pending) >= self.BATCH:
             self.flush()
 

@@ -66,15 +66,30 @@ class AttackStudy:
 
 def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[float],
                  space: AttackSpace, settings: SearchSettings, log: Path | None = None,
-                 progress: Callable[[str], None] | None = None) -> AttackStudy:
-    """Every search, the transfer matrix, the worst-case table and the claims."""
+                 progress: Callable[[str], None] | None = None, workers: int = 1,
+                 scheduler: str | None = None) -> AttackStudy:
+    """Every search, the transfer matrix, the worst-case table and the claims.
+
+    The searches (one per configuration and budget) are independent, so with ``workers``
+    > 1 or a dask ``scheduler`` each runs whole on the sweep's executors
+    (`wmtsim.studies.sweep_run.map_tasks`, one numba thread each): every search is the
+    same sequence of trials as in-process, so the results do not depend on the executor.
+    There the trial log is kept by this process: a search resumes from the trials logged
+    before it started, and its new trials are logged when it finishes (a search killed
+    mid-way is run again from its last logged trial; in-process, every trial is logged as
+    it finishes)."""
     t0 = time.perf_counter()
     results: dict[tuple[str, float], SearchResult] = {}
-    for k in budgets:
-        for p in policies:
+    jobs = [(p, k) for k in budgets for p in policies]
+    if workers > 1 or scheduler is not None:
+        results = _distributed(scenario, jobs, space, settings, log, progress, workers,
+                               scheduler)
+    else:
+        for p, k in jobs:
             results[(p, k)] = search(scenario, p, k, space, settings, log)
             if progress is not None:
                 progress(f"{p} k={k:g}")
+    results = {job: results[job] for job in jobs}  # the in-process order, whatever finished first
     top = max(budgets)
     study = AttackStudy(scenario, space, settings, tuple(policies), tuple(budgets), results,
                         transfer_matrix(scenario, space, settings, results, policies, top),
@@ -82,6 +97,46 @@ def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[
     study.claims = table4_claims(results, policies, budgets, settings.harm)
     study.seconds = time.perf_counter() - t0
     return study
+
+
+def _search_job(job: tuple[Any, ...]) -> SearchResult:
+    """One search on a worker (`attack_study`): no log of its own, resumed from ``prior``."""
+    scenario, policy, budget, space, settings, prior = job
+    return search(scenario, policy, budget, space, settings, log=None, prior=prior)
+
+
+def _distributed(scenario: Scenario, jobs: list[tuple[str, float]], space: AttackSpace,
+                 settings: SearchSettings, log: Path | None,
+                 progress: Callable[[str], None] | None, workers: int,
+                 scheduler: str | None) -> dict[tuple[str, float], SearchResult]:
+    from dataclasses import replace
+
+    from wmtsim.studies.attack import TrialLog, study_name
+    from wmtsim.studies.sweep_run import map_tasks
+
+    one = replace(settings, threads=1)  # the workers share the cores
+    stores: dict[tuple[str, float], TrialLog] = {}
+    items = []
+    for p, k in jobs:
+        store = TrialLog(log, study_name(scenario, p, k, space, one)) if log else None
+        prior = store.load() if store is not None else []
+        if store is not None:
+            stores[(p, k)] = store
+        items.append((scenario, p, k, space, one, prior))
+    out: dict[tuple[str, float], SearchResult] = {}
+    for r in map_tasks(_search_job, items, workers=workers, scheduler=scheduler):
+        key = (r.policy, r.budget)
+        store = stores.get(key)
+        if store is not None:
+            done = len(store.load())
+            for row in r.log_rows[done:]:
+                store.append_row(row)
+            store.flush()
+        r.log_rows = []
+        out[key] = r
+        if progress is not None:
+            progress(f"{r.policy} k={r.budget:g}")
+    return out
 
 
 def _interval(prefix: str, d: dict[str, float]) -> dict[str, float]:

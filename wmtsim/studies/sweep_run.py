@@ -93,13 +93,14 @@ def _in_process(tasks: Iterable[Task]) -> Iterator[ChunkResult]:
         yield run_task(task)
 
 
-def _process_pool(tasks: Iterable[Task], workers: int) -> Iterator[ChunkResult]:
+def _process_pool(tasks: Iterable[Any], workers: int,
+                  fn: Callable[[Any], Any] = run_task) -> Iterator[Any]:
     import multiprocessing as mp
 
     # spawn, not fork: numba's threading layers are not fork-safe once started.
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
                              initializer=_die_with_parent, initargs=(os.getpid(),)) as ex:
-        yield from _bounded(tasks, ex.submit, 2 * workers)
+        yield from _bounded(tasks, ex.submit, 2 * workers, fn)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -117,20 +118,20 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _bounded(tasks: Iterable[Task], submit: Callable[..., Future[ChunkResult]],
-             limit: int) -> Iterator[ChunkResult]:
+def _bounded(tasks: Iterable[Any], submit: Callable[..., Future[Any]],
+             limit: int, fn: Callable[[Any], Any] = run_task) -> Iterator[Any]:
     """Keep at most ``limit`` chunks in flight so memory does not grow with the sweep."""
     it = iter(tasks)
-    pending: set[Future[ChunkResult]] = set()
+    pending: set[Future[Any]] = set()
     for task in itertools.islice(it, limit):
-        pending.add(submit(run_task, task))
+        pending.add(submit(fn, task))
     while pending:
         done, pending = wait(pending, return_when=FIRST_COMPLETED)
         for fut in done:
             yield fut.result()
             nxt = next(it, None)
             if nxt is not None:
-                pending.add(submit(run_task, nxt))
+                pending.add(submit(fn, nxt))
 
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a --scheduler before giving up (exit 2)
@@ -176,21 +177,22 @@ def reach_scheduler(address: str) -> None:
     _connect(address).close()
 
 
-def _dask(tasks: Iterable[Task], client: Any) -> Iterator[ChunkResult]:
+def _dask(tasks: Iterable[Any], client: Any, fn: Callable[[Any], Any] = run_task
+          ) -> Iterator[Any]:
     from distributed import as_completed
 
     with client:
         limit = 2 * max(1, sum(client.nthreads().values()))
         it = iter(tasks)
-        futures = [client.submit(run_task, t, pure=False) for t in itertools.islice(it, limit)]
+        futures = [client.submit(fn, t, pure=False) for t in itertools.islice(it, limit)]
         queue = as_completed(futures, loop=client.loop)
         for fut in queue:
-            result: ChunkResult = fut.result()
+            result = fut.result()
             fut.release()
             yield result
             nxt = next(it, None)
             if nxt is not None:
-                queue.add(client.submit(run_task, nxt, pure=False))
+                queue.add(client.submit(fn, nxt, pure=False))
 
 
 def execute(points: Sequence[Point], n: int, *, workers: int = 1,
@@ -204,12 +206,22 @@ def execute(points: Sequence[Point], n: int, *, workers: int = 1,
     size = chunk or max(1, CHUNK_TRAJECTORIES // n)
     distributed = scheduler is not None or workers > 1
     tasks = make_tasks(list(points), size, n, 1 if distributed else threads)
+    yield from map_tasks(run_task, tasks, workers=workers, scheduler=scheduler)
+
+
+def map_tasks(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1,
+              scheduler: str | None = None) -> Iterator[Any]:
+    """``fn(item)`` for every item on the sweep's executors, results as they finish:
+    in-process (in order), on ``workers`` local processes, or on the dask scheduler at
+    ``scheduler``; at most twice the workers' count in flight. ``fn`` must be a module-level
+    function and the items picklable (``attack`` runs its searches so)."""
     if scheduler is not None:
-        yield from _dask(tasks, _connect(scheduler))
+        yield from _dask(items, _connect(scheduler), fn)
     elif workers > 1:
-        yield from _process_pool(tasks, workers)
+        yield from _process_pool(items, workers, fn)
     else:
-        yield from _in_process(tasks)
+        for item in items:
+            yield fn(item)
 
 
 # --- the sweep driver ----------------------------------------------------------------------
