@@ -75,8 +75,11 @@ def collect(folder: Path) -> dict[str, np.ndarray]:
     with tempfile.TemporaryDirectory() as tmp:
         run_sweep(sweep, Path(tmp) / "sweep", progress=False, threads=1)
         res = load_results(Path(tmp) / "sweep")
-        out.update(_frame_arrays("sweep/design", res.design))
-        out.update(_frame_arrays("sweep/points", res.points))
+        # In design order, without the content-hash keys: a knob added at its default
+        # changes every key (the hash covers every field) but no result.
+        out.update(_frame_arrays("sweep/design", res.design.drop("key")))
+        out.update(_frame_arrays("sweep/points",
+                                 res.points.drop("key").sort(["row", "policy"])))
 
     root = Path(__file__).resolve().parent.parent
     traces = {"paper_a4": root / "scenarios" / "traces" / "paper_a4.jsonl"}

@@ -105,6 +105,20 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                   poison=(PoisonSpec("plausible", on_resume=True, p_supersede=0.3),
                           PoisonSpec("failed"))),
         Params(budget=150), Stubs(p_leak=0.7), 88),
+    # Issue 24's adaptive attack rules: poison that waits for the subtask's evidence, and
+    # poison re-injected once its supersession takes effect (detected by a later clean
+    # action or by the review); copies that the policy never lets in must never appear.
+    "adaptive_attacks": (
+        WorldSpec(n_subtasks=(2, 4), n_actions=(2, 5), p_resume=0.6, resume_actions=(1, 3),
+                  p_evidence=0.8, supersede_review=True,
+                  poison=(PoisonSpec("plausible", adaptive="reinject", p_supersede=0.8,
+                                     count=2),
+                          PoisonSpec("failed", adaptive="reinject", p_supersede=1.0),
+                          PoisonSpec("summary", adaptive="after_evidence",
+                                     apparent_relevance=0.3, p_supersede=0.4),
+                          PoisonSpec("plausible", adaptive="after_evidence", on_resume=True,
+                                     p_supersede=0.5))),
+        Params(budget=200), Stubs(p_leak=0.6, p_misled=0.7), 99),
 }
 
 
@@ -226,6 +240,10 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
                   obs_in_context=bool(pick(True, False)), warning_tokens=pick(0, 5))
     # Drawn last, so that the draws above (and the points they made) stay as they were.
     spec = replace(spec, resume_folded=pick("new", "unfold", "hidden"))
+    spec = replace(spec, poison=tuple(
+        p if p.kind == "global" else replace(p, adaptive=pick("none", "after_evidence",
+                                                               "reinject"))
+        for p in spec.poison))
     return spec, params, stubs
 
 

@@ -21,6 +21,9 @@ properties) and a *script* of events the engine plays in order:
                       subtask completes (fold, where the policy folds)
 ``OP_REOPEN w``       execution returns to completed subtask ``w`` (reopen + activate)
 ``OP_FINAL``          critical step: the final answer at the root (one prompt step)
+``OP_REINJECT w``     the attacker re-injects ``w``, a copy of the poison superseded by
+                      the event just before, when that supersession took effect for
+                      the policy (attack rule ``reinject``); played as ``OP_ACTION w``
 ====================  =============================================================
 """
 
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -36,7 +38,8 @@ import numpy as np
 
 from wmtsim.core.knobs import check_knobs, knob
 from wmtsim.core.packing import pack_values, packed_type, slots
-from wmtsim.core.validation import as_int, as_real, check_int_range, fail
+from wmtsim.core.subtask_counts import N_SUBTASKS_ALLOWED, subtask_distribution
+from wmtsim.core.validation import fail
 
 OP_GLOBAL = 0
 OP_TASK = 1
@@ -46,7 +49,17 @@ OP_COMPLETE = 4
 OP_REOPEN = 5
 OP_FINAL = 6
 OP_REVISE = 7
-OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final", "revise")
+OP_REINJECT = 8
+OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final", "revise",
+            "reinject")
+
+
+def max_prompt_steps(op: np.ndarray) -> int:
+    """The most prompt steps a script of ``op`` rows (one per trajectory) can make: its
+    ACTION, COMPLETE and FINAL events, and the REINJECT events a policy may play."""
+    prompts = ((op == OP_ACTION) | (op == OP_COMPLETE) | (op == OP_FINAL)
+               | (op == OP_REINJECT))
+    return int(prompts.sum(axis=1).max()) if op.size else 0
 
 SUPERSEDE_RULES = ("each", "first")
 SUPERSEDE_EACH, SUPERSEDE_FIRST = range(2)
@@ -58,6 +71,11 @@ RESUME_NEW, RESUME_UNFOLD, RESUME_HIDDEN = range(3)
 
 POISON_KINDS = ("failed", "plausible", "global", "summary")
 POISON_FAILED, POISON_PLAUSIBLE, POISON_GLOBAL, POISON_SUMMARY = range(4)
+
+# Adaptive attack rules (`PoisonSpec.adaptive`, docs/attack.md): an injection that reacts
+# to the run instead of landing where the script says.
+ADAPTIVE_RULES = ("none", "after_evidence", "reinject")
+ADAPT_NONE, ADAPT_AFTER_EVIDENCE, ADAPT_REINJECT = range(3)
 
 NO_TOPIC = -1  # a global memory about nothing in particular; the root's topic
 
@@ -118,9 +136,19 @@ class PoisonSpec:
             'instead of the first visit; not injected when the target is not resumed. Needs '
             '``depth = 1`` (only top-level subtasks are resumed).')
 
+    adaptive: str = knob("none", choices=ADAPTIVE_RULES,
+        doc='an adaptive attack rule (docs/attack.md): ``none`` lands where ``subtask`` and '
+            '``position`` say; ``after_evidence`` waits for the subtask\'s evidence and lands '
+            'right after the action that carries it (not injected in a visit that finds no '
+            'evidence and follows none); ``reinject`` re-injects a fresh copy right after a '
+            'supersession of it takes effect for the policy (once per injection).')
+
     def __post_init__(self) -> None:
         owner = "PoisonSpec"
         check_knobs(owner, self)
+        if self.kind == "global" and self.adaptive != "none":
+            fail(owner, "adaptive", self.adaptive,
+                 "none for a global injection (it is not placed in a subtask)")
         if self.on_resume and self.depth != 1:
             fail(owner, "on_resume", self.on_resume,
                  "false when depth > 1 (only top-level subtasks are resumed)")
@@ -128,83 +156,6 @@ class PoisonSpec:
             fail(owner, "depth" if self.depth != 1 else "on_resume",
                  self.depth if self.depth != 1 else self.on_resume,
                  "the defaults for a global injection (it is not placed in a subtask)")
-
-
-N_SUBTASKS_ALLOWED = ('an integer in [1, 100,000], a pair [min, max], {values = [...], p = '
-                      '[...]} or {dist = "poisson", mean = m, min = a, max = b}')
-MAX_SUBTASK_SPAN = 1000  # a distribution of n_subtasks spans at most this many values
-N_SUBTASK_DISTS = ("poisson",)
-
-
-def _subtask_distribution(value: Any) -> tuple[tuple[int, int], tuple[float, ...]]:
-    """``n_subtasks`` as written (fixed, range or distribution) as (support, probabilities);
-    a `KnobError` naming ``n_subtasks`` or its sub-key, the value and what is allowed."""
-    owner, name = "WorldSpec", "n_subtasks"
-    if isinstance(value, bool):
-        fail(owner, name, value, N_SUBTASKS_ALLOWED)
-    if isinstance(value, numbers.Integral):
-        k = int(value)
-        if not 1 <= k <= MAX_NODES:
-            fail(owner, name, value, N_SUBTASKS_ALLOWED)
-        return (k, k), ()
-    if isinstance(value, list | tuple):
-        check_int_range(owner, name, value, 1, MAX_NODES)
-        return (int(value[0]), int(value[1])), ()
-    if not isinstance(value, Mapping):
-        fail(owner, name, value, N_SUBTASKS_ALLOWED)
-    table = dict(value)
-    if "dist" in table:
-        keys = {"dist", "mean", "min", "max"}
-        unknown = sorted(set(table) - keys) or sorted(keys - set(table))
-        if unknown:
-            fail(owner, f"{name}.{unknown[0]}", table.get(unknown[0]),
-                 'the keys dist, mean, min and max of a named distribution')
-        if table["dist"] not in N_SUBTASK_DISTS:
-            fail(owner, f"{name}.dist", table["dist"], " | ".join(N_SUBTASK_DISTS))
-        mean = as_real(owner, f"{name}.mean", table["mean"], 0.0, 1e6, lo_open=True)
-        lo = as_int(owner, f"{name}.min", table["min"], 1, MAX_NODES)
-        hi = as_int(owner, f"{name}.max", table["max"], lo, min(MAX_NODES,
-                                                                 lo + MAX_SUBTASK_SPAN - 1))
-        # Poisson weights e^-λ λ^k / k!, computed in logs (no overflow), then renormalised.
-        logs = [k * math.log(mean) - mean - math.lgamma(k + 1) for k in range(lo, hi + 1)]
-        top = max(logs)
-        weights = [math.exp(x - top) for x in logs]
-        total = math.fsum(weights)
-        return _trimmed(lo, [x / total for x in weights])
-    keys = {"values", "p"}
-    unknown = sorted(set(table) - keys) or sorted(keys - set(table))
-    if unknown:
-        fail(owner, f"{name}.{unknown[0]}", table.get(unknown[0]),
-             'the keys values and p (or dist, mean, min and max)')
-    values, p = table["values"], table["p"]
-    text = f"a non-empty array of distinct integers in [1, {MAX_NODES:,}]"
-    if not isinstance(values, list | tuple) or not values:
-        fail(owner, f"{name}.values", values, text)
-    ints = [as_int(owner, f"{name}.values", x, 1, MAX_NODES) for x in values]
-    if len(set(ints)) != len(ints):
-        fail(owner, f"{name}.values", values, text)
-    if max(ints) - min(ints) >= MAX_SUBTASK_SPAN:
-        fail(owner, f"{name}.values", values,
-             f"values spanning at most {MAX_SUBTASK_SPAN:,} integers (max - min < "
-             f"{MAX_SUBTASK_SPAN:,})")
-    if not isinstance(p, list | tuple) or len(p) != len(ints):
-        fail(owner, f"{name}.p", p, f"an array of {len(ints)} probabilities, one per value")
-    probs = [as_real(owner, f"{name}.p", x, 0.0, 1.0) for x in p]
-    if abs(math.fsum(probs) - 1.0) > 1e-9:
-        fail(owner, f"{name}.p", p, f"probabilities that sum to 1 (these sum to "
-                                    f"{math.fsum(probs):.12g})")
-    lo = min(ints)
-    dense = [0.0] * (max(ints) - lo + 1)
-    for k, x in zip(ints, probs, strict=True):
-        dense[k - lo] = x
-    return _trimmed(lo, dense)
-
-
-def _trimmed(lo: int, p: list[float]) -> tuple[tuple[int, int], tuple[float, ...]]:
-    """Support and probabilities without zero-probability ends."""
-    first = next(k for k, x in enumerate(p) if x > 0)
-    last = max(k for k, x in enumerate(p) if x > 0)
-    return (lo + first, lo + last), tuple(p[first:last + 1])
 
 
 @dataclass(frozen=True)
@@ -298,7 +249,7 @@ class WorldSpec:
     def __post_init__(self) -> None:
         owner = "WorldSpec"
         # n_subtasks as written (fixed, range, distribution) -> support and probabilities.
-        support, p = _subtask_distribution(self.n_subtasks)
+        support, p = subtask_distribution(self.n_subtasks, MAX_NODES)
         if self.n_subtasks_p:
             given = tuple(self.n_subtasks_p)
             if p or not isinstance(self.n_subtasks, list | tuple):
@@ -414,8 +365,11 @@ class WorldSpec:
         return sum(p.count for p in self.poison)
 
     def node_bound(self) -> int:
+        # A ``reinject`` injection may add one copy of itself.
+        copies = sum(p.count for p in self.poison if p.adaptive == "reinject")
         return (1 + self.n_globals + self.max_subtasks() * (1 + self.n_actions[1])
-                + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections())
+                + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections()
+                + copies)
 
     def event_bound(self) -> int:
         # Every node once, every action at most once more (a revision), every subtask's

@@ -54,12 +54,14 @@ from wmtsim.core.world_spec import (
     OP_COMPLETE,
     OP_FINAL,
     OP_GLOBAL,
+    OP_REINJECT,
     OP_REOPEN,
     OP_REVISE,
     OP_SUPERSEDE,
     OP_TASK,
     RESUME_UNFOLD,
     World,
+    max_prompt_steps,
 )
 from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
@@ -117,8 +119,7 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     n = world.n
     capacity = int(world.n_nodes.max()) + int((world.kind == TASK).sum(axis=1).max())
     forest = Forest.allocate(n, capacity, world.parent.shape[1])
-    n_steps = int(((world.op == OP_ACTION) | (world.op == OP_COMPLETE)
-                   | (world.op == OP_FINAL)).sum(axis=1).max())
+    n_steps = max_prompt_steps(world.op)
     r = min(record, n)
     R = StepRecords(
         u=np.zeros((r, n_steps, capacity)),
@@ -252,9 +253,19 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     active: Any = np.int64(0)
     step: Any = np.int64(0)
     last_obs: Any = np.int64(-1)  # the action observed just before this prompt
+    took = False  # the last supersession took effect (attack rule reinject, OP_REINJECT)
     for e in range(n_ev):
         o = op[e]
         a = arg[e]
+        if o == OP_REINJECT:
+            # The attacker's copy of a superseded poison (docs/attack.md), played as an
+            # action when that supersession took effect for this policy; else never made.
+            if not took:
+                continue
+            o = OP_ACTION
+        if (o == OP_SUPERSEDE or o == OP_REVISE) and slot_of[a] < 0:
+            took = False  # an event about a copy that was never made
+            continue
         if o == OP_GLOBAL:
             _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT),
                             p.u_init_global, step)
@@ -286,6 +297,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
         elif o == OP_SUPERSEDE:
             # docs/model.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
+            took = False
             if sw.supersede != 0:
                 in_store = False
                 if X is not None:  # compiled out for WMT's configurations
@@ -294,9 +306,11 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
                         in_store = True
                         if _baseline_supersede(X.store.place, slot_of[a]):
                             out[C.superseded] += 1
+                            took = True
                 if not in_store:
                     state[slot_of[a]] = OBSOLETE
                     out[C.superseded] += 1
+                    took = True
         elif o == OP_REVISE:
             # A later observation revises an action's outcome: Eq. 2 again, on the
             # opposite outcome (every policy records it; it is not a prompt step).

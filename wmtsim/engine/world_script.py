@@ -8,22 +8,21 @@ The batch driver `generate` is `wmtsim.engine.world`; the `World` container is
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, ROOT, SUCCESS, TASK
+from wmtsim.core.codes import FAILURE, GLOBAL, ROOT, SUCCESS, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.rng import (
     PURPOSE_DETECT,
     PURPOSE_REVIEW,
     PURPOSE_REVISE,
-    PURPOSE_WORLD,
     STEP_WORLD,
     _uniform,
 )
 from wmtsim.core.world_spec import (
+    ADAPT_AFTER_EVIDENCE,
     IJ,
     OP_ACTION,
     OP_COMPLETE,
@@ -39,18 +38,17 @@ from wmtsim.core.world_spec import (
     PZ,
     SUPERSEDE_FIRST,
 )
-
-
-@jit
-def _draw(seed, traj, counter):
-    """The world's draws: a counter that advances once per draw, in a fixed order."""
-    return _uniform(seed, traj, STEP_WORLD, counter, PURPOSE_WORLD)
-
-
-@jit
-def _randint(lo, hi, u):
-    """An integer in [lo, hi] from one uniform draw."""
-    return lo + min(int(u * (hi - lo + 1)), hi - lo)
+from wmtsim.engine.world_attack import _after_evidence, _had_evidence, _reinject
+from wmtsim.engine.world_nodes import (
+    _action_tokens,
+    _clip01,
+    _draw,
+    _new_action,
+    _normal,
+    _pend,
+    _randint,
+    _set_poison,
+)
 
 
 @jit
@@ -65,19 +63,14 @@ def _n_subtasks(w, cdf, u):
     return int(w.n_subtasks_min) + k
 
 
-@jit
-def _normal(u1, u2):
-    """Box–Muller: a standard normal from two uniforms (world generation only)."""
-    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
-
-
 class ScriptDraft(NamedTuple):
     """What `_generate_one` hands `_emit_actions` besides the world row: the packed
     `WorldSpec` ``w``, the injection matrix ``poison``, the draw identity, the injection
     plan ``inj`` (`IJ` columns, ``n_inj`` rows used), the injected poison not yet
     detected (``pend_v`` world ids, -1 free; ``pend_p`` their detection probability;
-    ``pend_tried``: the first later clean action has come) and each injected action's
-    detection probability ``p_detect``."""
+    ``pend_tried``: the first later clean action has come), each injected action's
+    detection probability ``p_detect`` and its `PoisonSpec` row ``spec_of`` (-1: not an
+    injection; ``-2 - k``: a re-injected copy of row k, which is not re-injected again)."""
 
     w: Any
     poison: np.ndarray
@@ -89,11 +82,7 @@ class ScriptDraft(NamedTuple):
     pend_p: np.ndarray
     pend_tried: np.ndarray
     p_detect: np.ndarray
-
-
-@jit
-def _clip01(x):
-    return min(1.0, max(0.0, x))
+    spec_of: np.ndarray
 
 
 @jit
@@ -152,12 +141,15 @@ def _generate_one(w, poison, cdf, seed, traj, W):
 
     # Injected poison not yet detected, with its detection probability (world id, -1 free;
     # `_emit_actions` fills and resolves it).
-    pend_v = np.full(n_inj_max + 1, -1, np.int64)
-    pend_p = np.zeros(n_inj_max + 1)
-    pend_tried = np.zeros(n_inj_max + 1, np.bool_)  # the first later clean action has come
+    # (twice the injections: each may be re-injected once, attack rule ``reinject``)
+    pend_v = np.full(2 * n_inj_max + 1, -1, np.int64)
+    pend_p = np.zeros(2 * n_inj_max + 1)
+    pend_tried = np.zeros(2 * n_inj_max + 1, np.bool_)  # the first later clean action has come
     p_detect = np.zeros(parent.shape[0])  # an injected action's detection probability
+    spec_of = np.full(parent.shape[0], -1, np.int64)  # an injected action's PoisonSpec row
     D = ScriptDraft(w=w, poison=poison, seed=seed, traj=traj, inj=inj, n_inj=n_inj,
-                    pend_v=pend_v, pend_p=pend_p, pend_tried=pend_tried, p_detect=p_detect)
+                    pend_v=pend_v, pend_p=pend_p, pend_tried=pend_tried, p_detect=p_detect,
+                    spec_of=spec_of)
 
     # Global memories (conversation mode): benign ones, then poisoned ones.
     for _ in range(int(w.n_globals)):
@@ -204,7 +196,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
             d = stack_depth[sp]
             if stack_phase[sp] == 1:
                 if w.supersede_review != 0:
-                    ne, c = _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
+                    nn, ne, n_injected = _review(s, D, W, nn, ne, n_injected)
                 op[ne] = OP_COMPLETE
                 arg[ne] = s
                 ne += 1
@@ -254,7 +246,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
             ne += 1
             nn, ne, c, n_injected = _emit_actions(back, True, D, W, c, nn, ne, n_injected)
             if w.supersede_review != 0:
-                ne, c = _review(back, seed, traj, c, ne, pend_v, pend_p, parent, op, arg)
+                nn, ne, n_injected = _review(back, D, W, nn, ne, n_injected)
             op[ne] = OP_COMPLETE
             arg[ne] = back
             ne += 1
@@ -265,10 +257,15 @@ def _generate_one(w, poison, cdf, seed, traj, W):
 
 
 @jit
-def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
+def _review(s, D, W, nn, ne, n_injected):
     """Opt-in review before subtask ``s``'s answer (`WorldSpec.supersede_review`): each of
     its poisons not yet detected is detected with its probability (a draw keyed by the
-    poison, outside the world's counter)."""
+    poison, outside the world's counter). ``D``: the `ScriptDraft`; ``W``: the world row;
+    node and event counts and injections so far (returned, updated)."""
+    pend_v, pend_p, seed, traj = D.pend_v, D.pend_p, D.seed, D.traj
+    parent, op, arg = W.parent, W.op, W.arg
+    found = np.empty(pend_v.shape[0], np.int64)  # copies re-injected (rule reinject)
+    n_found = 0
     for slot in range(pend_v.shape[0]):
         q = pend_v[slot]
         if q >= 0 and parent[q] == s:
@@ -277,37 +274,13 @@ def _review(s, seed, traj, c, ne, pend_v, pend_p, parent, op, arg):
                 arg[ne] = q
                 ne += 1
                 pend_v[slot] = -1
-    return ne, c
-
-
-@jit
-def _action_tokens(w, u1, u2):
-    z = _normal(u1, u2)
-    return max(1, round(w.tokens_median * math.exp(w.tokens_sigma * z)))
-
-
-@jit
-def _set_poison(v, k, D, W, c):
-    """Common properties of an injected memory (draws counters c-1 and c): ``D`` the
-    `ScriptDraft`, ``W`` the world row."""
-    poison, w, seed, traj = D.poison, D.w, D.seed, D.traj
-    tokens, rel, poisoned, persuasiveness = W.tokens, W.rel, W.poisoned, W.persuasiveness
-    poisoned[v] = True
-    persuasiveness[v] = poison[k, PZ.persuasiveness]
-    rel[v] = poison[k, PZ.apparent_relevance]
-    if poison[k, PZ.tokens] > 0:
-        tokens[v] = int(poison[k, PZ.tokens])
-    else:
-        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
-
-
-@jit
-def _new_action(v, s, parent, kind, topic, top):
-    """World node ``v`` is an action of subtask ``s`` (about ``s``, under its top level)."""
-    parent[v] = s
-    kind[v] = ACTION
-    topic[v] = s
-    top[v] = top[s]
+                nn, ne, n_injected, copy = _reinject(q, D, W, nn, ne, n_injected)
+                if copy >= 0:
+                    found[n_found] = copy
+                    n_found += 1
+    for f in range(n_found):  # a copy is not reviewed by the review it follows
+        _pend(found[f], D)
+    return nn, ne, n_injected
 
 
 @jit
@@ -366,6 +339,13 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         pk = int(poison[k, PZ.kind])
         if inj[q, IJ.target] != s or pk == POISON_GLOBAL or (inj[q, IJ.resume] == 1) != resumed:
             continue
+        after = -1  # attack rule after_evidence: the place right after the evidence
+        if int(poison[k, PZ.adaptive]) == ADAPT_AFTER_EVIDENCE:
+            after = _after_evidence(order, evidence)
+            if after < 0 and not (resumed and _had_evidence(s, first, parent, evidence)):
+                c += 3  # the draws an injection takes, so later draws stay put
+                inj[q, IJ.target] = -1  # the evidence it waits for never comes
+                continue
         v = nn
         nn += 1
         c += 3
@@ -374,9 +354,10 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         outcome[v] = FAILURE if pk == POISON_FAILED else SUCCESS
         rider[v] = pk == POISON_SUMMARY
         p_detect[v] = poison[k, PZ.p_supersede]
+        D.spec_of[v] = k
         n_injected += 1
         inj[q, IJ.target] = -1  # placed: a later resumed visit does not inject it again
-        pos = inj[q, IJ.pos]
+        pos = inj[q, IJ.pos] if after < 0 else after
         if pos < 0:
             pos = _randint(0, order.shape[0], _draw(seed, traj, c))
         pos = min(pos, order.shape[0])
@@ -398,14 +379,11 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         arg[ne] = v
         ne += 1
         if poisoned[v]:
-            for slot in range(pend_v.shape[0]):
-                if pend_v[slot] < 0:
-                    pend_v[slot] = v
-                    pend_p[slot] = p_detect[v]
-                    pend_tried[slot] = False
-                    break
+            _pend(v, D)
         else:
             # A later clean observation of this subtask may detect the poison before it.
+            n_found = 0
+            found = np.empty(pend_v.shape[0], np.int64)  # copies re-injected (rule reinject)
             for slot in range(pend_v.shape[0]):
                 q = pend_v[slot]
                 if q < 0 or parent[q] != s or (first_rule and pend_tried[slot]):
@@ -417,4 +395,11 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
                     arg[ne] = q
                     ne += 1
                     pend_v[slot] = -1
+                    nn, ne, n_injected, copy = _reinject(q, D, W, nn, ne, n_injected)
+                    if copy >= 0:
+                        found[n_found] = copy
+                        n_found += 1
+            # A copy awaits detection from the next clean action on, not this one.
+            for f in range(n_found):
+                _pend(found[f], D)
     return nn, ne, c, n_injected

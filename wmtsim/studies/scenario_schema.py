@@ -19,7 +19,8 @@ from wmtsim.core.knobs import Knob
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import MAX_NODES, N_SUBTASK_DISTS, PoisonSpec, WorldSpec
+from wmtsim.core.subtask_counts import N_SUBTASK_DISTS
+from wmtsim.core.world_spec import MAX_NODES, PoisonSpec, WorldSpec
 
 PAPER_TABLES = ("table4", "table123")
 

@@ -19,7 +19,7 @@ from wmtsim.core.metrics import C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE, Policy, get_policy
 from wmtsim.core.stubs import Stubs
-from wmtsim.core.world_spec import OP_ACTION, OP_COMPLETE, OP_FINAL, POISON_KINDS, World
+from wmtsim.core.world_spec import POISON_KINDS, World, max_prompt_steps
 from wmtsim.twins.simulator import _Trajectory
 
 # The same names and column orders as the engine's (a test checks them against it).
@@ -37,8 +37,7 @@ def dynamics_reference(world: World, policy: str | Policy, params: Params, stubs
     """The population aggregates of ``world`` under ``policy``, slowly and readably:
     the same arrays as the engine's ``DynamicsAcc.totals()``."""
     pol = get_policy(policy)
-    counted = (world.op == OP_ACTION) | (world.op == OP_COMPLETE) | (world.op == OP_FINAL)
-    t = max(int(counted.sum(axis=1).max()), 1)
+    t = max(max_prompt_steps(world.op), 1)
     k, f = len(POISON_KINDS), len(FATES)
     acc = {
         "steps": np.zeros((t, len(STEP_COLUMNS)), np.int64),

@@ -43,6 +43,7 @@ from wmtsim.core.world_spec import (
     OP_COMPLETE,
     OP_FINAL,
     OP_GLOBAL,
+    OP_REINJECT,
     OP_REOPEN,
     OP_REVISE,
     OP_SUPERSEDE,
@@ -168,9 +169,19 @@ class _Trajectory(AgentStubs):
     def play(self) -> list[float]:
         tree, out = self.tree, self.out
         last_obs: str | None = None  # the action observed just before this prompt
+        took = False  # the last supersession took effect (attack rule reinject)
         for op, w in self.script:
             tree.step = self.step  # nodes record the prompt step they were created at
             id = self.wid_id(w)
+            if op == OP_REINJECT:
+                # The attacker's copy of the poison superseded just before (docs/attack.md):
+                # an action when that supersession took effect for this policy, else never.
+                if not took:
+                    continue
+                op = OP_ACTION
+            if op in (OP_SUPERSEDE, OP_REVISE) and id not in tree.nodes:
+                took = False  # an event about a copy that was never made
+                continue
             if op == OP_GLOBAL:
                 tree.add_global(id, tokens=self.w_tokens[w], poisoned=self.w_poisoned[w])
                 self._created(id, self._world_facts(w))
@@ -188,13 +199,16 @@ class _Trajectory(AgentStubs):
                 self.prompt_step(topic, critical=False, last_obs=last_obs)
                 self.step += 1
             elif op == OP_SUPERSEDE:
+                took = False
                 if self.pol.supersede and self.memory is not None:
                     # a field policy with a contradiction rule deletes it from its store
                     if self.memory.supersede(id):
                         out[C.superseded] += 1
+                        took = True
                 elif self.pol.supersede:  # only policies that act on the event
                     tree.supersede(id)
                     out[C.superseded] += 1
+                    took = True
             elif op == OP_REVISE:
                 # A later observation revises the outcome: Eq. 2 on the opposite outcome.
                 tree.record_outcome(id, tree.nodes[id].outcome != "success")
