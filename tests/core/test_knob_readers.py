@@ -147,5 +147,5 @@ def test_readers_declared_at_the_knob() -> None:
     class Bad:
         k: int = knob(3, reads=("no_such_policy",))
 
-    with pytest.raises(ValueError, match="no_such_policy.*not policies"):
+    with pytest.raises(ValueError, match=r"no_such_policy.*not policies"):
         declared_at_knob(Bad, "baselines")

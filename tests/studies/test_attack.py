@@ -31,13 +31,9 @@ from wmtsim.studies.attack_space import (
 )
 from wmtsim.studies.scenario import load_scenario, shipped_scenarios
 
-# late_poison (issue 22) places its poison at "the subtask's last position" (position 1000,
-# clipped to the end); the attack space (issue 24) has no such coordinate yet, so that
-# scripted attack is not a point of it: a known gap, strict so that closing it shows.
-_NOT_YET = {"late_poison": "the attack space cannot express 'the last position' yet"}
-POISONED = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_NOT_YET[name]))
-            if name in _NOT_YET else name
-            for name in shipped_scenarios() if load_scenario(name).world.poison]
+# Every shipped scenario with poison, late_poison's "the subtask's last position"
+# (position 1000, clipped to the end: the space's `LAST`) included.
+POISONED = [name for name in shipped_scenarios() if load_scenario(name).world.poison]
 SMALL = SearchSettings(trials=4, n_search=40, n_holdout=40, startup=2)
 
 
@@ -227,3 +223,27 @@ def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None
     shown = effect_column(table, "gain", "worst − scripted")
     assert shown["worst − scripted"].to_list() == [text]
     assert not [c for c in shown.columns if c.startswith("gain")]
+
+
+def test_the_adaptive_rules_are_coordinates_of_the_space() -> None:
+    """Issue 24: the adaptive rules are named options of each injection; off with
+    ``adaptive = false`` (or without ``choose_place``), never for a global injection."""
+    from wmtsim.core.world_spec import ADAPTIVE_RULES
+    from wmtsim.studies.attack_space import dimensions, from_params, to_params
+
+    world = load_scenario("paper_poisoning").world
+    dims = {d.name: d for d in dimensions(AttackSpace(), world, 2.0)}
+    assert dims["s0.adaptive"].choices == ADAPTIVE_RULES
+    assert dims["s1.adaptive"].choices == ADAPTIVE_RULES
+    off = {d.name: d for d in dimensions(AttackSpace(adaptive=False), world, 2.0)}
+    assert off["s0.adaptive"].choices == ("none",)
+    random_place = {d.name: d for d in dimensions(AttackSpace(choose_place=False), world, 1.0)}
+    assert random_place["s0.adaptive"].choices == ("none",)
+    point = Attack((Injection("plausible", adaptive="reinject"),
+                    Injection("global", adaptive="none")))
+    params = to_params(point)
+    assert params["s0.adaptive"] == "reinject"
+    assert from_params(params, 2.0) == point
+    assert [p.adaptive for p in to_poison(point, AttackSpace(), world)] == ["reinject", "none"]
+    # A global injection's rule is dropped whatever the sampler proposed.
+    assert from_params({**params, "s1.adaptive": "after_evidence"}, 2.0) == point

@@ -45,10 +45,11 @@ from dataclasses import dataclass, fields, replace
 
 from wmtsim.core.knobs import check_knobs, knob
 from wmtsim.core.validation import fail
-from wmtsim.core.world_spec import MAX_NODES, POISON_KINDS, PoisonSpec, WorldSpec
+from wmtsim.core.world_spec import ADAPTIVE_RULES, MAX_NODES, POISON_KINDS, PoisonSpec, WorldSpec
 
 MAX_BUDGET = 64.0  # expected injections per trajectory the search accepts
 RANDOM = -1  # subtask / position: drawn at random per trajectory (as the scripted attacks)
+LAST = MAX_NODES  # position: the end of the visit, after every injection placed before it
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class Injection:
     subtask: int = knob(RANDOM, lo=-1, hi=MAX_NODES,
         doc="top-level subtask index (modulo the trajectory's subtasks); -1: random.")
     position: int = knob(RANDOM, lo=-1, hi=MAX_NODES,
-        doc="position among the subtask's actions (clipped to the end); -1: random.")
+        doc="position among the subtask's actions (clipped to the end); -1: random; "
+            f"{LAST:,} (`LAST`): the end of the visit.")
     depth: int = knob(1, lo=1, hi=6, doc="1: the top-level subtask; d > 1 a subtask below it.")
     on_resume: bool = knob(False, doc="lands in the resumed visit of its top-level target.")
     apparent_relevance: float = knob(0.9, lo=0.0, hi=1.0,
@@ -69,6 +71,8 @@ class Injection:
         doc="multiplier on the reasoner's persuasion probability.")
     p_inject: float = knob(1.0, lo=0.0, hi=1.0,
         doc="probability that it is injected in a given trajectory.")
+    adaptive: str = knob("none", choices=ADAPTIVE_RULES,
+        doc="an adaptive rule (`PoisonSpec.adaptive`): none | after_evidence | reinject.")
 
     def __post_init__(self) -> None:
         check_knobs("Injection", self)
@@ -118,6 +122,10 @@ class AttackSpace:
     choose_place: bool = knob(True,
         doc="the attacker picks the subtask index, position, depth and visit; off: every "
             "injection lands at random, as the scripted attacks do.")
+    adaptive: bool = knob(True,
+        doc="the attacker may use the adaptive rules (after_evidence: land right after the "
+            "subtask's evidence; reinject: re-inject after a supersession takes effect); "
+            "needs choose_place.")
     stealth_relevance: float = knob(4.0, lo=0.0, hi=50.0,
         doc="β_r: log-odds of detection added per unit of apparent relevance above the "
             "anchor (0: no trade-off).")
@@ -205,7 +213,8 @@ def to_poison(attack: Attack, space: AttackSpace, world: WorldSpec) -> tuple[Poi
         kind=i.kind, subtask=i.subtask, position=i.position, count=1, p_inject=i.p_inject,
         apparent_relevance=i.apparent_relevance, persuasiveness=i.persuasiveness,
         p_supersede=p_supersede(space, table[i.kind], i.apparent_relevance, i.persuasiveness),
-        tokens=0, depth=i.depth, on_resume=i.on_resume) for i in attack.injections)
+        tokens=0, depth=i.depth, on_resume=i.on_resume, adaptive=i.adaptive)
+        for i in attack.injections)
 
 
 def attack_world(world: WorldSpec, attack: Attack, space: AttackSpace) -> WorldSpec:
@@ -222,17 +231,29 @@ def scripted_attack(world: WorldSpec) -> Attack:
         if p.tokens != 0:
             raise ValueError(f"poison[{k}].tokens={p.tokens}: the attack space draws poison "
                              "sizes like an action's; allowed: 0")
-        inj = Injection(kind=p.kind, subtask=p.subtask, position=p.position, depth=p.depth,
+        inj = Injection(kind=p.kind, subtask=p.subtask,
+                        position=canonical_position(p.position, world), depth=p.depth,
                         on_resume=p.on_resume, apparent_relevance=p.apparent_relevance,
-                        persuasiveness=p.persuasiveness, p_inject=p.p_inject)
+                        persuasiveness=p.persuasiveness, p_inject=p.p_inject,
+                        adaptive=p.adaptive)
         out += [inj] * p.count
     return Attack(tuple(out))
 
 
+def canonical_position(position: int, world: WorldSpec) -> int:
+    """A scripted position as the space writes it: one at or beyond every visit's length
+    (its clean actions and every injection placed before it) always lands at the end,
+    which the space writes `LAST`; any other position is itself."""
+    longest = max(world.n_actions[1], world.resume_actions[1]) + world.max_injections()
+    return LAST if longest <= position and longest <= LAST else position
+
+
 def expanded_poison(world: WorldSpec) -> tuple[PoisonSpec, ...]:
     """The scenario's injections with every ``count = c`` entry written as c entries of
-    count 1 (the form `to_poison` produces)."""
-    return tuple(replace(p, count=1) for p in world.poison for _ in range(p.count))
+    count 1 and each position written as the space writes it (`canonical_position`): the
+    form `to_poison` produces, drawing the same world."""
+    return tuple(replace(p, count=1, position=canonical_position(p.position, world))
+                 for p in world.poison for _ in range(p.count))
 
 
 def slot_probabilities(budget: float) -> tuple[float, ...]:
@@ -269,8 +290,8 @@ class Dimension:
     hi: float = 0.0
 
 
-FIELDS_PER_SLOT = ("kind", "subtask", "position", "depth", "on_resume", "apparent_relevance",
-                   "persuasiveness")
+FIELDS_PER_SLOT = ("kind", "subtask", "position", "depth", "on_resume", "adaptive",
+                   "apparent_relevance", "persuasiveness")
 
 
 def dimensions(space: AttackSpace, world: WorldSpec, budget: float) -> list[Dimension]:
@@ -283,15 +304,17 @@ def dimensions(space: AttackSpace, world: WorldSpec, budget: float) -> list[Dime
     dims: list[Dimension] = []
     place = space.choose_place
     subtasks = (RANDOM, *range(world.n_subtasks[1])) if place else (RANDOM,)
-    positions = (RANDOM, *range(world.n_actions[1] + 1)) if place else (RANDOM,)
+    positions = (RANDOM, *range(world.n_actions[1] + 1), LAST) if place else (RANDOM,)
     depths = tuple(range(1, world.max_depth + 1)) if place else (1,)
     resume = (False, True) if place and world.p_resume > 0 else (False,)
+    rules = ADAPTIVE_RULES if place and space.adaptive else ("none",)
     for j in range(len(slot_probabilities(budget))):
         dims += [Dimension(f"s{j}.kind", space.kinds()),
                  Dimension(f"s{j}.subtask", subtasks),
                  Dimension(f"s{j}.position", positions),
                  Dimension(f"s{j}.depth", depths),
                  Dimension(f"s{j}.on_resume", resume),
+                 Dimension(f"s{j}.adaptive", rules),
                  Dimension(f"s{j}.apparent_relevance", lo=space.relevance_min,
                            hi=space.relevance_max),
                  Dimension(f"s{j}.persuasiveness", lo=space.persuasiveness_min,
@@ -323,7 +346,8 @@ def from_params(params: dict[str, object], budget: float) -> Attack:
             depth=int(v["depth"]) if placed else 1,  # type: ignore[call-overload]
             on_resume=bool(v["on_resume"]) and placed,
             apparent_relevance=float(v["apparent_relevance"]),  # type: ignore[arg-type]
-            persuasiveness=float(v["persuasiveness"]), p_inject=p))  # type: ignore[arg-type]
+            persuasiveness=float(v["persuasiveness"]),  # type: ignore[arg-type]
+            p_inject=p, adaptive=str(v["adaptive"]) if placed else "none"))
     return Attack(tuple(out))
 
 
