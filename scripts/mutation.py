@@ -88,7 +88,8 @@ GROUPS = (
         "wmtsim/studies/claims.py": ("Claim.favour", "evaluate"),
         "wmtsim/studies/report.py": ("paired_vs",),
         "wmtsim/studies/shapley.py": ("shapley_exact",)},
-        "tests/studies/test_signs.py tests/studies/test_claims.py -k 'cell or signs or "
+        "tests/studies/test_signs.py tests/studies/test_claims.py tests/core/test_bootstrap.py "
+        "-k 'cell or signs or "
         "favour or verdict or quantile or paired or shapley or game or mean_ci or pooled' "
         "tests/studies/test_attribution.py::test_two_player_game_by_hand "
         "tests/studies/test_attribution.py::test_glove_game_by_hand", {}),

@@ -141,3 +141,20 @@ def test_engine_metric_columns_equal_their_counter_columns(policy: str) -> None:
         total = sum(float(t[c].sum()) for c in dens)
         assert summary[metric]["pooled"] == pytest.approx(float(t[num].sum()) / total,
                                                           rel=1e-12), metric
+
+
+def test_the_pooled_ratios_are_exactly_these() -> None:
+    """`RATIOS` (the metrics a report pools as Σ num / Σ den over trajectories), written
+    out by hand: latency per step is a ratio but averaged per trajectory (not pooled), and
+    a count (TSR, tokens, steps) has no denominator, so neither is pooled as a ratio."""
+    from wmtsim.core.metrics import RATIOS
+
+    assert RATIOS == {
+        "asr": (("compromised_steps",), ("critical_steps",)),
+        "prr": (("h_p",), ("h_p", "h_c")),
+        "ip": (("p_r",), ("p_i",)),
+        "br": (("contaminated_steps",), ("prompt_steps",)),
+        "af": (("h_p",), ("p_i",)),
+        "ccr": (("ccr_sum",), ("ccr_steps",)),
+        "accuracy": (("correct_steps",), ("critical_steps",)),
+    }

@@ -85,6 +85,15 @@ def test_the_cell_test() -> None:
     assert r["verdict"] == TIE and r["margin"] == 0.0 and r["n_nonzero"] == 0
 
 
+def test_the_cell_test_reports_the_margins_interval() -> None:
+    """`claims.evaluate` gives every cell its margin's interval (the claims map's margin
+    columns read it): a margin of about 1 lies inside it, and the interval is ordered."""
+    rng = np.random.default_rng(2)
+    r = _verdict(Claim("wmt lowest", "asr", "wmt", ("linear",)), _values(rng, -1.0))
+    assert r["margin_low"] <= r["margin"] <= r["margin_high"]
+    assert 0.8 < r["margin_low"] < 1.0 < r["margin_high"] < 1.2
+
+
 def test_the_cell_test_pairs_finite_values() -> None:
     rng = np.random.default_rng(1)
     v = _values(rng, -1.0)
