@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     from wmtsim import __version__
     from wmtsim.core.output import atomic_write_bytes, atomic_write_text
     from wmtsim.core.policies import TABLE4_POLICIES
-    from wmtsim.studies.attack import SearchSettings, search
+    from wmtsim.studies.attack import SearchSettings
     from wmtsim.studies.attack_report import (
         AttackStudy,
         attack_study,
@@ -57,16 +57,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=1000, help="search and held-out trajectories")
     ap.add_argument("--trials", type=int, default=40, help="trials per search")
     ap.add_argument("--dry-run", action="store_true", help="print, write nothing")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="local processes for the searches (the same results)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
     s = load_scenario("paper_poisoning")
     space = AttackSpace()
     settings = SearchSettings(trials=args.trials, n_search=args.n, n_holdout=args.n)
-    table4 = attack_study(s, TABLE4_POLICIES, (1.0, 2.0, 3.0, 4.0), space, settings)
+    table4 = attack_study(s, TABLE4_POLICIES, (1.0, 2.0, 3.0, 4.0), space, settings,
+                          workers=args.workers)
     top = {(p, 4.0): table4.results[(p, 4.0)] for p in TABLE4_POLICIES}
+    field_study = attack_study(s, FIELD, (4.0,), space, settings, workers=args.workers)
     for p in FIELD:
-        top[(p, 4.0)] = search(s, p, 4.0, space, settings)
+        top[(p, 4.0)] = field_study.results[(p, 4.0)]
     everyone = (*TABLE4_POLICIES, *FIELD)
     field = AttackStudy(s, space, settings, everyone, (4.0,), top,
                         transfer_matrix(s, space, settings, top, everyone, 4.0),
