@@ -105,6 +105,15 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                   poison=(PoisonSpec("plausible", on_resume=True, p_supersede=0.3),
                           PoisonSpec("failed"))),
         Params(budget=150), Stubs(p_leak=0.7), 88),
+    # Staleness (`WorldSpec.p_stale`): a later clean success outdates an earlier one (its
+    # evidence passes on, a supersede event marks it), beside revisions and poison, with
+    # the obsolete fraction weighed heavily so that suppression acts on it.
+    "stale": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(2, 6),
+                  p_success=0.7, p_resume=0.6, resume_actions=(1, 3), p_stale=0.5,
+                  p_revise=0.2, poison=(PoisonSpec("plausible", p_supersede=0.5),
+                                        PoisonSpec("failed"))),
+        Params(budget=150, delta=1.5, tau_obs=0.3), Stubs(), 99),
 }
 
 
@@ -178,6 +187,10 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     assert total("tight_budget_suppression", "a3_no_semantic", "suppressed") > 0
     assert total("nested_resume_topk", "wmt", "superseded") > 0
     assert total("nested_resume_topk", "wmt", "folds") > 0
+    # Staleness outdates memories (more supersessions than injections) and moves evidence.
+    stale = scenario_world("stale")
+    assert total("stale", "wmt", "superseded") > stale.n_injected.sum()
+    assert total("stale", "wmt", "suppressed") > 0
     # Selection binds: some selector step takes less than the whole pool.
     for name in ("nested_resume_topk", "tight_budget_suppression"):
         c = counters(engine_run(name, "tree_selection"))
@@ -226,6 +239,7 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
                   obs_in_context=bool(pick(True, False)), warning_tokens=pick(0, 5))
     # Drawn last, so that the draws above (and the points they made) stay as they were.
     spec = replace(spec, resume_folded=pick("new", "unfold", "hidden"))
+    spec = replace(spec, p_stale=pick(0.0, 0.5, 1.0))
     return spec, params, stubs
 
 

@@ -21,6 +21,7 @@ PURPOSE_MISLED = 7
 PURPOSE_DETECT = 8  # node (poison << 32 | later clean action): does it detect the poison?
 PURPOSE_REVISE = 9  # node = action: is its outcome revised by the next action?
 PURPOSE_REVIEW = 10  # node = poison: does the opt-in review detect it?
+PURPOSE_STALE = 11  # node = action: is its content outdated by the next such action?
 
 # Draw purposes of the field's policies (wmtsim.engine.field).
 PURPOSE_IMPORTANCE = 21
