@@ -160,3 +160,40 @@ def test_spec_round_trip_and_generate_arguments() -> None:
                          ({"seed": -1}, "generate.seed")):
         with pytest.raises(ValueError, match=name):
             generate(SPEC, **kwargs)
+
+
+@pytest.mark.parametrize("p_stale", [0.4, 1.0])
+def test_stale_observations_are_superseded_by_the_next_reading(p_stale: float) -> None:
+    """`WorldSpec.p_stale` (docs/world.md, "Stale observations"): the same tree, tokens and
+    outcomes as without it; its events are the others plus supersessions, each of a clean
+    success right after the next clean success of the same subtask; a subtask's evidence
+    only moves to a later action of that subtask."""
+    from dataclasses import replace
+
+    base = generate(SPEC, seed=5, n=40)
+    stale = generate(replace(SPEC, p_stale=p_stale), seed=5, n=40)
+    moved = 0
+    for i in range(base.n):
+        a, b = row(base, i), row(stale, i)
+        for name in NODE_ARRAYS:
+            if name != "evidence":
+                np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+        extra = [k for k in range(len(b["op"])) if b["op"][k] == OP_SUPERSEDE
+                 and not b["poisoned"][b["arg"][k]]]
+        keep = np.ones(len(b["op"]), bool)
+        keep[extra] = False
+        np.testing.assert_array_equal(b["op"][keep], a["op"])
+        np.testing.assert_array_equal(b["arg"][keep], a["arg"])
+        for k in extra:
+            old, new = b["arg"][k], b["arg"][k - 1]
+            assert b["op"][k - 1] == OP_ACTION and new > old
+            assert b["parent"][old] == b["parent"][new]
+            assert b["outcome"][old] == b["outcome"][new] == SUCCESS
+            assert not b["poisoned"][new]
+        for s in np.unique(a["parent"][a["kind"] == ACTION]):
+            mine = a["parent"] == s
+            assert a["evidence"][mine].sum() == b["evidence"][mine].sum()
+            if a["evidence"][mine].any() and not (a["evidence"] == b["evidence"])[mine].all():
+                assert np.argmax(b["evidence"] & mine) > np.argmax(a["evidence"] & mine)
+                moved += 1
+    assert moved > 0

@@ -60,15 +60,10 @@ ATTACK = ("-p", "wmt", "--budget", "1", "--trials", "2", "--n", "5", "--n-holdou
           "--no-charts")
 
 
-def _other_study() -> bytes:
-    """An SQLite file holding a user's Optuna-like study (not wmtsim's)."""
-    import sqlite3
-
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE studies (study_id INTEGER PRIMARY KEY, study_name TEXT)")
-    conn.execute("INSERT INTO studies VALUES (1, 'my-thesis-study')")
-    conn.commit()
-    return conn.serialize()
+def _other_study() -> str:
+    """An Optuna journal holding a user's study (not wmtsim's)."""
+    return ('{"op_code":0,"worker_id":"w","study_name":"my-thesis-study",'
+            '"directions":[1]}\n')
 
 CASES: dict[str, Case] = {
     # --- scenarios: top level ----------------------------------------------------------
@@ -391,15 +386,15 @@ CASES: dict[str, Case] = {
     "tune-out-foreign": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
                              ("--out", "not a wmtsim result"), {"mine/thesis.tex": "x"}),
     "tune-out-garbage-storage": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
-                                     ("--out", "optuna.sqlite3", "not the work"),
-                                     {"mine/optuna.sqlite3": "a user's file"}),
+                                     ("--out", "optuna.journal", "not the work"),
+                                     {"mine/optuna.journal": "a user's file\nmore\n"}),
     "tune-out-other-optuna-study": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/mine"),
-                                        ("--out", "optuna.sqlite3", "not the work"),
-                                        {"mine/optuna.sqlite3": _other_study()}),
+                                        ("--out", "optuna.journal", "not the work"),
+                                        {"mine/optuna.journal": _other_study()}),
     "tune-own-result-garbage-storage": Case(
         ("tune", "paper_poisoning", *TUNE, "--out", "{d}/o"),
-        ("o/optuna.sqlite3", "cannot use the tuning study", "not a database"),
-        {"o/manifest.json": '{"command": "tune"}', "o/optuna.sqlite3": "garbage"}),
+        ("o/optuna.journal", "cannot use the tuning study", "not an Optuna journal"),
+        {"o/manifest.json": '{"command": "tune"}', "o/optuna.journal": "garbage\nmore\n"}),
     "tune-scheduler-unreachable": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/o",
                                         "--scheduler", "tcp://127.0.0.1:1"),
                                        ("--scheduler", "cannot connect within")),

@@ -325,7 +325,7 @@ def _unshare() -> bool:
 
 # What a failed run keeps in its --out to resume from (docs/faults.md): the claims map's
 # sweep, the tuning study, the attacker's trial log; a sweep keeps its folder.
-KEPT = {"claims": {"sweep"}, "tune": {"optuna.sqlite3"}, "attack": {"search"}}
+KEPT = {"claims": {"sweep"}, "tune": {"optuna.journal"}, "attack": {"search"}}
 
 
 def _on_tmpfs(tmp_path: Path, inputs: dict[str, str], mode: str) -> dict[str, dict]:  # type: ignore[type-arg]

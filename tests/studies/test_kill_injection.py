@@ -215,9 +215,9 @@ KILLS = {
     "compare --parity": ([*PARITY, "--n", "3"], [*PARITY, "--n", "4"], "n", (3, 4), (),
                          [(1, "fsync"), (4, "before"), (4, "after")]),
     # tune resumes its study: the new request asks for more trials of the same study; its
-    # 11th rename moves optuna.sqlite3 into the new folder, the 12th is the swap.
+    # 11th rename moves optuna.journal into the new folder, the 12th is the swap.
     "tune": ([*TUNE, "--trials", "2"], [*TUNE, "--trials", "4"], "trials", (2, 4),
-             ("optuna.sqlite3",), [(2, "fsync"), (11, "after"), (12, "after")]),
+             ("optuna.journal",), [(2, "fsync"), (11, "after"), (12, "after")]),
     "attack": ([*ATTACK, "--trials", "2"], [*ATTACK, "--trials", "3"], "trials", (2, 3),
                ("search",), [(1, "fsync"), (8, "after"), (9, "after")]),
     # --restart: the first fsync is the new search's trial log, the first rename moves it

@@ -119,6 +119,15 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                           PoisonSpec("plausible", adaptive="after_evidence", on_resume=True,
                                      p_supersede=0.5))),
         Params(budget=200), Stubs(p_leak=0.6, p_misled=0.7), 99),
+    # Staleness (`WorldSpec.p_stale`): a later clean success outdates an earlier one (its
+    # evidence passes on, a supersede event marks it), beside revisions and poison, with
+    # the obsolete fraction weighed heavily so that suppression acts on it.
+    "stale": (
+        WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.5, n_actions=(2, 6),
+                  p_success=0.7, p_resume=0.6, resume_actions=(1, 3), p_stale=0.5,
+                  p_revise=0.2, poison=(PoisonSpec("plausible", p_supersede=0.5),
+                                        PoisonSpec("failed"))),
+        Params(budget=150, delta=1.5, tau_obs=0.3), Stubs(), 99),
 }
 
 
@@ -192,6 +201,10 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     assert total("tight_budget_suppression", "a3_no_semantic", "suppressed") > 0
     assert total("nested_resume_topk", "wmt", "superseded") > 0
     assert total("nested_resume_topk", "wmt", "folds") > 0
+    # Staleness outdates memories (more supersessions than injections) and moves evidence.
+    stale = scenario_world("stale")
+    assert total("stale", "wmt", "superseded") > stale.n_injected.sum()
+    assert total("stale", "wmt", "suppressed") > 0
     # Selection binds: some selector step takes less than the whole pool.
     for name in ("nested_resume_topk", "tight_budget_suppression"):
         c = counters(engine_run(name, "tree_selection"))
@@ -244,6 +257,7 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
         p if p.kind == "global" else replace(p, adaptive=pick("none", "after_evidence",
                                                                "reinject"))
         for p in spec.poison))
+    spec = replace(spec, p_stale=pick(0.0, 0.5, 1.0))
     return spec, params, stubs
 
 

@@ -21,6 +21,7 @@ PURPOSE_MISLED = 7
 PURPOSE_DETECT = 8  # node (poison << 32 | later clean action): does it detect the poison?
 PURPOSE_REVISE = 9  # node = action: is its outcome revised by the next action?
 PURPOSE_REVIEW = 10  # node = poison: does the opt-in review detect it?
+PURPOSE_STALE = 11  # node = action: is its content outdated by the next such action?
 # node = 2 · superseded poison (+1): the token size of its re-injected copy (attack rule
 # ``reinject``, docs/attack.md), so a re-injection shifts no other world draw.
 PURPOSE_REINJECT = 15

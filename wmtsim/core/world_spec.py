@@ -236,6 +236,13 @@ class WorldSpec:
         doc="probability that an action's outcome is revised (flipped) by the next action of the "
             'same subtask: a second Eq. 2 event on it (docs/model.md Eq. 2, "recorded or '
             'revised"). No revision when no action follows.')
+    p_stale: float = knob(0.0, lo=0.0, hi=1.0,
+        doc="staleness (docs/world.md, \"Stale observations\"; default off): probability that a "
+            "clean, successful, non-distractor action's content is outdated by the next such "
+            'action of the same visit (a re-read of a resource that changed): that action then '
+            "carries what the earlier one knew (the subtask's evidence passes to it) and a "
+            'supersede event marks the earlier one wrong (docs/model.md §3). No such later '
+            'action in the visit, no staleness.')
     final_share: float = knob(1.0, lo=0.0, hi=1.0,
         doc="the final answer's rule (docs/world.md, reasoner; the same for every policy): it "
             'is correct only if at least ceil(final_share · K) of the K top-level subtask '
@@ -374,9 +381,9 @@ class WorldSpec:
     def event_bound(self) -> int:
         # Every node once, every action at most once more (a revision), every subtask's
         # completion, a reopen and re-completion per top-level subtask, one supersession
-        # per injection, the final answer.
-        return (2 * self.node_bound() + self.max_subtasks() + 2 * self.n_subtasks[1]
-                + self.max_injections() + 1)
+        # per injection, the final answer; with staleness, one supersession per action.
+        return ((3 if self.p_stale > 0 else 2) * self.node_bound() + self.max_subtasks()
+                + 2 * self.n_subtasks[1] + self.max_injections() + 1)
 
     def pack(self) -> tuple[Any, np.ndarray]:
         """The scalars as the kernels read them (`PackedWorld`: ``w.p_nested``; a range

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from wmtsim.core.codes import FAILURE, GLOBAL, ROOT, SUCCESS, TASK
+from wmtsim.core.draws import PURPOSE_STALE
 from wmtsim.core.jit import jit
 from wmtsim.core.rng import (
     PURPOSE_DETECT,
@@ -368,6 +369,7 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         order = new_order
     first_rule = w.supersede_rule == SUPERSEDE_FIRST
     revise = -1  # the previous action of this visit, when its outcome gets revised
+    stale = -1  # the last clean success of this visit, when the next one outdates it
     for v in order:
         # A later observation revises the previous action's outcome, recorded with it.
         if revise >= 0:
@@ -378,6 +380,19 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         op[ne] = OP_ACTION
         arg[ne] = v
         ne += 1
+        # Staleness (`WorldSpec.p_stale`): the next clean, successful, non-distractor
+        # action of this visit outdates the previous one drawn stale; it takes over what
+        # that one knew (its evidence) and a supersede event marks that one wrong.
+        if (w.p_stale > 0.0 and v < first + n_clean and outcome[v] == SUCCESS
+                and not distractor[v - first]):
+            if stale >= 0:
+                if evidence[stale]:
+                    evidence[stale] = False
+                    evidence[v] = True
+                op[ne] = OP_SUPERSEDE
+                arg[ne] = stale
+                ne += 1
+            stale = v if _uniform(seed, traj, STEP_WORLD, v, PURPOSE_STALE) < w.p_stale else -1
         if poisoned[v]:
             _pend(v, D)
         else:

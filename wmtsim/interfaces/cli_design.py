@@ -181,7 +181,7 @@ def tune(
     Robust over the fit scenarios, on common random numbers; writes the Pareto set
     (Parquet, CSV, a chart), a params TOML per chosen point, and a held-out validation
     against the shipped setting with paired intervals (docs/design.md). Re-running into
-    the same --out continues the study in its optuna.sqlite3.
+    the same --out continues the study in its optuna.journal.
 
     [bold]Example[/bold]
 
@@ -256,36 +256,19 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
 
 
 def _is_study(path: Path) -> bool:
-    """Whether ``path`` is an SQLite file holding only wmtsim's tuning study (the storage
-    an interrupted `tune` left), not a user's file or another Optuna study."""
-    import sqlite3
+    """Whether ``path`` is an Optuna journal holding only wmtsim's tuning study (the
+    storage an interrupted `tune` left), not a user's file or another Optuna study."""
+    from wmtsim.studies.tune import is_journal
 
-    from wmtsim.studies.tune import STUDY
-
-    try:
-        with open(path, "rb") as f:
-            if f.read(16) != b"SQLite format 3\x00":
-                return False
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            names = {r[0] for r in conn.execute("SELECT study_name FROM studies")}
-        finally:
-            conn.close()
-    except (OSError, sqlite3.Error):
-        return False
-    return names <= {STUDY}
+    return path.is_file() and path.stat().st_size > 0 and is_journal(path)
 
 
 def _storage_failure(path: Path, exc: Exception) -> typer.Exit:
-    """Exit 2 for a tuning storage that cannot be read or written (SQLAlchemy's errors: a
-    file that is not a database, a full disk); re-raise anything else (a bug)."""
-    try:
-        from sqlalchemy.exc import SQLAlchemyError
-    except ImportError:  # pragma: no cover - optuna depends on it
-        raise exc from None
-    if not isinstance(exc, SQLAlchemyError):
+    """Exit 2 for a tuning storage that cannot be read or written (the journal's file: a
+    full disk, no permission); re-raise anything else (a bug)."""
+    if not isinstance(exc, OSError):
         raise exc
-    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    reason = (exc.strerror or str(exc)).splitlines()[0]
     return _fail(f"{path}: cannot use the tuning study ({reason}); allowed: the "
                  f"{path.name} an earlier `wmtsim tune` wrote here, on a disk with free "
                  "space (delete it to start the study afresh)")

@@ -7,9 +7,9 @@ common random numbers (every trial sees the same trajectories). An objective is 
 metric and a direction (``tsr:max``, ``asr:min``, ``prompt_tokens:min``); its value for
 a setting is robust over the fit scenarios: the worst scenario's mean (``worst``) or a
 quantile on the bad side (``q0.25``: the value 75% of the scenarios do at least as well
-as). Optuna's RDB storage (SQLite, ``optuna.sqlite3`` in the output folder) makes a run
-resumable: killed, it continues from the trials it has saved (each finished trial is
-saved in one transaction; the generation in flight is proposed again).
+as). Optuna's journal storage (``optuna.journal`` in the output folder: an append-only
+log, one fsynced line per finished trial) makes a run resumable: killed, it continues
+from the trials it has saved (the generation in flight is proposed again).
 
 Why Optuna: NSGA-II is the standard evolutionary multi-objective method, Optuna keeps it
 well tested, its ask/tell interface lets us evaluate a whole generation as one batch on
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from wmtsim.studies.scenario import Scenario
 
-STORAGE = "optuna.sqlite3"
+STORAGE = "optuna.journal"
 STUDY = "wmtsim-tune"
 HIGHER_IS_BETTER = ("tsr", "accuracy", "prr", "ccr")
 
@@ -195,9 +195,8 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
         raise TuneError(f"{storage}: holds a tuning study with other scenarios, seeds, size, "
                         "objectives or knobs; allowed: the same request to resume it, or "
                         "another --out folder")
-    # The sampler works on an in-memory copy; each finished trial is saved in one
-    # transaction (Optuna's RDB storage commits once per suggested value otherwise).
-    # Killed, a run loses at most its generation in flight.
+    # The sampler works on an in-memory copy; a generation's finished trials are appended
+    # to the journal together. Killed, a run loses at most its generation in flight.
     states = optuna.trial.TrialState
     study = optuna.create_study(
         sampler=optuna.samplers.NSGAIISampler(population_size=max(2, batch), seed=seed),
@@ -216,7 +215,8 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
             for k, v in means.items():
                 t.set_user_attr(k, v)
             study.tell(t, vals)
-            saved.add_trial(study.trials[t.number])
+        frozen = study.get_trials(deepcopy=False)  # (`study.trials` deep-copies them all)
+        saved.add_trials([frozen[t.number] for t in asked])
         computed += len(asked)
         done += len(asked)
         if progress is not None:
@@ -232,21 +232,63 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
 
 
 def _storage(path: Path) -> Any:
-    """Optuna's RDB storage on SQLite at ``path``, committing without fsync
-    (``PRAGMA synchronous = OFF``): Optuna commits once per suggested value, and an fsync
-    each made the study cost several times the simulation (benchmarks/bench_tune.py). A
-    killed process loses nothing committed (the data are in the OS's cache); a power cut
-    may lose or damage the study, which is then rerun."""
-    import sqlite3
+    """Optuna's journal storage at ``path``: an append-only log of JSON lines, each append
+    fsynced, a line cut short by a kill ignored when it is the last (Optuna's reader).
+    Why not its RDB storage (SQLite through SQLAlchemy): about 50 ms per saved trial on
+    this machine (a query and a flush per parameter), as much as simulating the trial;
+    the journal costs about 3 ms (benchmarks/bench_tune.py, docs/design.md). An existing
+    file that is not a journal of wmtsim's study is refused (`TuneError`), not appended to."""
+    import fcntl
+    import os
 
-    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
 
-    def connect() -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
-        conn.execute("PRAGMA synchronous = OFF")
-        return conn
+    class FlockLock:
+        # An advisory lock on the journal itself (the backend calls acquire / release):
+        # Optuna's own locks create, rename and delete a lock file beside it at every
+        # append (docs/faults.md counts renames).
+        fd = -1
 
-    return optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"creator": connect})
+        def acquire(self) -> bool:
+            self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return True
+
+        def release(self) -> None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+    if path.exists() and not is_journal(path):
+        raise TuneError(f"{path}: cannot use the tuning study (not an Optuna journal of "
+                        f"wmtsim's study); allowed: the {path.name} an earlier `wmtsim tune` "
+                        "wrote here (delete it to start the study afresh)")
+    return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock()))  # type: ignore[arg-type]
+
+
+def is_journal(path: Path) -> bool:
+    """Whether ``path`` is an Optuna journal holding only wmtsim's tuning study (every
+    complete line a JSON operation, every study it creates named `STUDY`; an empty file
+    is one)."""
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError:
+        return False
+    names = set()
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            op = json.loads(line)
+        except ValueError:
+            if k == len(lines) - 1:  # the last line, cut short by a kill
+                continue
+            return False
+        if not isinstance(op, dict) or "op_code" not in op:
+            return False
+        if op["op_code"] == 0:  # CREATE_STUDY
+            names.add(op.get("study_name"))
+    return names <= {STUDY}
 
 
 def _trials_frame(study: Any, fit: Fit) -> pl.DataFrame:

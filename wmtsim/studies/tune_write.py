@@ -50,7 +50,7 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "knobs": [r.key for r in fit.ranges], "fit_seeds": list(fit.seeds), "n": fit.n,
         "holdout_seeds": [seed + 10_000 + j for j in range(holdout)],
         "sampler": "optuna NSGAIISampler", "sampler_seed": seed,
-        "storage": "optuna.sqlite3", "trials": tuning.trials.height,
+        "storage": STORAGE, "trials": tuning.trials.height,
         "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
         # the study's storage is moved in beside these files when the result is swapped in
         "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])},
