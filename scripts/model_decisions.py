@@ -133,11 +133,13 @@ FIELD_RULES = (
               "`initial_load_forget_and_save` ([field.md](field.md#each-rule-traced-to-its-source))",
               "on", "`baselines.mb_summaries`", "off (no summaries)",
               {"baselines.mb_summaries": False}, ("memorybank", "memorybank_code")),
-    FieldRule("A daily summary is its subtask's result only with the subtask's evidence",
-              "toolkit decision: the world's final-answer rule counts a subtask's summary as its result; "
-              "WMT's fold summary is written at completion, a day's summary may be written before the result",
-              "only with evidence", "`baselines.mb_summary_is_result`", "always, like a fold summary",
-              {"baselines.mb_summary_is_result": True}, ("memorybank",)),
+    FieldRule("A field policy's own summary (GA's thought, MemoryBank's daily summary, TraceRetain's "
+              "cluster) is its subtask's result only with the subtask's evidence",
+              "toolkit decision: the world's final-answer rule counts a subtask's fold summary as its result; "
+              "WMT's fold summary is written at completion, a derived summary may be written before the result",
+              "only with evidence", "`baselines.summary_is_result`", "always, like a fold summary",
+              {"baselines.summary_is_result": True},
+              ("generative_agents", "generative_agents_code", "memorybank", "traceretain_cluster")),
     FieldRule("The field's retrieval reads the selector's relevance score with the selector's noise",
               "toolkit decision: WMT's selector is an LLM call; the field's retrieval is an embedding search, "
               "given an LLM-quality relevance score for free",

@@ -256,12 +256,16 @@ class Baselines:
             'subtask merged in), retrievable like any memory, never forgotten by the curve, '
             'dropped when its subtask has no stored memory left. false = no summaries (the rule '
             'before issue 20).')
-    mb_summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
-        doc="false (default) = a daily summary stands for its subtask's result in the final "
-            "answer (the world's rule: a memory with the subtask's evidence, or its summary) "
-            "only when it carries the subtask's evidence: WMT's fold summary is written when "
-            "the subtask completes, a day's summary may be written before the result was "
-            'seen; true = it counts like a fold summary, evidence or not.')
+    summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
+        doc="one rule for every field policy's own summaries of a subtask (a Generative "
+            "Agents thought, a MemoryBank daily summary, a TraceRetain cluster summary): "
+            "false (default) = such a derived memory stands for its subtask's result in the "
+            "final answer (the world's rule: a memory of the subtask's branch that carries "
+            "evidence, or its fold summary) only when it carries the subtask's evidence, "
+            "derived from a memory that did: WMT's fold summary is written when the subtask "
+            "completes, a thought, a day's summary or a cluster may be written before its "
+            "result was seen; true = it counts like a fold summary, evidence or not (the "
+            "rule before this knob, for GA's thoughts and TraceRetain's clusters).")
     retrieval_noise: float = knob(1.0, lo=0.0, hi=100.0,
         doc="multiplies the noise of the field's query similarity (Stubs.selector_noise, the "
             "noise WMT's selector reads): 1 (default) = the same noise as WMT's LLM selector; 3 = "

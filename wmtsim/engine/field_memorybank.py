@@ -20,7 +20,7 @@ from wmtsim.core.codes import SUMMARY
 from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.engine.field_common import _absorb
+from wmtsim.engine.field_common import _absorb, _result_of
 from wmtsim.engine.forest import _add_summary
 
 
@@ -109,11 +109,7 @@ def _mb_part(T, K, X, step, n, n0, day0, t):
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
-    # The final answer counts a summary of a top-level subtask as its result
-    # (`wmtsim.engine.agent._reason`): a fold is written when the subtask completes, a
-    # day's summary may be written before its result was seen, so it stands for the
-    # result only when it carries the subtask's evidence (`mb_summary_is_result`: always).
-    top[z] = top[ts] if (evidence[z] or X.knobs[0].mb_summary_is_result != 0.0) else -1
+    _result_of(F, z, top[ts], X.knobs[0])  # a result only with the subtask's evidence
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)

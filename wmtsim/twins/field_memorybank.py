@@ -86,9 +86,7 @@ class MemoryBankStore(StoreBase):
         node, f = nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
-        # A day's summary stands for its subtask's result in the final answer only when
-        # it carries the subtask's evidence (unless mb_summary_is_result).
-        f.top = h.facts[task].top if (f.evidence or self.k.mb_summary_is_result) else -1
+        self.result_of(sid, task)  # a result only with the subtask's evidence
         f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True

@@ -303,6 +303,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
         node, f = h.tree.nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
+        self.result_of(sid, task)  # a result only with the subtask's evidence
         f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True
@@ -384,6 +385,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
             node, f = nodes[sid], h.facts[sid]
             node.tokens = math.ceil(float(h.st.c_sum) * raw)
             f.evidence = f.evidence or has_ev
+            self.result_of(sid, task)  # a result only with the subtask's evidence
             f.absorbed = (f.absorbed or set()) | absorbed
             if leaked:
                 node.poisoned = True
