@@ -140,6 +140,17 @@ FIELD_RULES = (
               "only with evidence", "`baselines.summary_is_result`", "always, like a fold summary",
               {"baselines.summary_is_result": True},
               ("generative_agents", "generative_agents_code", "memorybank", "traceretain_cluster")),
+    FieldRule("MemGPT's core_memory_replace: a save that does not fit replaces a lower-rated core entry",
+              "letta/functions/function_sets/base.py `core_memory_replace`; letta/prompts/system/memgpt_chat.txt "
+              "([field.md](field.md#each-rule-traced-to-its-source))",
+              "on", "`baselines.core_replace`", "off (append, else archival)",
+              {"baselines.core_replace": False}, ("memgpt",)),
+    FieldRule("MemGPT searches (conversation_search, archival_memory_search) when it decides to: its context "
+              "lacks a successful tool result about the subtask",
+              "letta/prompts/system/memgpt_chat.txt; letta/functions/function_sets/base.py "
+              "([field.md](field.md#each-rule-traced-to-its-source))",
+              "when needed", "`baselines.search_on_need`", "at every subtask's answer",
+              {"baselines.search_on_need": False}, ("memgpt",)),
     FieldRule("The field's retrieval reads the selector's relevance score with the selector's noise",
               "toolkit decision: WMT's selector is an LLM call; the field's retrieval is an embedding search, "
               "given an LLM-quality relevance score for free",

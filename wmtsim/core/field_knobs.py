@@ -270,6 +270,19 @@ class Baselines:
         doc="multiplies the noise of the field's query similarity (Stubs.selector_noise, the "
             "noise WMT's selector reads): 1 (default) = the same noise as WMT's LLM selector; 3 = "
             "the robustness flip \"the field's retrieval is an embedding, not an LLM\".")
+    core_replace: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT: `core_memory_replace` (letta/functions/function_sets/base.py): at a "
+            'memory-pressure warning, a save that does not fit in core memory replaces the '
+            'lowest-rated core entry rated below it (ties: the older) when that makes room; '
+            'the replaced message leaves core memory for recall storage; one charged tool call '
+            '(search_base_tokens + old and new tokens). false = append only, the rest to '
+            'archival (the rule before round three of issue 20).')
+    search_on_need: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT: `conversation_search` and `archival_memory_search` are tool calls the "
+            "agent decides to make: at a subtask's answer it searches only when its context "
+            'holds no successful tool result (action) about the subtask, what the agent reads '
+            "(the outcome, as WMT's selector reads it; no evidence flag); false = it searches "
+            "at every subtask's answer (the rule before round three of issue 20).")
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')

@@ -177,6 +177,9 @@ READS: dict[str, Trait] = {
     "baselines.mb_summaries": MEMORYBANK,
     "baselines.summary_is_result": GA | MEMORYBANK | TR_CLUSTER,
     "baselines.retrieval_noise": TRACERETAIN | GA | MEMORYBANK | MEM0 | MEMGPT,
+    # Round three: Letta's core_memory_replace and agent-decided searches.
+    "baselines.core_replace": MEMGPT,
+    "baselines.search_on_need": MEMGPT,
 }
 
 # Knobs that act only in worlds with global memories (docs/model.md §2: ρ_G, their initial

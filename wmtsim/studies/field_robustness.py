@@ -80,6 +80,8 @@ FLIPS: tuple[Flip, ...] = (
     _flip("MemGPT never searches", {"baselines.recall_k": 0}),
     _flip("MemGPT without its warning, core and archival memory",
           {"baselines.letta_memory": False}),
+    _flip("MemGPT appends only (no core_memory_replace)", {"baselines.core_replace": False}),
+    _flip("MemGPT searches at every subtask's answer", {"baselines.search_on_need": False}),
     _flip("MemoryBank without daily summaries", {"baselines.mb_summaries": False}),
     # One rule for every derived summary (GA's thoughts, MemoryBank's daily summaries,
     # TraceRetain's clusters): a result only with the subtask's evidence; flipped, always.
