@@ -122,7 +122,7 @@ class Baselines:
     recall_k: int = knob(5, hi=100_000,
         doc="MemGPT: page size of `conversation_search` (Letta constants.py "
             'RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), the tool call the agent makes at a '
-            "critical step: case-insensitive string match over the agent's user messages "
+            "subtask's answer when it decides to search (search_on_need): case-insensitive string match over the agent's user messages "
             '(task nodes; never tool output), oldest first; one charged LLM call '
             '(search_base_tokens + the tokens returned); what fits in B joins the context. '
             '0 = the agent never searches.')
@@ -226,10 +226,11 @@ class Baselines:
             'summary + queue) passes warning_fraction of the window W, once until the next '
             'summary, the agent gets the memory-pressure warning and saves what it rates '
             'important (save_threshold) with `core_memory_append` while core memory has room '
-            '(core_fraction of W), else `archival_memory_insert`, each one charged tool call; '
-            "core memory is always in context, counted in B and the window; at each subtask's "
-            'answer the agent calls `archival_memory_search` (archival_k). false = none of it '
-            '(the rule before issue 20).')
+            '(core_fraction of W), else `core_memory_replace` (core_replace), else '
+            '`archival_memory_insert`, each one charged tool call; core memory is always in '
+            "context, counted in B and the window; when it searches at a subtask's answer "
+            '(search_on_need) the agent calls `archival_memory_search` (archival_k). false = '
+            'none of it (the rule before issue 20).')
     warning_fraction: float = knob(0.75, lo=0.0, hi=1.0,
         doc='MemGPT: the memory-pressure warning fires when memory context exceeds this share '
             'of W (letta/constants.py MESSAGE_SUMMARY_WARNING_FRAC = 0.75).')
@@ -243,19 +244,21 @@ class Baselines:
             'raw_threshold).')
     archival_k: int = knob(5, hi=100_000,
         doc="MemGPT: page size of `archival_memory_search` (RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = "
-            "5), the tool call the agent makes at each subtask's answer: the archived passages "
+            "5), the tool call the agent makes at a subtask's answer when it decides to search "
+            '(search_on_need): the archived passages '
             'most similar to the subtask (embedding search, the query similarity every field '
             'retriever reads); one charged call (search_base_tokens + the tokens returned); '
             'what fits in B joins the context. 0 = the agent never searches archival memory.')
     mb_summaries: bool = knob(True, allowed=_TRUE_FALSE,
         doc="MemoryBank's daily summaries (memory_bank/summarize_memory.py `summarize_memory`: "
             'one LLM call per day without a summary; forget_memory.py loads each as a '
-            'retrievable document): at each session start one summariser call over the last '
-            "session's stored memories; the summary is a memory of the subtask most of them "
-            'are about (its evidence, poison absorbed with p_leak; an earlier summary of that '
-            'subtask merged in), retrievable like any memory, never forgotten by the curve, '
-            'dropped when its subtask has no stored memory left. false = no summaries (the rule '
-            'before issue 20).')
+            'retrievable document): a day is mb_time_scale prompt steps (the curve\'s unit of '
+            't); at each session start every day that has ended since the last one gets one '
+            "summariser call over its stored memories, one part per subtask they are about "
+            "(that subtask's summary memory: its evidence, poison absorbed with p_leak, an "
+            'earlier summary of that subtask merged in), retrievable like any memory, never '
+            'forgotten by the curve, dropped when its subtask has no stored memory left. '
+            'false = no summaries (the rule before issue 20).')
     summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
         doc="one rule for every field policy's own summaries of a subtask (a Generative "
             "Agents thought, a MemoryBank daily summary, a TraceRetain cluster summary): "
