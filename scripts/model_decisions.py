@@ -133,6 +133,12 @@ FIELD_RULES = (
               "`initial_load_forget_and_save` ([field.md](field.md#each-rule-traced-to-its-source))",
               "on", "`baselines.mb_summaries`", "off (no summaries)",
               {"baselines.mb_summaries": False}, ("memorybank", "memorybank_code")),
+    FieldRule("MemoryBank writes one summary per day (a day: `mb_time_scale` prompt steps), at the first "
+              "session start after the day ends",
+              "memory_bank/summarize_memory.py `summarize_memory` ([field.md](field.md#each-rule-traced-to-its-source))",
+              "10 steps a day (two sessions)", "`baselines.mb_time_scale`",
+              "5 (a day is a session; the curve forgets twice as fast)",
+              {"baselines.mb_time_scale": 5.0}, ("memorybank", "memorybank_stochastic")),
     FieldRule("A field policy's own summary (GA's thought, MemoryBank's daily summary, TraceRetain's "
               "cluster) is its subtask's result only with the subtask's evidence",
               "toolkit decision: the world's final-answer rule counts a subtask's fold summary as its result; "

@@ -122,8 +122,9 @@ class Baselines:
     recall_k: int = knob(5, hi=100_000,
         doc="MemGPT: page size of `conversation_search` (Letta constants.py "
             'RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), the tool call the agent makes at a '
-            "subtask's answer when it decides to search (search_on_need): case-insensitive string match over the agent's user messages "
-            '(task nodes; never tool output), oldest first; one charged LLM call '
+            "subtask's answer when it decides to search (search_on_need): case-insensitive "
+            "string match over the agent's user messages (task nodes; never tool output), "
+            'oldest first; one charged LLM call '
             '(search_base_tokens + the tokens returned); what fits in B joins the context. '
             '0 = the agent never searches.')
     window_steps: int = knob(8, lo=1, hi=1_000_000,

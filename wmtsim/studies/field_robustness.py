@@ -83,6 +83,10 @@ FLIPS: tuple[Flip, ...] = (
     _flip("MemGPT appends only (no core_memory_replace)", {"baselines.core_replace": False}),
     _flip("MemGPT searches at every subtask's answer", {"baselines.search_on_need": False}),
     _flip("MemoryBank without daily summaries", {"baselines.mb_summaries": False}),
+    # One summary per day; how many prompt steps a day lasts is the curve's time scale
+    # (10). A day as long as a session (5) summarises every session, and forgets faster.
+    _flip("MemoryBank: a day is one session (mb_time_scale = 5)",
+          {"baselines.mb_time_scale": 5.0}),
     # One rule for every derived summary (GA's thoughts, MemoryBank's daily summaries,
     # TraceRetain's clusters): a result only with the subtask's evidence; flipped, always.
     _flip("the field's summaries are results without evidence",
