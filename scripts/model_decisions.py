@@ -137,11 +137,30 @@ FIELD_RULES = (
               "`initial_load_forget_and_save` ([field.md](field.md#each-rule-traced-to-its-source))",
               "on", "`baselines.mb_summaries`", "off (no summaries)",
               {"baselines.mb_summaries": False}, ("memorybank", "memorybank_code")),
-    FieldRule("A daily summary is its subtask's result only with the subtask's evidence",
-              "toolkit decision: the world's final-answer rule counts a subtask's summary as its result; "
-              "WMT's fold summary is written at completion, a day's summary may be written before the result",
-              "only with evidence", "`baselines.mb_summary_is_result`", "always, like a fold summary",
-              {"baselines.mb_summary_is_result": True}, ("memorybank",)),
+    FieldRule("MemoryBank writes one summary per day (a day: `mb_time_scale` prompt steps), at the first "
+              "session start after the day ends",
+              "memory_bank/summarize_memory.py `summarize_memory` ([field.md](field.md#each-rule-traced-to-its-source))",
+              "10 steps a day (two sessions)", "`baselines.mb_time_scale`",
+              "5 (a day is a session; the curve forgets twice as fast)",
+              {"baselines.mb_time_scale": 5.0}, ("memorybank", "memorybank_stochastic")),
+    FieldRule("A field policy's own summary (GA's thought, MemoryBank's daily summary, TraceRetain's "
+              "cluster) is its subtask's result only with the subtask's evidence",
+              "toolkit decision: the world's final-answer rule counts a subtask's fold summary as its result; "
+              "WMT's fold summary is written at completion, a derived summary may be written before the result",
+              "only with evidence", "`baselines.summary_is_result`", "always, like a fold summary",
+              {"baselines.summary_is_result": True},
+              ("generative_agents", "generative_agents_code", "memorybank", "traceretain_cluster")),
+    FieldRule("MemGPT's core_memory_replace: a save that does not fit replaces a lower-rated core entry",
+              "letta/functions/function_sets/base.py `core_memory_replace`; letta/prompts/system/memgpt_chat.txt "
+              "([field.md](field.md#each-rule-traced-to-its-source))",
+              "on", "`baselines.core_replace`", "off (append, else archival)",
+              {"baselines.core_replace": False}, ("memgpt",)),
+    FieldRule("MemGPT searches (conversation_search, archival_memory_search) when it decides to: its context "
+              "lacks a successful tool result about the subtask",
+              "letta/prompts/system/memgpt_chat.txt; letta/functions/function_sets/base.py "
+              "([field.md](field.md#each-rule-traced-to-its-source))",
+              "when needed", "`baselines.search_on_need`", "at every subtask's answer",
+              {"baselines.search_on_need": False}, ("memgpt",)),
     FieldRule("The field's retrieval reads the selector's relevance score with the selector's noise",
               "toolkit decision: WMT's selector is an LLM call; the field's retrieval is an embedding search, "
               "given an LLM-quality relevance score for free",

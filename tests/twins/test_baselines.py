@@ -57,7 +57,7 @@ CASES: dict[str, tuple[WorldSpec, Baselines, Stubs, int]] = {
                   mem0_p_delete=0.0, mem0_p_none=0.0, ga_reflect_threshold=1,
                   ga_focal_points=2, ga_thoughts=1, tr_buffer=0, own_caps=True,
                   importance_reads_evidence=True, letta_walk=False, core_fraction=0.0,
-                  save_threshold=0.0, mb_summary_is_result=True),
+                  save_threshold=0.0, summary_is_result=True),
         Stubs(selector_noise=0.0, c_sum=1.0), 5),
 }
 

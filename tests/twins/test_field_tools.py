@@ -247,7 +247,7 @@ def test_letta_pressure_hand_worked() -> None:
 
 
 def test_memorybank_daily_summary_hand_worked() -> None:
-    # The day [0, 5) ends at step 5: subtask w1 (30 tokens), its actions a2 (40, the
+    # Day 0 (steps 0-9) ends at step 10: subtask w1 (30 tokens), its actions a2 (40, the
     # evidence) and a3 (20), and a4 (10) about subtask 2, which has no node. One
     # summariser call reads all four (100 tokens); its one part is about w1 (the only
     # subtask with a node): 30 + 40 + 20 = 90 → ceil(0.5 · 90) = 45 tokens, w1's
@@ -292,7 +292,10 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     st = Stubs(c_sum=0.5)
     K = Knobs(get_policy("memorybank").pack(), Params().pack(), st.pack(),
               WorldSpec().pack()[0])
-    n = _mb_summarize(T, K, X, 5, 5, 5)
+    # A day is mb_time_scale = 10 prompt steps: at the session start of step 5 day 0 is
+    # still under way (nothing written); at step 10 it has ended and gets its summary.
+    assert _mb_summarize(T, K, X, 5, 5, 5) == 5 and out[C.summariser_calls] == 0
+    n = _mb_summarize(T, K, X, 10, 5, 5)
     assert n == 6 and F.kind[5] == SUMMARY and F.summary[1] == 5
     assert F.tokens[5] == 45 and F.evidence[5] and F.top[5] == 1 and F.topic[5] == 1
     assert place[5] == B_IN

@@ -122,8 +122,9 @@ class Baselines:
     recall_k: int = knob(5, hi=100_000,
         doc="MemGPT: page size of `conversation_search` (Letta constants.py "
             'RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = 5), the tool call the agent makes at a '
-            "critical step: case-insensitive string match over the agent's user messages "
-            '(task nodes; never tool output), oldest first; one charged LLM call '
+            "subtask's answer when it decides to search (search_on_need): case-insensitive "
+            "string match over the agent's user messages (task nodes; never tool output), "
+            'oldest first; one charged LLM call '
             '(search_base_tokens + the tokens returned); what fits in B joins the context. '
             '0 = the agent never searches.')
     window_steps: int = knob(8, lo=1, hi=1_000_000,
@@ -226,10 +227,11 @@ class Baselines:
             'summary + queue) passes warning_fraction of the window W, once until the next '
             'summary, the agent gets the memory-pressure warning and saves what it rates '
             'important (save_threshold) with `core_memory_append` while core memory has room '
-            '(core_fraction of W), else `archival_memory_insert`, each one charged tool call; '
-            "core memory is always in context, counted in B and the window; at each subtask's "
-            'answer the agent calls `archival_memory_search` (archival_k). false = none of it '
-            '(the rule before issue 20).')
+            '(core_fraction of W), else `core_memory_replace` (core_replace), else '
+            '`archival_memory_insert`, each one charged tool call; core memory is always in '
+            "context, counted in B and the window; when it searches at a subtask's answer "
+            '(search_on_need) the agent calls `archival_memory_search` (archival_k). false = '
+            'none of it (the rule before issue 20).')
     warning_fraction: float = knob(0.75, lo=0.0, hi=1.0,
         doc='MemGPT: the memory-pressure warning fires when memory context exceeds this share '
             'of W (letta/constants.py MESSAGE_SUMMARY_WARNING_FRAC = 0.75).')
@@ -243,29 +245,48 @@ class Baselines:
             'raw_threshold).')
     archival_k: int = knob(5, hi=100_000,
         doc="MemGPT: page size of `archival_memory_search` (RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE = "
-            "5), the tool call the agent makes at each subtask's answer: the archived passages "
+            "5), the tool call the agent makes at a subtask's answer when it decides to search "
+            '(search_on_need): the archived passages '
             'most similar to the subtask (embedding search, the query similarity every field '
             'retriever reads); one charged call (search_base_tokens + the tokens returned); '
             'what fits in B joins the context. 0 = the agent never searches archival memory.')
     mb_summaries: bool = knob(True, allowed=_TRUE_FALSE,
         doc="MemoryBank's daily summaries (memory_bank/summarize_memory.py `summarize_memory`: "
             'one LLM call per day without a summary; forget_memory.py loads each as a '
-            'retrievable document): at each session start one summariser call over the last '
-            "session's stored memories; the summary is a memory of the subtask most of them "
-            'are about (its evidence, poison absorbed with p_leak; an earlier summary of that '
-            'subtask merged in), retrievable like any memory, never forgotten by the curve, '
-            'dropped when its subtask has no stored memory left. false = no summaries (the rule '
-            'before issue 20).')
-    mb_summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
-        doc="false (default) = a daily summary stands for its subtask's result in the final "
-            "answer (the world's rule: a memory with the subtask's evidence, or its summary) "
-            "only when it carries the subtask's evidence: WMT's fold summary is written when "
-            "the subtask completes, a day's summary may be written before the result was "
-            'seen; true = it counts like a fold summary, evidence or not.')
+            'retrievable document): a day is mb_time_scale prompt steps (the curve\'s unit of '
+            't); at each session start every day that has ended since the last one gets one '
+            "summariser call over its stored memories, one part per subtask they are about "
+            "(that subtask's summary memory: its evidence, poison absorbed with p_leak, an "
+            'earlier summary of that subtask merged in), retrievable like any memory, never '
+            'forgotten by the curve, dropped when its subtask has no stored memory left. '
+            'false = no summaries (the rule before issue 20).')
+    summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
+        doc="one rule for every field policy's own summaries of a subtask (a Generative "
+            "Agents thought, a MemoryBank daily summary, a TraceRetain cluster summary): "
+            "false (default) = such a derived memory stands for its subtask's result in the "
+            "final answer (the world's rule: a memory of the subtask's branch that carries "
+            "evidence, or its fold summary) only when it carries the subtask's evidence, "
+            "derived from a memory that did: WMT's fold summary is written when the subtask "
+            "completes, a thought, a day's summary or a cluster may be written before its "
+            "result was seen; true = it counts like a fold summary, evidence or not (the "
+            "rule before this knob, for GA's thoughts and TraceRetain's clusters).")
     retrieval_noise: float = knob(1.0, lo=0.0, hi=100.0,
         doc="multiplies the noise of the field's query similarity (Stubs.selector_noise, the "
             "noise WMT's selector reads): 1 (default) = the same noise as WMT's LLM selector; 3 = "
             "the robustness flip \"the field's retrieval is an embedding, not an LLM\".")
+    core_replace: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT: `core_memory_replace` (letta/functions/function_sets/base.py): at a "
+            'memory-pressure warning, a save that does not fit in core memory replaces the '
+            'lowest-rated core entry rated below it (ties: the older) when that makes room; '
+            'the replaced message leaves core memory for recall storage; one charged tool call '
+            '(search_base_tokens + old and new tokens). false = append only, the rest to '
+            'archival (the rule before round three of issue 20).')
+    search_on_need: bool = knob(True, allowed=_TRUE_FALSE,
+        doc="MemGPT: `conversation_search` and `archival_memory_search` are tool calls the "
+            "agent decides to make: at a subtask's answer it searches only when its context "
+            'holds no successful tool result (action) about the subtask, what the agent reads '
+            "(the outcome, as WMT's selector reads it; no evidence flag); false = it searches "
+            "at every subtask's answer (the rule before round three of issue 20).")
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')

@@ -167,7 +167,9 @@ READS: dict[str, Trait] = {
         "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none",
         "mem0_random_decision")},
     # The field on equal terms (issue 20): the rules' switches and their knobs.
-    "baselines.importance_reads_evidence": SCORED_FIELD | MEMGPT,
+    # The importance stub's readers: TraceRetain, GA and MemGPT's saves (mem0's decision
+    # reads its own signal, `_mem0_information`).
+    "baselines.importance_reads_evidence": TRACERETAIN | GA | MEMGPT,
     "baselines.own_caps": FIELD,
     "baselines.letta_walk": MEMGPT,
     "baselines.search_base_tokens": MEMGPT,
@@ -179,8 +181,11 @@ READS: dict[str, Trait] = {
     **{f"baselines.{k}": MEMGPT for k in ("letta_memory", "warning_fraction",
                                            "core_fraction", "save_threshold", "archival_k")},
     "baselines.mb_summaries": MEMORYBANK,
-    "baselines.mb_summary_is_result": MEMORYBANK,
+    "baselines.summary_is_result": GA | MEMORYBANK | TR_CLUSTER,
     "baselines.retrieval_noise": TRACERETAIN | GA | MEMORYBANK | MEM0 | MEMGPT,
+    # Round three: Letta's core_memory_replace and agent-decided searches.
+    "baselines.core_replace": MEMGPT,
+    "baselines.search_on_need": MEMGPT,
 }
 
 

@@ -54,6 +54,7 @@ from wmtsim.engine.field_letta import (
     _archival_search,
     _core_context,
     _core_tokens,
+    _letta_needs_search,
     _letta_pressure,
 )
 from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
@@ -176,10 +177,13 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
         if limit <= 0 or count < limit:
             used = _fit_newest(n, bs, F, eligible, selected, bmisc[M.summary], budget, used,
                                limit - count if limit > 0 else 0)
-        if sw_family == FAM_MEMGPT and critical and bl.recall_k > 0:
+        # Letta's searches are tool calls the agent decides to make (`search_on_need`:
+        # when its context holds no successful tool result about the subtask).
+        need = sw_family == FAM_MEMGPT and critical and (
+            bl.search_on_need == 0.0 or _letta_needs_search(n, F, selected, topic_now))
+        if need and bl.recall_k > 0:
             _conversation_search(T, K, X, n, topic_now, limit, used)
-        if (sw_family == FAM_MEMGPT and critical and topic_now >= 0
-                and bl.letta_memory != 0.0 and bl.archival_k > 0):
+        if need and topic_now >= 0 and bl.letta_memory != 0.0 and bl.archival_k > 0:
             _archival_search(T, K, X, n, util, limit)
     elif sw_family == FAM_GENERATIVE:
         _ga_retrieve(T, K, X, step, n, util)

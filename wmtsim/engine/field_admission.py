@@ -38,6 +38,7 @@ from wmtsim.engine.field_common import (
     _content_similarity,
     _power,
     _rate,
+    _result_of,
     _score_call,
     _similarity,
     _top_by,
@@ -253,6 +254,7 @@ def _tr_cluster(T, K, X, step, t, n):
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
+    _result_of(F, z, top[ts], X.knobs[0])  # a result only with the subtask's evidence
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)

@@ -212,3 +212,15 @@ def _minmax(x, c):
     span = hi - lo
     for j in range(c):
         x[j] = 0.5 if span == 0.0 else (x[j] - lo) / span
+
+
+@jit
+def _result_of(F, z, top, bl):
+    """The one rule of a field policy's own summary ``z`` of a subtask whose top-level
+    subtask is ``top`` (a Generative Agents thought, a MemoryBank daily summary, a
+    TraceRetain cluster summary): it stands for that subtask's result in the final answer
+    (`wmtsim.engine.agent._reason` counts a summary of the subtask's branch) only when it
+    carries the subtask's evidence; WMT's fold is written when the subtask completes, a
+    derived summary may be written before its result was seen
+    (`Baselines.summary_is_result`: always, like a fold)."""
+    F.top[z] = top if (F.evidence[z] or bl.summary_is_result != 0.0) else -1

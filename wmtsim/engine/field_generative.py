@@ -14,7 +14,16 @@ from wmtsim.core.codes import SUMMARY
 from wmtsim.core.field_knobs import B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.engine.field_common import _absorb, _cap, _capped, _fit, _minmax, _power, _rate
+from wmtsim.engine.field_common import (
+    _absorb,
+    _cap,
+    _capped,
+    _fit,
+    _minmax,
+    _power,
+    _rate,
+    _result_of,
+)
 from wmtsim.engine.forest import _add_summary
 
 
@@ -165,6 +174,7 @@ def _ga_reflect(T, K, X, step, n, since):
             summary[ts] = z
         tokens[z] = math.ceil(st.c_sum * raw)
         evidence[z] = evidence[z] or has_ev
+        _result_of(F, z, top[ts], bl)  # a result only with the subtask's evidence
         if leaked:
             poisoned[z] = True
             pers[z] = max(pers[z], leak_pers)

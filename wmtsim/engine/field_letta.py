@@ -9,14 +9,15 @@ Read from letta-ai/letta at commit 5a743d1 (Dec 2024): letta/agent.py `Agent.inn
 `Agent.summarize_messages_inplace` (a summary clears the alert), letta/constants.py
 (`MESSAGE_SUMMARY_WARNING_FRAC`, `MESSAGE_SUMMARY_WARNING_STR`, the core block limits,
 `RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE`), letta/functions/function_sets/base.py
-(`core_memory_append`, `archival_memory_insert`, `archival_memory_search`).
+(`core_memory_append`, `core_memory_replace`, `archival_memory_insert`,
+`archival_memory_search`, `conversation_search`: tools the agent calls when it decides to).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from wmtsim.core.codes import SUMMARY
+from wmtsim.core.codes import ACTION, SUCCESS, SUMMARY
 from wmtsim.core.field_knobs import B_CORE, B_IN, B_RECALL, M
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
@@ -56,8 +57,10 @@ def _letta_pressure(T, X, step, n, limit):
     queued message not yet saved (the shared importance stub, oldest first) and saves
     those rated at least ``save_threshold``: into core memory while it has room
     (``core_fraction`` · W; the message then lives in the always-in-context block, not
-    in the queue), else as an archival passage; each save is one more charged tool call
-    (``search_base_tokens`` + the saved tokens). ``limit``: the window W.
+    in the queue), else, with ``core_replace``, in place of the lowest-rated core entry
+    rated below it when that makes room (`core_memory_replace`; the old entry goes to
+    recall storage), else as an archival passage; each save is one more charged tool call
+    (``search_base_tokens`` + the saved tokens, and the replaced ones). ``limit``: W.
     """
     seed, traj, F, out = T.seed, T.traj, T.F, T.out
     bs, arch, bimp, bmisc, bl = X.store.place, X.store.archival, X.store.importance, X.misc, \
@@ -84,9 +87,45 @@ def _letta_pressure(T, X, step, n, limit):
         if core + tokens[v] <= room:
             bs[v] = B_CORE  # core_memory_append
             core += tokens[v]
+            _tool_call(bl, float(tokens[v]), out)
+            continue
+        old = -1
+        if bl.core_replace != 0.0:
+            old = _core_to_replace(n, bs, bimp, tokens, bimp[v], core + tokens[v], room)
+        if old >= 0:  # core_memory_replace: the old entry's text for the new one
+            bs[old] = B_RECALL
+            bs[v] = B_CORE
+            core += tokens[v] - tokens[old]
+            _tool_call(bl, float(tokens[v] + tokens[old]), out)
         else:
             arch[v] = True  # archival_memory_insert
-        _tool_call(bl, float(tokens[v]), out)
+            _tool_call(bl, float(tokens[v]), out)
+
+
+@jit
+def _core_to_replace(n, bs, bimp, tokens, rating, wanted, room):
+    """`core_memory_replace`'s target: the lowest-rated core entry rated below ``rating``
+    (ties: the older) whose removal brings core memory (``wanted`` tokens with the new
+    entry) within ``room``; -1 when there is none."""
+    best = -1
+    for w in range(n):
+        if bs[w] != B_CORE or bimp[w] >= rating or wanted - tokens[w] > room:
+            continue
+        if best < 0 or bimp[w] < bimp[best]:
+            best = w
+    return best
+
+
+@jit
+def _letta_needs_search(n, F, selected, topic_now):
+    """Whether the agent calls its search tools at the answer of subtask ``topic_now``:
+    its context holds no successful tool result (an action) about the subtask, which it
+    can read (the outcome, as WMT's selector reads it; not the evidence flag)."""
+    kind, topic, outcome = F.kind, F.topic, F.outcome
+    for v in range(n):
+        if selected[v] and kind[v] == ACTION and topic[v] == topic_now and outcome[v] == SUCCESS:
+            return False
+    return True
 
 
 @jit

@@ -1,5 +1,6 @@
 """MemoryBank's daily summaries in the engine (docs/field.md): one summary per day (a
-session), written as a retrievable memory. The forgetting pass itself is
+day is ``mb_time_scale`` prompt steps, the forgetting curve's unit), written once, at the
+first session start after the day ends, as retrievable memories. The forgetting pass itself is
 `wmtsim.engine.field_forgetting._mb_forget`; the readable twin is
 `wmtsim.twins.field_memorybank`.
 
@@ -20,20 +21,43 @@ from wmtsim.core.codes import SUMMARY
 from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.engine.field_common import _absorb
+from wmtsim.engine.field_common import _absorb, _result_of
 from wmtsim.engine.forest import _add_summary
 
 
 @jit
-def _of_day(v, bs, kind, created, day0, step):
-    """A stored dialogue turn (not a summary) created in the day [day0, step)."""
-    return bs[v] == B_IN and kind[v] != SUMMARY and day0 <= created[v] < step
+def _date(created, scale):
+    """The day a memory was created on: t is counted in days of ``mb_time_scale`` prompt
+    steps (forget_memory.py: days since the last recall), so day d is the steps s with
+    floor(s / scale) = d."""
+    return math.floor(created / scale)
+
+
+@jit
+def _of_day(v, bs, kind, created, d, scale):
+    """A stored dialogue turn (not a summary) created on day ``d``."""
+    return bs[v] == B_IN and kind[v] != SUMMARY and _date(created[v], scale) == d
 
 
 @jit
 def _mb_summarize(T, K, X, step, n, session):
-    """The summary of the day (session) that ends at ``step``: one summariser call over
-    the stored memories created in the last ``session`` prompt steps.
+    """The session start at ``step`` (summarize_memory.py `summarize_memory`: one LLM call
+    per day without a summary): every day that ended since the last session start
+    (``session`` steps ago) and has stored memories gets its one summary, one summariser
+    call each, written once; a day still under way waits for the first session start
+    after it ends. Returns the slot count."""
+    scale = X.knobs[0].mb_time_scale
+    first = _date(step - session, scale)
+    last = _date(step, scale) - 1  # the days that ended by this step
+    for d in range(first, last + 1):
+        n = _mb_day(T, K, X, step, n, d)
+    return n
+
+
+@jit
+def _mb_day(T, K, X, step, n, d):
+    """The summary of day ``d``: one summariser call over the stored memories created
+    that day.
 
     `summarize_content_prompt` asks for the day's main themes and key information, "if
     there are multiple key events, summarize them separately": the one call writes one
@@ -44,12 +68,12 @@ def _mb_summarize(T, K, X, step, n, session):
     """
     F, slot_of, out, st = T.F, T.slot_of, T.out, K.st
     bs, kind, topic, created, tokens = X.store.place, F.kind, F.topic, F.created, F.tokens
-    day0 = step - session
+    scale = X.knobs[0].mb_time_scale
     n0 = n
     read = 0.0
     parts = 0
     for v in range(n0):
-        if not _of_day(v, bs, kind, created, day0, step):
+        if not _of_day(v, bs, kind, created, d, scale):
             continue
         read += tokens[v]
         t = topic[v]
@@ -57,11 +81,11 @@ def _mb_summarize(T, K, X, step, n, session):
             continue  # about no subtask: read, but part of no summary
         first = True
         for w in range(v):
-            if _of_day(w, bs, kind, created, day0, step) and topic[w] == t:
+            if _of_day(w, bs, kind, created, d, scale) and topic[w] == t:
                 first = False
                 break
         if first:
-            n, merged = _mb_part(T, K, X, step, n, n0, day0, t)
+            n, merged = _mb_part(T, K, X, step, n, n0, d, t)
             read += merged
             parts += 1
     if parts > 0:
@@ -73,10 +97,10 @@ def _mb_summarize(T, K, X, step, n, session):
 
 
 @jit
-def _mb_part(T, K, X, step, n, n0, day0, t):
+def _mb_part(T, K, X, step, n, n0, d, t):
     """The part of the day's summary about subtask ``t``: that subtask's summary node,
     ceil(c_sum · tokens) of its earlier summary (merged in; MemoryBank keeps one document
-    per day, here a subtask keeps one) and the day's memories about it, their evidence,
+    per day, here a subtask keeps one) and day ``d``'s memories about it, their evidence,
     each poisoned one absorbed with p_leak; strength 1, retrievable like any memory.
     Returns (slot count, tokens of the earlier summary read)."""
     seed, traj, F, slot_of = T.seed, T.traj, T.F, T.slot_of
@@ -93,8 +117,9 @@ def _mb_part(T, K, X, step, n, n0, day0, t):
     has_ev = False
     leaked = False
     leak_pers = 0.0
+    scale = X.knobs[0].mb_time_scale
     for v in range(n0):
-        if not _of_day(v, bs, kind, created, day0, step) or topic[v] != t:
+        if not _of_day(v, bs, kind, created, d, scale) or topic[v] != t:
             continue
         raw += tokens[v]
         if evidence[v]:
@@ -109,11 +134,7 @@ def _mb_part(T, K, X, step, n, n0, day0, t):
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
-    # The final answer counts a summary of a top-level subtask as its result
-    # (`wmtsim.engine.agent._reason`): a fold is written when the subtask completes, a
-    # day's summary may be written before its result was seen, so it stands for the
-    # result only when it carries the subtask's evidence (`mb_summary_is_result`: always).
-    top[z] = top[ts] if (evidence[z] or X.knobs[0].mb_summary_is_result != 0.0) else -1
+    _result_of(F, z, top[ts], X.knobs[0])  # a result only with the subtask's evidence
     if leaked:
         poisoned[z] = True
         pers[z] = max(pers[z], leak_pers)

@@ -111,11 +111,15 @@ def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
                     else "which looks more informative (apparent relevance, outcome)")
         return f"{rel}; decision on a match: {decision}"
     if fam == FAM_MEMGPT:
-        search = ("conversation_search: string match on the subtask over user messages"
-                  if knobs.recall_k > 0 else "no search")
+        when = ("searches when no successful tool result about the subtask is in context "
+                "(outcome); " if knobs.search_on_need else "")
+        search = (f"{when}conversation_search: string match on the subtask over user "
+                  "messages" if knobs.recall_k > 0 else "no search")
         if knobs.letta_memory:
+            core = " (or in place of a lower-rated entry)" if knobs.core_replace else ""
             search += ("; on the memory-pressure warning: saves by rating (apparent "
-                       "relevance, outcome) to core memory (always in context) or archival"
+                       f"relevance, outcome) to core memory{core} (always in context) or "
+                       "archival"
                        + (f"; archival_memory_search: {rel}" if knobs.archival_k > 0 else ""))
         return f"recency (queue); {search}"
     return "recency (queue)"

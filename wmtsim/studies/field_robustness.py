@@ -22,13 +22,12 @@ from typing import Any
 import polars as pl
 
 from wmtsim.core.inference import adjust
+from wmtsim.core.knob_readers import readers
 from wmtsim.core.policies import (
     FAM_GENERATIVE,
-    FAM_MEM0,
     FAM_MEMGPT,
     FAM_MEMORYBANK,
     FAM_TOKEN_BUFFER,
-    FAM_TRACERETAIN,
     FAM_WINDOW,
     FIELD_POLICIES,
     MB_CODE,
@@ -47,43 +46,55 @@ class Flip:
     reads: Callable[[str], bool]
 
 
-def _family(*families: int) -> Callable[[str], bool]:
-    return lambda p: get_policy(p).family in families
+def _readers(*keys: str) -> Callable[[str], bool]:
+    """The policies that read any of ``keys`` (`wmtsim.core.knob_readers.READS`): a flip
+    is applied to every policy whose rules read its knob, none left out."""
+    names = {p for k in keys for p in readers(k)}
+    return lambda p: p in names
 
 
 def _own_cap(p: str) -> bool:
+    """The policies whose own cap differs from the shared one (the rest read
+    ``own_caps`` too, but it changes nothing for them)."""
     pol = get_policy(p)
     return (pol.family in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER)
             or (pol.family == FAM_GENERATIVE and pol.variant == 1)
             or (pol.family == FAM_MEMORYBANK and pol.variant == MB_CODE))
 
 
+def _flip(name: str, overrides: dict[str, Any]) -> Flip:
+    """A flip applied to every reader of its knobs."""
+    return Flip(name, overrides, _readers(*overrides))
+
+
 FLIPS: tuple[Flip, ...] = (
-    Flip("rater reads the evidence flag", {"baselines.importance_reads_evidence": True},
-         _family(FAM_TRACERETAIN, FAM_GENERATIVE)),
+    # Every policy whose rating reads the importance stub: TraceRetain's admission, GA's
+    # importance, MemGPT's saves at the memory-pressure warning.
+    _flip("rater reads the evidence flag", {"baselines.importance_reads_evidence": True}),
     Flip("designs' own item caps", {"baselines.own_caps": True}, _own_cap),
-    Flip("TraceRetain rates on arrival (no buffer)", {"baselines.tr_buffer": 0},
-         _family(FAM_TRACERETAIN)),
-    Flip("Generative Agents never reflects", {"baselines.ga_reflect_threshold": 0},
-         _family(FAM_GENERATIVE)),
-    Flip("mem0 decides by fixed draws", {"baselines.mem0_random_decision": True},
-         _family(FAM_MEM0)),
-    Flip("MemoryBank: one session (no forgetting)", {"baselines.mb_session_steps": 0},
-         _family(FAM_MEMORYBANK)),
-    Flip("MemGPT pops through the crossing message", {"baselines.letta_walk": False},
-         _family(FAM_MEMGPT)),
-    Flip("MemGPT never searches", {"baselines.recall_k": 0}, _family(FAM_MEMGPT)),
-    Flip("MemGPT without its warning, core and archival memory",
-         {"baselines.letta_memory": False}, _family(FAM_MEMGPT)),
-    Flip("MemoryBank without daily summaries", {"baselines.mb_summaries": False},
-         _family(FAM_MEMORYBANK)),
-    Flip("MemoryBank's summaries are results without evidence",
-         {"baselines.mb_summary_is_result": True}, _family(FAM_MEMORYBANK)),
+    _flip("TraceRetain rates on arrival (no buffer)", {"baselines.tr_buffer": 0}),
+    _flip("Generative Agents never reflects", {"baselines.ga_reflect_threshold": 0}),
+    _flip("mem0 decides by fixed draws", {"baselines.mem0_random_decision": True}),
+    _flip("MemoryBank: one session (no forgetting)", {"baselines.mb_session_steps": 0}),
+    _flip("MemGPT pops through the crossing message", {"baselines.letta_walk": False}),
+    _flip("MemGPT never searches", {"baselines.recall_k": 0}),
+    _flip("MemGPT without its warning, core and archival memory",
+          {"baselines.letta_memory": False}),
+    _flip("MemGPT appends only (no core_memory_replace)", {"baselines.core_replace": False}),
+    _flip("MemGPT searches at every subtask's answer", {"baselines.search_on_need": False}),
+    _flip("MemoryBank without daily summaries", {"baselines.mb_summaries": False}),
+    # One summary per day; how many prompt steps a day lasts is the curve's time scale
+    # (10). A day as long as a session (5) summarises every session, and forgets faster.
+    _flip("MemoryBank: a day is one session (mb_time_scale = 5)",
+          {"baselines.mb_time_scale": 5.0}),
+    # One rule for every derived summary (GA's thoughts, MemoryBank's daily summaries,
+    # TraceRetain's clusters): a result only with the subtask's evidence; flipped, always.
+    _flip("the field's summaries are results without evidence",
+          {"baselines.summary_is_result": True}),
     # WMT's selector is an LLM call; the field's retrieval is an embedding search, which
     # the stub gives the selector's relevance score for free. Tripling its noise is the
     # other reading (every policy whose retrieval reads the query similarity).
-    Flip("the field's retrieval noise tripled", {"baselines.retrieval_noise": 3.0},
-         _family(FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEM0, FAM_MEMGPT)),
+    _flip("the field's retrieval noise tripled", {"baselines.retrieval_noise": 3.0}),
 )
 
 

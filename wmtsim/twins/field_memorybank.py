@@ -39,15 +39,26 @@ class MemoryBankStore(StoreBase):
                 if self.h.draw(self.h.draw_id(v), PURPOSE_FORGET) >= r:
                     it.place = "forgotten"
 
+    def date(self, v: str) -> int:
+        """The day memory ``v`` was created on: floor(created / mb_time_scale)."""
+        return math.floor(self.h.tree.nodes[v].created / self.k.mb_time_scale)
+
     def memorybank_summarize(self, session: int) -> None:
-        """The day's summary (summarize_memory.py `summarize_memory`): one summariser call
-        over the stored memories created in the last ``session`` steps, written as one
-        part per subtask they are about (in the order the day first met them)."""
+        """summarize_memory.py `summarize_memory`: at a session start, every day that ended
+        since the last one gets its one summary (one summariser call each, written once)."""
+        step, scale = self.h.step, self.k.mb_time_scale
+        first = math.floor((step - session) / scale)
+        last = math.floor(step / scale) - 1
+        for d in range(first, last + 1):
+            self.memorybank_day(d)
+
+    def memorybank_day(self, d: int) -> None:
+        """Day ``d``'s summary: one summariser call over the stored memories created that
+        day, written as one part per subtask they are about (in the order the day first
+        met them)."""
         h = self.h
-        nodes, step = h.tree.nodes, h.step
-        day0 = step - session
-        day = [v for v in self.placed("in") if not self.is_summary(v)
-               and day0 <= nodes[v].created < step]
+        nodes = h.tree.nodes
+        day = [v for v in self.placed("in") if not self.is_summary(v) and self.date(v) == d]
         read, parts, seen = 0.0, 0, set()
         for v in day:
             read += nodes[v].tokens
@@ -86,9 +97,7 @@ class MemoryBankStore(StoreBase):
         node, f = nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
-        # A day's summary stands for its subtask's result in the final answer only when
-        # it carries the subtask's evidence (unless mb_summary_is_result).
-        f.top = h.facts[task].top if (f.evidence or self.k.mb_summary_is_result) else -1
+        self.result_of(sid, task)  # a result only with the subtask's evidence
         f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True

@@ -102,9 +102,39 @@ class QueueStore(StoreBase):
             if core + nodes[v].tokens <= room:
                 it.place = "core"  # core_memory_append
                 core += nodes[v].tokens
+                self.tool_call(float(nodes[v].tokens))
+                continue
+            old = self.core_to_replace(it.importance, core + nodes[v].tokens, room) \
+                if k.core_replace else None
+            if old is not None:  # core_memory_replace: the old entry's text for the new one
+                self.items[old].place = "recall"
+                it.place = "core"
+                core += nodes[v].tokens - nodes[old].tokens
+                self.tool_call(float(nodes[v].tokens + nodes[old].tokens))
             else:
                 it.archival = True  # archival_memory_insert
-            self.tool_call(float(nodes[v].tokens))
+                self.tool_call(float(nodes[v].tokens))
+
+    def core_to_replace(self, rating: float, wanted: float, room: float) -> str | None:
+        """`core_memory_replace`'s target: the lowest-rated core entry rated below
+        ``rating`` (ties: the older) whose removal brings core memory (``wanted`` tokens
+        with the new entry) within ``room``."""
+        nodes = self.h.tree.nodes
+        best: str | None = None
+        for w in self.placed("core"):
+            imp = self.items[w].importance
+            if imp >= rating or wanted - nodes[w].tokens > room:
+                continue
+            if best is None or imp < self.items[best].importance:
+                best = w
+        return best
+
+    def needs_search(self, topic_now: int, chosen: set[str]) -> bool:
+        """The agent searches at a subtask's answer only when its context holds no
+        successful tool result (an action) about the subtask."""
+        nodes, facts = self.h.tree.nodes, self.h.facts
+        return not any(nodes[v].kind == "action" and facts[v].topic == topic_now
+                       and nodes[v].outcome == "success" for v in chosen)
 
     def tool_call(self, tokens: float) -> None:
         """One agent step with a tool call: search_base_tokens + what it writes or reads."""

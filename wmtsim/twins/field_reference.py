@@ -127,10 +127,12 @@ class BaselineMemory(QueueStore, MemoryBankStore):
                 queue, used = self.newest_fit(pool, tokens, budget, used,
                                               limit - len(chosen) if limit > 0 else 0)
                 chosen |= queue
-            if fam == FAM_MEMGPT and critical and k.recall_k > 0:
+            # Letta's searches are tool calls the agent decides to make.
+            need = fam == FAM_MEMGPT and critical and (
+                not k.search_on_need or self.needs_search(topic_now, chosen))
+            if need and k.recall_k > 0:
                 self.conversation_search(topic_now, pool, chosen, tokens, budget, used, limit)
-            if (fam == FAM_MEMGPT and critical and topic_now >= 0 and k.letta_memory
-                    and k.archival_k > 0):
+            if need and topic_now >= 0 and k.letta_memory and k.archival_k > 0:
                 self.archival_search(topic_now, pool, chosen, tokens, budget, limit)
         elif fam == FAM_GENERATIVE:
             chosen = self.generative_retrieve(pool, topic_now, tokens, budget)
@@ -303,6 +305,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
         node, f = h.tree.nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
+        self.result_of(sid, task)  # a result only with the subtask's evidence
         f.absorbed = (f.absorbed or set()) | absorbed
         if leaked:
             node.poisoned = True
@@ -384,6 +387,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
             node, f = nodes[sid], h.facts[sid]
             node.tokens = math.ceil(float(h.st.c_sum) * raw)
             f.evidence = f.evidence or has_ev
+            self.result_of(sid, task)  # a result only with the subtask's evidence
             f.absorbed = (f.absorbed or set()) | absorbed
             if leaked:
                 node.poisoned = True

@@ -179,3 +179,11 @@ class StoreBase:
         out[C.llm_calls] += 1
         out[C.prompt_tokens] += float(self.h.st.summariser_base_tokens) + raw
         out[C.memory_tokens] += float(self.h.st.summariser_base_tokens) + raw
+
+    def result_of(self, sid: str, task: str) -> None:
+        """The one rule of a field policy's own summary ``sid`` of subtask ``task`` (a GA
+        thought, a MemoryBank daily summary, a TraceRetain cluster summary): it stands for
+        the subtask's result in the final answer only when it carries the subtask's
+        evidence (``summary_is_result``: always, like a fold)."""
+        f = self.h.facts[sid]
+        f.top = self.h.facts[task].top if (f.evidence or self.k.summary_is_result) else -1
