@@ -73,7 +73,8 @@ ENDS: dict[tuple[type, str], tuple[tuple[Any, str], tuple[Any, str], tuple[Any, 
 UNIT = ((0.0, OK), (1.0, OK), (-1e-9, 1.001))
 for _name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
               "relevance_sd", "distractor_relevance", "cross_relevance", "task_relevance",
-              "summary_relevance", "global_relevance", "p_resume", "p_revise", "final_share",
+              "summary_relevance", "global_relevance", "p_resume", "p_revise", "p_stale",
+              "final_share",
               "p_recover"):
     ENDS[(WorldSpec, _name)] = UNIT
 for _name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
