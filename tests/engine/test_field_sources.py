@@ -358,10 +358,13 @@ def test_letta_would_raise_when_fewer_than_two_messages_can_be_summarised() -> N
 def test_conversation_search_is_a_charged_tool_call_over_user_messages() -> None:
     # Letta's conversation_search returns user messages only (task nodes), oldest first;
     # the agent's call is one LLM call charged its base and what it returns.
+    # Searching at every subtask's answer (search_on_need false; the default searches
+    # only when the context lacks a successful tool result, tests/engine/
+    # test_field_round_three.py), each answer is one call.
     w = generate(WorldSpec(n_subtasks=(3, 4), n_actions=(3, 5)), seed=7, n=20)
-    on = simulate(w, "memgpt", baselines=Baselines(window_tokens=200), record_steps=20)
-    off = simulate(w, "memgpt", baselines=Baselines(window_tokens=200, recall_k=0),
-                   record_steps=20)
+    knobs = {"window_tokens": 200, "search_on_need": False}
+    on = simulate(w, "memgpt", baselines=Baselines(**knobs), record_steps=20)
+    off = simulate(w, "memgpt", baselines=Baselines(**knobs, recall_k=0), record_steps=20)
     crit = float(on.trajectories["n_critical_steps"].sum())
     final = float(on.trajectories.height)  # the final answer searches nothing
     calls = on.trajectories["n_llm_calls"].sum() - off.trajectories["n_llm_calls"].sum()
