@@ -299,7 +299,7 @@ class WorldSpec:
         doc="the final answer's rule: a correctly answered subtask whose result (its evidence-"
             'carrying memory or its summary) is not in the context is still usable with this '
             'probability, one draw per missing result.')
-    tasks: int = knob(1, lo=1, hi=1000,
+    tasks: int = knob(1, lo=1, hi=100,
         doc='conversation mode (docs/world.md): tasks per trajectory, played in sequence, each '
             'a query with its own tree (1 = one task, no conversation).')
     p_related: float = knob(0.0, lo=0.0, hi=1.0,
