@@ -58,17 +58,17 @@ def _paired(a: SimResult, b: SimResult, name: str) -> tuple[float, float]:
 
 def test_promotion_helps_later_tasks_beyond_noise() -> None:
     mean, half = _paired(_run("wmt"), _run("wmt", promote_summaries=False), "tsr")
-    assert mean - half > 0, (mean, half)  # measured: +0.034 ± 0.009
+    assert mean - half > 0, (mean, half)  # measured: +0.030 ± 0.008
 
 
 def test_rho_g_moves_tsr_and_the_laundered_poison_beyond_noise() -> None:
     # Full WMT: a slower decay keeps an earlier task's promoted result selectable.
     mean, half = _paired(_run("wmt", rho_g=1.0), _run("wmt", rho_g=0.5), "tsr")
-    assert mean - half > 0, (mean, half)  # measured: +0.020 ± 0.006
+    assert mean - half > 0, (mean, half)  # measured: +0.015 ± 0.005
     # A3 ranks by score alone: a slower decay keeps a laundered summary in context.
     mean, half = _paired(_run("a3_no_semantic", rho_g=1.0), _run("a3_no_semantic", rho_g=0.5),
                          "br")
-    assert mean - half > 0, (mean, half)  # measured: +0.021 ± 0.006
+    assert mean - half > 0, (mean, half)  # measured: +0.023 ± 0.007
 
 
 def test_a_poison_laundered_into_a_promoted_summary_persists() -> None:
