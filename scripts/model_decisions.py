@@ -104,6 +104,13 @@ RULES = (
          "`world.resume_folded` (`new` / `unfold` / `hidden`)",
          "`hidden` (the old rule; none of Table 4's configurations folds without reopening)",
          {"world.resume_folded": "hidden"}),
+    Rule("Conversation mode: a finished task's summary is promoted to a global memory",
+         "[model.md §3](model.md#3-branches-and-lifecycle) (\"may be promoted\"; the paper leaves "
+         "this mode unevaluated, §7); acts only when `world.tasks` > 1, so this one-task table does not "
+         "move: its effect is measured on `conversation.toml` (tests/engine/test_conversation.py)",
+         "on (configurations that fold; u_init_global, decays by ρ_G)", "`params.promote_summaries`",
+         "off (the finished tree is retired, nothing carries over)",
+         {"params.promote_summaries": False}),
     Rule("Detection probability of injected poison",
          "[world.md, injections](world.md#scripted-poison-injections) (a world knob, fitted here)", "fitted",
          "`poison[i].p_supersede`", "0 (never detected)", {"poison[*].p_supersede": 0.0}),

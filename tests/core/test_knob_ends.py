@@ -47,6 +47,7 @@ ENDS: dict[tuple[type, str], tuple[tuple[Any, str], tuple[Any, str], tuple[Any, 
     (WorldSpec, "task_tokens"): ((0, OK), (MAX_TOKENS, TOKENS), (-1, MAX_TOKENS + 1)),
     (WorldSpec, "query_tokens"): ((0, OK), (MAX_TOKENS, TOKENS), (-1, MAX_TOKENS + 1)),
     (WorldSpec, "n_globals"): ((0, OK), (10_000, OK), (-1, 10_001)),
+    (WorldSpec, "tasks"): ((1, OK), (100, OK), (0, 101)),
     (PoisonSpec, "subtask"): ((-1, OK), (MAX_NODES, OK), (-2, MAX_NODES + 1)),
     (PoisonSpec, "position"): ((-1, OK), (MAX_NODES, OK), (-2, MAX_NODES + 1)),
     (PoisonSpec, "count"): ((0, OK), (1000, OK), (-1, 1001)),
@@ -74,8 +75,7 @@ UNIT = ((0.0, OK), (1.0, OK), (-1e-9, 1.001))
 for _name in ("p_nested", "p_success", "p_evidence", "p_distractor", "relevance",
               "relevance_sd", "distractor_relevance", "cross_relevance", "task_relevance",
               "summary_relevance", "global_relevance", "p_resume", "p_revise", "p_stale",
-              "final_share",
-              "p_recover"):
+              "final_share", "p_recover", "p_related"):
     ENDS[(WorldSpec, _name)] = UNIT
 for _name in ("p_inject", "apparent_relevance", "persuasiveness", "p_supersede"):
     ENDS[(PoisonSpec, _name)] = UNIT

@@ -30,6 +30,7 @@ ROW = {
     # the parity counters (issue 20): no ratio metric reads them
     "memory_tokens": 300, "context_tokens": 700, "context_max": 90, "context_items_max": 4,
     "context_overflows": 0,
+    "tasks": 2,  # a two-task conversation (world.tasks): TSR is per task
 }
 # Its metrics, by hand (numerator / denominator, docs/model.md §5):
 HAND = {
@@ -40,8 +41,8 @@ HAND = {
     "af": 3 / 2,  # H_p 3 / P_i 2
     "ccr": 2.5 / 5,  # Σ selected/candidate tokens 2.5 / steps with candidates 5
     "accuracy": 3 / 4,  # correct critical steps 3 / critical steps 4
-    "tsr": 1.0,  # success
-    "final_correct": 1.0,
+    "tsr": 1 / 2,  # successful tasks 1 / tasks 2
+    "final_correct": 1 / 2,
     "prompt_tokens": 1000.0,
     "steps": 10.0,
     "llm_calls": 12.0,

@@ -25,6 +25,7 @@ from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import (
+    OP_PROMOTE,
     OP_REOPEN,
     OP_SUPERSEDE,
     POISON_KINDS,
@@ -128,6 +129,19 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
                   p_revise=0.2, poison=(PoisonSpec("plausible", p_supersede=0.5),
                                         PoisonSpec("failed"))),
         Params(budget=150, delta=1.5, tau_obs=0.3), Stubs(), 99),
+    # Conversation mode (issue 19 item 6): several tasks per trajectory, each with its own
+    # root; a finished task's summary promoted to a global memory (policies that fold),
+    # later subtasks that need an earlier result, every poison kind in the first task.
+    "conversation_promote": (
+        WorldSpec(n_subtasks=(2, 3), max_depth=2, p_nested=0.4, n_actions=(1, 4),
+                  p_resume=0.4, n_globals=1, tasks=4, p_related=0.8, poison=ALL_POISON),
+        Params(budget=300, rho_g=0.7), Stubs(p_leak=0.8, p_guess=0.2), 99),
+    # The same without promotion: the finished trees are retired and nothing carries over
+    # (for WMT's configurations); a tight budget, suppression and resumes.
+    "conversation_no_promote": (
+        WorldSpec(n_subtasks=(1, 3), n_actions=(0, 3), p_resume=0.7, tasks=3, p_related=1.0,
+                  poison=(PoisonSpec("plausible", p_supersede=0.4), PoisonSpec("failed"))),
+        Params(budget=90, tau_obs=0.4, promote_summaries=False), Stubs(p_leak=0.9), 111),
 }
 
 
@@ -166,7 +180,8 @@ def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World) -> 
             assert node.poisoned == forest.poisoned[i, v], where
             if node.kind == "action":
                 assert node.outcome == OUTCOME_NAMES[forest.outcome[i, v]], where
-            if wid >= 0:
+            promoted = bool(((world.op[i] == OP_PROMOTE) & (world.arg[i] == wid)).any())
+            if wid >= 0 and not promoted:  # a promoted summary absorbs poison like a fold
                 assert bool(world.poisoned[i, wid]) == node.poisoned or node.kind == "summary"
         assert ids.index(tree.active) == forest.active[i]
 
@@ -209,6 +224,13 @@ def test_scenarios_exercise_the_mechanisms() -> None:
     for name in ("nested_resume_topk", "tight_budget_suppression"):
         c = counters(engine_run(name, "tree_selection"))
         assert (c[:, C.ccr_sum] < c[:, C.ccr_steps]).any()
+    # Conversation mode: promoted summaries exist, some carry poison, some are needed later.
+    w = scenario_world("conversation_promote")
+    f = engine_run("conversation_promote", "wmt").forest
+    promoted = (f.kind == 3) & (f.wid >= 0) & ~np.take_along_axis(
+        w.poisoned, np.maximum(f.wid, 0), axis=1)
+    assert (promoted & f.poisoned).any() and (promoted & f.evidence).any()
+    assert (counters(engine_run("conversation_promote", "wmt"))[:, C.tasks] == 4).all()
     # Some fold summary absorbed poison (p_leak / p_leak_rider).
     f = engine_run("tight_budget_suppression", "tree_selection_summary").forest
     assert (f.poisoned & (f.kind == 4)).any()
@@ -258,10 +280,13 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
                                                                "reinject"))
         for p in spec.poison))
     spec = replace(spec, p_stale=pick(0.0, 0.5, 1.0))
+    if seed >= 400:  # conversation mode (its own seeds: the points above stay as they were)
+        spec = replace(spec, tasks=pick(2, 3), p_related=pick(0.5, 1.0))
+        params = replace(params, promote_summaries=pick(True, False), rho_g=pick(0.5, 0.98))
     return spec, params, stubs
 
 
-@pytest.mark.parametrize("seed", [101, 202, 303])
+@pytest.mark.parametrize("seed", [101, 202, 303, 404, 505])
 def test_engine_equals_simulator_on_random_points(seed: int) -> None:
     spec, params, stubs = random_scenario(seed)
     world = generate(spec, seed=seed, n=10, start=seed)

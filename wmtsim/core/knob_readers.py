@@ -104,6 +104,7 @@ READS: dict[str, Trait] = {
         "u_success", "u_failure", "u_init_root", "u_init_task", "u_init_action",
         "u_init_global", "u_init_summary", "rho", "rho_g", "M", "alpha", "beta", "gamma",
         "delta", "event_resets_m", "global_miss_count")},
+    "params.promote_summaries": FOLD,  # conversation mode: the summariser writes it
     "params.tau_obs": LIFECYCLE,
     "params.budget": SELECTOR | FIELD,
     # Stubs: the selector, the summariser, the reasoner and the prompt's cost.
@@ -221,13 +222,15 @@ READS.update(_AT_KNOB)
 
 
 # Knobs that act only in worlds with global memories (docs/model.md §2: ρ_G, their initial
-# score and their stored miss count concern global memories alone).
+# score and their stored miss count concern global memories alone; in conversation mode a
+# finished task's summary becomes one), or only in conversations (`world_has`).
+_GLOBALS = ("global memories (world.n_globals > 0, a poison of kind 'global', or "
+            "world.tasks > 1: promoted summaries)")
 WORLD_NEEDS: dict[str, str] = {
-    "params.rho_g": "global memories (world.n_globals > 0 or a poison of kind 'global')",
-    "params.u_init_global": "global memories (world.n_globals > 0 or a poison of kind "
-                            "'global')",
-    "params.global_miss_count": "global memories (world.n_globals > 0 or a poison of kind "
-                                "'global')",
+    "params.rho_g": _GLOBALS,
+    "params.u_init_global": _GLOBALS,
+    "params.global_miss_count": _GLOBALS,
+    "params.promote_summaries": "conversations (world.tasks > 1)",
 }
 
 
@@ -245,6 +248,14 @@ def has_globals(world: object) -> bool:
     return getattr(world, "n_globals", 0) > 0 or any(p.kind == "global" for p in poison)
 
 
+def world_has(key: str, world: object) -> bool:
+    """Whether ``world`` is one where knob ``key`` of `WORLD_NEEDS` acts."""
+    conversation = getattr(world, "tasks", 1) > 1
+    if key == "params.promote_summaries":
+        return conversation
+    return conversation or has_globals(world)
+
+
 def unread(keys: Iterable[str], policies: Iterable[str], worlds: Iterable[object] = ()
            ) -> dict[str, str]:
     """The knobs of ``keys`` (canonical) that no policy of ``policies`` reads in any of
@@ -256,6 +267,6 @@ def unread(keys: Iterable[str], policies: Iterable[str], worlds: Iterable[object
         trait = READS.get(key, EVERY)
         if not readers(key, pols):
             out[key] = f"read only by {trait.name}; none of {', '.join(pols)} is one"
-        elif key in WORLD_NEEDS and worlds and not any(has_globals(w) for w in worlds):
+        elif key in WORLD_NEEDS and worlds and not any(world_has(key, w) for w in worlds):
             out[key] = f"acts only in worlds with {WORLD_NEEDS[key]}; this one has none"
     return out

@@ -23,7 +23,7 @@ COUNTER_DOCS: tuple[tuple[str, str], ...] = (
     ("critical_steps", "critical reasoning steps"),
     ("compromised_steps", "compromised critical steps"),
     ("correct_steps", "critical steps answered correctly"),
-    ("success", "1 if the task succeeded: its final answer is correct (TSR, Eq. 14)"),
+    ("success", "tasks that succeeded: their final answer is correct (TSR, Eq. 14)"),
     ("p_i", "injected poisoned memories (P_i)"),
     ("p_r", "injected poison still eligible at the end (P_r)"),
     ("prompt_tokens", "all LLM calls: reasoning, selection, summarisation"),
@@ -34,7 +34,7 @@ COUNTER_DOCS: tuple[tuple[str, str], ...] = (
     ("suppressed", "branches suppressed by Eq. 7"),
     ("superseded", "memories superseded"),
     ("nodes", "memory nodes at the end (summaries included)"),
-    ("final_correct", "1 if the final answer is correct (= success, kept for old results)"),
+    ("final_correct", "final answers that are correct (= success, kept for old results)"),
     ("revisions", "outcome revisions recorded (second Eq. 2 events)"),
     ("latency_ms", "simulated LLM latency: per call + per prompt token (Stubs)"),
     # Equal terms (docs/field.md, the parity table): what each policy spends on memory.
@@ -45,6 +45,8 @@ COUNTER_DOCS: tuple[tuple[str, str], ...] = (
     ("context_items_max", "the most memories in context at one prompt step"),
     ("context_overflows", "MemGPT: evictions where Letta would raise "
                           "ContextWindowExceededError (the run is flagged, not silent)"),
+    ("tasks", "tasks (final answers) in the trajectory: 1, or world.tasks in conversation "
+              "mode"),
 )
 COUNTERS = tuple(name for name, _ in COUNTER_DOCS)
 C = slots("Counters", COUNTERS, __name__)
@@ -101,13 +103,13 @@ DECLARED: tuple[Metric, ...] = (
                     "context")),
     Metric("tsr", "Eq. 14", "higher",
            "successful tasks / tasks (the final answer is correct)", "TSR ↑",
-           ("success",),
+           ("success",), ("tasks",), pooled=False,
            reading=("the final answer was correct (a compromised step is wrong only when "
                     "misled, `p_misled`; the final-answer rule is `world.final_share`, "
                     "`world.p_recover`)")),
     Metric("final_correct", "-", "higher",
            "tasks whose final answer is correct, compromised or not",
-           "final answer correct ↑", ("final_correct",),
+           "final answer correct ↑", ("final_correct",), ("tasks",), pooled=False,
            reading="reported beside TSR so the two readings stay apart"),
     Metric("accuracy", "-", "higher", "critical steps answered correctly / critical steps",
            "step accuracy ↑", ("correct_steps",), ("critical_steps",),

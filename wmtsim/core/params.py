@@ -66,6 +66,9 @@ class Params:
     event_resets_m: bool = knob(False,
         doc="an outcome event also resets m (default: Eq. 3, it does not)")
     global_miss_count: int = knob(1, doc="a global memory's stored miss count after a miss")
+    promote_summaries: bool = knob(True,
+        doc="conversation mode (world.tasks > 1): a finished task's summary becomes a global "
+            "memory, in configurations that fold (docs/model.md §3)")
 
     def __post_init__(self) -> None:
         # Validate, and store plain Python numbers (numpy scalars from sweeps included).

@@ -21,6 +21,9 @@ properties) and a *script* of events the engine plays in order:
                       subtask completes (fold, where the policy folds)
 ``OP_REOPEN w``       execution returns to completed subtask ``w`` (reopen + activate)
 ``OP_FINAL``          critical step: the final answer at the root (one prompt step)
+``OP_PROMOTE w``      conversation mode: the task ends; ``w`` is the global memory its
+                      summary becomes where the policy promotes (docs/world.md)
+``OP_ROOT w``         conversation mode: the next task's root query ``w``
 ``OP_REINJECT w``     the attacker re-injects ``w``, a copy of the poison superseded by
                       the event just before, when that supersession took effect for
                       the policy (attack rule ``reinject``); played as ``OP_ACTION w``
@@ -49,9 +52,11 @@ OP_COMPLETE = 4
 OP_REOPEN = 5
 OP_FINAL = 6
 OP_REVISE = 7
-OP_REINJECT = 8
+OP_PROMOTE = 8
+OP_ROOT = 9
+OP_REINJECT = 10
 OP_NAMES = ("global", "task", "action", "supersede", "complete", "reopen", "final", "revise",
-            "reinject")
+            "promote", "root", "reinject")
 
 
 def max_prompt_steps(op: np.ndarray) -> int:
@@ -251,6 +256,12 @@ class WorldSpec:
         doc="the final answer's rule: a correctly answered subtask whose result (its evidence-"
             'carrying memory or its summary) is not in the context is still usable with this '
             'probability, one draw per missing result.')
+    tasks: int = knob(1, lo=1, hi=100,
+        doc='conversation mode (docs/world.md): tasks per trajectory, played in sequence, each '
+            'a query with its own tree (1 = one task, no conversation).')
+    p_related: float = knob(0.0, lo=0.0, hi=1.0,
+        doc="conversation mode: probability that a task's result is needed by one top-level "
+            'subtask of a later task (drawn uniformly), which then finds no evidence of its own.')
     poison: tuple[PoisonSpec, ...] = field(default_factory=tuple)  # the scripted injections
 
     def __post_init__(self) -> None:
@@ -372,18 +383,20 @@ class WorldSpec:
         return sum(p.count for p in self.poison)
 
     def node_bound(self) -> int:
+        per_task = (2 + self.max_subtasks() * (1 + self.n_actions[1])  # root, promoted
+                    + self.n_subtasks[1] * self.resume_actions[1])
         # A ``reinject`` injection may add one copy of itself.
         copies = sum(p.count for p in self.poison if p.adaptive == "reinject")
-        return (1 + self.n_globals + self.max_subtasks() * (1 + self.n_actions[1])
-                + self.n_subtasks[1] * self.resume_actions[1] + self.max_injections()
+        return (self.tasks * per_task - 1 + self.n_globals + self.max_injections()
                 + copies)
 
     def event_bound(self) -> int:
         # Every node once, every action at most once more (a revision), every subtask's
         # completion, a reopen and re-completion per top-level subtask, one supersession
         # per injection, the final answer; with staleness, one supersession per action.
-        return ((3 if self.p_stale > 0 else 2) * self.node_bound() + self.max_subtasks()
-                + 2 * self.n_subtasks[1] + self.max_injections() + 1)
+        return ((3 if self.p_stale > 0 else 2) * self.node_bound()
+                + self.tasks * (self.max_subtasks() + 2 * self.n_subtasks[1] + 1)
+                + self.max_injections())
 
     def pack(self) -> tuple[Any, np.ndarray]:
         """The scalars as the kernels read them (`PackedWorld`: ``w.p_nested``; a range

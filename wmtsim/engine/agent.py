@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from wmtsim.core.codes import ACTION, FAILURE, FOLDED, OBSOLETE, SUMMARY, TASK
+from wmtsim.core.codes import ACTION, FAILURE, FOLDED, NO_PARENT, OBSOLETE, SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
     _branch_priorities_into,
@@ -45,6 +45,7 @@ from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.field_common import _retrieval_similarity
 from wmtsim.engine.forest import (
     _add_summary,
+    _add_world_node,
     _draw_id,
     _task_depth,
 )
@@ -171,12 +172,12 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
             out[C.suppressed] += _suppress(kind, state, on_path, priority, n, p)
 
     if critical:
-        _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens)
+        _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, active)
     return n
 
 
 @jit
-def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
+def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 
     The final answer's rule (docs/world.md, reasoner; `WorldSpec.final_share`,
@@ -185,7 +186,8 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
     that carries evidence, or its summary) is in the context, or, missing, is recovered
     with probability p_recover; the answer needs ceil(final_share · K) usable results of
     K. The task succeeds when the final answer is correct (TSR, Eq. 14): a compromised
-    step is wrong only when it is misled (``p_misled``).
+    step is wrong only when it is misled (``p_misled``). At the final answer ``active``
+    is the task's root (conversation mode: each task has its own).
     """
     seed, traj, F, out = T.seed, T.traj, T.F, T.out
     selected, answered, st = T.selected, T.answered, K.st
@@ -209,7 +211,7 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
         k_top = 0
         k_usable = 0
         for v in range(n):
-            if kind[v] != TASK or parent[v] != 0:
+            if kind[v] != TASK or parent[v] != active:
                 continue
             s_w = f_wid[v]
             k_top += 1
@@ -248,9 +250,12 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens):
     if topic_now != NO_TOPIC:
         answered[topic_now] = correct
     else:
-        # TSR (Eq. 14): the task succeeds when its final answer is correct (docs/model.md §5).
-        out[C.final_correct] = 1.0 if correct else 0.0
-        out[C.success] = 1.0 if correct else 0.0
+        # TSR (Eq. 14): the task succeeds when its final answer is correct (docs/model.md §5),
+        # counted per task (conversation mode: several per trajectory).
+        out[C.final_correct] += 1.0 if correct else 0.0
+        out[C.success] += 1.0 if correct else 0.0
+        out[C.tasks] += 1.0
+        answered[f_wid[active]] = correct  # the task's result (a promoted summary reads it)
 
 
 @jit
@@ -318,3 +323,52 @@ def _fold(T, K, step, s, n):
     out[C.prompt_tokens] += st.summariser_base_tokens + raw
     out[C.memory_tokens] += st.summariser_base_tokens + raw
     return n
+
+
+@jit
+def _promote(T, K, step, r, n, W, g):
+    """Conversation mode (docs/model.md §3): the finished task's summary becomes global
+    memory ``g`` (a world node of ``W``), for configurations that fold when
+    ``Params.promote_summaries`` is on. The summariser reads the task's tree (root slot
+    ``r``) as a fold does: ceil(c_sum · its tokens) + its failure warnings, each poisoned
+    memory eligible at the final answer (``step``) leaking with p_leak (p_leak_rider),
+    recorded in leak bit 0 (the root's depth; the root's ``summary`` names the global).
+    It carries the task's result when the final answer was correct, starts at
+    u_init_global and decays with ρ_G (Eq. 4). Returns the new slot count."""
+    seed, traj, F, eligible, out = T.seed, T.traj, T.F, T.eligible, T.out
+    p, st = K.p, K.st
+    parent, kind, tokens, poisoned, outcome = F.parent, F.kind, F.tokens, F.poisoned, F.outcome
+    raw = 0.0
+    leaked = False
+    leak_pers = 0.0
+    n_warnings = 0
+    in_branch = np.zeros(n, np.bool_)
+    for v in range(n):
+        in_branch[v] = v == r or (parent[v] >= 0 and in_branch[parent[v]])
+        if not in_branch[v]:
+            continue
+        if kind[v] != SUMMARY:
+            raw += tokens[v]
+        if kind[v] == ACTION and outcome[v] == FAILURE:
+            n_warnings += 1
+        if poisoned[v] and eligible[v]:
+            p_leak = st.p_leak_rider if F.rider[v] else st.p_leak
+            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
+                leaked = True
+                leak_pers = max(leak_pers, F.persuasiveness[v])
+                F.leak[v] |= np.int64(1)
+    z = n
+    _add_world_node(F, T.slot_of, W, z, g, np.int64(NO_PARENT), p.u_init_global, step + 1)
+    T.is_global[z] = True
+    tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
+    F.warnings[z] = n_warnings
+    F.evidence[z] = T.answered[F.wid[r]]
+    if leaked:
+        poisoned[z] = True
+        F.persuasiveness[z] = leak_pers
+    F.summary[r] = z
+    out[C.summariser_calls] += 1
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += st.summariser_base_tokens + raw
+    out[C.memory_tokens] += st.summariser_base_tokens + raw
+    return n + 1

@@ -54,16 +54,18 @@ from wmtsim.core.world_spec import (
     OP_COMPLETE,
     OP_FINAL,
     OP_GLOBAL,
+    OP_PROMOTE,
     OP_REINJECT,
     OP_REOPEN,
     OP_REVISE,
+    OP_ROOT,
     OP_SUPERSEDE,
     OP_TASK,
     RESUME_UNFOLD,
     World,
     max_prompt_steps,
 )
-from wmtsim.engine.agent import _fold, _prompt_step, _reason  # noqa: F401 (old names)
+from wmtsim.engine.agent import _fold, _promote, _prompt_step, _reason  # noqa: F401
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
     _baseline_eligible,
@@ -251,6 +253,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     _add_world_node(F, slot_of, W, zero, zero, np.int64(NO_PARENT), p.u_init_root, zero)
     n: Any = np.int64(1)
     active: Any = np.int64(0)
+    root: Any = np.int64(0)  # the current task's root (conversation mode: one per task)
     step: Any = np.int64(0)
     last_obs: Any = np.int64(-1)  # the action observed just before this prompt
     took = False  # the last supersession took effect (attack rule reinject, OP_REINJECT)
@@ -342,11 +345,26 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             active = s
             last_obs = -1
         elif o == OP_FINAL:
-            active = zero  # typed, not literal: one _prompt_step specialisation
+            active = root  # typed, not literal: one _prompt_step specialisation
             n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1))
             _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, np.int64(-1))
             step += 1
+        elif o == OP_PROMOTE:
+            # Conversation mode (docs/world.md): the task is over. A field policy's store
+            # carries over as it is; WMT's configurations retire the finished tree (it
+            # leaves the pool, stays stored), after promoting its summary where they fold.
+            if sw.selection != SEL_BASELINE:
+                if sw.fold != 0 and p.promote_summaries != 0:
+                    n = _promote(T, K, step - 1, root, n, W, np.int64(a))
+                _retire(parent, kind, state, root, n)
+        elif o == OP_ROOT:
+            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT), p.u_init_root,
+                            step)
+            root = n
+            active = n
+            n += 1
+            last_obs = -1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
     out[C.p_i] = 0.0
@@ -360,7 +378,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     if not field:
         _candidate_pool(parent, kind, state, on_path, n, eligible)
     for v in range(n):
-        if poisoned[v] and kind[v] != SUMMARY:
+        if poisoned[v] and kind[v] != SUMMARY and W.poisoned[f_wid[v]]:  # injected
             out[C.p_i] += 1
             if sw.selection != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
                 out[C.p_r] += 1
@@ -370,6 +388,17 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     out[C.latency_ms] = (st.call_latency_ms * out[C.llm_calls]
                          + st.token_latency_ms * out[C.prompt_tokens])
     return n, active
+
+
+@jit
+def _retire(parent, kind, state, r, n):
+    """Conversation mode: the finished task's tree (root slot ``r``) leaves the candidate
+    pool: its root and tasks become obsolete (nothing is deleted; Eq. 7 skips them)."""
+    in_tree = np.zeros(n, np.bool_)
+    for v in range(n):
+        in_tree[v] = v == r or (parent[v] >= 0 and in_tree[parent[v]])
+        if in_tree[v] and kind[v] != SUMMARY and (v == r or kind[v] == TASK):
+            state[v] = OBSOLETE
 
 
 @jit

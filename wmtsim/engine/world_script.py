@@ -29,8 +29,10 @@ from wmtsim.core.world_spec import (
     OP_COMPLETE,
     OP_FINAL,
     OP_GLOBAL,
+    OP_PROMOTE,
     OP_REOPEN,
     OP_REVISE,
+    OP_ROOT,
     OP_SUPERSEDE,
     OP_TASK,
     POISON_FAILED,
@@ -71,7 +73,11 @@ class ScriptDraft(NamedTuple):
     detected (``pend_v`` world ids, -1 free; ``pend_p`` their detection probability;
     ``pend_tried``: the first later clean action has come), each injected action's
     detection probability ``p_detect`` and its `PoisonSpec` row ``spec_of`` (-1: not an
-    injection; ``-2 - k``: a re-injected copy of row k, which is not re-injected again)."""
+    injection; ``-2 - k``: a re-injected copy of row k, which is not re-injected again).
+    Conversation mode: ``no_evidence`` (a subtask that needs an earlier task's result
+    finds no evidence of its own), ``need_task`` / ``need_u`` (the later task needing
+    task t's result, -1 none; the draw of its subtask), ``promoted`` (task t's promoted
+    memory, a world id)."""
 
     w: Any
     poison: np.ndarray
@@ -84,6 +90,10 @@ class ScriptDraft(NamedTuple):
     pend_tried: np.ndarray
     p_detect: np.ndarray
     spec_of: np.ndarray
+    no_evidence: np.ndarray
+    need_task: np.ndarray
+    need_u: np.ndarray
+    promoted: np.ndarray
 
 
 @jit
@@ -92,24 +102,14 @@ def _generate_one(w, poison, cdf, seed, traj, W):
     `wmtsim.engine.world.WorldRows`); return (nodes, events, injected). ``cdf``: the
     distribution of n_subtasks (`WorldSpec.n_subtasks_cdf`; empty: uniform)."""
     parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
-    top, op, arg = W.top, W.op, W.arg
+    op, arg = W.op, W.arg
     c = 0  # draw counter
 
     # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
     # injections and globals can name their target before it starts).
     c += 1
     n_top = _n_subtasks(w, cdf, _draw(seed, traj, c))
-    kind[0] = ROOT
-    tokens[0] = int(w.query_tokens)
-    nn = 1 + n_top
-    for j in range(n_top):
-        s = 1 + j
-        parent[s] = 0
-        kind[s] = TASK
-        tokens[s] = int(w.task_tokens)
-        topic[s] = s
-        top[s] = s
-        rel[s] = w.task_relevance
+    nn = _reserve_task(0, n_top, w, W)
     ne = 0
     n_injected = 0
 
@@ -150,7 +150,10 @@ def _generate_one(w, poison, cdf, seed, traj, W):
     spec_of = np.full(parent.shape[0], -1, np.int64)  # an injected action's PoisonSpec row
     D = ScriptDraft(w=w, poison=poison, seed=seed, traj=traj, inj=inj, n_inj=n_inj,
                     pend_v=pend_v, pend_p=pend_p, pend_tried=pend_tried, p_detect=p_detect,
-                    spec_of=spec_of)
+                    spec_of=spec_of,
+                    no_evidence=np.zeros(parent.shape[0], np.bool_),
+                    need_task=np.full(int(w.tasks), -1, np.int64),
+                    need_u=np.zeros(int(w.tasks)), promoted=np.full(int(w.tasks), -1, np.int64))
 
     # Global memories (conversation mode): benign ones, then poisoned ones.
     for _ in range(int(w.n_globals)):
@@ -181,13 +184,85 @@ def _generate_one(w, poison, cdf, seed, traj, W):
         arg[ne] = g
         ne += 1
 
+    # Conversation mode (`WorldSpec.tasks`): task t's result is needed by a later task
+    # (``D.need_task[t]``, -1: none) at the top-level subtask drawn by ``D.need_u[t]``.
+    n_tasks = int(w.tasks)
+    base = 0  # the current task's root (world id)
+    for t in range(n_tasks):
+        if t > 0:
+            nn, ne, c, base, n_top = _next_task(t, D, W, c, nn, ne, cdf)
+        nn, ne, c, n_injected = _play_task(base, n_top, D, W, c, nn, ne, n_injected)
+        if t + 1 < n_tasks:
+            c += 3
+            if _draw(seed, traj, c - 2) < w.p_related:
+                D.need_task[t] = t + 1 + _randint(0, n_tasks - 2 - t, _draw(seed, traj, c - 1))
+                D.need_u[t] = _draw(seed, traj, c)
+    return nn, ne, n_injected
+
+
+@jit
+def _reserve_task(r, n_top, w, W):
+    """Task root ``r`` and its top-level subtasks ``r + 1 .. r + n_top``; returns the next
+    free world id."""
+    parent, kind, tokens, topic, rel, top = W.parent, W.kind, W.tokens, W.topic, W.rel, W.top
+    kind[r] = ROOT
+    tokens[r] = int(w.query_tokens)
+    for j in range(n_top):
+        s = r + 1 + j
+        parent[s] = r
+        kind[s] = TASK
+        tokens[s] = int(w.task_tokens)
+        topic[s] = s
+        top[s] = s
+        rel[s] = w.task_relevance
+    return r + 1 + n_top
+
+
+@jit
+def _next_task(t, D, W, c, nn, ne, cdf):
+    """Conversation mode, task ``t`` > 0: the previous task ends (OP_PROMOTE, with the
+    world id its summary takes as a global memory), the next root starts (OP_ROOT) with
+    its top-level subtasks; an earlier task's result needed in this task becomes the topic
+    of its promoted memory, and that subtask finds no evidence of its own. Returns
+    (nn, ne, c, root, n_top)."""
+    w, seed, traj = D.w, D.seed, D.traj
+    kind, topic, rel, op, arg = W.kind, W.topic, W.rel, W.op, W.arg
+    g = nn
+    kind[g] = GLOBAL
+    rel[g] = w.summary_relevance
+    op[ne] = OP_PROMOTE
+    arg[ne] = g
+    r = g + 1
+    c += 1
+    n_top = _n_subtasks(w, cdf, _draw(seed, traj, c))
+    nn = _reserve_task(r, n_top, w, W)
+    op[ne + 1] = OP_ROOT
+    arg[ne + 1] = r
+    D.promoted[t - 1] = g
+    for q in range(t):
+        if D.need_task[q] == t:
+            s = r + 1 + _randint(0, n_top - 1, D.need_u[q])
+            topic[D.promoted[q]] = s
+            D.no_evidence[s] = True
+    return nn, ne + 2, c, r, n_top
+
+
+@jit
+def _play_task(base, n_top, D, W, c, nn, ne, n_injected):
+    """One task's script: its subtasks depth-first (root ``base``, top-level subtasks
+    ``base + 1 ..``), resumed subtasks and the final answer. Returns (nn, ne, c,
+    n_injected)."""
+    w, seed, traj = D.w, D.seed, D.traj
+    inj, n_inj = D.inj, D.n_inj
+    parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
+    top, op, arg = W.top, W.op, W.arg
     # Subtasks depth-first. Stack entries: (world id, depth, phase 0 = start, 1 = finish).
     stack_id = np.zeros(int(w.max_depth) * (int(w.nested_subtasks_max) + 1) + 2, np.int64)
     stack_depth = np.zeros_like(stack_id)
     stack_phase = np.zeros_like(stack_id)
     for j in range(n_top):
         sp = 0
-        stack_id[0] = 1 + j
+        stack_id[0] = base + 1 + j
         stack_depth[0] = 1
         stack_phase[0] = 0
         sp = 1
@@ -228,8 +303,8 @@ def _generate_one(w, poison, cdf, seed, traj, W):
                 rel[ch] = w.task_relevance
             # Nested injections waiting for a subtask at depth d + 1 under this top level.
             for q in range(n_inj):
-                if (n_children > 0 and inj[q, IJ.target] == -(1 + top[s])
-                        and inj[q, IJ.depth] == d + 1):
+                if (n_children > 0 and base == 0 and inj[q, IJ.target] == -(1 + top[s])
+                        and inj[q, IJ.depth] == d + 1):  # injections: the first task
                     c += 1
                     inj[q, IJ.target] = first + _randint(0, n_children - 1,
                                                          _draw(seed, traj, c))
@@ -241,7 +316,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
         # Resume: return to an earlier top-level subtask (reopen), act, complete again.
         c += 2
         if j >= 1 and _draw(seed, traj, c - 1) < w.p_resume:
-            back = 1 + _randint(0, j - 1, _draw(seed, traj, c))
+            back = base + 1 + _randint(0, j - 1, _draw(seed, traj, c))
             op[ne] = OP_REOPEN
             arg[ne] = back
             ne += 1
@@ -252,9 +327,9 @@ def _generate_one(w, poison, cdf, seed, traj, W):
             arg[ne] = back
             ne += 1
     op[ne] = OP_FINAL
-    arg[ne] = 0
+    arg[ne] = base
     ne += 1
-    return nn, ne, n_injected
+    return nn, ne, c, n_injected
 
 
 @jit
@@ -324,7 +399,8 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
                 n_evidence_candidates += 1
     # Evidence: one successful non-distractor action of a fresh subtask carries it.
     c += 2
-    if not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w.p_evidence:
+    if (not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w.p_evidence
+            and not D.no_evidence[s]):
         pick = _randint(0, n_evidence_candidates - 1, _draw(seed, traj, c))
         seen = 0
         for a in range(n_clean):

@@ -72,7 +72,8 @@ def harm_parts(counts: np.ndarray, harm: str) -> tuple[np.ndarray, np.ndarray]:
     value is Σ num / Σ den."""
     if harm in ("1-tsr", "tsr"):
         success = counts[:, C.success].astype(np.float64)
-        return (1.0 - success if harm == "1-tsr" else success), np.ones(counts.shape[0])
+        tasks = counts[:, C.tasks].astype(np.float64)  # 1, or world.tasks (conversations)
+        return (tasks - success if harm == "1-tsr" else success), tasks
     if harm not in HARMS:
         raise ValueError(f"--harm {harm!r} is unknown; allowed: {', '.join(HARMS)}")
     num, den = ratio_parts(counts, harm)

@@ -96,7 +96,8 @@ def _parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
         return col("prompt_tokens"), np.ones(frame.height)
     if metric in ("tsr", "final_correct"):  # successful tasks / tasks
         name = "success" if metric == "tsr" else "final_correct"
-        return col(name), np.ones(frame.height)
+        tasks = col("tasks") if "n_tasks" in frame.columns else np.ones(frame.height)
+        return col(name), tasks  # conversation mode: world.tasks per trajectory
     raise ValueError(f"metric {metric!r} has no corpus value; allowed: "
                      + ", ".join((*RATIOS, "avg_prompt_tokens", "prompt_tokens", "tsr",
                                   "final_correct")))

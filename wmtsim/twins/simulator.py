@@ -19,10 +19,13 @@ run over nodes in slot order, like the engine's, so both give the same bits.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from wmtsim.core.codes import DRAW_SUMMARY, SUCCESS
 from wmtsim.core.draws import (
+    PURPOSE_LEAK,
     uniform_py,
 )
 from wmtsim.core.metrics import N_COUNTERS, C
@@ -43,9 +46,11 @@ from wmtsim.core.world_spec import (
     OP_COMPLETE,
     OP_FINAL,
     OP_GLOBAL,
+    OP_PROMOTE,
     OP_REINJECT,
     OP_REOPEN,
     OP_REVISE,
+    OP_ROOT,
     OP_SUPERSEDE,
     OP_TASK,
     World,
@@ -116,6 +121,7 @@ class _Trajectory(AgentStubs):
                                reveal_resumed=self.resume_folded == "new")
         self.facts: dict[str, Facts] = {"w0": self._world_facts(0)}
         self.slot: dict[str, int] = {"w0": 0}
+        self.root = "w0"  # the current task's root (conversation mode: one per task)
         self.out = [0.0] * N_COUNTERS
         self.step = 0
         self.answered: dict[int, bool] = {}  # subtask (world id) -> answered correctly
@@ -170,6 +176,7 @@ class _Trajectory(AgentStubs):
         tree, out = self.tree, self.out
         last_obs: str | None = None  # the action observed just before this prompt
         took = False  # the last supersession took effect (attack rule reinject)
+        final_pool: set[str] = set()  # the final answer's pool (a promotion reads it)
         for op, w in self.script:
             tree.step = self.step  # nodes record the prompt step they were created at
             id = self.wid_id(w)
@@ -235,9 +242,24 @@ class _Trajectory(AgentStubs):
                 tree.activate(id)
                 last_obs = None
             elif op == OP_FINAL:
-                tree.activate(tree.root_id)
-                self.prompt_step(NO_TOPIC, critical=True, last_obs=None)
+                tree.activate(self.root)
+                final_pool = self.prompt_step(NO_TOPIC, critical=True, last_obs=None)
                 self.step += 1
+            elif op == OP_PROMOTE:
+                # Conversation mode: a field policy's store carries over; WMT's
+                # configurations retire the finished tree, promoting its summary first
+                # where they fold (Params.promote_summaries).
+                if self.pol.selection != SEL_BASELINE:
+                    if self.pol.fold and self.params.promote_summaries:
+                        self.promote(w, final_pool)
+                    self.retire()
+            elif op == OP_ROOT:
+                tree._add(Node(id, "root", None, u=self.params.u_init_root,
+                               tokens=self.w_tokens[w], created=self.step))
+                self._created(id, self._world_facts(w))
+                tree.activate(id)
+                self.root = id
+                last_obs = None
 
         # IP (Eq. 10): injected poison still eligible once memory management is done.
         if self.memory is not None:
@@ -252,7 +274,7 @@ class _Trajectory(AgentStubs):
         for sid in eligible:
             carried |= self.absorbed_closure(sid)
         for id, node in tree.nodes.items():
-            if node.poisoned and node.kind != "summary":
+            if node.poisoned and node.kind != "summary" and self.w_poisoned[self.facts[id].wid]:
                 out[C.p_i] += 1
                 if self.pol.selection != SEL_NONE and (id in eligible or id in carried):
                     out[C.p_r] += 1
@@ -261,6 +283,59 @@ class _Trajectory(AgentStubs):
         out[C.latency_ms] = (float(self.st.call_latency_ms) * out[C.llm_calls]
                              + float(self.st.token_latency_ms) * out[C.prompt_tokens])
         return out
+
+    def tree_of(self, root: str) -> list[str]:
+        """The nodes of the task tree under ``root`` (itself included), in slot order."""
+        members = {root}
+        for id, node in self.tree.nodes.items():
+            if node.parent in members:
+                members.add(id)
+        return [id for id in self.tree.nodes if id in members]
+
+    def retire(self) -> None:
+        """Conversation mode: the finished task's tree leaves the candidate pool (its root
+        and tasks become obsolete; nothing is deleted)."""
+        for v in self.tree_of(self.root):
+            if v == self.root or self.tree.nodes[v].kind == "task":
+                self.tree.nodes[v].state = "obsolete"
+
+    def promote(self, g: int, eligible: set[str]) -> None:
+        """Conversation mode (docs/model.md §3): the summariser writes the finished task's
+        summary as global memory ``w<g>``: ceil(c_sum · the tree's tokens) + its failure
+        warnings; each poisoned memory eligible at the final answer (the previous step)
+        leaks with p_leak (p_leak_rider); it carries the task's result when the final
+        answer was correct; u = u_init_global, decayed with ρ_G (Eq. 4)."""
+        tree, st, out, facts = self.tree, self.st, self.out, self.facts
+        raw = 0.0
+        warnings = 0
+        leaked: list[str] = []
+        leak_pers = 0.0
+        for v in self.tree_of(self.root):
+            node = tree.nodes[v]
+            if node.kind != "summary":
+                raw += node.tokens
+            if node.kind == "action" and node.outcome == "failure":
+                warnings += 1
+            if node.poisoned and v in eligible:
+                p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
+                if uniform_py(self.seed, self.traj, self.step - 1, self.draw_id(v),
+                              PURPOSE_LEAK) < p_leak:
+                    leaked.append(v)
+                    leak_pers = max(leak_pers, facts[v].persuasiveness)
+        id = self.wid_id(g)
+        tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
+        tree.add_global(id, tokens=tokens, poisoned=bool(leaked))
+        f = self._world_facts(g)
+        f.evidence = self.answered.get(facts[self.root].wid, False)
+        f.warnings = warnings
+        f.absorbed = set(leaked)
+        if leaked:
+            f.persuasiveness = leak_pers
+        self._created(id, f)
+        out[C.summariser_calls] += 1
+        out[C.llm_calls] += 1
+        out[C.prompt_tokens] += float(st.summariser_base_tokens) + raw
+        out[C.memory_tokens] += float(st.summariser_base_tokens) + raw
 
     def absorbed_closure(self, sid: str) -> set[str]:
         """Every memory summary ``sid`` carries, directly or through inner summaries."""

@@ -73,6 +73,7 @@ class AgentStubs:
     p_recover: float
     struct: float
     budget: float
+    root: str  # the current task's root
 
     def draw(self, node: int, purpose: int) -> float:
         raise NotImplementedError
@@ -196,7 +197,7 @@ class AgentStubs:
             evidence = True
             k_top = k_usable = 0
             for v, node in nodes.items():
-                if node.kind != "task" or node.parent != self.tree.root_id:
+                if node.kind != "task" or node.parent != self.root:
                     continue
                 s_w = facts[v].wid
                 k_top += 1
@@ -234,8 +235,10 @@ class AgentStubs:
         else:
             # TSR (Eq. 14): the task succeeds when its final answer is correct; a
             # compromised step is wrong only when misled (docs/model.md §5).
-            out[C.final_correct] = 1.0 if correct else 0.0
-            out[C.success] = 1.0 if correct else 0.0
+            out[C.final_correct] += 1.0 if correct else 0.0
+            out[C.success] += 1.0 if correct else 0.0
+            out[C.tasks] += 1.0
+            self.answered[facts[self.root].wid] = correct  # the task's result
 
     # ---------------------------------------------------------------- the summariser
 
