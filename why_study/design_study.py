@@ -38,6 +38,11 @@ TRANSFER = {
     "late_poison": ("asr:min", "accuracy:max", "prompt_tokens:min"),
     "paper_poisoning": ("asr:min", "tsr:max", "prompt_tokens:min"),
     "gaia_like": ("tsr:max", "prompt_tokens:min"),
+    # The worlds built so that a mechanism bites (issue 22): staleness, suppression and
+    # obsolescence, conversation mode with promoted summaries.
+    "stale_memory": ("accuracy:max", "prompt_tokens:min"),
+    "brittle_tools": ("asr:min", "tsr:max"),
+    "conversation": ("tsr:max", "asr:min"),
 }
 
 
@@ -105,7 +110,7 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
         fit = Fit((sc,), (0,), n, tuple(parse_objective(o) for o in objectives),
                   workers=workers)
         with tempfile.TemporaryDirectory() as tmp:
-            t = tune(fit, Path(tmp) / "s.sqlite3", trials=trials, batch=8)
+            t = tune(fit, Path(tmp) / "s.journal", trials=trials, batch=8)
         pick = chosen(t, 3)
         table = validate(t, pick, seeds=[10_000, 10_001])
         t.trials.write_parquet(RESULTS / f"transfer_{world}_trials.parquet")
@@ -152,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         t1 = time.perf_counter()
         body = run_transfer(args.n, args.trials, args.workers)
         took = time.perf_counter() - t1
-        body += f"\n\nTuning and validation of the four worlds took {took:.0f} s."
+        body += f"\n\nTuning and validation of the {len(TRANSFER)} worlds took {took:.0f} s."
         FINDINGS.write_text(replace_block(FINDINGS.read_text(), "transfer", body))
         print(f"transfer: {time.perf_counter() - t1:.0f} s")
     assert math.isfinite(time.perf_counter())

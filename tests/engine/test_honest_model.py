@@ -36,7 +36,7 @@ from wmtsim.core.world_spec import (
     WorldSpec,
 )
 from wmtsim.engine.forest import Forest
-from wmtsim.engine.loop import _select_branches
+from wmtsim.engine.selector import _select_branches
 from wmtsim.engine.simulation import metric_ci, simulate
 from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import load_scenario

@@ -65,7 +65,7 @@ from wmtsim.core.world_spec import (
     World,
     max_prompt_steps,
 )
-from wmtsim.engine.agent import _fold, _promote, _prompt_step, _reason  # noqa: F401
+from wmtsim.engine.agent import _fold, _promote, _prompt_step
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
     _baseline_eligible,
@@ -83,15 +83,6 @@ from wmtsim.engine.records import (
     Knobs,
     StepRecords,
     Trajectory,
-)
-from wmtsim.engine.selector import (  # noqa: F401 (the old module's names)
-    _SQRT3,
-    _in_unit,
-    _noise,
-    _query_utility,
-    _relevance,
-    _select_branches,
-    _select_items,
 )
 from wmtsim.engine.world import _world_row, world_rows
 
