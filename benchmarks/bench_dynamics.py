@@ -18,6 +18,7 @@ GOAL_OVERHEAD = 0.15  # (with aggregates − plain) / plain, engine time, 10,000
 
 def bench_dynamics(sz: Any) -> dict[str, Any]:
     from wmtsim.core.policies import get_policy
+    from wmtsim.core.world_spec import max_prompt_steps
     from wmtsim.engine import run
     from wmtsim.engine.dynamics import DynamicsAcc
     from wmtsim.engine.world import generate
@@ -53,7 +54,7 @@ def bench_dynamics(sz: Any) -> dict[str, Any]:
     sizes_bytes = {}
     for m in (1_000, 10_000):
         w = generate(s.world, seed=0, n=m)
-        counted = int(((w.op == 2) | (w.op == 4) | (w.op == 6)).sum(axis=1).max())
+        counted = max_prompt_steps(w.op)
         acc = DynamicsAcc.allocate(counted, int(w.n_nodes.max()) + 8)
         sizes_bytes[m] = sum(a.nbytes for a in acc)
     flat = sizes_bytes[10_000] <= sizes_bytes[1_000] * 1.5

@@ -23,12 +23,17 @@ CACHE = True
 """Keep compiled kernels on disk (numba's ``cache=True``)."""
 
 
-def jit(func: Callable[..., Any] | None = None, *, parallel: bool = False) -> Any:
+def jit(func: Callable[..., Any] | None = None, *, parallel: bool = False,
+        inline: bool = False) -> Any:
     """Compile ``func`` with numba in nopython mode and wmtsim's options.
 
-    Use as ``@jit`` or ``@jit(parallel=True)``; returns numba's dispatcher.
+    Use as ``@jit``, ``@jit(parallel=True)`` or ``@jit(inline=True)`` (numba inlines the
+    kernel into its callers at compile time: for a hook called at every step with the
+    trajectory's records, whose call would copy them); returns numba's dispatcher.
     """
     options: dict[str, Any] = {"parallel": True, "cache": CACHE} if parallel else {"cache": CACHE}
+    if inline:
+        options["inline"] = "always"
     if func is None:
         return njit(**options)
     return njit(**options)(func)

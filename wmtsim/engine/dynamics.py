@@ -135,21 +135,24 @@ def _poison_remains(v, F, eligible, slot_of):
         return True
     parent, summary, leak, topic = F.parent, F.summary, F.leak, F.topic
     carried = leak[v]
+    if carried == 0:  # it leaked into no summary: nothing can carry it (bits only grow
+        return False  # from a summary it leaked into)
     a = parent[v]
     if a < 0:  # a global memory
         a = slot_of[topic[v]] if topic[v] >= 0 and slot_of[topic[v]] >= 0 else 0
+    d = _task_depth(parent, a)  # each step up is one level shallower
     while a >= 0:
-        d = _task_depth(parent, a)
         z = summary[a]
         if z >= 0 and (carried >> d) & 1:
             if eligible[z]:
                 return True
             carried |= leak[z]
         a = parent[a]
+        d -= 1
     return False
 
 
-@jit
+@jit(inline=True)
 def _poison_kind(v, F):
     """The index in POISON_KINDS of injected poison ``v`` (read when it is first seen,
     before any revision of its outcome)."""
@@ -160,7 +163,7 @@ def _poison_kind(v, F):
     return 0 if F.outcome[v] == FAILURE else 1
 
 
-@jit
+@jit(inline=True)
 def _dyn_prompt(D, T, K, step, n, last_obs):
     """Count prompt step ``step`` of the trajectory ``T`` being played (after
     `_prompt_step`, before a fold; ``K``: the `Knobs`): its context's contamination and
@@ -191,7 +194,9 @@ def _dyn_prompt(D, T, K, step, n, last_obs):
         if eligible[v]:
             row[T_ELIGIBLE] += 1
             since[K_ELIGIBLE] += 1
-        if memory and (eligible[v] or _poison_remains(v, F, eligible, slot_of)):
+        # (a poison that leaked into no summary remains only while eligible: no call)
+        if memory and (eligible[v] or (F.leak[v] != 0
+                                       and _poison_remains(v, F, eligible, slot_of))):
             Z[v, _X_LAST] = step + 1
             if not eligible[v]:
                 row[T_CARRIED] += 1
@@ -218,7 +223,7 @@ def _dyn_prompt(D, T, K, step, n, last_obs):
     prev[1] = out[C.compromised_steps]
 
 
-@jit
+@jit(inline=True)
 def _dyn_end(D, T, K, X, n, n_steps):
     """Decide the fate and lifetime of every injected poison of the finished trajectory
     ``T`` (``T.eligible``: the end's ε, as IP reads it; ``n_steps``: its prompt steps;
@@ -238,7 +243,8 @@ def _dyn_end(D, T, K, X, n, n_steps):
             Z[v, _X_KIND] = _poison_kind(v, F) + 1
         k = Z[v, _X_KIND] - 1
         created = F.created[v]
-        remains = memory and (eligible[v] or _poison_remains(v, F, eligible, slot_of))
+        remains = memory and (eligible[v] or (F.leak[v] != 0
+                                              and _poison_remains(v, F, eligible, slot_of)))
         if remains:
             fate = F_ELIGIBLE if eligible[v] else F_LAUNDERED
             at = n_steps

@@ -371,7 +371,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY and W.poisoned[f_wid[v]]:  # injected
             out[C.p_i] += 1
-            if sw.selection != SEL_NONE and _poison_remains(v, F, eligible, slot_of):
+            if sw.selection != SEL_NONE and (eligible[v] or (
+                    F.leak[v] != 0 and _poison_remains(v, F, eligible, slot_of))):
                 out[C.p_r] += 1
     _dyn_end(D, T, K, X, n, step)
     out[C.nodes] = n
