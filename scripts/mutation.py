@@ -99,6 +99,7 @@ GROUPS = (
                                      "directed_verdict"),
         "wmtsim/studies/verdicts.py": ("pair_test", "check_claim", "read_family"),
         "wmtsim/studies/paper_checks.py": ("_favour", "range_test", "read_checks")},
+        "tests/core/test_inference_cases.py tests/studies/test_verdict_cases.py "
         "tests/studies/test_statistics_coverage.py tests/studies/test_signs.py "
         "tests/studies/test_claims.py tests/studies/test_paper_tables.py "
         "tests/core/test_inference_interval.py", {}, 300.0),

@@ -32,6 +32,22 @@ def test_mean_ci_is_scipys_percentile_bootstrap(case: int) -> None:
     assert got["mean"] == float(xf.mean()) and got["n"] == xf.size
 
 
+def test_mean_ci_at_confidence_one_is_the_range_of_the_resample_means() -> None:
+    """At confidence 1 the type-7 quantiles are at p = 0 and p = 1: the first and the last
+    of the sorted resample means (at p = 1, j + 1 = n must be clipped to the last index,
+    n − 1). For x = (0, 1, 3, 7) the resample means lie in [0, 7], reached by the resamples
+    of four 0s and of four 7s, each 4^−4 = 1/256 likely, so 2,000 resamples miss one of
+    them with chance ≈ 2 · (255/256)^2000 ≈ 8e-4 (seed 0 draws both): [0, 7], as scipy."""
+    x = np.array([0.0, 1.0, 3.0, 7.0])
+    got = mean_ci(x, confidence=1.0, n_resamples=2000, seed=0)
+    assert (got["low"], got["high"]) == (0.0, 7.0)
+    want = stats.bootstrap((x,), np.mean, confidence_level=1.0, n_resamples=2000,
+                           method="percentile", rng=np.random.default_rng(0),
+                           vectorized=True)
+    assert (got["low"], got["high"]) == (float(want.confidence_interval.low),
+                                         float(want.confidence_interval.high))
+
+
 def test_degenerate_samples() -> None:
     assert mean_ci(np.array([np.nan]))["n"] == 0
     assert mean_ci(np.array([0.5, 0.5])) == {"mean": 0.5, "low": 0.5, "high": 0.5, "n": 2}

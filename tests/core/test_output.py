@@ -137,3 +137,44 @@ def test_a_real_full_disk(tmp_path: Path, argv: list[str]) -> None:
     assert "Traceback" not in res.stderr
     assert res.stdout.strip().splitlines()[-1:] != ["out"], "a partial result is left"
     assert ".tmp" not in res.stdout and "partial" not in res.stdout, res.stdout
+
+
+def test_a_one_file_results_sidecar_names_it_and_ends_with_a_newline(tmp_path: Path) -> None:
+    """`atomic_write_bytes` with a manifest: the sidecar ``r.bin.manifest.json`` is JSON
+    ending with one newline (a text file), with the file's name, its size (3 bytes) and the
+    sha256 of b"abc" — FIPS 180-2's first test vector, ba7816bf…15ad."""
+    target = tmp_path / "r.bin"
+    output.atomic_write_bytes(target, b"abc", manifest={"command": "run"})
+    assert target.read_bytes() == b"abc"
+    text = (tmp_path / "r.bin.manifest.json").read_text(encoding="utf-8")
+    assert text.endswith("}\n") and not text.endswith("\n\n")
+    data = json.loads(text)
+    assert data == {"command": "run", "file": "r.bin", "bytes": 3, "sha256":
+                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.bin", "r.bin.manifest.json"]
+
+
+def test_a_writer_bug_is_raised_as_itself_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    """A failure that is not a failed write (a ValueError: a bug) is not an `OutputError`:
+    it is re-raised unchanged; an `OutputError` the writer raises is re-raised as itself
+    (not chained to itself). Either way the temporary file is gone and the old file whole."""
+    target = tmp_path / "r.bin"
+    target.write_bytes(b"old")
+
+    def buggy(tmp: Path) -> None:
+        tmp.write_bytes(b"half")
+        raise ValueError("a bug in the writer")
+
+    with pytest.raises(ValueError, match="a bug in the writer") as bug:
+        output.atomic_write(target, buggy)
+    assert bug.value.__cause__ is None
+
+    def refused(tmp: Path) -> None:
+        tmp.write_bytes(b"half")
+        raise output.OutputError("refused")
+
+    with pytest.raises(output.OutputError, match="refused") as err:
+        output.atomic_write(target, refused)
+    assert err.value.__cause__ is None
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.bin"]
