@@ -60,21 +60,20 @@ def test_the_linearised_se_of_a_pooled_ratio() -> None:
     assert e["mean"] == pytest.approx(0.75) and e["se"] == pytest.approx(0.625)
     e = paired_effect(zero, num, one, den)
     assert e["mean"] == pytest.approx(-0.75) and e["se"] == pytest.approx(0.625)
-    # not pinned: this case's conservative bound, ± 0.625 · √0.975, excludes D
-    # (tests/core/test_inference_sparse_ratio.py)
+    # its conservative bound: tests/core/test_inference_sparse_ratio.py (the same case)
 
 
 def test_a_ratio_contribution_of_zero_counts_on_neither_side() -> None:
     """a: (1, 1, 1) over (2, 2, 2), so R_a = 1/2 and z_a = 0; b: (0, 1, 2) over (1, 1, 4),
     R_b = 3/6 = 1/2, mean(den_b) = 2, z_b = (−0.5, 0.5, 0) / 2 = (−0.25, 0.25, 0);
-    z = z_a − z_b = (0.25, −0.25, 0). All three trajectories differ (k = 3 < SPARSE), one
-    contribution is positive, one negative, one exactly 0 (it is neither). The bound is
-    ± largest |z| · CP(1 of 3, 0.025) = ± 0.25 · x with x the Beta(2, 2) 0.975 quantile:
-    3x² − 2x³ = 0.975, x ≈ 0.9057. Symmetric because k_pos = k_neg = 1. A ratio's scale
-    is its largest |z|, not the metric's bound (1 here), which bounds only the
-    per-trajectory difference of a mean. (This pins today's rule on a case where the bound
-    does contain D = 0; the rule can exclude D elsewhere:
-    tests/core/test_inference_sparse_ratio.py.)"""
+    z = z_a − z_b = (0.25, −0.25, 0). All three trajectories differ (k = 3 < SPARSE). The
+    bound reads D's exact contributions w_t = n (δn_t − R_b δd_t) / Σ den_a with
+    δn = (1, 0, −1), δd = (1, 1, −2), Σ den_a = 6: w = 3 · (0.5, −0.5, 0) / 6 =
+    (0.25, −0.25, 0) (here equal to z): one positive, one negative, one exactly 0 (it is
+    neither). The bound is ± largest |w| · CP(1 of 3, 0.025) = ± 0.25 · x with x the
+    Beta(2, 2) 0.975 quantile: 3x² − 2x³ = 0.975, x ≈ 0.9057. Symmetric because k_pos =
+    k_neg = 1. A ratio's scale is its largest |w|, not the metric's bound (1 here), which
+    bounds only the per-trajectory difference of a mean."""
     na, da = np.ones(3), np.full(3, 2.0)
     nb, db = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 4.0])
     e = paired_effect(na, nb, da, db, bound=1.0)

@@ -30,8 +30,12 @@ two configurations differ (``n_nonzero``):
 of ``D`` with at least `MIN_TAIL` resamples beyond each quantile (`resamples_for`) when
 ``k ≥ SPARSE``; below that a conservative bound (Clopper–Pearson upper limits of the
 shares of positive and negative differences, times the largest difference) that always
-contains 0 — a sparse effect is never shown significant on an interval alone; its verdict
-comes from the exact test.
+contains 0 and ``D`` — a sparse effect is never shown significant on an interval alone;
+its verdict comes from the exact test. The differences are ``D``'s exact per-trajectory
+contributions, 0 where the two sides agree: for a pooled ratio, with δn_t, δd_t the
+differences of numerator and denominator and r_b = Σ num_b / Σ den_b,
+``D = Σ_t (δn_t − r_b δd_t) / Σ den_a`` (exactly: A/D_a − B/D_b = (ΔN − r_b ΔD)/D_a), so
+``D`` is the mean of w_t = n (δn_t − r_b δd_t) / Σ den_a; for a mean, w_t = a_t − b_t.
 
 **Verdicts** (`VERDICTS`, `verdict`): *holds (significant)*, *holds (not significant)*,
 *tie*, *fails (significant)*, from a claim's p-values after the family's correction
@@ -177,8 +181,10 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
     if not interval:
         return out
     if k < SPARSE:
-        # a ratio's linearised contributions are not bounded by the metric's range
-        zk = z[differ] if ratio else (na - nb)[differ]
+        # D's exact contributions (module docstring), 0 where the sides agree; a ratio's
+        # are not bounded by the metric's range
+        zk = (n * ((na - nb) - rb * (da - db))[differ] / da.sum() if ratio
+              else (na - nb)[differ])
         largest = float(np.max(np.abs(zk)))
         scale = bound if bound is not None and not ratio else largest
         k_pos, k_neg = int((zk > 0).sum()), int((zk < 0).sum())
