@@ -119,7 +119,8 @@ def test_the_step_counts_on_a_hand_built_trajectory() -> None:
     s = simulate(SUPERSEDED, "wmt", dynamics=True).dynamics().counts["steps"]
     col = {c: j for j, c in enumerate(("prompts", "contaminated", "via_original",
                                        "via_summary", "critical", "compromised",
-                                       "poisons", "eligible", "carried", "selected"))}
+                                       "poisons", "eligible", "carried", "selected",
+                                       "compromising"))}
     assert s[:, col["prompts"]].tolist() == [1, 1, 1, 1]
     assert s[:, col["poisons"]].tolist() == [1, 1, 1, 1]
     assert s[:, col["eligible"]].tolist() == [1, 1, 0, 0]  # superseded before step 2
@@ -130,6 +131,30 @@ def test_the_step_counts_on_a_hand_built_trajectory() -> None:
 
 SPEC = WorldSpec(n_subtasks=(2, 4), max_depth=2, p_nested=0.4, p_resume=0.4, n_globals=1,
                  poison=tuple(PoisonSpec(k, p_supersede=0.4) for k in POISON_KINDS))
+
+
+def test_a_poison_that_persuades_the_reasoner_is_counted_compromising() -> None:
+    """The ``compromising`` columns count the injected poisons that persuaded the reasoner
+    at a critical step. Linear keeps no summary, so every compromised step was persuaded
+    by at least one injected poison (a selected one or the observation just made):
+    Σ compromising ≥ Σ compromised, and a step index with a compromising poison has a
+    compromised step. A poison is counted only at critical steps (completions, the final
+    answer), and never more often than it exists."""
+    from wmtsim.engine.dynamics import SINCE_COLUMNS, STEP_COLUMNS
+
+    col = {c: j for j, c in enumerate(STEP_COLUMNS)}
+    for policy in ("linear", "wmt"):
+        d = simulate(SPEC, policy, n=400, seed=5, dynamics=True).dynamics().counts
+        s = d["steps"]
+        comp, ing = s[:, col["compromised"]], s[:, col["compromising"]]
+        assert ing.sum() > 0
+        assert ((ing > 0) <= (comp > 0)).all()
+        assert (ing <= s[:, col["poisons"]]).all()
+        assert (ing[s[:, col["critical"]] == 0] == 0).all()
+        since = d["since"][..., SINCE_COLUMNS.index("compromising")]
+        assert since.sum() == ing.sum()
+        if policy == "linear":
+            assert ing.sum() >= comp.sum()
 
 
 @pytest.mark.parametrize("policy", ["wmt", "a2_no_controller", "traceretain_z"])

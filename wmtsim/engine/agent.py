@@ -235,6 +235,7 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active):
         if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
                 compromised = True
+                T.persuaded[v] = step + 1  # this memory compromised the step
     # Context dilution: longer contexts lower the chance of using what is there.
     half = st.dilution_tokens
     p_use = st.p_use_max * half / (half + ctx_tokens)

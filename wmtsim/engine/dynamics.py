@@ -22,6 +22,9 @@ spread) are `wmtsim.studies.dynamics`. The definitions (docs/model_decisions.md,
 * its **lifetime** L is (its last prompt step at which it remains) − (its creation step)
   + 1, an event when it does not remain at the end, censored at the trajectory's last
   prompt step when it does (it was seen remaining ``c = last step − creation`` steps on);
+* it is **compromising** at a critical step when its persuasion draw succeeded there
+  (`_reason` records the step in ``T.persuaded``); several poisons can compromise one
+  step, and a persuading summary is counted by the step's ``compromised`` only;
 * its **fate**, decided at the end: still eligible (`F_ELIGIBLE`), carried by an eligible
   summary (`F_LAUNDERED`), else by its final state: its own memory obsolete or deleted
   (`F_SUPERSEDED`), an obsolete ancestor branch (`F_SUPPRESSED`), a folded ancestor branch
@@ -60,13 +63,14 @@ STEP_COLUMNS = (
     "eligible",  # ... in the candidate pool ε_t
     "carried",  # ... not in the pool, carried by an eligible summary
     "selected",  # ... selected into the context
+    "compromising",  # ... that persuaded the reasoner at a critical step (compromised it)
 )
 (T_PROMPTS, T_CONTAMINATED, T_VIA_ORIGINAL, T_VIA_SUMMARY, T_CRITICAL, T_COMPROMISED,
- T_POISONS, T_ELIGIBLE, T_CARRIED, T_SELECTED) = range(len(STEP_COLUMNS))
+ T_POISONS, T_ELIGIBLE, T_CARRIED, T_SELECTED, T_COMPROMISING) = range(len(STEP_COLUMNS))
 
 # Per poison kind and step since injection k (``since`` columns).
-SINCE_COLUMNS = ("poisons", "eligible", "carried", "selected")
-K_POISONS, K_ELIGIBLE, K_CARRIED, K_SELECTED = range(len(SINCE_COLUMNS))
+SINCE_COLUMNS = ("poisons", "eligible", "carried", "selected", "compromising")
+K_POISONS, K_ELIGIBLE, K_CARRIED, K_SELECTED, K_COMPROMISING = range(len(SINCE_COLUMNS))
 
 FATES = ("superseded", "suppressed", "folded_clean", "laundered", "eligible_at_end",
          "dropped", "never_eligible")
@@ -206,6 +210,9 @@ def _dyn_prompt(D, T, K, step, n, last_obs):
             row[T_SELECTED] += 1
             since[K_SELECTED] += 1
             Z[v, _X_SELECTED] = 1
+        if T.persuaded[v] == step + 1:  # it persuaded the reasoner at this step
+            row[T_COMPROMISING] += 1
+            since[K_COMPROMISING] += 1
     row[T_PROMPTS] += 1
     if via_original or via_summary:
         row[T_CONTAMINATED] += 1

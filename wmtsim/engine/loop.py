@@ -199,7 +199,7 @@ def _trajectory(seed, traj, F, slot_of, world_nodes, out):
         is_global=np.zeros(cap, np.bool_), eligible=np.zeros(cap, np.bool_),
         selected=np.zeros(cap, np.bool_), on_path=np.zeros(cap, np.bool_),
         priority=np.full(cap, np.nan), answered=np.zeros(world_nodes, np.bool_),
-        out=out, S=_lifecycle_scratch(cap))
+        out=out, S=_lifecycle_scratch(cap), persuaded=np.zeros(cap, np.int64))
 
 
 @jit

@@ -180,7 +180,8 @@ def spread_table(dyn: Dynamics, confidence: float = 0.95) -> pl.DataFrame:
 def steps_table(dyn: Dynamics) -> pl.DataFrame:
     """`Dynamics.steps_frame` with the shares a chart plots: ``contaminated_share`` of the
     prompts at t, ``eligible_share`` / ``remaining_share`` / ``selected_share`` of the
-    poisons existing at t, ``compromised_share`` of the critical steps at t."""
+    poisons existing at t, ``compromised_share`` of the critical steps at t,
+    ``compromising_share`` of the poisons existing at t that persuaded the reasoner."""
     f = dyn.steps_frame()
 
     def share(x: str, n: str) -> pl.Expr:
@@ -192,7 +193,8 @@ def steps_table(dyn: Dynamics) -> pl.DataFrame:
         ((pl.col("eligible") + pl.col("carried")) / pl.col("poisons")).alias(
             "remaining_share"),
         share("selected", "poisons").alias("selected_share"),
-        share("compromised", "critical").alias("compromised_share"))
+        share("compromised", "critical").alias("compromised_share"),
+        share("compromising", "poisons").alias("compromising_share"))
 
 
 # --- a scenario's configurations ---------------------------------------------------------

@@ -73,11 +73,12 @@ def fate_chart(fates: pl.DataFrame, title: str = "") -> Any:
 
 
 def steps_chart(steps: pl.DataFrame, title: str = "") -> Any:
-    """Per prompt step index: contaminated prompts and remaining poisons (shares)."""
+    """Per prompt step index: contaminated prompts, remaining poisons and poisons that
+    compromised a step (shares)."""
     import altair as alt
 
     long = steps.select("policy", "step", "prompts", "contaminated_share",
-                        "remaining_share").unpivot(
+                        "remaining_share", "compromising_share").unpivot(
         index=["policy", "step", "prompts"], variable_name="series", value_name="share")
     chart = alt.Chart(long.to_pandas()).mark_line().encode(
         x=alt.X("step:Q", title="prompt step index"),

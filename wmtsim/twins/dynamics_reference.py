@@ -24,8 +24,8 @@ from wmtsim.twins.simulator import _Trajectory
 
 # The same names and column orders as the engine's (a test checks them against it).
 STEP_COLUMNS = ("prompts", "contaminated", "via_original", "via_summary", "critical",
-                "compromised", "poisons", "eligible", "carried", "selected")
-SINCE_COLUMNS = ("poisons", "eligible", "carried", "selected")
+                "compromised", "poisons", "eligible", "carried", "selected", "compromising")
+SINCE_COLUMNS = ("poisons", "eligible", "carried", "selected", "compromising")
 FATES = ("superseded", "suppressed", "folded_clean", "laundered", "eligible_at_end",
          "dropped", "never_eligible")
 
@@ -119,6 +119,9 @@ class _Watched(_Trajectory):
                 row[9] += 1
                 since[3] += 1
                 self.ever_selected.add(id)
+            if self.persuaded.get(id) == step:  # it persuaded the reasoner at this step
+                row[10] += 1
+                since[4] += 1
         return pool
 
     def play_and_count(self) -> None:

@@ -125,6 +125,7 @@ class _Trajectory(AgentStubs):
         self.out = [0.0] * N_COUNTERS
         self.step = 0
         self.answered: dict[int, bool] = {}  # subtask (world id) -> answered correctly
+        self.persuaded: dict[str, int] = {}  # memory -> last step it persuaded the reasoner
         # A policy of the field keeps its own store (wmtsim.twins.field_reference).
         self.memory = reference_model(self, pol, baselines)  # None for WMT's own
 

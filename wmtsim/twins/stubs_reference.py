@@ -67,6 +67,8 @@ class AgentStubs:
     slot: dict[str, int]
     out: list[float]
     answered: dict[int, bool]
+    persuaded: dict[str, int]  # memory -> the last prompt step it persuaded the reasoner
+    step: int
     cross: float
     summary_rel: float
     final_share: float
@@ -218,6 +220,7 @@ class AgentStubs:
                 if self.draw(self.draw_id(v), PURPOSE_PERSUADE) < (
                         facts[v].persuasiveness * p_hit):
                     compromised = True
+                    self.persuaded[v] = self.step  # this memory compromised the step
         # Context dilution: longer contexts lower the chance of using what is there.
         half = float(st.dilution_tokens)
         p_use = float(st.p_use_max) * half / (half + ctx_tokens)
