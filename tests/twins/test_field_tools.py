@@ -232,7 +232,7 @@ def test_letta_pressure_hand_worked() -> None:
     S = LifecycleScratch(b, b, f, f, f, f, f)
     out = np.zeros(N_COUNTERS)
     T = Trajectory(np.int64(0), np.int64(0), F, np.zeros(n, np.int64), b, b, b, b, f, b,
-                   out, S, np.zeros(n, np.int64))
+                   out, S)
     store = FieldState(np.full(n, B_IN, np.int8), np.zeros(n), np.zeros(n, np.int64),
                        np.zeros(n, np.int64), np.ones(n), np.zeros(n, np.bool_))
     knobs = Baselines(importance_noise=0.0)
@@ -283,7 +283,7 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     f = np.zeros(cap)
     out = np.zeros(N_COUNTERS)
     T = Trajectory(np.int64(0), np.int64(0), F, slot_of, b, b, b, b, f, b, out,
-                   LifecycleScratch(b, b, f, f, f, f, f), np.zeros(cap, np.int64))
+                   LifecycleScratch(b, b, f, f, f, f, f))
     place = np.array([B_UNSEEN, B_IN, B_IN, B_IN, B_IN, B_UNSEEN], np.int8)
     store = FieldState(place, np.zeros(cap), np.zeros(cap, np.int64),
                        np.zeros(cap, np.int64), np.ones(cap), np.zeros(cap, np.bool_))

@@ -41,6 +41,7 @@ from wmtsim.core.rng import (
 )
 from wmtsim.core.scoring import _selection_feedback
 from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
+from wmtsim.engine.dynamics import _dyn_persuaded
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.field_common import _retrieval_similarity
 from wmtsim.engine.forest import (
@@ -53,7 +54,7 @@ from wmtsim.engine.selector import _select_branches, _select_items
 
 
 @jit
-def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
+def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
     """One prompt-construction cycle (docs/model.md §4) and, at critical steps, the reasoner.
 
     ``T``: the `Trajectory`; ``K``: the `Knobs`; ``X``: a field policy's `FieldScratch`
@@ -172,12 +173,12 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs):
             out[C.suppressed] += _suppress(kind, state, on_path, priority, n, p)
 
     if critical:
-        _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, active)
+        _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, active, D)
     return n
 
 
 @jit
-def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active):
+def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 
     The final answer's rule (docs/world.md, reasoner; `WorldSpec.final_share`,
@@ -235,7 +236,7 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active):
         if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
                 compromised = True
-                T.persuaded[v] = step + 1  # this memory compromised the step
+                _dyn_persuaded(D, v, step)  # the aggregates count it (None: compiled out)
     # Context dilution: longer contexts lower the chance of using what is there.
     half = st.dilution_tokens
     p_use = st.p_use_max * half / (half + ctx_tokens)

@@ -23,7 +23,7 @@ spread) are `wmtsim.studies.dynamics`. The definitions (docs/model_decisions.md,
   + 1, an event when it does not remain at the end, censored at the trajectory's last
   prompt step when it does (it was seen remaining ``c = last step − creation`` steps on);
 * it is **compromising** at a critical step when its persuasion draw succeeded there
-  (`_reason` records the step in ``T.persuaded``); several poisons can compromise one
+  (`_reason` records the step with `_dyn_persuaded`); several poisons can compromise one
   step, and a persuading summary is counted by the step's ``compromised`` only;
 * its **fate**, decided at the end: still eligible (`F_ELIGIBLE`), carried by an eligible
   summary (`F_LAUNDERED`), else by its final state: its own memory obsolete or deleted
@@ -78,8 +78,8 @@ FATES = ("superseded", "suppressed", "folded_clean", "laundered", "eligible_at_e
  F_NEVER_ELIGIBLE) = range(len(FATES))
 
 # Per-thread scratch, one row per slot: kind + 1 (0: not seen yet), last step remaining
-# + 1 (0: never), ever selected.
-_X_KIND, _X_LAST, _X_SELECTED = range(3)
+# + 1 (0: never), ever selected, the last step + 1 it persuaded the reasoner (0: never).
+_X_KIND, _X_LAST, _X_SELECTED, _X_PERSUADED = range(4)
 
 
 class DynamicsAcc(NamedTuple):
@@ -113,7 +113,7 @@ class DynamicsAcc(NamedTuple):
             fate_t=np.zeros((threads, k, f, t + 1), np.int64),
             never_selected=np.zeros((threads, k, f), np.int64),
             survival=np.zeros((threads, k, t + 1, 2), np.int64),
-            scratch=np.zeros((threads, max(capacity, 1), 3), np.int64),
+            scratch=np.zeros((threads, max(capacity, 1), 4), np.int64),
             # 16 doubles a thread: each thread's row on its own cache lines (written at
             # every prompt step; two threads on one line would slow each other down).
             prev=np.zeros((threads, 16)),
@@ -168,6 +168,15 @@ def _poison_kind(v, F):
 
 
 @jit(inline=True)
+def _dyn_persuaded(D, v, step):
+    """The reasoner's hook (`wmtsim.engine.agent._reason`): memory ``v`` persuaded it at
+    prompt step ``step`` (a plain run passes ``D = None``: compiled out)."""
+    if D is None:
+        return
+    D.scratch[get_thread_id(), v, _X_PERSUADED] = step + 1
+
+
+@jit(inline=True)
 def _dyn_prompt(D, T, K, step, n, last_obs):
     """Count prompt step ``step`` of the trajectory ``T`` being played (after
     `_prompt_step`, before a fold; ``K``: the `Knobs`): its context's contamination and
@@ -210,7 +219,7 @@ def _dyn_prompt(D, T, K, step, n, last_obs):
             row[T_SELECTED] += 1
             since[K_SELECTED] += 1
             Z[v, _X_SELECTED] = 1
-        if T.persuaded[v] == step + 1:  # it persuaded the reasoner at this step
+        if Z[v, _X_PERSUADED] == step + 1:  # it persuaded the reasoner at this step
             row[T_COMPROMISING] += 1
             since[K_COMPROMISING] += 1
     row[T_PROMPTS] += 1
@@ -244,6 +253,7 @@ def _dyn_end(D, T, K, X, n, n_steps):
     parent, state, poisoned, kind = F.parent, F.state, F.poisoned, F.kind
     memory = K.sw.selection != SEL_NONE
     for v in range(n):
+        Z[v, _X_PERSUADED] = 0  # any memory may have persuaded (a summary too)
         if not poisoned[v] or kind[v] == SUMMARY:
             continue
         if Z[v, _X_KIND] == 0:  # never seen by a prompt (made after the last one)

@@ -199,7 +199,7 @@ def _trajectory(seed, traj, F, slot_of, world_nodes, out):
         is_global=np.zeros(cap, np.bool_), eligible=np.zeros(cap, np.bool_),
         selected=np.zeros(cap, np.bool_), on_path=np.zeros(cap, np.bool_),
         priority=np.full(cap, np.nan), answered=np.zeros(world_nodes, np.bool_),
-        out=out, S=_lifecycle_scratch(cap), persuaded=np.zeros(cap, np.int64))
+        out=out, S=_lifecycle_scratch(cap))
 
 
 @jit
@@ -284,7 +284,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
                 m[v] = 0
             last_obs = v
             n = _prompt_step(T, K, X, step, n, active, np.int64(w_topic[f_wid[active]]), no,
-                             last_obs)
+                             last_obs, D)
             _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, last_obs)
             step += 1
@@ -316,7 +316,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             out[C.revisions] += 1
         elif o == OP_COMPLETE:
             s = slot_of[a]
-            n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs)
+            n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs, D)
             _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, last_obs)
             if sw.fold != 0:
@@ -337,7 +337,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             last_obs = -1
         elif o == OP_FINAL:
             active = root  # typed, not literal: one _prompt_step specialisation
-            n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1))
+            n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1), D)
             _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, np.int64(-1))
             step += 1

@@ -106,9 +106,8 @@ class Knobs(NamedTuple):
 class Trajectory(NamedTuple):
     """One trajectory in the step loop: its draw identity (``seed``, ``traj``), its forest
     row ``F`` and ``slot_of`` map, per-slot flags (global, ε, s, on the active path),
-    branch priorities, answered subtasks (by world id), its counters ``out``, the
-    lifecycle scratch ``S`` and, per slot, the prompt step + 1 at which the memory last
-    persuaded the reasoner (``persuaded``; 0: never; the population aggregates read it)."""
+    branch priorities, answered subtasks (by world id), its counters ``out`` and the
+    lifecycle scratch ``S``."""
 
     seed: Any
     traj: Any
@@ -122,4 +121,3 @@ class Trajectory(NamedTuple):
     answered: np.ndarray
     out: np.ndarray
     S: LifecycleScratch
-    persuaded: np.ndarray
