@@ -85,5 +85,6 @@ def steps_chart(steps: pl.DataFrame, title: str = "") -> Any:
         y=alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title=None),
         color=alt.Color("policy:N", title="configuration"),
         tooltip=["policy", "step", "prompts", _tip("share")],
-    ).properties(width=300, height=180).facet(column=alt.Column("series:N", title=None))
+    ).properties(width=300, height=180).facet(  # two a row: fits a 1,280 px page
+        facet=alt.Facet("series:N", title=None), columns=2)
     return chart.properties(title=title) if title else chart
