@@ -261,23 +261,18 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
 
 
 @jit
-def _fold(T, K, step, s, n):
-    """Fold branch ``s`` on completion (docs/model.md §3) with the summariser stub.
-
-    The root becomes folded and its summary node (created on the first fold, refreshed on
-    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
-    warnings (one per failed action, ``warning_tokens`` each), and each poisoned memory
-    that was eligible at this step with probability p_leak (p_leak_rider for
-    summary-riding poison), recorded in the absorbed memory's ``leak`` provenance.
-    Returns the new slot count.
-    """
-    seed, traj, F, eligible, out = T.seed, T.traj, T.F, T.eligible, T.out
-    p, st, wk = K.p, K.st, K.wk
-    f_wid, parent, kind, state = F.wid, F.parent, F.kind, F.state
-    u, m, tokens, poisoned = F.u, F.m, F.tokens, F.poisoned
-    evidence, topic, pers = F.evidence, F.topic, F.persuasiveness
-    rider, top, summary = F.rider, F.top, F.summary
-    outcome, warnings, leak = F.outcome, F.warnings, F.leak
+def _read_branch(T, K, step, s, n):
+    """The summariser stub reads branch ``s`` (``s`` and its descendants) at ``step``, as a
+    fold (docs/model.md §3) and a promotion do: its raw tokens (summaries excluded), its
+    failure warnings (one per failed action), whether it holds subtask ``s``'s evidence,
+    and the poison that leaks into the summary — each poisoned memory eligible at this
+    step leaks with p_leak (p_leak_rider for summary-riding poison), recorded in its
+    ``leak`` provenance at the bit of ``s``'s depth (the root: bit 0). Returns
+    ``(raw, n_warnings, has_evidence, leaked, leak_pers)``."""
+    seed, traj, F, eligible = T.seed, T.traj, T.F, T.eligible
+    st = K.st
+    f_wid, parent, kind, tokens = F.wid, F.parent, F.kind, F.tokens
+    poisoned, evidence, topic, outcome = F.poisoned, F.evidence, F.topic, F.outcome
     raw = 0.0
     has_evidence = False
     leaked = False
@@ -296,21 +291,48 @@ def _fold(T, K, step, s, n):
         if evidence[v] and topic[v] == f_wid[s]:
             has_evidence = True
         if poisoned[v] and eligible[v]:
-            p_leak = st.p_leak_rider if rider[v] else st.p_leak
+            p_leak = st.p_leak_rider if F.rider[v] else st.p_leak
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
                 leaked = True
-                leak_pers = max(leak_pers, pers[v])
-                leak[v] |= bit
+                leak_pers = max(leak_pers, F.persuasiveness[v])
+                F.leak[v] |= bit
+    return raw, n_warnings, has_evidence, leaked, leak_pers
+
+
+@jit
+def _charge_summariser(out, st, raw):
+    """One summariser call: an LLM call whose prompt is its base tokens plus the branch."""
+    out[C.summariser_calls] += 1
+    out[C.llm_calls] += 1
+    out[C.prompt_tokens] += st.summariser_base_tokens + raw
+    out[C.memory_tokens] += st.summariser_base_tokens + raw
+
+
+@jit
+def _fold(T, K, step, s, n):
+    """Fold branch ``s`` on completion (docs/model.md §3) with the summariser stub.
+
+    The root becomes folded and its summary node (created on the first fold, refreshed on
+    a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
+    warnings (``warning_tokens`` each) and the poison that leaked into it
+    (`_read_branch`). Returns the new slot count.
+    """
+    F, out = T.F, T.out
+    p, st, wk = K.p, K.st, K.wk
+    u, m, tokens, poisoned, pers = F.u, F.m, F.tokens, F.poisoned, F.persuasiveness
+    evidence, state, summary = F.evidence, F.state, F.summary
+    raw, n_warnings, has_evidence, leaked, leak_pers = _read_branch(T, K, step, s, n)
     z = summary[s]
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, s, f_wid[s], top[s], wk.summary_relevance, p.u_init_summary, step)
+        _add_summary(F, z, s, F.wid[s], F.top[s], wk.summary_relevance, p.u_init_summary,
+                     step)
         summary[s] = z
     else:
         u[z] = p.u_init_summary
         m[z] = 0
-    warnings[z] = n_warnings
+    F.warnings[z] = n_warnings
     tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
     evidence[z] = evidence[z] or has_evidence
     if leaked:
@@ -320,10 +342,7 @@ def _fold(T, K, step, s, n):
         state[s] = FOLDED
     F.folded_at[s] = step  # what this fold covers (`WorldSpec.resume_folded`)
     out[C.folds] += 1
-    out[C.summariser_calls] += 1
-    out[C.llm_calls] += 1
-    out[C.prompt_tokens] += st.summariser_base_tokens + raw
-    out[C.memory_tokens] += st.summariser_base_tokens + raw
+    _charge_summariser(out, st, raw)
     return n
 
 
@@ -332,45 +351,23 @@ def _promote(T, K, step, r, n, W, g):
     """Conversation mode (docs/model.md §3): the finished task's summary becomes global
     memory ``g`` (a world node of ``W``), for configurations that fold when
     ``Params.promote_summaries`` is on. The summariser reads the task's tree (root slot
-    ``r``) as a fold does: ceil(c_sum · its tokens) + its failure warnings, each poisoned
-    memory eligible at the final answer (``step``) leaking with p_leak (p_leak_rider),
-    recorded in leak bit 0 (the root's depth; the root's ``summary`` names the global).
-    It carries the task's result when the final answer was correct, starts at
-    u_init_global and decays with ρ_G (Eq. 4). Returns the new slot count."""
-    seed, traj, F, eligible, out = T.seed, T.traj, T.F, T.eligible, T.out
+    ``r``) as a fold does (`_read_branch`: the eligible poison leaks at the final answer,
+    ``step``, recorded in leak bit 0; the root's ``summary`` names the global). It carries
+    the task's result when the final answer was correct, starts at u_init_global and
+    decays with ρ_G (Eq. 4). Returns the new slot count."""
+    F = T.F
     p, st = K.p, K.st
-    parent, kind, tokens, poisoned, outcome = F.parent, F.kind, F.tokens, F.poisoned, F.outcome
-    raw = 0.0
-    leaked = False
-    leak_pers = 0.0
-    n_warnings = 0
-    in_branch = np.zeros(n, np.bool_)
-    for v in range(n):
-        in_branch[v] = v == r or (parent[v] >= 0 and in_branch[parent[v]])
-        if not in_branch[v]:
-            continue
-        if kind[v] != SUMMARY:
-            raw += tokens[v]
-        if kind[v] == ACTION and outcome[v] == FAILURE:
-            n_warnings += 1
-        if poisoned[v] and eligible[v]:
-            p_leak = st.p_leak_rider if F.rider[v] else st.p_leak
-            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
-                leaked = True
-                leak_pers = max(leak_pers, F.persuasiveness[v])
-                F.leak[v] |= np.int64(1)
+    # A root holds no subtask evidence of its own: the result is the final answer's.
+    raw, n_warnings, _, leaked, leak_pers = _read_branch(T, K, step, r, n)
     z = n
     _add_world_node(F, T.slot_of, W, z, g, np.int64(NO_PARENT), p.u_init_global, step + 1)
     T.is_global[z] = True
-    tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
+    F.tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
     F.warnings[z] = n_warnings
     F.evidence[z] = T.answered[F.wid[r]]
     if leaked:
-        poisoned[z] = True
+        F.poisoned[z] = True
         F.persuasiveness[z] = leak_pers
     F.summary[r] = z
-    out[C.summariser_calls] += 1
-    out[C.llm_calls] += 1
-    out[C.prompt_tokens] += st.summariser_base_tokens + raw
-    out[C.memory_tokens] += st.summariser_base_tokens + raw
+    _charge_summariser(T.out, st, raw)
     return n + 1

@@ -257,8 +257,10 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             if not took:
                 continue
             o = OP_ACTION
-        if (o == OP_SUPERSEDE or o == OP_REVISE) and slot_of[a] < 0:
-            took = False  # an event about a copy that was never made
+        if o == OP_SUPERSEDE and slot_of[a] < 0:
+            # The detection of a copy that was never made (a revision is always about
+            # an action of the visit's own order, which every policy plays).
+            took = False
             continue
         if o == OP_GLOBAL:
             _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT),

@@ -187,8 +187,10 @@ class _Trajectory(AgentStubs):
                 if not took:
                     continue
                 op = OP_ACTION
-            if op in (OP_SUPERSEDE, OP_REVISE) and id not in tree.nodes:
-                took = False  # an event about a copy that was never made
+            if op == OP_SUPERSEDE and id not in tree.nodes:
+                # The detection of a copy that was never made (a revision is always
+                # about an action of the visit's own order, which every policy plays).
+                took = False
                 continue
             if op == OP_GLOBAL:
                 tree.add_global(id, tokens=self.w_tokens[w], poisoned=self.w_poisoned[w])
