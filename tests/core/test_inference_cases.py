@@ -197,7 +197,7 @@ def test_verdict_at_p_exactly_alpha() -> None:
 def test_directed_verdict() -> None:
     """The direction is the estimate's sign: margin +0.1 at p 0.01 holds, −0.1 fails; at
     p = 0.05 = alpha still significant; at 0.2 holds (not significant) or tie; an
-    undefined margin is a tie whatever p; a margin of exactly 0 never holds."""
+    undefined margin, or one of exactly 0 (no direction), is a tie whatever p."""
     assert directed_verdict(0.1, 0.01) == HOLDS
     assert directed_verdict(-0.1, 0.01) == FAILS
     assert directed_verdict(0.1, 0.05) == HOLDS
@@ -206,4 +206,5 @@ def test_directed_verdict() -> None:
     assert directed_verdict(-0.1, 0.2) == TIE
     assert directed_verdict(0.0, 0.2) == TIE
     assert directed_verdict(math.nan, 0.0) == TIE
-    assert directed_verdict(0.0, 0.01) != HOLDS
+    assert directed_verdict(0.0, 0.01) == TIE
+    assert directed_verdict(-0.0, 0.0) == TIE

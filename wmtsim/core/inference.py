@@ -132,8 +132,9 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
     """The difference ``D`` of ``a`` and ``b`` (pooled ratios; means when ``den`` is
     None) on paired trajectories, with its test and interval (module docstring).
 
-    Trajectories where a value is not finite (or a denominator is 0 for both) are left
-    out. ``bound``: the largest possible |difference| per trajectory (1 for rates), used
+    Trajectories where a value is not finite are left out; one whose denominators are
+    both 0 stays in (it adds nothing to either pooled ratio, but counts in ``n``, as a
+    trajectory that offered the metric no chance does). ``bound``: the largest possible |difference| per trajectory (1 for rates), used
     by the intervals of sparse and null effects. Returns ``mean`` (= D), ``low``,
     ``high``, ``n``, ``n_nonzero``, ``p`` (two-sided), ``p_greater`` / ``p_less``
     (one-sided, D > 0 / D < 0), ``se``, ``test``, ``interval`` (its method), ``resamples``.
@@ -253,8 +254,8 @@ def directed_verdict(favours: float, p_adjusted: float, alpha: float = ALPHA) ->
     """`verdict` of a claim tested by one two-sided test (symmetric: its direction is the
     point estimate's): ``favours`` the estimate's margin in the claim's favour,
     ``p_adjusted`` the test's p-value after the family's correction."""
-    if not math.isfinite(favours):
-        return TIE
+    if not math.isfinite(favours) or favours == 0.0:
+        return TIE  # no direction: an estimate of exactly 0 favours neither side
     return verdict(0.0 if favours > 0 else 1.0, 1.0 if favours > 0 else 0.0, favours,
                    alpha, p_adjusted)
 
