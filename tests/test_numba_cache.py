@@ -74,3 +74,25 @@ def test_fingerprint_follows_callees_across_subpackages(tmp_path: Path) -> None:
     scoring = root / "core" / "scoring.py"  # called by engine/loop.py through core/lifecycle
     scoring.write_text(scoring.read_text() + "\n# edited\n")
     assert source_fingerprint(root) != before
+
+
+def test_the_remembered_fingerprint_is_the_fingerprint_and_follows_edits(tmp_path: Path) -> None:
+    """The memo by size and modification time gives `source_fingerprint`'s answer, and an
+    edit (a new stamp) computes it afresh; a memo folder that cannot be written only
+    costs the hash."""
+    from wmtsim.numba_cache import _remembered_fingerprint
+
+    (tmp_path / "pkg").mkdir()
+    root = _package(tmp_path / "pkg")
+    base = tmp_path / "cache"
+    first = _remembered_fingerprint(base, "v1", root)
+    assert first == source_fingerprint(root, "v1")
+    assert len(list((base / "stamps").iterdir())) == 1
+    assert _remembered_fingerprint(base, "v1", root) == first  # read back
+    assert _remembered_fingerprint(base, "v2", root) == source_fingerprint(root, "v2")
+    consts = root / "consts.py"
+    consts.write_text("K = 22\n")  # another size, so another stamp whatever the clock
+    assert _remembered_fingerprint(base, "v1", root) == source_fingerprint(root, "v1") != first
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a file where the folder should be: nothing can be written
+    assert _remembered_fingerprint(blocked, "v1", root) == source_fingerprint(root, "v1")

@@ -8,13 +8,7 @@ stay fast.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("wmtsim")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
 
 from . import numba_cache
 
@@ -33,7 +27,21 @@ _LAZY = {
 }
 
 
+def _version() -> str:
+    # importlib.metadata costs ~45 ms to import (email, zipfile, ...): only a run's
+    # manifest needs the version, not ``wmtsim --help``.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wmtsim")
+    except PackageNotFoundError:  # running from a source tree without installation
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()["__version__"] = found = _version()  # looked up once
+        return found
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'wmtsim' has no attribute {name!r}")

@@ -38,6 +38,23 @@ def test_help_imports_no_heavy_library(args: list[str]) -> None:
     assert _heavy_after(code) == [], args
 
 
+def test_help_imports_neither_numpy_nor_the_package_metadata() -> None:
+    """``wmtsim.__version__`` loads on first use: importlib.metadata (~45 ms) is for a
+    run's manifest, not for ``--help``; and no numpy either (`Params`, `Stubs` are lazy)."""
+    light = ("numpy", "scipy", "importlib.metadata")
+    code = HELP.replace("ARGS", repr(["--help"])).replace(
+        "m.split(\".\")[0] in HEAVY", f"m in {light!r} or m.split('.')[0] in {HEAVY!r}")
+    assert _heavy_after(code) == []
+
+
+def test_the_lazy_version_is_the_installed_one() -> None:
+    from importlib.metadata import version
+
+    import wmtsim
+
+    assert wmtsim.__version__ == version("wmtsim")
+
+
 def test_import_wmtsim_imports_no_heavy_library_and_sets_the_cache_on_demand() -> None:
     code = ("import json, os, sys, wmtsim\n"
             f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
