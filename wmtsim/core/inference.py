@@ -134,8 +134,9 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
 
     Trajectories where a value is not finite are left out; one whose denominators are
     both 0 stays in (it adds nothing to either pooled ratio, but counts in ``n``, as a
-    trajectory that offered the metric no chance does). ``bound``: the largest possible |difference| per trajectory (1 for rates), used
-    by the intervals of sparse and null effects. Returns ``mean`` (= D), ``low``,
+    trajectory that offered the metric no chance does). ``bound``: the largest possible
+    |difference| per trajectory (1 for rates), used by the intervals of sparse and null
+    effects. Returns ``mean`` (= D), ``low``,
     ``high``, ``n``, ``n_nonzero``, ``p`` (two-sided), ``p_greater`` / ``p_less``
     (one-sided, D > 0 / D < 0), ``se``, ``test``, ``interval`` (its method), ``resamples``.
     """
