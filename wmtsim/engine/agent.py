@@ -177,7 +177,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
     return n
 
 
-@jit
+@jit(inline=True)  # one call site, per critical step: no call that passes the records
 def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
     """The reasoner stub at a critical step (a subtask's answer, or the final answer).
 

@@ -234,10 +234,16 @@ def _task_depth(parent, s):
 def _draw_id(F, v):
     """The identity slot ``v``'s stub draws are keyed by: its world id, or for a summary
     ``DRAW_SUMMARY`` + the world id of the task it hangs under."""
-    w = F.wid[v]
+    return _draw_id_of(F.wid, F.parent, v)
+
+
+@jit
+def _draw_id_of(wid, parent, v):
+    """`_draw_id` on the forest's ``wid`` and ``parent`` arrays."""
+    w = wid[v]
     if w >= 0:
         return np.int64(w)
-    return np.int64(DRAW_SUMMARY) + np.int64(F.wid[F.parent[v]])
+    return np.int64(DRAW_SUMMARY) + np.int64(wid[parent[v]])
 
 
 @jit

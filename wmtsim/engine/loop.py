@@ -287,7 +287,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             last_obs = v
             n = _prompt_step(T, K, X, step, n, active, np.int64(w_topic[f_wid[active]]), no,
                              last_obs, D)
-            _record(T, r, R, step, n, o)
+            if r >= 0:  # a call passes two records: only for a recorded trajectory
+                _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, last_obs)
             step += 1
         elif o == OP_SUPERSEDE:
@@ -319,7 +320,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
         elif o == OP_COMPLETE:
             s = slot_of[a]
             n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs, D)
-            _record(T, r, R, step, n, o)
+            if r >= 0:  # a call passes two records: only for a recorded trajectory
+                _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, last_obs)
             if sw.fold != 0:
                 n = _fold(T, K, step, s, n)
@@ -340,7 +342,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
         elif o == OP_FINAL:
             active = root  # typed, not literal: one _prompt_step specialisation
             n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1), D)
-            _record(T, r, R, step, n, o)
+            if r >= 0:  # a call passes two records: only for a recorded trajectory
+                _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, np.int64(-1))
             step += 1
         elif o == OP_PROMOTE:

@@ -12,9 +12,7 @@ from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import _branch_of
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
 from wmtsim.core.world_spec import NO_TOPIC
-from wmtsim.engine.forest import (
-    _draw_id,
-)
+from wmtsim.engine.forest import _draw_id_of
 
 # sqrt(3): scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = 1.7320508075688772
@@ -37,11 +35,19 @@ def _query_utility(key, v, topic_now, cross, F, st):
     """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
     noise (``key``: the step's `_step_key`). The field policies use it as their
     similarity to the current query, as an embedding retriever would see it."""
-    kind, poisoned, topic, rel = F.kind, F.poisoned, F.topic, F.rel
+    return _utility(key, v, topic_now, cross, F.kind, F.poisoned, F.topic, F.rel, F.wid,
+                    F.parent, st.poison_boost, st.selector_noise)
+
+
+@jit
+def _utility(key, v, topic_now, cross, kind, poisoned, topic, rel, wid, parent, boost,
+             noise):
+    """`_query_utility` on plain arrays (the selector's loop passes no record per
+    candidate: a record's arrays are reference-counted at every call)."""
     x = _relevance(v, topic_now, kind, topic, rel, cross)
     if poisoned[v] and kind[v] != SUMMARY:
-        x += st.poison_boost
-    return x + st.selector_noise * _noise(key, _draw_id(F, v))
+        x += boost
+    return x + noise * _noise(key, _draw_id_of(wid, parent, v))
 
 
 @jit
@@ -57,7 +63,7 @@ def _noise(key, d):
     return (s - 2.0) * _SQRT3
 
 
-@jit
+@jit(inline=True)  # one call site, per step: no call that passes the records
 def _select_items(T, K, step, n, topic_now, weighted, struct):
     """The selector stub: greedy by utility under the budget B (and the top-k cap), over
     the `Trajectory` ``T``'s ε into its s, with the `Knobs` ``K``.
@@ -70,6 +76,10 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
     eligible, selected, priority = T.eligible, T.selected, T.priority
     cross, p, st = K.wk.cross_relevance, K.p, K.st
     parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
+    poisoned, topic, rel, wid = F.poisoned, F.topic, F.rel, F.wid
+    boost, noise, w_u, w_b = st.poison_boost, st.selector_noise, st.w_u, st.w_b
+    # Candidates by decreasing utility, ties to the older memory: an insertion sort on
+    # -utility that puts a candidate after its equals (stable, as a mergesort would).
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
     key = _step_key(seed, traj, step)
@@ -77,22 +87,27 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
     for v in range(n):
         if not eligible[v]:
             continue
-        x = _query_utility(key, v, topic_now, cross, F, st)
+        x = _utility(key, v, topic_now, cross, kind, poisoned, topic, rel, wid, parent,
+                     boost, noise)
         if weighted:
-            x += st.w_u * u[v]
+            x += w_u * u[v]
             b = _branch_of(parent, kind, v)
             if b >= 0 and not np.isnan(priority[b]):
-                x += st.w_b * priority[b]
-        cands[k] = v
-        neg_util[k] = -x
+                x += w_b * priority[b]
+        q = k
+        while q > 0 and neg_util[q - 1] > -x:
+            neg_util[q] = neg_util[q - 1]
+            cands[q] = cands[q - 1]
+            q -= 1
+        cands[q] = v
+        neg_util[q] = -x
         k += 1
-    order = np.argsort(neg_util[:k], kind="mergesort")  # stable: ties keep slot order
     budget = p.budget
     top_k = int(st.top_k)
     used = 0.0
     count = 0
     for j in range(k):
-        v = cands[order[j]]
+        v = cands[j]
         cost = tokens[v] + struct
         if used + cost <= budget:
             selected[v] = True
