@@ -195,6 +195,43 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
 
 
 @jit
+def _branch_priorities_extend(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                              u: np.ndarray, outcome: np.ndarray, first: int, n: int,
+                              p: Any, priority: np.ndarray, S: LifecycleScratch) -> None:
+    """Eq. 6 after slots ``first`` .. ``n - 1`` were appended to a tree whose statistics
+    in ``S`` (and ``priority``) are those of `_branch_priorities_into` on its first
+    ``first`` slots, nothing else having changed since (no score, outcome or obsolete
+    flag of an older slot).
+
+    Each new node is the last of every branch it joins in creation order, so adding it
+    to its task ancestors' statistics gives the bits of a full pass; only those tasks'
+    priorities change.
+    """
+    u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
+    for v in range(first, n):
+        u_max[v] = -np.inf
+        u_sum[v] = 0.0
+        size[v] = 0
+        n_failed[v] = 0
+        n_obs[v] = 0
+        priority[v] = np.nan
+        failed = kind[v] == ACTION and outcome[v] == FAILURE
+        obs = False
+        a = v
+        while a != NO_PARENT:
+            obs = obs or state[a] == OBSOLETE
+            if kind[a] == TASK:
+                u_max[a] = max(u_max[a], u[v])
+                u_sum[a] += u[v]
+                size[a] += 1
+                n_failed[a] += 1 if failed else 0
+                n_obs[a] += 1 if obs else 0
+                priority[a] = _branch_priority_core(u_max[a], u_sum[a], size[a],
+                                                    n_failed[a], n_obs[a], p)
+            a = parent[a]
+
+
+@jit
 def _suppress(kind: np.ndarray, state: np.ndarray, on_path: np.ndarray,
               priority: np.ndarray, n: int, p: Any) -> int:
     """Eq. 7: z_root ← obsolete when U_b < τ_obs, for every eligible branch.

@@ -16,6 +16,7 @@ import numpy as np
 from wmtsim.core.codes import ACTION, FAILURE, FOLDED, NO_PARENT, OBSOLETE, SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
+    _branch_priorities_extend,
     _branch_priorities_into,
     _candidate_pool_into,
     _mark_active_path,
@@ -53,13 +54,15 @@ from wmtsim.engine.forest import (
 from wmtsim.engine.selector import _select_branches, _select_items
 
 
-@jit
-def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
+@jit(inline=True)  # one call site, per step: no call that passes the records
+def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fresh):
     """One prompt-construction cycle (docs/model.md §4) and, at critical steps, the reasoner.
 
     ``T``: the `Trajectory`; ``K``: the `Knobs`; ``X``: a field policy's `FieldScratch`
-    (None for WMT's configurations). Returns the slot count (a field policy may create a
-    summary).
+    (None for WMT's configurations). ``fresh``: Eq. 6's statistics in ``T.S`` are those
+    of the tree's first ``fresh`` slots, and slots were only appended since (-1: not so,
+    recompute them). Returns the slot count (a field policy may create a summary) and the
+    next step's ``fresh``.
     """
     seed, traj, F, out, S = T.seed, T.traj, T.F, T.out, T.S
     is_global, eligible, selected = T.is_global, T.eligible, T.selected
@@ -102,9 +105,14 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
             pool_tokens += tokens[v]
             n_pool += 1
 
-    # Fresh branch priorities for the selector (Eq. 6 on the current tree).
+    # Fresh branch priorities for the selector (Eq. 6 on the current tree): the last
+    # step's, extended by the nodes appended since when nothing else changed.
     if sw.scores != 0:
-        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
+        if fresh < 0:
+            _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
+        else:
+            _branch_priorities_extend(parent, kind, state, u, outcome, fresh, n, p,
+                                      priority, S)
 
     # 3. Selection.
     prompt = st.base_tokens
@@ -169,12 +177,16 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
     if sw.scores != 0:
         _selection_feedback(u, m, eligible, selected, is_global, p, n)
         _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
+        fresh = n
         if sw.lifecycle != 0:
-            out[C.suppressed] += _suppress(kind, state, on_path, priority, n, p)
+            suppressed = _suppress(kind, state, on_path, priority, n, p)
+            out[C.suppressed] += suppressed
+            if suppressed > 0:
+                fresh = -1  # O_b changed in the suppressed branches and their ancestors
 
     if critical:
         _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, active, D)
-    return n
+    return n, fresh
 
 
 @jit(inline=True)  # one call site, per critical step: no call that passes the records

@@ -248,6 +248,13 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     step: Any = np.int64(0)
     last_obs: Any = np.int64(-1)  # the action observed just before this prompt
     took = False  # the last supersession took effect (attack rule reinject, OP_REINJECT)
+    # The prompt step's arguments, set by the event that makes one.
+    topic_now: Any = no_topic
+    critical: Any = no
+    obs: Any = last_obs
+    # Eq. 6's statistics hold for the first ``fresh`` slots, and slots were only appended
+    # since (-1: an older slot's score, outcome or obsolete flag changed: recompute).
+    fresh: Any = np.int64(-1)
     for e in range(n_ev):
         o = op[e]
         a = arg[e]
@@ -262,39 +269,49 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # an action of the visit's own order, which every policy plays).
             took = False
             continue
-        if o == OP_GLOBAL:
-            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT),
-                            p.u_init_global, step)
-            is_global[n] = True
-            n += 1
-        elif o == OP_TASK:
-            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(slot_of[w_parent[a]]),
-                            p.u_init_task,
-                            step)
-            active = n
-            n += 1
-        elif o == OP_ACTION:
+        # Node creation and the prompt step each have one call site below (they take the
+        # trajectory's records; one site lets numba inline them, so no call copies them).
+        prompt = False
+        if o == OP_GLOBAL or o == OP_TASK or o == OP_ACTION or o == OP_ROOT:
             v = n
-            _add_world_node(F, slot_of, W, v, np.int64(a), np.int64(slot_of[w_parent[a]]),
-                            p.u_init_action,
-                            step)
+            if o == OP_GLOBAL or o == OP_ROOT:
+                up = np.int64(NO_PARENT)
+            else:
+                up = np.int64(slot_of[w_parent[a]])
+            if o == OP_GLOBAL:
+                u0 = p.u_init_global
+            elif o == OP_TASK:
+                u0 = p.u_init_task
+            elif o == OP_ACTION:
+                u0 = p.u_init_action
+            else:
+                u0 = p.u_init_root
+            _add_world_node(F, slot_of, W, v, np.int64(a), up, u0, step)
             n += 1
-            # Eq. 2: the outcome event sets the score.
-            outcome[v] = w_outcome[a]
-            u[v] = _event_score(w_outcome[a] == SUCCESS, p)
-            if p.event_resets_m != 0.0:
-                m[v] = 0
-            last_obs = v
-            n = _prompt_step(T, K, X, step, n, active, np.int64(w_topic[f_wid[active]]), no,
-                             last_obs, D)
-            if r >= 0:  # a call passes two records: only for a recorded trajectory
-                _record(T, r, R, step, n, o)
-            _dyn_prompt(D, T, K, step, n, last_obs)
-            step += 1
+            if o == OP_GLOBAL:
+                is_global[v] = True
+            elif o == OP_TASK:
+                active = v
+            elif o == OP_ACTION:
+                # Eq. 2: the outcome event sets the score.
+                outcome[v] = w_outcome[a]
+                u[v] = _event_score(w_outcome[a] == SUCCESS, p)
+                if p.event_resets_m != 0.0:
+                    m[v] = 0
+                last_obs = v
+                prompt = True
+                topic_now = np.int64(w_topic[f_wid[active]])
+                critical = no
+                obs = last_obs
+            else:  # OP_ROOT
+                root = v
+                active = v
+                last_obs = -1
         elif o == OP_SUPERSEDE:
             # docs/model.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
             took = False
+            fresh = -1  # an obsolete flag may change
             if sw.supersede != 0:
                 in_store = False
                 if X is not None:  # compiled out for WMT's configurations
@@ -312,24 +329,17 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # A later observation revises an action's outcome: Eq. 2 again, on the
             # opposite outcome (every policy records it; it is not a prompt step).
             v = slot_of[a]
+            fresh = -1  # an older slot's outcome and score change
             outcome[v] = FAILURE if outcome[v] == SUCCESS else SUCCESS
             u[v] = _event_score(outcome[v] == SUCCESS, p)
             if p.event_resets_m != 0.0:
                 m[v] = 0
             out[C.revisions] += 1
         elif o == OP_COMPLETE:
-            s = slot_of[a]
-            n = _prompt_step(T, K, X, step, n, active, np.int64(a), yes, last_obs, D)
-            if r >= 0:  # a call passes two records: only for a recorded trajectory
-                _record(T, r, R, step, n, o)
-            _dyn_prompt(D, T, K, step, n, last_obs)
-            if sw.fold != 0:
-                n = _fold(T, K, step, s, n)
-            elif state[s] != OBSOLETE:
-                state[s] = COMPLETED
-            active = parent[s]
-            last_obs = -1
-            step += 1
+            prompt = True
+            topic_now = np.int64(a)
+            critical = yes
+            obs = last_obs
         elif o == OP_REOPEN:
             s = slot_of[a]
             # A configuration without reopen leaves a folded subtask folded, unless the
@@ -340,27 +350,37 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             active = s
             last_obs = -1
         elif o == OP_FINAL:
-            active = root  # typed, not literal: one _prompt_step specialisation
-            n = _prompt_step(T, K, X, step, n, active, no_topic, yes, np.int64(-1), D)
-            if r >= 0:  # a call passes two records: only for a recorded trajectory
-                _record(T, r, R, step, n, o)
-            _dyn_prompt(D, T, K, step, n, np.int64(-1))
-            step += 1
+            active = root
+            prompt = True
+            topic_now = no_topic
+            critical = yes
+            obs = np.int64(-1)
         elif o == OP_PROMOTE:
             # Conversation mode (docs/world.md): the task is over. A field policy's store
             # carries over as it is; WMT's configurations retire the finished tree (it
             # leaves the pool, stays stored), after promoting its summary where they fold.
             if sw.selection != SEL_BASELINE:
+                fresh = -1  # the finished tree becomes obsolete
                 if sw.fold != 0 and p.promote_summaries != 0:
                     n = _promote(T, K, step - 1, root, n, W, np.int64(a))
                 _retire(parent, kind, state, root, n)
-        elif o == OP_ROOT:
-            _add_world_node(F, slot_of, W, n, np.int64(a), np.int64(NO_PARENT), p.u_init_root,
-                            step)
-            root = n
-            active = n
-            n += 1
-            last_obs = -1
+        if prompt:
+            n, fresh = _prompt_step(T, K, X, step, n, active, topic_now, critical, obs, D,
+                                    fresh)
+            if r >= 0:  # a call passes two records: only for a recorded trajectory
+                _record(T, r, R, step, n, o)
+            _dyn_prompt(D, T, K, step, n, obs)
+            if o == OP_COMPLETE:
+                s = slot_of[a]
+                if sw.fold != 0:
+                    if F.summary[s] >= 0:
+                        fresh = -1  # a re-fold resets its summary's score
+                    n = _fold(T, K, step, s, n)
+                elif state[s] != OBSOLETE:
+                    state[s] = COMPLETED
+                active = parent[s]
+                last_obs = -1
+            step += 1
 
     # IP (Eq. 10): injected poison still eligible once memory management is done.
     out[C.p_i] = 0.0
