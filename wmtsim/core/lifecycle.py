@@ -30,8 +30,11 @@ from wmtsim.core.scoring import _branch_priority_core
 class LifecycleScratch(NamedTuple):
     """Caller-owned scratch of the ``*_into`` kernels, one entry per node: the candidate
     pool's ``in_folded`` / ``in_obsolete`` flags and Eq. 6's per-branch statistics
-    (max u, Σ u, |V_b|, failed and obsolete counts). The engine allocates it once per
-    trajectory (`_lifecycle_scratch`) and reuses it at every step."""
+    (max u, Σ u, |V_b|, failed and obsolete counts); ``fresh[0]``: the statistics are
+    those of the tree's first ``fresh[0]`` slots, and slots were only appended since
+    (-1: an older slot's score, outcome or obsolete flag may have changed; whoever
+    changes one sets it). The engine allocates it once per trajectory
+    (`_lifecycle_scratch`) and reuses it at every step."""
 
     in_folded: np.ndarray
     in_obsolete: np.ndarray
@@ -40,6 +43,7 @@ class LifecycleScratch(NamedTuple):
     size: np.ndarray
     n_failed: np.ndarray
     n_obs: np.ndarray
+    fresh: np.ndarray
 
 
 @jit
@@ -47,7 +51,8 @@ def _lifecycle_scratch(n: int) -> LifecycleScratch:
     """A `LifecycleScratch` for ``n`` nodes (contents undefined: the kernels set them)."""
     return LifecycleScratch(
         np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n), np.empty(n),
-        np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64))
+        np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+        np.full(1, -1, np.int64))
 
 
 @jit
@@ -77,13 +82,15 @@ def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
     _candidate_pool_into(parent, kind, state, on_path, n, eligible, _lifecycle_scratch(n))
 
 
-@jit
+@jit(inline=True)  # per step: no call that passes the scratch record
 def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                          on_path: np.ndarray, n: int, eligible: np.ndarray,
                          S: LifecycleScratch) -> None:
     """`_candidate_pool` with caller-owned scratch ``S`` (the engine reuses it every step)."""
     in_folded, in_obsolete = S.in_folded, S.in_obsolete
     # in_folded[v]: a strict ancestor of v is folded; in_obsolete[v]: v or an ancestor is.
+    # A parent precedes its children (creation order), so one forward pass sets both
+    # flags and decides v.
     for v in range(n):
         a = parent[v]
         if a != NO_PARENT:
@@ -92,7 +99,6 @@ def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray
         else:
             in_folded[v] = False
             in_obsolete[v] = state[v] == OBSOLETE
-    for v in range(n):
         k = kind[v]
         if k == ROOT or on_path[v] or in_obsolete[v]:
             eligible[v] = False
@@ -160,7 +166,7 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             _lifecycle_scratch(n))
 
 
-@jit
+@jit(inline=True)  # per step: no call that passes the scratch record
 def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                             priority: np.ndarray, S: LifecycleScratch) -> None:
@@ -192,21 +198,25 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
                                                 n_obs[b], p)
         else:
             priority[b] = np.nan
+    S.fresh[0] = n
 
 
-@jit
-def _branch_priorities_extend(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
-                              u: np.ndarray, outcome: np.ndarray, first: int, n: int,
-                              p: Any, priority: np.ndarray, S: LifecycleScratch) -> None:
-    """Eq. 6 after slots ``first`` .. ``n - 1`` were appended to a tree whose statistics
-    in ``S`` (and ``priority``) are those of `_branch_priorities_into` on its first
-    ``first`` slots, nothing else having changed since (no score, outcome or obsolete
-    flag of an older slot).
+@jit(inline=True)  # per step: no call that passes the scratch record
+def _branch_priorities_update(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                              u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
+                              priority: np.ndarray, S: LifecycleScratch) -> None:
+    """Eq. 6 on the current tree, from the statistics of the last pass where they still
+    hold: `_branch_priorities_into` when ``S.fresh[0]`` is -1, else the slots appended
+    since (``S.fresh[0]`` .. ``n - 1``) are added to them.
 
     Each new node is the last of every branch it joins in creation order, so adding it
     to its task ancestors' statistics gives the bits of a full pass; only those tasks'
     priorities change.
     """
+    first = S.fresh[0]
+    if first < 0:
+        _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
+        return
     u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
     for v in range(first, n):
         u_max[v] = -np.inf
@@ -229,6 +239,7 @@ def _branch_priorities_extend(parent: np.ndarray, kind: np.ndarray, state: np.nd
                 priority[a] = _branch_priority_core(u_max[a], u_sum[a], size[a],
                                                     n_failed[a], n_obs[a], p)
             a = parent[a]
+    S.fresh[0] = n
 
 
 @jit

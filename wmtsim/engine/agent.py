@@ -16,8 +16,8 @@ import numpy as np
 from wmtsim.core.codes import ACTION, FAILURE, FOLDED, NO_PARENT, OBSOLETE, SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
-    _branch_priorities_extend,
     _branch_priorities_into,
+    _branch_priorities_update,
     _candidate_pool_into,
     _mark_active_path,
     _reveal_resumed,
@@ -55,14 +55,12 @@ from wmtsim.engine.selector import _select_branches, _select_items
 
 
 @jit(inline=True)  # one call site, per step: no call that passes the records
-def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fresh):
+def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
     """One prompt-construction cycle (docs/model.md §4) and, at critical steps, the reasoner.
 
     ``T``: the `Trajectory`; ``K``: the `Knobs`; ``X``: a field policy's `FieldScratch`
-    (None for WMT's configurations). ``fresh``: Eq. 6's statistics in ``T.S`` are those
-    of the tree's first ``fresh`` slots, and slots were only appended since (-1: not so,
-    recompute them). Returns the slot count (a field policy may create a summary) and the
-    next step's ``fresh``.
+    (None for WMT's configurations). Returns the slot count (a field policy may create a
+    summary).
     """
     seed, traj, F, out, S = T.seed, T.traj, T.F, T.out, T.S
     is_global, eligible, selected = T.is_global, T.eligible, T.selected
@@ -96,11 +94,11 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fre
             if wk.resume_folded == RESUME_NEW:
                 _reveal_resumed(parent, kind, state, on_path, F.created, F.folded_at, n,
                                 eligible, S)
-        for v in range(n):
-            selected[v] = False
     pool_tokens = 0.0
     n_pool = 0
     for v in range(n):
+        if not field:
+            selected[v] = False
         if eligible[v]:
             pool_tokens += tokens[v]
             n_pool += 1
@@ -108,11 +106,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fre
     # Fresh branch priorities for the selector (Eq. 6 on the current tree): the last
     # step's, extended by the nodes appended since when nothing else changed.
     if sw.scores != 0:
-        if fresh < 0:
-            _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
-        else:
-            _branch_priorities_extend(parent, kind, state, u, outcome, fresh, n, p,
-                                      priority, S)
+        _branch_priorities_update(parent, kind, state, u, outcome, n, p, priority, S)
 
     # 3. Selection.
     prompt = st.base_tokens
@@ -132,11 +126,13 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fre
 
     # Context accounting (Eqs. 9, 11, 13).
     ctx_tokens = 0.0
+    sel_raw = 0.0
     n_ctx = 0
     contaminated = False
     for v in range(n):
         if selected[v]:
             ctx_tokens += tokens[v] + struct
+            sel_raw += tokens[v]
             n_ctx += 1
             if poisoned[v]:
                 out[C.h_p] += 1
@@ -157,10 +153,6 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fre
     out[C.context_max] = max(out[C.context_max], ctx_tokens)
     out[C.context_items_max] = max(out[C.context_items_max], float(n_ctx))
     if pool_tokens > 0:
-        sel_raw = 0.0
-        for v in range(n):
-            if selected[v]:
-                sel_raw += tokens[v]
         out[C.ccr_sum] += sel_raw / pool_tokens
         out[C.ccr_steps] += 1
     # The observation just made is fed to the agent with the prompt (docs/world.md,
@@ -177,16 +169,15 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D, fre
     if sw.scores != 0:
         _selection_feedback(u, m, eligible, selected, is_global, p, n)
         _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
-        fresh = n
         if sw.lifecycle != 0:
             suppressed = _suppress(kind, state, on_path, priority, n, p)
             out[C.suppressed] += suppressed
             if suppressed > 0:
-                fresh = -1  # O_b changed in the suppressed branches and their ancestors
+                S.fresh[0] = -1  # O_b changed in the suppressed branches and ancestors
 
     if critical:
         _reason(T, K, step, n, topic_now, last_obs, ctx_tokens + obs_tokens, active, D)
-    return n, fresh
+    return n
 
 
 @jit(inline=True)  # one call site, per critical step: no call that passes the records

@@ -22,7 +22,7 @@ from wmtsim.engine.forest import (
     _draw_id,
     _task_depth,
 )
-from wmtsim.engine.selector import _noise, _relevance
+from wmtsim.engine.selector import _relevance, _utility
 
 
 @jit
@@ -54,11 +54,10 @@ def _retrieval_similarity(key, v, topic_now, cross, F, st, bl):
     search): the selector stub's unweighted utility, relevance + poison boost + noise,
     with the very draws WMT's selector sees (``key``: the step's `_step_key`), the noise
     scaled by `Baselines.retrieval_noise` (1 = the same as WMT's selector)."""
-    kind, poisoned, topic, rel = F.kind, F.poisoned, F.topic, F.rel
-    x = _relevance(v, topic_now, kind, topic, rel, cross)
-    if poisoned[v] and kind[v] != SUMMARY:
-        x += st.poison_boost
-    return x + (bl.retrieval_noise * st.selector_noise) * _noise(key, _draw_id(F, v))
+    kind = F.kind
+    return _utility(key, _draw_id(F, v), _relevance(v, topic_now, kind, F.topic, F.rel, cross),
+                    F.poisoned[v] and kind[v] != SUMMARY, st.poison_boost,
+                    bl.retrieval_noise * st.selector_noise)
 
 
 @jit

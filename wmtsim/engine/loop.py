@@ -252,9 +252,11 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
     topic_now: Any = no_topic
     critical: Any = no
     obs: Any = last_obs
-    # Eq. 6's statistics hold for the first ``fresh`` slots, and slots were only appended
-    # since (-1: an older slot's score, outcome or obsolete flag changed: recompute).
-    fresh: Any = np.int64(-1)
+    # Eq. 6's statistics (``T.S``) hold for the first ``fresh[0]`` slots while slots are
+    # only appended; an event that changes an older slot's score, outcome or obsolete
+    # flag sets it to -1 (recompute them all).
+    fresh = T.S.fresh
+    fresh[0] = -1
     for e in range(n_ev):
         o = op[e]
         a = arg[e]
@@ -311,7 +313,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # docs/model.md §3 "supersede / invalidate", for policies that act on the event
             # (`Policy.supersede`; the others keep the memory as it was).
             took = False
-            fresh = -1  # an obsolete flag may change
+            fresh[0] = -1  # an obsolete flag may change
             if sw.supersede != 0:
                 in_store = False
                 if X is not None:  # compiled out for WMT's configurations
@@ -329,7 +331,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # A later observation revises an action's outcome: Eq. 2 again, on the
             # opposite outcome (every policy records it; it is not a prompt step).
             v = slot_of[a]
-            fresh = -1  # an older slot's outcome and score change
+            fresh[0] = -1  # an older slot's outcome and score change
             outcome[v] = FAILURE if outcome[v] == SUCCESS else SUCCESS
             u[v] = _event_score(outcome[v] == SUCCESS, p)
             if p.event_resets_m != 0.0:
@@ -360,13 +362,12 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # carries over as it is; WMT's configurations retire the finished tree (it
             # leaves the pool, stays stored), after promoting its summary where they fold.
             if sw.selection != SEL_BASELINE:
-                fresh = -1  # the finished tree becomes obsolete
+                fresh[0] = -1  # the finished tree becomes obsolete
                 if sw.fold != 0 and p.promote_summaries != 0:
                     n = _promote(T, K, step - 1, root, n, W, np.int64(a))
                 _retire(parent, kind, state, root, n)
         if prompt:
-            n, fresh = _prompt_step(T, K, X, step, n, active, topic_now, critical, obs, D,
-                                    fresh)
+            n = _prompt_step(T, K, X, step, n, active, topic_now, critical, obs, D)
             if r >= 0:  # a call passes two records: only for a recorded trajectory
                 _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, obs)
@@ -374,7 +375,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
                 s = slot_of[a]
                 if sw.fold != 0:
                     if F.summary[s] >= 0:
-                        fresh = -1  # a re-fold resets its summary's score
+                        fresh[0] = -1  # a re-fold resets its summary's score
                     n = _fold(T, K, step, s, n)
                 elif state[s] != OBSOLETE:
                     state[s] = COMPLETED

@@ -31,23 +31,15 @@ def _relevance(v, topic_now, kind, topic, rel, cross):
 
 
 @jit
-def _query_utility(key, v, topic_now, cross, F, st):
-    """The selector stub's unweighted utility of memory ``v``: relevance + poison boost +
-    noise (``key``: the step's `_step_key`). The field policies use it as their
-    similarity to the current query, as an embedding retriever would see it."""
-    return _utility(key, v, topic_now, cross, F.kind, F.poisoned, F.topic, F.rel, F.wid,
-                    F.parent, st.poison_boost, st.selector_noise)
-
-
-@jit
-def _utility(key, v, topic_now, cross, kind, poisoned, topic, rel, wid, parent, boost,
-             noise):
-    """`_query_utility` on plain arrays (the selector's loop passes no record per
-    candidate: a record's arrays are reference-counted at every call)."""
-    x = _relevance(v, topic_now, kind, topic, rel, cross)
-    if poisoned[v] and kind[v] != SUMMARY:
+def _utility(key, d, x, boosted, boost, noise_sd):
+    """The selector stub's unweighted utility of a memory: its latent relevance ``x``
+    (`_relevance`), + ``boost`` when ``boosted`` (poison that is not a summary), +
+    ``noise_sd`` · `_noise` for its draw identity ``d`` (``key``: the step's
+    `_step_key`). The field's retrievers see the same (`_retrieval_similarity`), as an
+    embedding search would. Plain values, no record: it runs once per candidate."""
+    if boosted:
         x += boost
-    return x + noise * _noise(key, _draw_id_of(wid, parent, v))
+    return x + noise_sd * _noise(key, d)
 
 
 @jit
@@ -78,36 +70,40 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
     parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     poisoned, topic, rel, wid = F.poisoned, F.topic, F.rel, F.wid
     boost, noise, w_u, w_b = st.poison_boost, st.selector_noise, st.w_u, st.w_b
-    # Candidates by decreasing utility, ties to the older memory: an insertion sort on
-    # -utility that puts a candidate after its equals (stable, as a mergesort would).
+    # Each candidate's utility, in slot order; then the greedy pick takes them best
+    # first from a heap (ties to the older memory, as a stable sort would), and stops as
+    # soon as no candidate left could fit: usually long before the pool is sorted.
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
     key = _step_key(seed, traj, step)
     k = 0
+    min_cost = np.inf
     for v in range(n):
         if not eligible[v]:
             continue
-        x = _utility(key, v, topic_now, cross, kind, poisoned, topic, rel, wid, parent,
-                     boost, noise)
+        x = _utility(key, _draw_id_of(wid, parent, v),
+                     _relevance(v, topic_now, kind, topic, rel, cross),
+                     poisoned[v] and kind[v] != SUMMARY, boost, noise)
         if weighted:
             x += w_u * u[v]
             b = _branch_of(parent, kind, v)
             if b >= 0 and not np.isnan(priority[b]):
                 x += w_b * priority[b]
-        q = k
-        while q > 0 and neg_util[q - 1] > -x:
-            neg_util[q] = neg_util[q - 1]
-            cands[q] = cands[q - 1]
-            q -= 1
-        cands[q] = v
-        neg_util[q] = -x
+        cands[k] = v
+        neg_util[k] = -x
+        min_cost = min(min_cost, tokens[v] + struct)
         k += 1
+    for j in range(k // 2 - 1, -1, -1):
+        _sift_down(neg_util, cands, j, k)
     budget = p.budget
     top_k = int(st.top_k)
     used = 0.0
     count = 0
-    for j in range(k):
-        v = cands[j]
+    while k > 0 and used + min_cost <= budget:
+        v = cands[0]  # the best candidate left
+        k -= 1
+        cands[0], neg_util[0] = cands[k], neg_util[k]
+        _sift_down(neg_util, cands, 0, k)
         cost = tokens[v] + struct
         if used + cost <= budget:
             selected[v] = True
@@ -115,6 +111,26 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
             count += 1
             if top_k > 0 and count >= top_k:
                 break
+
+
+@jit
+def _sift_down(neg_util, cands, i, k):
+    """Restore the heap order of ``(neg_util, cands)[:k]`` below entry ``i``: an entry
+    comes before its children by lower -utility, then by the older slot. (Utilities are
+    finite: relevance, scores and priorities are.)"""
+    while True:
+        c = 2 * i + 1
+        if c >= k:
+            return
+        if c + 1 < k and (neg_util[c + 1] < neg_util[c] or (
+                neg_util[c + 1] == neg_util[c] and cands[c + 1] < cands[c])):
+            c += 1
+        if neg_util[c] < neg_util[i] or (neg_util[c] == neg_util[i] and cands[c] < cands[i]):
+            neg_util[i], neg_util[c] = neg_util[c], neg_util[i]
+            cands[i], cands[c] = cands[c], cands[i]
+            i = c
+        else:
+            return
 
 
 @jit
