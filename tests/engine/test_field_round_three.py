@@ -131,7 +131,7 @@ def _letta_records(rel: list[float], knobs: Baselines):  # type: ignore[no-untyp
     f = np.zeros(n)
     out = np.zeros(N_COUNTERS)
     T = Trajectory(np.int64(0), np.int64(0), F, np.zeros(n, np.int64), b, b, b, b, f, b,
-                   out, LifecycleScratch(b, b, f, f, f, f, f))
+                   out, LifecycleScratch(b, b, f, f, f, f, f, np.full(1, -1, np.int64)))
     store = FieldState(np.full(n, B_IN, np.int8), np.zeros(n), np.zeros(n, np.int64),
                        np.zeros(n, np.int64), np.ones(n), np.zeros(n, np.bool_))
     X = FieldScratch(store, np.zeros(2), np.zeros(N_MISC, np.int64), as_array(knobs.pack()))

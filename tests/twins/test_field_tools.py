@@ -229,7 +229,7 @@ def test_letta_pressure_hand_worked() -> None:
     F.wid[:] = np.arange(n)
     b = np.zeros(n, np.bool_)
     f = np.zeros(n)
-    S = LifecycleScratch(b, b, f, f, f, f, f)
+    S = LifecycleScratch(b, b, f, f, f, f, f, np.full(1, -1, np.int64))
     out = np.zeros(N_COUNTERS)
     T = Trajectory(np.int64(0), np.int64(0), F, np.zeros(n, np.int64), b, b, b, b, f, b,
                    out, S)
@@ -283,7 +283,7 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     f = np.zeros(cap)
     out = np.zeros(N_COUNTERS)
     T = Trajectory(np.int64(0), np.int64(0), F, slot_of, b, b, b, b, f, b, out,
-                   LifecycleScratch(b, b, f, f, f, f, f))
+                   LifecycleScratch(b, b, f, f, f, f, f, np.full(1, -1, np.int64)))
     place = np.array([B_UNSEEN, B_IN, B_IN, B_IN, B_IN, B_UNSEEN], np.int8)
     store = FieldState(place, np.zeros(cap), np.zeros(cap, np.int64),
                        np.zeros(cap, np.int64), np.ones(cap), np.zeros(cap, np.bool_))
