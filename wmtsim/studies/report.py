@@ -115,14 +115,12 @@ def summarise(results: dict[str, SimResult], n_resamples: int = resamples_for(AL
     """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
     import polars as pl
 
-    from wmtsim.engine.simulation import metric_ci
+    from wmtsim.engine.simulation import metric_cis
 
-    rows = []
-    for p, r in results.items():
-        for m in SUMMARY_METRICS:
-            rows.append({"policy": p, "metric": m,
-                         **metric_ci(r.trajectories, m, 0.95, n_resamples, r.seed)})
-    return pl.DataFrame(rows)
+    cis = iter(metric_cis([(r.trajectories, r.seed) for r in results.values()],
+                          SUMMARY_METRICS, 0.95, n_resamples))
+    return pl.DataFrame([{"policy": p, "metric": m, **next(cis)}
+                         for p in results for m in SUMMARY_METRICS])
 
 
 PAIRED_SCHEMA = {"mean": "f", "low": "f", "high": "f", "n": "i", "n_nonzero": "i",
