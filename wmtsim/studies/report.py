@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,8 @@ _CSV_METRIC = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af", "
 @cache
 def paper_rows() -> tuple[dict[str, str], ...]:
     """Every row of the paper's tables (``wmtsim/data/paper_tables.csv``)."""
+    from importlib import resources
+
     text = (resources.files("wmtsim") / "data" / "paper_tables.csv").read_text("utf-8")
     return tuple(csv.DictReader(text.splitlines()))
 
