@@ -393,7 +393,8 @@ def sweep(
             err_console.print(f"warning: {note}", markup=False, highlight=False)
         from wmtsim.interfaces.cli_scenarios import _compile_first
 
-        _compile_first(spec.policies, progress)  # here, not in each worker, and said
+        if scheduler is None:  # here, not in each local worker, and said (a cluster's
+            _compile_first(spec.policies, progress)  # workers compile on their machines)
         with _watching():
             report = run_sweep(spec, out, workers=workers, scheduler=scheduler,
                                resume=resume, progress=progress)

@@ -112,7 +112,8 @@ def screen(
     folder = _out_folder(out, scs[0].name, "screen")
     from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
 
-    _compile_first((policy,))  # here, not in each worker, and said
+    if scheduler is None:  # here, not in each local worker, and said
+        _compile_first((policy,))
     try:
         with _watching():
             result = run_screen(scs, policy, ranges, trajectories, n, seed, metrics,
@@ -221,7 +222,8 @@ def tune(
     recover_kept(folder, keep)
     from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
 
-    _compile_first((policy,), progress)  # here, not in each worker, and said
+    if scheduler is None:  # here, not in each local worker, and said
+        _compile_first((policy,), progress)
     with _watching():
         _run_tune(fit, folder, trials, batch, seed, holdout_seeds, held, choose, charts,
                   progress, keep)
