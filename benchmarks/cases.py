@@ -503,7 +503,8 @@ def bench_startup(sz: Sizes) -> dict[str, Any]:
         timed("warmup_cold_seconds", [_wmtsim_exe(), "warmup"], warm)
         timed("after_warmup_seconds", cmd, warm, sz.repeats)
         # What each kernel group cost in the cold run (`wmtsim.engine.warm` markers).
-        out["cold_groups"] = {p.name.removeprefix(".compiled-"): float(p.read_text())
+        out["cold_groups"] = {p.name.removeprefix(".compiled-").rsplit("-", 1)[0]:
+                              float(p.read_text())
                               for p in sorted(cold.glob(".compiled-*"))}
         groups = ", ".join(f"{g} {s:.0f} s" for g, s in out["cold_groups"].items())
         out["rows"] += [

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import polars as pl
 
+from wmtsim.core.bootstrap import mean_ci
 from wmtsim.core.formatting import interval, num
 from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS
 from wmtsim.core.policies import FIELD_POLICIES, POLICIES
-from wmtsim.engine.simulation import METRIC_NAMES, mean_ci, paired_difference
+from wmtsim.engine.simulation import METRIC_NAMES, paired_difference
 from wmtsim.studies.field_curves import (
     budget_curves,
     curve_chart,

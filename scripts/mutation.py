@@ -83,7 +83,7 @@ GROUPS = (
                                    "ratio_parts")},
         "tests/core/test_metric_counters.py -k 'not engine'", {}, fresh_cache=True),
     Group("stats", {
-        "wmtsim/core/bootstrap.py": ("mean_ci", "pooled_ci", "paired_bootstrap"),
+        "wmtsim/core/bootstrap.py": ("mean_cis", "_type7", "pooled_cis", "paired_bootstrap"),
         "wmtsim/engine/simulation.py": ("paired_difference",),
         "wmtsim/studies/claims.py": ("Claim.favour", "evaluate"),
         "wmtsim/studies/report.py": ("paired_vs",),

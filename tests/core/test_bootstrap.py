@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from wmtsim.core.bootstrap import mean_ci
+from wmtsim.core.bootstrap import mean_ci, mean_cis, pooled_ci, pooled_cis
 
 
 @pytest.mark.parametrize("case", range(60))
@@ -59,3 +59,40 @@ def test_mean_ci_imports_no_scipy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_batched_intervals_are_each_series_own() -> None:
+    """`mean_cis` and `pooled_cis` draw each resampling matrix once per (seed, size) for
+    a whole batch (a run's summary): every interval must still be the one its series
+    gets alone from scipy (means) or from its own draws (pooled), to the bit, whatever
+    the order of sizes and seeds in the batch."""
+    r = np.random.default_rng(99)
+    sizes = [5, 40, 5, 2, 40, 1, 17, 40, 5]
+    seeds = [0, 3, 3, 0, 3, 1, 0, 0, 0]
+    xs = [r.random(n) for n in sizes]
+    xs[4][:3] = np.nan  # 37 finite values: a size of its own
+    xs[7][:] = 0.25  # constant: no resampling
+    got = mean_cis(xs, 0.9, 500, seeds)
+    for x, seed, g in zip(xs, seeds, got, strict=True):
+        xf = x[np.isfinite(x)]
+        if xf.size < 2 or np.all(xf == xf[0]):
+            assert g["low"] == g["high"] == g["mean"]
+            continue
+        want = stats.bootstrap((xf,), np.mean, confidence_level=0.9, n_resamples=500,
+                               method="percentile", rng=np.random.default_rng(seed),
+                               vectorized=True)
+        assert (g["low"], g["high"]) == (float(want.confidence_interval.low),
+                                         float(want.confidence_interval.high))
+    parts = [(r.integers(0, 5, n).astype(float), r.integers(0, 3, n).astype(float))
+             for n in sizes]
+    parts[2] = (parts[2][0], np.zeros(5))  # no denominator: nan
+    for (num, den), seed, g in zip(parts, seeds, pooled_cis(parts, 0.9, 500, seeds),
+                                   strict=True):
+        assert g == pooled_ci(num, den, 0.9, 500, seed) or np.isnan(g["pooled"])
+        if num.size >= 2 and den.sum() > 0:  # the interval of its own draws, as before
+            idx = np.random.default_rng(seed).integers(0, num.size, (500, num.size))
+            sums = den[idx].sum(axis=1)
+            stat = num[idx].sum(axis=1)[sums > 0] / sums[sums > 0]
+            alpha = (1.0 - 0.9) / 2.0  # as pooled_ci computes it (not quite 0.05)
+            assert g["pooled_low"] == float(np.quantile(stat, alpha))
+            assert g["pooled_high"] == float(np.quantile(stat, 1.0 - alpha))

@@ -13,6 +13,7 @@ indices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -51,15 +52,34 @@ def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
     type 7), written out so that a run's summary does not import scipy.stats (~1 s of a
     warm ``wmtsim run``); tests/core/test_bootstrap.py holds it to scipy's result.
     """
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
-    mean = float(x.mean())
-    if x.size < 2 or np.all(x == x[0]):
-        return {"mean": mean, "low": mean, "high": mean, "n": int(x.size)}
-    rng = np.random.default_rng(seed)
-    i = rng.integers(0, x.size, (n_resamples, x.size))  # each row one resample
-    theta = np.sort(np.mean(x[..., i], axis=-1))
+    return mean_cis([x], confidence, n_resamples, seed)[0]
+
+
+def _draws(seed: int, size: int, n_resamples: int) -> np.ndarray:
+    """The ``(n_resamples, size)`` indices `mean_ci` and `pooled_ci` resample with: both
+    draw them first from ``default_rng(seed)``, so the two share them."""
+    return resample_indices(np.random.default_rng(seed), size, n_resamples)
+
+
+class _Draws:
+    """`_draws`, kept for the last (seed, size) asked: callers that ask in order of
+    (seed, size) draw each matrix once and hold one at a time (a matrix of a large
+    sample is big)."""
+
+    def __init__(self, n_resamples: int) -> None:
+        self.n_resamples = n_resamples
+        self._key: tuple[int, int] | None = None
+        self._value = np.empty((0, 0), dtype=np.int64)
+
+    def __call__(self, seed: int, size: int) -> np.ndarray:
+        if self._key != (seed, size):
+            self._key, self._value = (seed, size), _draws(seed, size, self.n_resamples)
+        return self._value
+
+
+def _type7(theta: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The two-sided percentile interval of the sorted ``theta`` as
+    ``scipy.stats.quantile`` computes it (type 7)."""
     alpha = (1 - confidence) / 2
     p = np.array([alpha, 1 - alpha])
     # Type 7 quantiles as scipy.stats.quantile computes them: j = floor(p·n + 1 − p) − 1,
@@ -72,27 +92,74 @@ def mean_ci(x: np.ndarray, confidence: float = 0.95, n_resamples: int = 2000,
     j = np.clip(j, 0.0, theta.size - 1).astype(np.int64)
     jp1 = np.clip(jp1, 0.0, theta.size - 1).astype(np.int64)
     low, high = (1 - g) * theta[j] + g * theta[jp1]
-    return {"mean": mean, "low": float(low), "high": float(high), "n": int(x.size)}
+    return float(low), float(high)
+
+
+def mean_cis(xs: Sequence[np.ndarray], confidence: float = 0.95, n_resamples: int = 2000,
+             seed: int | Sequence[int] = 0) -> list[dict[str, float]]:
+    """`mean_ci` of each of ``xs`` (``seed``: one for all, or one each), the same numbers
+    to the bit, with the resampling indices drawn once per (seed, number of finite values)
+    instead of once per series: a run's summary (70 intervals) was mostly these draws."""
+    seeds = [seed] * len(xs) if isinstance(seed, int) else list(seed)
+    out: list[dict[str, float]] = [{} for _ in xs]
+    todo = []
+    for k, x in enumerate(xs):
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            out[k] = {"mean": float("nan"), "low": float("nan"), "high": float("nan"),
+                      "n": 0}
+            continue
+        mean = float(x.mean())
+        if x.size < 2 or np.all(x == x[0]):
+            out[k] = {"mean": mean, "low": mean, "high": mean, "n": int(x.size)}
+            continue
+        todo.append((seeds[k], x.size, k, x, mean))
+    draws = _Draws(n_resamples)
+    for s, size, k, x, mean in sorted(todo, key=lambda t: t[:3]):
+        i = draws(s, size)  # each row one resample
+        theta = np.sort(np.mean(x[..., i], axis=-1))
+        low, high = _type7(theta, confidence)
+        out[k] = {"mean": mean, "low": low, "high": high, "n": int(x.size)}
+    return out
 
 
 def pooled_ci(num: np.ndarray, den: np.ndarray, confidence: float = 0.95,
               n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
     """Σ num / Σ den over trajectories with a percentile-bootstrap interval (trajectories
     resampled, numerator and denominator together)."""
-    total = float(den.sum())
-    if total <= 0:
-        return {"pooled": float("nan"), "pooled_low": float("nan"),
-                "pooled_high": float("nan")}
-    value = float(num.sum()) / total
-    if num.size < 2:
-        return {"pooled": value, "pooled_low": value, "pooled_high": value}
-    idx = resample_indices(np.random.default_rng(seed), num.size, n_resamples)
-    sums_den = den[idx].sum(axis=1)
-    ok = sums_den > 0
-    stat = num[idx].sum(axis=1)[ok] / sums_den[ok]
+    return pooled_cis([(num, den)], confidence, n_resamples, seed)[0]
+
+
+def pooled_cis(parts: Sequence[tuple[np.ndarray, np.ndarray]], confidence: float = 0.95,
+               n_resamples: int = 2000, seed: int | Sequence[int] = 0
+               ) -> list[dict[str, float]]:
+    """`pooled_ci` of each ``(num, den)`` of ``parts`` (``seed``: one for all, or one
+    each), the same numbers to the bit, the resampling indices drawn once per (seed, size)
+    (they are `mean_ci`'s too)."""
+    seeds = [seed] * len(parts) if isinstance(seed, int) else list(seed)
+    out: list[dict[str, float]] = [{} for _ in parts]
+    todo = []
+    for k, (num, den) in enumerate(parts):
+        total = float(den.sum())
+        if total <= 0:
+            out[k] = {"pooled": float("nan"), "pooled_low": float("nan"),
+                      "pooled_high": float("nan")}
+            continue
+        value = float(num.sum()) / total
+        if num.size < 2:
+            out[k] = {"pooled": value, "pooled_low": value, "pooled_high": value}
+            continue
+        todo.append((seeds[k], num.size, k, num, den, value))
+    draws = _Draws(n_resamples)
     alpha = (1.0 - confidence) / 2.0
-    return {"pooled": value, "pooled_low": float(np.quantile(stat, alpha)),
-            "pooled_high": float(np.quantile(stat, 1.0 - alpha))}
+    for s, size, k, num, den, value in sorted(todo, key=lambda t: t[:3]):
+        idx = draws(s, size)
+        sums_den = den[idx].sum(axis=1)
+        ok = sums_den > 0
+        stat = num[idx].sum(axis=1)[ok] / sums_den[ok]
+        out[k] = {"pooled": value, "pooled_low": float(np.quantile(stat, alpha)),
+                  "pooled_high": float(np.quantile(stat, 1.0 - alpha))}
+    return out
 
 
 def mean_interval(x: np.ndarray, confidence: float, rs: Resampler

@@ -9,6 +9,7 @@ reports paired intervals.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from wmtsim import __version__
-from wmtsim.core.bootstrap import mean_ci, pooled_ci
+from wmtsim.core.bootstrap import mean_cis, pooled_cis
 from wmtsim.core.codes import KIND_NAMES, STATE_NAMES
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import COUNTERS, METRICS, RATIOS, metrics_from_counters
@@ -80,9 +81,10 @@ class SimResult:
         corpus (Σ numerator / Σ denominator, `wmtsim.core.metrics.RATIOS`), as a paper's table
         over its scenario set is computed; for the other metrics the same as the mean.
         """
-        return pl.DataFrame([{"policy": self.policy, "metric": name,
-                              **metric_ci(self.trajectories, name, confidence, n_resamples,
-                                          self.seed)} for name in METRIC_NAMES])
+        cis = metric_cis([(self.trajectories, self.seed)], METRIC_NAMES, confidence,
+                         n_resamples)
+        return pl.DataFrame([{"policy": self.policy, "metric": name, **ci}
+                             for name, ci in zip(METRIC_NAMES, cis, strict=True)])
 
     def tree(self, i: int) -> list[dict[str, Any]]:
         """Trajectory ``i``'s final memory tree (readable records)."""
@@ -94,15 +96,29 @@ def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
     """A metric of a trajectory frame: its mean of per-trajectory values with interval
     (`mean_ci`) and its pooled value with interval (`pooled_ci`; the mean for metrics that
     are not ratios)."""
-    out = mean_ci(frame[metric].to_numpy().astype(np.float64), confidence, n_resamples, seed)
-    if metric in RATIOS and all(f"n_{c}" in frame.columns
-                                for part in RATIOS[metric] for c in part):
-        num, den = _ratio_parts(frame, metric)
-        out.update(pooled_ci(num, den, confidence, n_resamples, seed))
-    else:
-        out.update({"pooled": out["mean"], "pooled_low": out["low"],
-                    "pooled_high": out["high"]})
-    return out
+    return metric_cis([(frame, seed)], (metric,), confidence, n_resamples)[0]
+
+
+def metric_cis(frames: Sequence[tuple[pl.DataFrame, int]], metrics: Sequence[str],
+               confidence: float = 0.95, n_resamples: int = 2000) -> list[dict[str, float]]:
+    """`metric_ci` of every metric of every ``(frame, seed)``, frame by frame, metric by
+    metric: the same numbers to the bit, with each resampling matrix drawn once for all
+    the series it resamples (`mean_cis`, `pooled_cis`) instead of once per interval."""
+    cells = [(frame, seed, m) for frame, seed in frames for m in metrics]
+    means = mean_cis([frame[m].to_numpy().astype(np.float64) for frame, _, m in cells],
+                     confidence, n_resamples, [seed for _, seed, _ in cells])
+    ratio = [k for k, (frame, _, m) in enumerate(cells)
+             if m in RATIOS and all(f"n_{c}" in frame.columns
+                                    for part in RATIOS[m] for c in part)]
+    pooled = pooled_cis([_ratio_parts(cells[k][0], cells[k][2]) for k in ratio], confidence,
+                        n_resamples, [cells[k][1] for k in ratio])
+    for k, p in zip(ratio, pooled, strict=True):
+        means[k].update(p)
+    for out in means:
+        if "pooled" not in out:
+            out.update({"pooled": out["mean"], "pooled_low": out["low"],
+                        "pooled_high": out["high"]})
+    return means
 
 
 def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,

@@ -5,14 +5,18 @@ compilation before the first result; without a word that looks like a hang. The 
 that run the engine call `ensure_compiled` first: every kernel group the job needs that
 is not in the cache yet is compiled on a tiny input, with one line per group saying what
 is compiling and roughly how long it takes. A marker file per group in the cache folder
-(`wmtsim.numba_cache.cache_dir`) records what is done, so a warm start prints nothing.
+(`wmtsim.numba_cache.cache_dir`) records what is done, so a warm start prints nothing;
+markers are kept per checkout (numba keys its cache files by the kernels' source paths).
+A group's lines are said when numba starts compiling it, so a group numba finds cached
+after all loads silently instead of announcing a compile that does not happen.
 
 The estimate is calibrated on the machine it runs on: each compile records its CPU seconds
 and kernel count in ``compile_times.json`` beside the versioned cache folders, and the
 next cold compile (a new version) is estimated from them, scaled by the current load
 (`slowdown`); the notice then reports the actual time and kernels. A marker cannot see
 numba's own invalidation of a cached kernel (a kernel's file changed), so the commands
-also count the kernels compiled during their work (`counting_compiles`) and say so.
+also watch for kernels compiled during their work (`watching`, `counting_compiles`) and
+say so as the first one starts.
 
 Groups, each compiled only when a job needs it:
 
@@ -31,7 +35,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 from wmtsim.numba_cache import cache_dir
@@ -60,8 +64,20 @@ def _cache_folder() -> Path:
     return Path(chosen) if chosen else cache_dir()
 
 
+def _tree() -> str:
+    """A short name of this copy of wmtsim's sources: numba keys its cache files by the
+    kernel's source path, so two checkouts sharing a cache folder (the same sources, or
+    one ``NUMBA_CACHE_DIR``) each compile their own kernels, and each needs its own
+    markers, or the second one's compile would be silent."""
+    import hashlib
+
+    from wmtsim.numba_cache import PACKAGE_DIR
+
+    return hashlib.sha256(str(PACKAGE_DIR).encode()).hexdigest()[:8]
+
+
 def _marker(group: str) -> Path:
-    return _cache_folder() / f".compiled-{group}"
+    return _cache_folder() / f".compiled-{group}-{_tree()}"
 
 
 def _times_file() -> Path:
@@ -117,16 +133,23 @@ def _remember(group: str, cpu: float, wall: float, kernels: int) -> None:
 
 
 @contextmanager
-def counting_compiles(tick: Callable[[int], None] | None = None) -> Iterator[list[int]]:
+def counting_compiles(tick: Callable[[int], None] | None = None,
+                      first: Callable[[], None] | None = None) -> Iterator[list[int]]:
     """Count the numba kernels compiled (not loaded from the cache) inside the block:
-    the value is a one-item list holding the count; ``tick`` hears each new count."""
+    the value is a one-item list holding the count; ``tick`` hears each new count,
+    ``first`` is called once, as the first compile starts (numba reports a compile, not
+    a kernel loaded from the cache, and before it begins)."""
     from numba.core import event
 
     count = [0]
+    started = [False]
 
     class _Counter(event.Listener):
         def on_start(self, ev: object) -> None:
-            pass
+            if not started[0]:
+                started[0] = True
+                if first is not None:
+                    first()
 
         def on_end(self, ev: object) -> None:
             count[0] += 1
@@ -139,6 +162,30 @@ def counting_compiles(tick: Callable[[int], None] | None = None) -> Iterator[lis
         yield count
     finally:
         event.unregister("numba:compile", listener)
+
+
+UNCACHED = ("compiling numba kernels not found in numba's cache (a fresh cache, or "
+            "sources changed since they were cached; once: the next run starts "
+            "without it)…")
+
+
+@contextmanager
+def watching(say: Say) -> Iterator[list[int]]:
+    """Say so, before it begins, when a kernel compiles inside the block after all
+    (`ensure_compiled`'s markers cannot see every stale kernel: numba also recompiles a
+    kernel whose file's modification time changed), then how many compiled and how long
+    it took. The value is `counting_compiles`'."""
+    t0 = [0.0]
+
+    def begin() -> None:
+        t0[0] = time.perf_counter()
+        say(UNCACHED)
+
+    with counting_compiles(first=begin) as count:
+        yield count
+    if count[0]:
+        say(f"  compiled {count[0]} kernels in {time.perf_counter() - t0[0]:.0f} s "
+            f"(cached in {_cache_folder()})")
 
 
 def groups_for(policies: Sequence[str]) -> tuple[str, ...]:
@@ -182,41 +229,64 @@ def ensure_compiled(groups: Sequence[str], say: Say | None = None,
     """Compile every group of ``groups`` not compiled yet, one line per group through
     ``say`` with its estimate (calibrated on this machine, at its current load) and then
     its actual time and kernel count; ``live`` shows the count of kernels compiled while
-    a group compiles. Returns the seconds spent (0 on a warm cache)."""
+    a group compiles. Returns the seconds spent (0 on a warm cache).
+
+    A group without its marker is run on its tiny input, and its lines are said as numba
+    starts compiling it, not before: a group whose kernels numba finds in its cache after
+    all (markers written by an older wmtsim, a cache copied in) loads in a second,
+    silently, instead of announcing a compile that does not happen."""
     todo = [g for g in groups if not _marker(g).exists()]
     if not todo:
         return 0.0
     plans = {g: estimate(g) for g in todo}
-    total = sum(p[0] for p in plans.values())
-    measured = all(p[2] for p in plans.values())
-    basis = ("as measured on this machine" if measured else "from a reference 2-core "
-             "machine; measured here from now on")
-    if say is not None:
-        say(f"compiling wmtsim's numba kernels for this version (once): ~{total:.0f} s at "
-            f"this machine's current load ({_load_per_core():.1f} per core: ×"
-            f"{slowdown():.1f} an idle core; {basis}); "
-            f"cached in {_cache_folder()}")
+    announced = [False]
     spent = 0.0
     for k, group in enumerate(todo, 1):
         label = GROUPS[group][0]
         seconds_left, kernels, _ = plans[group]
-        if say is not None:
-            expect = f", ~{kernels} kernels" if kernels else ""
-            say(f"  [{k}/{len(todo)}] {label} (~{seconds_left:.0f} s{expect})…")
+        ticks: list[Callable[[int], None] | None] = []
+        stack = ExitStack()
+
+        def first(k: int = k, label: str = label, seconds_left: float = seconds_left,
+                  kernels: int | None = kernels, stack: ExitStack = stack,
+                  ticks: list[Callable[[int], None] | None] = ticks) -> None:
+            if say is not None:
+                if not announced[0]:
+                    announced[0] = True
+                    say(_headline([plans[g] for g in todo[k - 1:]]))
+                expect = f", ~{kernels} kernels" if kernels else ""
+                say(f"  [{k}/{len(todo)}] {label} (~{seconds_left:.0f} s{expect})…")
+            if live is not None:
+                ticks.append(stack.enter_context(live(label, seconds_left, kernels)))
+
+        def tick(n: int, ticks: list[Callable[[int], None] | None] = ticks) -> None:
+            for each in ticks:
+                if each is not None:
+                    each(n)
+
         t0, c0 = time.perf_counter(), time.process_time()
-        display = live(label, seconds_left, kernels) if live is not None else nullcontext(
-            None)
-        with display as tick, counting_compiles(tick) as count:
+        with stack, counting_compiles(tick, first) as count:
             _compile(group)
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         spent += seconds
-        _remember(group, cpu, seconds, count[0])
+        if count[0]:  # a compile, not kernels loaded from numba's cache: a measurement
+            _remember(group, cpu, seconds, count[0])
         try:
             _marker(group).parent.mkdir(parents=True, exist_ok=True)
             _marker(group).write_text(f"{seconds:.1f}\n", encoding="utf-8")
         except OSError:
             pass  # a read-only cache: numba compiles in memory, nothing to remember
-        if say is not None:
+        if say is not None and count[0]:
             say(f"  [{k}/{len(todo)}] {label}: done in {seconds:.0f} s "
                 f"({count[0]} kernels, {cpu:.0f} s of CPU)")
     return spent
+
+
+def _headline(plans: Sequence[tuple[float, int | None, bool]]) -> str:
+    """The first line of a compile: the estimate of the groups left, and its basis."""
+    total = sum(p[0] for p in plans)
+    basis = ("as measured on this machine" if all(p[2] for p in plans) else
+             "from a reference 2-core machine; measured here from now on")
+    return (f"compiling wmtsim's numba kernels for this version (once): ~{total:.0f} s at "
+            f"this machine's current load ({_load_per_core():.1f} per core: ×"
+            f"{slowdown():.1f} an idle core; {basis}); cached in {_cache_folder()}")

@@ -8,7 +8,7 @@ module only parses arguments and renders results.
 
 from __future__ import annotations
 
-from importlib import resources
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -80,6 +80,15 @@ def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streame
         raise _fail(str(failure)) from None
 
 
+def _watching() -> AbstractContextManager[list[int]]:
+    """A numba kernel compiled inside the block is announced before it compiles
+    (`wmtsim.interfaces.cli_scenarios._watching`): the trace commands' kernels compile
+    on first use, and say so."""
+    from wmtsim.interfaces.cli_scenarios import _watching as watching
+
+    return watching()
+
+
 def _write(frame: pl.DataFrame, out: Path, manifest: dict[str, object]) -> Path:
     from wmtsim.core.output import write_failure
     from wmtsim.engine.trace import write_frame
@@ -134,7 +143,8 @@ def replay(
       [cyan]wmtsim replay my_trace.jsonl -o my_trace.csv[/cyan]
     """
     out = _check_out(out, "replay")
-    result = _stream_trace(trace, out)
+    with _watching():
+        result = _stream_trace(trace, out)
     nodes = result.last.height
     out_console.print(f"{trace}: {plural(result.steps, 'select step')}, "
                       f"{plural(nodes, 'node')}, {plural(result.expectations, 'expectation')}",
@@ -163,7 +173,8 @@ def check(trace: TraceArg, coverage: _conformance.CoverageOpt = False,
 
       [cyan]wmtsim check scenarios/traces/paper_a4.jsonl --coverage --all[/cyan]
     """
-    result = _stream_trace(trace, None, rules=coverage or all_)
+    with _watching():
+        result = _stream_trace(trace, None, rules=coverage or all_)
     _conformance.report_rules(trace, result, coverage, all_)  # exits 1 if --all found some
     d = result.divergence
     if d is not None:
@@ -182,6 +193,8 @@ def demo_trace_path() -> Path:
     repo_copy = Path(__file__).resolve().parents[2] / "scenarios" / "traces" / DEMO_TRACE
     if repo_copy.is_file():
         return repo_copy
+    from importlib import resources
+
     return Path(str(resources.files("wmtsim") / "data" / DEMO_TRACE))
 
 
@@ -245,7 +258,8 @@ def demo(
     checked = _check_out(out, "demo")
     out = checked if checked is not None else out
     trace = demo_trace_path()
-    result = _run_trace(trace)
+    with _watching():
+        result = _run_trace(trace)
     out_console.print(f"Paper A.4 worked example: {trace}", markup=False, highlight=False)
     _print_table(_decay_table(result.frame), full=f"{out} (every step and node)")
     if result.divergence is None:
@@ -377,8 +391,13 @@ def sweep(
         spec = load_sweep(sweep_file)
         for note in spec.warnings:
             err_console.print(f"warning: {note}", markup=False, highlight=False)
-        report = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
-                           progress=progress)
+        from wmtsim.interfaces.cli_scenarios import _compile_first
+
+        if scheduler is None:  # here, not in each local worker, and said (a cluster's
+            _compile_first(spec.policies, progress)  # workers compile on their machines)
+        with _watching():
+            report = run_sweep(spec, out, workers=workers, scheduler=scheduler,
+                               resume=resume, progress=progress)
     except (SweepError, OutputError) as e:  # OutputError: a failed write (a full disk)
         raise _fail(str(e)) from None
     out_console.print(

@@ -8,6 +8,7 @@ run (docs/conformance.md).
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,14 @@ conformance_app = typer.Typer(
 
 def _say(text: str) -> None:
     out_console.print(text, markup=False, highlight=False)
+
+
+def _watching() -> AbstractContextManager[list[int]]:
+    """A numba kernel compiled inside the block (the trace replay's, on first use) is
+    announced before it compiles (`wmtsim.interfaces.cli_scenarios._watching`)."""
+    from wmtsim.interfaces.cli_scenarios import _watching as watching
+
+    return watching()
 
 
 def expect(
@@ -63,7 +72,8 @@ def expect(
                 Path(os.path.realpath(out)) == trace.resolve():
             raise _fail(f"--out {str(out)!r} is the input trace; write to another file")
         target = check_out_file(out, "expect")
-        lines = annotate(trace, at=points, tol=tol, replace=replace)
+        with _watching():
+            lines = annotate(trace, at=points, tol=tol, replace=replace)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, "".join(line + "\n" for line in lines), file_manifest(
             "expect", {"trace": str(trace), "at": points, "tol": tol, "replace": replace}))
@@ -97,7 +107,8 @@ def generate_cmd(
     from wmtsim.core.output import OutputError, result_folder, write_manifest
     from wmtsim.studies.provenance import provenance
 
-    traces = build_corpus()
+    with _watching():
+        traces = build_corpus()
     try:
         with result_folder(out, "conformance") as work:
             write_corpus(work, traces)
@@ -133,12 +144,13 @@ def check_cmd(
         counts = dict.fromkeys(RULE_NAMES, 0)
         failures = []
         expectations = 0
-        for path in files:
-            result = stream(path, rules=True)
-            expectations += result.expectations
-            for name, n in (result.coverage or {}).items():
-                counts[name] += n
-            failures += [f"{path.name}: {d}" for d in result.divergences]
+        with _watching():
+            for path in files:
+                result = stream(path, rules=True)
+                expectations += result.expectations
+                for name, n in (result.coverage or {}).items():
+                    counts[name] += n
+                failures += [f"{path.name}: {d}" for d in result.divergences]
     except (ValueError, TraceError, OSError) as e:
         raise _fail(str(e)) from None
     never = [r for r, n in counts.items() if n == 0]
@@ -179,8 +191,9 @@ def run_cmd(
     sys.path.insert(0, str(Path.cwd()))
     try:
         factory = load_impl(impl)
-        report = run_conformance(factory, examples=examples, seed=seed, tol=tol, save=save,
-                                 echo=_say)
+        with _watching():
+            report = run_conformance(factory, examples=examples, seed=seed, tol=tol,
+                                     save=save, echo=_say)
     except (ValueError, RuntimeError) as e:
         raise _fail(str(e)) from None
     if not report.passed:

@@ -110,9 +110,14 @@ def screen(
     except ValueError as e:
         raise _fail(str(e)) from None
     folder = _out_folder(out, scs[0].name, "screen")
+    from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
+
+    if scheduler is None:  # here, not in each local worker, and said
+        _compile_first((policy,))
     try:
-        result = run_screen(scs, policy, ranges, trajectories, n, seed, metrics, workers,
-                            scheduler)
+        with _watching():
+            result = run_screen(scs, policy, ranges, trajectories, n, seed, metrics,
+                                workers, scheduler)
     except ValueError as e:
         raise _fail(str(e)) from None
     _print_table(_screen_table(result.table), str(folder / "screen.csv"))
@@ -215,8 +220,13 @@ def tune(
     if scheduler is not None:  # reached before the folder (and its storage) is created
         _reach(scheduler)
     recover_kept(folder, keep)
-    _run_tune(fit, folder, trials, batch, seed, holdout_seeds, held, choose, charts,
-              progress, keep)
+    from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
+
+    if scheduler is None:  # here, not in each local worker, and said
+        _compile_first((policy,), progress)
+    with _watching():
+        _run_tune(fit, folder, trials, batch, seed, holdout_seeds, held, choose, charts,
+                  progress, keep)
 
 
 def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdout: int,

@@ -24,6 +24,7 @@ from wmtsim.interfaces.cli_scenarios import (
     _load,
     _note,
     _say,
+    _watching,
 )
 
 COMMAND = "dynamics"
@@ -75,7 +76,8 @@ def dynamics(
     from wmtsim.engine.warm import ensure_compiled
 
     ensure_compiled(("dynamics",), say=_note)
-    rep = population_dynamics(s, s.policies, n, seed, threads)
+    with _watching():
+        rep = population_dynamics(s, s.policies, n, seed, threads)
     _say(lifetimes_text(rep.lifetimes, rep.fates))
     with _cli()._writing(out_dir, COMMAND) as work:
         written = write_dynamics(rep, work, charts=charts)

@@ -100,14 +100,28 @@ def paper_table4_policies() -> tuple[str, ...]:
     return TABLE4_POLICIES
 
 
-def _compile_first(policies: Sequence[str], progress: bool = True) -> None:
-    """On a fresh numba cache, compile the kernel groups these policies need first,
-    saying so on stderr with an estimate calibrated on this machine and, on a terminal, a
-    live count of the kernels compiled (`wmtsim.engine.warm`): a silent compile looks like
-    a hang."""
+def _compile_first(policies: Sequence[str], progress: bool = True,
+                   groups: Sequence[str] | None = None) -> None:
+    """On a fresh numba cache, compile the kernel groups these policies need first (or
+    ``groups``, e.g. ``("trace",)`` for the trace commands), saying so on stderr with an
+    estimate calibrated on this machine and, on a terminal, a live count of the kernels
+    compiled (`wmtsim.engine.warm`): a silent compile looks like a hang."""
     from wmtsim.engine.warm import ensure_compiled, groups_for
 
-    ensure_compiled(groups_for(policies), say=_note, live=_live if _shown(progress) else None)
+    needed = groups_for(policies) if groups is None else tuple(groups)
+    ensure_compiled(needed, say=_note, live=_live if _shown(progress) else None)
+
+
+@contextmanager
+def _watching() -> Iterator[list[int]]:
+    """`wmtsim.engine.warm.watching` on stderr: a kernel that compiles inside the block
+    after `_compile_first` (one its markers could not see was stale) is announced before
+    it compiles, never silent. For the commands without a progress bar (`_progress` does
+    the same)."""
+    from wmtsim.engine.warm import watching
+
+    with watching(_note) as count:
+        yield count
 
 
 def _note(text: str) -> None:
@@ -140,25 +154,25 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
     silent."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from wmtsim.engine.warm import counting_compiles
+    from wmtsim.engine.warm import UNCACHED, counting_compiles
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(),
                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                    console=_cli().err_console, transient=True, disable=not _shown(enabled))
     compiling: list[TaskID] = []
 
-    def tick(count: int) -> None:
-        text = f"compiling numba kernels that were not in the cache: {count}"
-        if bar.disable:
-            if count == 1:
-                _note("note: compiling numba kernels that were not in the cache (once; "
-                      "the next run starts without it)")
-        elif compiling:
-            bar.update(compiling[0], description=text)
-        else:
-            compiling.append(bar.add_task(text, total=None))
+    def first() -> None:  # said as the first compile starts, not after it
+        _note(f"note: {UNCACHED}")
+        if not bar.disable:
+            compiling.append(bar.add_task("compiling numba kernels that were not in the "
+                                          "cache: 0", total=None))
 
-    with bar, counting_compiles(tick):
+    def tick(count: int) -> None:
+        if compiling:
+            bar.update(compiling[0], description="compiling numba kernels that were not "
+                                                 f"in the cache: {count}")
+
+    with bar, counting_compiles(tick, first):
         yield bar
 
 

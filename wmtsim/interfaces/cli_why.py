@@ -197,19 +197,21 @@ def claims(
                               table4_claims())
         out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
         recover_kept(out_dir, KEEP)
-        from wmtsim.interfaces.cli_scenarios import _compile_first
+        from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
 
         _drop_other_sweep(out_dir, spec)
         _compile_first(spec.policies, progress)
         options: dict[str, Any] = {"workers": workers, "scheduler": scheduler,
                                    "progress": progress, "correction": correction}
         history: list[tuple[int, float]] = []
-        if precision is None:
-            cm = claims_map(spec, out_dir, resume=resume, **options)
-        else:
-            from wmtsim.studies.precision import claims_to_precision
+        with _watching():
+            if precision is None:
+                cm = claims_map(spec, out_dir, resume=resume, **options)
+            else:
+                from wmtsim.studies.precision import claims_to_precision
 
-            cm, history = claims_to_precision(spec, out_dir, precision, n_max, **options)
+                cm, history = claims_to_precision(spec, out_dir, precision, n_max,
+                                                  **options)
     except (SweepError, ValueError) as e:
         raise _cli()._fail(str(e)) from None
     from wmtsim.studies.claims import CRN_NOTE, render_flatness

@@ -39,7 +39,8 @@ def budget_curves(scenario: Scenario, budgets: Sequence[int], policies: Sequence
     (Δ = policy − wmt, paired per trajectory, with its two-sided p-value and the
     trajectories on which the two differ; null for wmt itself), then `read_verdicts`'s
     columns. One world for every budget and policy."""
-    from wmtsim.engine.simulation import mean_ci, paired_difference, simulate
+    from wmtsim.core.bootstrap import mean_ci
+    from wmtsim.engine.simulation import paired_difference, simulate
     from wmtsim.engine.world import generate
 
     if "wmt" not in policies:

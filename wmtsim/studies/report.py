@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,8 @@ _CSV_METRIC = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af", "
 @cache
 def paper_rows() -> tuple[dict[str, str], ...]:
     """Every row of the paper's tables (``wmtsim/data/paper_tables.csv``)."""
+    from importlib import resources
+
     text = (resources.files("wmtsim") / "data" / "paper_tables.csv").read_text("utf-8")
     return tuple(csv.DictReader(text.splitlines()))
 
@@ -115,14 +116,12 @@ def summarise(results: dict[str, SimResult], n_resamples: int = resamples_for(AL
     """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
     import polars as pl
 
-    from wmtsim.engine.simulation import metric_ci
+    from wmtsim.engine.simulation import metric_cis
 
-    rows = []
-    for p, r in results.items():
-        for m in SUMMARY_METRICS:
-            rows.append({"policy": p, "metric": m,
-                         **metric_ci(r.trajectories, m, 0.95, n_resamples, r.seed)})
-    return pl.DataFrame(rows)
+    cis = iter(metric_cis([(r.trajectories, r.seed) for r in results.values()],
+                          SUMMARY_METRICS, 0.95, n_resamples))
+    return pl.DataFrame([{"policy": p, "metric": m, **next(cis)}
+                         for p in results for m in SUMMARY_METRICS])
 
 
 PAIRED_SCHEMA = {"mean": "f", "low": "f", "high": "f", "n": "i", "n_nonzero": "i",

@@ -38,7 +38,6 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +182,8 @@ class Scenario:
 
 def shipped_scenarios() -> dict[str, Path]:
     """The scenarios shipped with the package, by name."""
+    from importlib import resources  # ~15 ms of imports: not for a scenario given by path
+
     root = resources.files("wmtsim") / "data" / "scenarios"
     out: dict[str, Path] = {}
     if root.is_dir():
