@@ -82,7 +82,7 @@ def _candidate_pool(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
     _candidate_pool_into(parent, kind, state, on_path, n, eligible, _lifecycle_scratch(n))
 
 
-@jit(inline=True)  # per step: no call that passes the scratch record
+@jit
 def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                          on_path: np.ndarray, n: int, eligible: np.ndarray,
                          S: LifecycleScratch) -> None:
@@ -166,7 +166,7 @@ def _branch_priorities(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             _lifecycle_scratch(n))
 
 
-@jit(inline=True)  # per step: no call that passes the scratch record
+@jit
 def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                             u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                             priority: np.ndarray, S: LifecycleScratch) -> None:
@@ -201,7 +201,7 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
     S.fresh[0] = n
 
 
-@jit(inline=True)  # per step: no call that passes the scratch record
+@jit
 def _branch_priorities_update(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                               u: np.ndarray, outcome: np.ndarray, n: int, p: Any,
                               priority: np.ndarray, S: LifecycleScratch) -> None:
