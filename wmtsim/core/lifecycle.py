@@ -172,26 +172,8 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
                             priority: np.ndarray, S: LifecycleScratch) -> None:
     """`_branch_priorities` with caller-owned scratch ``S`` (the engine reuses it every
     step)."""
+    _branch_statistics_from(parent, kind, state, u, outcome, 0, n, S)
     u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
-    for v in range(n):
-        u_max[v] = -np.inf
-        u_sum[v] = 0.0
-        size[v] = 0
-        n_failed[v] = 0
-        n_obs[v] = 0
-    for v in range(n):
-        failed = kind[v] == ACTION and outcome[v] == FAILURE
-        obs = False  # is any node on the path from v up to the current ancestor obsolete?
-        a = v
-        while a != NO_PARENT:
-            obs = obs or state[a] == OBSOLETE
-            if kind[a] == TASK:
-                u_max[a] = max(u_max[a], u[v])
-                u_sum[a] += u[v]
-                size[a] += 1
-                n_failed[a] += 1 if failed else 0
-                n_obs[a] += 1 if obs else 0
-            a = parent[a]
     for b in range(n):
         if kind[b] == TASK:
             priority[b] = _branch_priority_core(u_max[b], u_sum[b], size[b], n_failed[b],
@@ -217,6 +199,28 @@ def _branch_priorities_update(parent: np.ndarray, kind: np.ndarray, state: np.nd
     if first < 0:
         _branch_priorities_into(parent, kind, state, u, outcome, n, p, priority, S)
         return
+    _branch_statistics_from(parent, kind, state, u, outcome, first, n, S)
+    u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
+    for v in range(first, n):
+        priority[v] = np.nan
+        a = v
+        while a != NO_PARENT:
+            if kind[a] == TASK:
+                priority[a] = _branch_priority_core(u_max[a], u_sum[a], size[a],
+                                                    n_failed[a], n_obs[a], p)
+            a = parent[a]
+    S.fresh[0] = n
+
+
+@jit
+def _branch_statistics_from(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                            u: np.ndarray, outcome: np.ndarray, first: int, n: int,
+                            S: LifecycleScratch) -> None:
+    """Eq. 6's per-branch statistics (max u, Σ u, |V_b|, failed and obsolete counts in
+    ``S``) with slots ``first`` .. ``n - 1`` added, in creation order: each slot's own
+    statistics start empty, then it is added to every task ancestor-or-self (Σ u over
+    V_b root first, as in the reference). From ``first`` = 0 that is the full pass; from
+    a later slot it extends statistics that hold for the slots before it."""
     u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
     for v in range(first, n):
         u_max[v] = -np.inf
@@ -224,9 +228,8 @@ def _branch_priorities_update(parent: np.ndarray, kind: np.ndarray, state: np.nd
         size[v] = 0
         n_failed[v] = 0
         n_obs[v] = 0
-        priority[v] = np.nan
         failed = kind[v] == ACTION and outcome[v] == FAILURE
-        obs = False
+        obs = False  # is any node on the path from v up to the current ancestor obsolete?
         a = v
         while a != NO_PARENT:
             obs = obs or state[a] == OBSOLETE
@@ -236,10 +239,7 @@ def _branch_priorities_update(parent: np.ndarray, kind: np.ndarray, state: np.nd
                 size[a] += 1
                 n_failed[a] += 1 if failed else 0
                 n_obs[a] += 1 if obs else 0
-                priority[a] = _branch_priority_core(u_max[a], u_sum[a], size[a],
-                                                    n_failed[a], n_obs[a], p)
             a = parent[a]
-    S.fresh[0] = n
 
 
 @jit
