@@ -76,11 +76,6 @@ def cold_signatures(group: str, cache: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(raises=Recompiled, strict=True, reason=(
-    "issue 26 item 4, open: literal and integer-width specialisations in engine kernels "
-    "(rng._uniform/_uniform_at/_step_key called with PURPOSE_* literals, forest._add_node, "
-    "world_script._emit_actions/_randint/_review, field_common, agent._prompt_step, "
-    "loop._run_one/_run_batch); to fix after the issue 29 refactor, then drop this mark"))
 def test_each_kernel_compiles_once_per_group(tmp_path: Path) -> None:
     cache = tmp_path / "numba-cache"
     twice: dict[str, list[str]] = {}

@@ -105,7 +105,7 @@ def _count_batch(w1, poison, cdf, seed, start, n, nb, eb, counts):
 def _fill_batch(w1, poison, cdf, seed, start, n, W):
     for i in prange(n):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        _generate_one(w1[0], poison, cdf, seed, traj, _world_row(W, i))
+        _generate_one(w1[0], poison, cdf, seed, traj, _world_row(W, np.int64(i)))
 
 
 @jit
