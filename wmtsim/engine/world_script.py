@@ -445,10 +445,15 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         if pos < 0:
             pos = _randint(np.int64(0), order.shape[0], _draw(seed, traj, c))
         pos = min(pos, order.shape[0])
+        # Element by element, not by slices: a slice assignment compiles numba's
+        # shape-mismatch error path (string formatting, ~1.5 s on a cold cache), and every
+        # kernel that calls this one compiles that code again (issue 26, item 4).
         new_order = np.empty(order.shape[0] + 1, np.int64)
-        new_order[:pos] = order[:pos]
+        for j in range(pos):
+            new_order[j] = order[j]
         new_order[pos] = v
-        new_order[pos + 1:] = order[pos:]
+        for j in range(pos, order.shape[0]):
+            new_order[j + 1] = order[j]
         order = new_order
     first_rule = w.supersede_rule == SUPERSEDE_FIRST
     revise = -1  # the previous action of this visit, when its outcome gets revised
