@@ -63,14 +63,14 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     nb, eb = spec.node_bound(), spec.event_bound()
     counts = np.zeros((n, 3), dtype=np.int64)
     # First pass: count each trajectory's nodes and events (into scratch rows), to size W.
-    _generate_batch(as_array(w), poison, cdf, seed, start, n, nb, eb, counts,
+    _generate_batch(as_array(w), poison, cdf, seed, start, nb, eb, counts,
                     _empty_arrays(0, 0, 0), False)
     max_nodes = int(counts[:, 0].max())
     max_events = int(counts[:, 1].max())
     W = _empty_arrays(n, max_nodes, max_events)
     # Second pass: the same trajectories again, written into W (the same counts again).
-    _generate_batch(as_array(w), poison, cdf, seed, start, n, nb, eb, np.zeros_like(counts),
-                    W, True)
+    _generate_batch(as_array(w), poison, cdf, seed, start, nb, eb, np.zeros_like(counts), W,
+                    True)
     return World(seed=seed, start=start, spec=spec, **W._asdict(),
                  n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
                  n_injected=counts[:, 2].copy())
@@ -95,10 +95,11 @@ def _empty_arrays(n: int, nodes: int, events: int) -> WorldRows:
 
 
 @jit(parallel=True)
-def _generate_batch(w1, poison, cdf, seed, start, n, nb, eb, counts, W, fill):
-    """Trajectories ``start .. start+n-1``: each one's (nodes, events, injected) into
-    ``counts``, its world and script into row i of ``W`` when ``fill``, else into scratch
-    rows of ``nb`` nodes and ``eb`` events (the counting pass; ``W`` unused).
+def _generate_batch(w1, poison, cdf, seed, start, nb, eb, counts, W, fill):
+    """Trajectories ``start .. start+n-1`` (``n``: the rows of ``counts``): each one's
+    (nodes, events, injected) into ``counts``, its world and script into row i of ``W``
+    when ``fill``, else into scratch rows of ``nb`` nodes and ``eb`` events (the counting
+    pass; ``W`` unused).
 
     One kernel for both passes of `generate`: a parallel kernel compiles the whole world
     script several times over (numba's gufunc, its wrappers, the kernel itself each
@@ -107,7 +108,7 @@ def _generate_batch(w1, poison, cdf, seed, start, n, nb, eb, counts, W, fill):
     array (`wmtsim.core.packing.as_array`); ``cdf``: `WorldSpec.n_subtasks_cdf` (empty: a
     uniform range).
     """
-    for i in prange(n):
+    for i in prange(counts.shape[0]):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
         if fill:
             row = _world_row(W, np.int64(i))
