@@ -76,11 +76,6 @@ def cold_signatures(group: str, cache: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(raises=Recompiled, strict=True, reason=(
-    "issue 26 item 4, open: literal and integer-width specialisations in engine kernels "
-    "(rng._uniform/_uniform_at/_step_key called with PURPOSE_* literals, forest._add_node, "
-    "world_script._emit_actions/_randint/_review, field_common, agent._prompt_step, "
-    "loop._run_one/_run_batch); to fix after the issue 29 refactor, then drop this mark"))
 def test_each_kernel_compiles_once_per_group(tmp_path: Path) -> None:
     cache = tmp_path / "numba-cache"
     twice: dict[str, list[str]] = {}
@@ -92,3 +87,17 @@ def test_each_kernel_compiles_once_per_group(tmp_path: Path) -> None:
     if twice:
         raise Recompiled("kernels compiled more than once:\n" + "\n".join(
             f"{k}: {len(s)} signatures: {s}" for k, s in sorted(twice.items())))
+
+
+def test_every_purpose_has_a_typed_copy_for_the_kernels() -> None:
+    # Kernels import the draw purposes from core.rng, where each is an np.int64 (numba
+    # would type a plain int global as a literal and compile `_uniform` once per value).
+    import numpy as np
+
+    from wmtsim.core import draws, rng
+
+    names = [k for k in vars(draws) if k.startswith("PURPOSE_")] + ["STEP_WORLD"]
+    assert len(names) >= 10
+    for name in names:
+        typed = getattr(rng, name)
+        assert isinstance(typed, np.int64) and typed == getattr(draws, name), name

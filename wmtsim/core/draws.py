@@ -4,6 +4,8 @@ Every draw of the engine and of the readable twins is keyed by
 ``(seed, trajectory, step, node, purpose)``; this module is the one registry of the
 purposes (the world's, the stubs' and the field policies'), so two kinds of draw never
 share a key by accident. `uniform_py` is the bit-exact twin of `wmtsim.core.rng._uniform`.
+The kernels import the purposes from `wmtsim.core.rng`, as ``np.int64`` copies of these
+plain ints (a new purpose goes in both): numba compiles a callee once per literal int.
 """
 
 from __future__ import annotations

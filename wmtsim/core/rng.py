@@ -9,31 +9,43 @@ readable simulator uses.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import uint64
 
+from wmtsim.core import draws
 from wmtsim.core.draws import (  # noqa: F401 (re-exported: the registry lives there)
     _C1,
     _C2,
     _GOLDEN,
     _INV_2_53,
     _MASK,
-    PURPOSE_DETECT,
-    PURPOSE_DILUTION,
-    PURPOSE_FORGET,
-    PURPOSE_GUESS,
-    PURPOSE_IMPORTANCE,
-    PURPOSE_LEAK,
-    PURPOSE_MEM0,
-    PURPOSE_MISLED,
-    PURPOSE_PERSUADE,
-    PURPOSE_REVIEW,
-    PURPOSE_REVISE,
-    PURPOSE_SELECTOR_NOISE,
-    PURPOSE_WORLD,
-    STEP_WORLD,
     uniform_py,
 )
 from wmtsim.core.jit import jit
+
+# The purposes and the world's step as typed values, for the kernels to import from here
+# (the registry, with plain ints, is `wmtsim.core.draws`). numba types a Python int global
+# as a literal, and a kernel called with a literal argument compiles once per value: each
+# purpose cost `_uniform` and `_uniform_at` a compile of their own (issue 26, item 4). A
+# numpy scalar global is typed int64, so every draw shares one specialisation; the bits
+# are the same (a literal is an int64 too). The pure-Python twins keep the plain ints:
+# numpy 2 raises OverflowError when an np.int64 meets the hash's 64-bit constants.
+PURPOSE_WORLD = np.int64(draws.PURPOSE_WORLD)
+PURPOSE_SELECTOR_NOISE = np.int64(draws.PURPOSE_SELECTOR_NOISE)
+PURPOSE_LEAK = np.int64(draws.PURPOSE_LEAK)
+PURPOSE_PERSUADE = np.int64(draws.PURPOSE_PERSUADE)
+PURPOSE_DILUTION = np.int64(draws.PURPOSE_DILUTION)
+PURPOSE_GUESS = np.int64(draws.PURPOSE_GUESS)
+PURPOSE_MISLED = np.int64(draws.PURPOSE_MISLED)
+PURPOSE_DETECT = np.int64(draws.PURPOSE_DETECT)
+PURPOSE_REVISE = np.int64(draws.PURPOSE_REVISE)
+PURPOSE_REVIEW = np.int64(draws.PURPOSE_REVIEW)
+PURPOSE_STALE = np.int64(draws.PURPOSE_STALE)
+PURPOSE_REINJECT = np.int64(draws.PURPOSE_REINJECT)
+PURPOSE_IMPORTANCE = np.int64(draws.PURPOSE_IMPORTANCE)
+PURPOSE_FORGET = np.int64(draws.PURPOSE_FORGET)
+PURPOSE_MEM0 = np.int64(draws.PURPOSE_MEM0)
+STEP_WORLD = np.int64(draws.STEP_WORLD)
 
 
 @jit

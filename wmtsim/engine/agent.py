@@ -217,7 +217,7 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
         for v in range(n):
             if kind[v] != TASK or parent[v] != active:
                 continue
-            s_w = f_wid[v]
+            s_w = np.int64(f_wid[v])
             k_top += 1
             present = False
             for x in range(n):
@@ -243,9 +243,9 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
     # Context dilution: longer contexts lower the chance of using what is there.
     half = st.dilution_tokens
     p_use = st.p_use_max * half / (half + ctx_tokens)
-    used = _uniform(seed, traj, step, 0, PURPOSE_DILUTION) < p_use
+    used = _uniform(seed, traj, step, np.int64(0), PURPOSE_DILUTION) < p_use
     # A compromised step gives a wrong answer with probability p_misled.
-    misled = compromised and _uniform(seed, traj, step, 0, PURPOSE_MISLED) < st.p_misled
+    misled = compromised and _uniform(seed, traj, step, np.int64(0), PURPOSE_MISLED) < st.p_misled
     correct = needs_met and not misled and used
     out[C.critical_steps] += 1
     if compromised:
@@ -329,8 +329,8 @@ def _fold(T, K, step, s, n):
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, s, F.wid[s], F.top[s], wk.summary_relevance, p.u_init_summary,
-                     step)
+        _add_summary(F, z, s, np.int64(F.wid[s]), np.int64(F.top[s]), wk.summary_relevance,
+                     p.u_init_summary, step)
         summary[s] = z
     else:
         u[z] = p.u_init_summary

@@ -136,15 +136,15 @@ def _baseline_step(T, K, X, step, n, critical):
                                 int(bl.keep_last))
         else:
             n = _queue_overflow(T, K, X, step, n, room, bl.evict_fraction,
-                                int(bl.keep_last), True, B_RECALL)
+                                int(bl.keep_last), np.bool_(True), np.int64(B_RECALL))
         if bl.letta_memory != 0.0:
             if out[C.summariser_calls] > summaries:
                 bmisc[M.letta_alerted] = 0  # summarize_messages_inplace clears the alert
             _letta_pressure(T, X, step, n, float(limit))
     elif sw_family == FAM_TOKEN_BUFFER:
         limit = bl.token_limit if bl.token_limit > 0 else p.budget
-        n = _queue_overflow(T, K, X, step, n, float(limit), 0.0, 0, sw_variant == 1,
-                            B_EVICTED)
+        n = _queue_overflow(T, K, X, step, n, float(limit), 0.0, np.int64(0),
+                            sw_variant == 1, np.int64(B_EVICTED))
     elif sw_family == FAM_WINDOW:
         n = _window_slide(T, K, X, step, n, int(bl.window_steps), sw_variant == 1)
 
@@ -195,18 +195,18 @@ def _baseline_retrieve(T, K, X, step, n, critical, util, topic_now):
             # mb_code_top_k most similar; together at most the shared cap.
             n_recent = 0
             if bl.mb_code_recent > 0:
-                used = _fit_newest(n, bs, F, eligible, selected, -1, budget, 0.0,
+                used = _fit_newest(n, bs, F, eligible, selected, np.int64(-1), budget, 0.0,
                                    _capped(bl.mb_code_recent, bl, st))
                 for v in range(n):
                     recent[v] = selected[v]
                     if selected[v]:
                         n_recent += 1
             cap = _capped(bl.mb_code_top_k, bl, st)
-            left = _capped(n_recent + cap, bl, st) - n_recent
+            left = _capped(float(n_recent + cap), bl, st) - n_recent  # a float, as the knobs
             cap = left if left > 0 else -1  # -1: nothing more (0 would mean no cap)
         cands = np.empty(n, np.int64)
         score = np.empty(n)
-        c = 0
+        c = np.int64(0)  # typed: a literal start would compile `_fit` twice
         for v in range(n):
             if eligible[v] and not recent[v] and cap >= 0:
                 cands[c] = v

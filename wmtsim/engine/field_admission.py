@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
-from wmtsim.core.draws import PURPOSE_MEM0
 from wmtsim.core.field_knobs import (
     B_ARCHIVED,
     B_BUFFERED,
@@ -32,7 +31,7 @@ from wmtsim.core.policies import (
     EVICT_SIMILARITY,
     THRESHOLD_FIXED,
 )
-from wmtsim.core.rng import _uniform
+from wmtsim.core.rng import PURPOSE_MEM0, _uniform
 from wmtsim.engine.field_common import (
     _absorb,
     _content_similarity,
@@ -226,7 +225,7 @@ def _tr_cluster(T, K, X, step, t, n):
     bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
     kind, tokens, poisoned, evidence = F.kind, F.tokens, F.poisoned, F.evidence
     topic, pers, top, summary = F.topic, F.persuasiveness, F.top, F.summary
-    ts = slot_of[t]
+    ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
     z = summary[ts]
     raw = 0.0
     imp = 0.0
@@ -250,7 +249,8 @@ def _tr_cluster(T, K, X, step, t, n):
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, ts, t, top[ts], summary_rel, p.u_init_summary, step)
+        _add_summary(F, z, ts, np.int64(t), np.int64(top[ts]), summary_rel, p.u_init_summary,
+                     step)
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
@@ -275,7 +275,7 @@ def _mem0_information(seed, traj, x, F, st):
     selector reads too (apparent relevance, the outcome; no evidence flag) plus the
     selector's noise, drawn once per memory (step 0, PURPOSE_MEM0)."""
     ok = 0.0 if (F.kind[x] == ACTION and F.outcome[x] == FAILURE) else 1.0
-    u = _uniform(seed, traj, 0, _draw_id(F, x), PURPOSE_MEM0)
+    u = _uniform(seed, traj, np.int64(0), _draw_id(F, x), PURPOSE_MEM0)
     return 0.75 * F.rel[x] + 0.25 * ok + st.selector_noise * ((u - 0.5) * _SQRT12)
 
 
@@ -304,7 +304,7 @@ def _mem0_admit(T, K, X, step, v):
     n = v
     cands = np.empty(n, np.int64)
     score = np.empty(n)
-    c = 0
+    c = np.int64(0)  # typed: a literal start would compile `_top_by` twice
     for w in range(n):
         if bs[w] == B_IN and kind[w] != SUMMARY:
             cands[c] = w

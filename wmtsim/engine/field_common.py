@@ -13,11 +13,10 @@ import math
 import numpy as np
 
 from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
-from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
 from wmtsim.core.field_knobs import _SQRT3, B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.core.rng import _uniform
+from wmtsim.core.rng import PURPOSE_IMPORTANCE, PURPOSE_LEAK, _uniform
 from wmtsim.engine.forest import (
     _draw_id,
     _task_depth,

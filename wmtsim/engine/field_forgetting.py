@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from wmtsim.core.codes import SUMMARY, TASK
-from wmtsim.core.draws import PURPOSE_FORGET
 from wmtsim.core.field_knobs import (
     B_EVICTED,
     B_FORGOTTEN,
@@ -26,7 +25,7 @@ from wmtsim.core.field_knobs import (
 )
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.core.rng import _uniform
+from wmtsim.core.rng import PURPOSE_FORGET, _uniform
 from wmtsim.engine.field_common import _absorb
 from wmtsim.engine.forest import (
     _add_summary,
@@ -168,7 +167,7 @@ def _letta_overflow(T, K, X, step, n, limit, frac, keep_last):
             else:
                 bs[w] = B_POPPING
                 popped += tokens[w]
-        n = _finish_pop(T, K, X, step, n, B_RECALL, True, s_old, popped)
+        n = _finish_pop(T, K, X, step, n, np.int64(B_RECALL), np.bool_(True), s_old, popped)
         if n + 1 > buf.shape[0]:
             buf = np.empty(n + 1, np.int64)
 
@@ -185,7 +184,7 @@ def _window_slide(T, K, X, step, n, k, summarize):
             popped += tokens[v]
     z = bmisc[M.summary]
     s_old = float(tokens[z]) if z >= 0 else 0.0
-    return _finish_pop(T, K, X, step, n, B_EVICTED, summarize, s_old, popped)
+    return _finish_pop(T, K, X, step, n, np.int64(B_EVICTED), summarize, s_old, popped)
 
 
 @jit
@@ -210,7 +209,7 @@ def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
             continue
         any_popped = True
         bs[v] = final_state
-        if summarize and _absorb(seed, traj, step, v, F, st, 0):
+        if summarize and _absorb(seed, traj, step, v, F, st, np.int64(0)):
             leaked = True
             leak_pers = max(leak_pers, pers[v])
     if not (summarize and any_popped):
@@ -219,7 +218,8 @@ def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, 0, -1, -1, summary_rel, p.u_init_summary, step)
+        _add_summary(F, z, np.int64(0), np.int64(-1), np.int64(-1), summary_rel,
+                     p.u_init_summary, step)
         bmisc[M.summary] = z
         F.summary[0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped

@@ -44,7 +44,7 @@ def _ga_retrieve(T, K, X, step, n, util):
     variant, budget, st = K.sw.variant, K.p.budget, K.st
     bimp, blast, bl = X.store.importance, X.store.last, X.knobs[0]
     cands = np.empty(n, np.int64)
-    c = 0
+    c = np.int64(0)  # typed: a literal start would compile `_fit`, `_minmax` twice
     for j in range(n):
         v = n - 1 - j
         if eligible[v]:
@@ -147,7 +147,7 @@ def _ga_reflect(T, K, X, step, n, since):
         t = chosen[f]
         if t < 0:
             break
-        ts = slot_of[t]
+        ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
         raw = 0.0
         has_ev = False
         leaked = False
@@ -170,7 +170,7 @@ def _ga_reflect(T, K, X, step, n, since):
         if z < 0:
             z = n
             n += 1
-            _add_summary(F, z, ts, t, top[ts], summary_rel, p.u_init_summary, step)
+            _add_summary(F, z, ts, t, np.int64(top[ts]), summary_rel, p.u_init_summary, step)
             summary[ts] = z
         tokens[z] = math.ceil(st.c_sum * raw)
         evidence[z] = evidence[z] or has_ev

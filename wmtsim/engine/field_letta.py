@@ -159,7 +159,7 @@ def _archival_search(T, K, X, n, util, limit):
     tokens = F.tokens
     cands = np.empty(n, np.int64)
     score = np.empty(n)
-    c = 0
+    c = np.int64(0)  # typed: a literal start would compile `_fit` twice
     for v in range(n):
         if arch[v] and (bs[v] == B_IN or bs[v] == B_RECALL):
             cands[c] = v
@@ -176,7 +176,7 @@ def _archival_search(T, K, X, n, util, limit):
             used += tokens[v]
     picked = np.empty(c, np.int64)
     scores = np.empty(c)
-    k = 0
+    k = np.int64(0)
     for j in range(c):
         v = cands[j]
         if found[v]:
@@ -189,6 +189,6 @@ def _archival_search(T, K, X, n, util, limit):
     if limit > 0:
         left = limit - count
         if left <= 0:
-            k = 0
+            k = np.int64(0)
     _fit(scores, picked, k, left, tokens, budget, used, selected)
     _tool_call(bl, read, out)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from wmtsim.core.codes import SUMMARY
 from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN
 from wmtsim.core.jit import jit
@@ -36,7 +38,7 @@ def _date(created, scale):
 @jit
 def _of_day(v, bs, kind, created, d, scale):
     """A stored dialogue turn (not a summary) created on day ``d``."""
-    return bs[v] == B_IN and kind[v] != SUMMARY and _date(created[v], scale) == d
+    return bs[v] == B_IN and kind[v] != SUMMARY and _date(np.int64(created[v]), scale) == d
 
 
 @jit
@@ -108,7 +110,7 @@ def _mb_part(T, K, X, step, n, n0, d, t):
     bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
     kind, tokens, topic, evidence, created = F.kind, F.tokens, F.topic, F.evidence, F.created
     poisoned, pers, top, summary = F.poisoned, F.persuasiveness, F.top, F.summary
-    ts = slot_of[t]
+    ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
     z = summary[ts]
     merged = 0.0
     if z >= 0 and bs[z] == B_IN:
@@ -130,7 +132,8 @@ def _mb_part(T, K, X, step, n, n0, d, t):
     if z < 0:
         z = n
         n += 1
-        _add_summary(F, z, ts, t, top[ts], K.wk.summary_relevance, p.u_init_summary, step)
+        _add_summary(F, z, ts, np.int64(t), np.int64(top[ts]), K.wk.summary_relevance,
+                     p.u_init_summary, step)
         summary[ts] = z
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev

@@ -250,7 +250,8 @@ def _draw_id_of(wid, parent, v):
 def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
     """Create slot ``z`` as a summary node under ``parent_slot`` (docs/model.md §1: the compact
     node standing for a folded branch), clean, without evidence and with no tokens yet."""
-    _add_node(F, z, -1, parent_slot, SUMMARY, u0, step)
+    # Typed as `_add_world_node`'s arguments, so that `_add_node` compiles once.
+    _add_node(F, z, np.int64(-1), parent_slot, np.int8(SUMMARY), u0, step)
     F.tokens[z] = 0
     F.poisoned[z] = False
     F.evidence[z] = False

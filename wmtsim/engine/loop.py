@@ -179,11 +179,11 @@ def _run_batch(B, W, F, K1, R, store, bl, D):
         r = np.int64(i) if i < R.u.shape[0] else np.int64(-1)
         traj = np.int64(B.start) + np.int64(i)
         # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
-        f_row = _forest_row(F, i)
-        w_row = _world_row(W, i)
+        f_row = _forest_row(F, np.int64(i))
+        w_row = _world_row(W, np.int64(i))
         cap = f_row.kind.shape[0]
         T = _trajectory(B.seed, traj, f_row, slot_of[i], w_row.kind.shape[0], counts[i])
-        X = _field_scratch(store, i, cap, bl)
+        X = _field_scratch(store, np.int64(i), cap, bl)
         K = Knobs(sw=K1.sw[0], p=K1.p[0], st=K1.st[0], wk=K1.wk[0])
         n_slots[i], active[i] = _run_one(T, K, X, w_row, n_events[i], r, R, D)
 
@@ -343,7 +343,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             critical = yes
             obs = last_obs
         elif o == OP_REOPEN:
-            s = slot_of[a]
+            s = np.int64(slot_of[a])
             # A configuration without reopen leaves a folded subtask folded, unless the
             # world's rule undoes the fold (`WorldSpec.resume_folded` = ``unfold``).
             if state[s] == COMPLETED or (state[s] == FOLDED and (
@@ -372,7 +372,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
                 _record(T, r, R, step, n, o)
             _dyn_prompt(D, T, K, step, n, obs)
             if o == OP_COMPLETE:
-                s = slot_of[a]
+                s = np.int64(slot_of[a])
                 if sw.fold != 0:
                     if F.summary[s] >= 0:
                         fresh[0] = -1  # a re-fold resets its summary's score

@@ -62,11 +62,15 @@ def generate(spec: WorldSpec, seed: int = 0, n: int = 1000, start: int = 0) -> W
     cdf = spec.n_subtasks_cdf()
     nb, eb = spec.node_bound(), spec.event_bound()
     counts = np.zeros((n, 3), dtype=np.int64)
-    _count_batch(as_array(w), poison, cdf, seed, start, n, nb, eb, counts)
+    # First pass: count each trajectory's nodes and events (into scratch rows), to size W.
+    _generate_batch(as_array(w), poison, cdf, seed, start, nb, eb, counts,
+                    _empty_arrays(0, 0, 0), False)
     max_nodes = int(counts[:, 0].max())
     max_events = int(counts[:, 1].max())
     W = _empty_arrays(n, max_nodes, max_events)
-    _fill_batch(as_array(w), poison, cdf, seed, start, n, W)
+    # Second pass: the same trajectories again, written into W (the same counts again).
+    _generate_batch(as_array(w), poison, cdf, seed, start, nb, eb, np.zeros_like(counts), W,
+                    True)
     return World(seed=seed, start=start, spec=spec, **W._asdict(),
                  n_nodes=counts[:, 0].copy(), n_events=counts[:, 1].copy(),
                  n_injected=counts[:, 2].copy())
@@ -91,21 +95,27 @@ def _empty_arrays(n: int, nodes: int, events: int) -> WorldRows:
 
 
 @jit(parallel=True)
-def _count_batch(w1, poison, cdf, seed, start, n, nb, eb, counts):
-    # ``w1``: the packed `WorldSpec` as a one-element array (`wmtsim.core.packing.as_array`);
-    # ``cdf``: `WorldSpec.n_subtasks_cdf` (empty: a uniform range).
-    for i in prange(n):
-        a = _empty_row_arrays(nb, eb)
+def _generate_batch(w1, poison, cdf, seed, start, nb, eb, counts, W, fill):
+    """Trajectories ``start .. start+n-1`` (``n``: the rows of ``counts``): each one's
+    (nodes, events, injected) into ``counts``, its world and script into row i of ``W``
+    when ``fill``, else into scratch rows of ``nb`` nodes and ``eb`` events (the counting
+    pass; ``W`` unused).
+
+    One kernel for both passes of `generate`: a parallel kernel compiles the whole world
+    script several times over (numba's gufunc, its wrappers, the kernel itself each
+    optimise and emit the code they link), so two kernels cost a second such compile on
+    a cold cache (issue 26, item 4). ``w1``: the packed `WorldSpec` as a one-element
+    array (`wmtsim.core.packing.as_array`); ``cdf``: `WorldSpec.n_subtasks_cdf` (empty: a
+    uniform range).
+    """
+    for i in prange(counts.shape[0]):
         traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
+        if fill:
+            row = _world_row(W, np.int64(i))
+        else:
+            row = _empty_row_arrays(nb, eb)
         counts[i, 0], counts[i, 1], counts[i, 2] = _generate_one(w1[0], poison, cdf, seed,
-                                                                 traj, a)
-
-
-@jit(parallel=True)
-def _fill_batch(w1, poison, cdf, seed, start, n, W):
-    for i in prange(n):
-        traj = np.int64(start) + np.int64(i)  # prange indices may be unsigned
-        _generate_one(w1[0], poison, cdf, seed, traj, _world_row(W, i))
+                                                                 traj, row)
 
 
 @jit

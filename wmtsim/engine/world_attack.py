@@ -10,10 +10,11 @@ readable twin, so both see the same copies.
 
 from __future__ import annotations
 
+import numpy as np
+
 from wmtsim.core.codes import FAILURE, SUCCESS
-from wmtsim.core.draws import PURPOSE_REINJECT, STEP_WORLD
 from wmtsim.core.jit import jit
-from wmtsim.core.rng import _uniform
+from wmtsim.core.rng import PURPOSE_REINJECT, STEP_WORLD, _uniform
 from wmtsim.core.world_spec import (
     ADAPT_REINJECT,
     OP_REINJECT,
@@ -58,7 +59,7 @@ def _reinject(q, D, W, nn, ne, n_injected):
     poison, w, seed, traj = D.poison, D.w, D.seed, D.traj
     v = nn
     nn += 1
-    s = W.parent[q]
+    s = np.int64(W.parent[q])  # int64, as `_emit_actions`' subtask: one _new_action compile
     _new_action(v, s, W.parent, W.kind, W.topic, W.top)
     W.poisoned[v] = True
     W.persuasiveness[v] = poison[k, PZ.persuasiveness]

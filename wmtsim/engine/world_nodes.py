@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 
 from wmtsim.core.codes import ACTION
-from wmtsim.core.draws import PURPOSE_WORLD, STEP_WORLD
 from wmtsim.core.jit import jit
-from wmtsim.core.rng import _uniform
+from wmtsim.core.rng import PURPOSE_WORLD, STEP_WORLD, _uniform
 from wmtsim.core.world_spec import PZ
 
 

@@ -13,12 +13,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from wmtsim.core.codes import FAILURE, GLOBAL, ROOT, SUCCESS, TASK
-from wmtsim.core.draws import PURPOSE_STALE
 from wmtsim.core.jit import jit
 from wmtsim.core.rng import (
     PURPOSE_DETECT,
     PURPOSE_REVIEW,
     PURPOSE_REVISE,
+    PURPOSE_STALE,
     STEP_WORLD,
     _uniform,
 )
@@ -104,14 +104,18 @@ def _generate_one(w, poison, cdf, seed, traj, W):
     parent, kind, tokens, topic, rel = W.parent, W.kind, W.tokens, W.topic, W.rel
     op, arg = W.op, W.arg
     c = 0  # draw counter
+    # Typed (not literal) zeros, as the arguments below: numba compiles a callee once per
+    # literal argument, and once more for a loop variable typed from its literal start
+    # before its type settles (issue 26, item 4).
+    zero = np.int64(0)
 
     # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
     # injections and globals can name their target before it starts).
     c += 1
     n_top = _n_subtasks(w, cdf, _draw(seed, traj, c))
-    nn = _reserve_task(0, n_top, w, W)
-    ne = 0
-    n_injected = 0
+    nn = _reserve_task(zero, n_top, w, W)
+    ne = zero
+    n_injected = zero
 
     # Injection plan, one row per copy (`IJ` columns): spec row, target subtask (a world
     # id; -(2 + top-level index) while a nested target is not drawn yet; -1 once placed),
@@ -129,7 +133,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
                 continue
             target = int(poison[k, PZ.subtask])
             if target < 0:
-                target = _randint(0, n_top - 1, _draw(seed, traj, c - 2))
+                target = _randint(zero, n_top - 1, _draw(seed, traj, c - 2))
             else:
                 target = target % n_top
             inj[n_inj, IJ.spec] = k
@@ -164,7 +168,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
         tokens[g] = _action_tokens(w, _draw(seed, traj, c - 2), _draw(seed, traj, c - 1))
         if _draw(seed, traj, c) < 0.5:
             c += 1
-            topic[g] = 1 + _randint(0, n_top - 1, _draw(seed, traj, c))
+            topic[g] = 1 + _randint(zero, n_top - 1, _draw(seed, traj, c))
         rel[g] = w.global_relevance
         op[ne] = OP_GLOBAL
         arg[ne] = g
@@ -195,7 +199,8 @@ def _generate_one(w, poison, cdf, seed, traj, W):
         if t + 1 < n_tasks:
             c += 3
             if _draw(seed, traj, c - 2) < w.p_related:
-                D.need_task[t] = t + 1 + _randint(0, n_tasks - 2 - t, _draw(seed, traj, c - 1))
+                D.need_task[t] = t + 1 + _randint(zero, n_tasks - 2 - t,
+                                                   _draw(seed, traj, c - 1))
                 D.need_u[t] = _draw(seed, traj, c)
     return nn, ne, n_injected
 
@@ -241,7 +246,7 @@ def _next_task(t, D, W, c, nn, ne, cdf):
     D.promoted[t - 1] = g
     for q in range(t):
         if D.need_task[q] == t:
-            s = r + 1 + _randint(0, n_top - 1, D.need_u[q])
+            s = r + 1 + _randint(np.int64(0), n_top - 1, D.need_u[q])
             topic[D.promoted[q]] = s
             D.no_evidence[s] = True
     return nn, ne + 2, c, r, n_top
@@ -280,7 +285,8 @@ def _play_task(base, n_top, D, W, c, nn, ne, n_injected):
             op[ne] = OP_TASK
             arg[ne] = s
             ne += 1
-            nn, ne, c, n_injected = _emit_actions(s, False, D, W, c, nn, ne, n_injected)
+            nn, ne, c, n_injected = _emit_actions(s, np.bool_(False), D, W, c, nn, ne,
+                                                  n_injected)
             # Finish marker first, then children (pushed in reverse so the first runs first).
             stack_id[sp] = s
             stack_depth[sp] = d
@@ -306,7 +312,7 @@ def _play_task(base, n_top, D, W, c, nn, ne, n_injected):
                 if (n_children > 0 and base == 0 and inj[q, IJ.target] == -(1 + top[s])
                         and inj[q, IJ.depth] == d + 1):  # injections: the first task
                     c += 1
-                    inj[q, IJ.target] = first + _randint(0, n_children - 1,
+                    inj[q, IJ.target] = first + _randint(np.int64(0), n_children - 1,
                                                          _draw(seed, traj, c))
             for ch in range(first + n_children - 1, first - 1, -1):
                 stack_id[sp] = ch
@@ -316,11 +322,12 @@ def _play_task(base, n_top, D, W, c, nn, ne, n_injected):
         # Resume: return to an earlier top-level subtask (reopen), act, complete again.
         c += 2
         if j >= 1 and _draw(seed, traj, c - 1) < w.p_resume:
-            back = base + 1 + _randint(0, j - 1, _draw(seed, traj, c))
+            back = base + 1 + _randint(np.int64(0), j - 1, _draw(seed, traj, c))
             op[ne] = OP_REOPEN
             arg[ne] = back
             ne += 1
-            nn, ne, c, n_injected = _emit_actions(back, True, D, W, c, nn, ne, n_injected)
+            nn, ne, c, n_injected = _emit_actions(back, np.bool_(True), D, W, c, nn, ne,
+                                                  n_injected)
             if w.supersede_review != 0:
                 nn, ne, n_injected = _review(back, D, W, nn, ne, n_injected)
             op[ne] = OP_COMPLETE
@@ -401,7 +408,7 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
     c += 2
     if (not resumed and n_evidence_candidates > 0 and _draw(seed, traj, c - 1) < w.p_evidence
             and not D.no_evidence[s]):
-        pick = _randint(0, n_evidence_candidates - 1, _draw(seed, traj, c))
+        pick = _randint(np.int64(0), n_evidence_candidates - 1, _draw(seed, traj, c))
         seen = 0
         for a in range(n_clean):
             if outcome[first + a] == SUCCESS and not distractor[a]:
@@ -436,12 +443,17 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         inj[q, IJ.target] = -1  # placed: a later resumed visit does not inject it again
         pos = inj[q, IJ.pos] if after < 0 else after
         if pos < 0:
-            pos = _randint(0, order.shape[0], _draw(seed, traj, c))
+            pos = _randint(np.int64(0), order.shape[0], _draw(seed, traj, c))
         pos = min(pos, order.shape[0])
+        # Element by element, not by slices: a slice assignment compiles numba's
+        # shape-mismatch error path (string formatting, ~1.5 s on a cold cache), and every
+        # kernel that calls this one compiles that code again (issue 26, item 4).
         new_order = np.empty(order.shape[0] + 1, np.int64)
-        new_order[:pos] = order[:pos]
+        for j in range(pos):
+            new_order[j] = order[j]
         new_order[pos] = v
-        new_order[pos + 1:] = order[pos:]
+        for j in range(pos, order.shape[0]):
+            new_order[j + 1] = order[j]
         order = new_order
     first_rule = w.supersede_rule == SUPERSEDE_FIRST
     revise = -1  # the previous action of this visit, when its outcome gets revised
