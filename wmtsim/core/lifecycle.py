@@ -172,7 +172,7 @@ def _branch_priorities_into(parent: np.ndarray, kind: np.ndarray, state: np.ndar
                             priority: np.ndarray, S: LifecycleScratch) -> None:
     """`_branch_priorities` with caller-owned scratch ``S`` (the engine reuses it every
     step)."""
-    _branch_statistics_from(parent, kind, state, u, outcome, 0, n, S)
+    _branch_statistics_from(parent, kind, state, u, outcome, np.int64(0), n, S)
     u_max, u_sum, size, n_failed, n_obs = S.u_max, S.u_sum, S.size, S.n_failed, S.n_obs
     for b in range(n):
         if kind[b] == TASK:

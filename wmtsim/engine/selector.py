@@ -76,7 +76,7 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
     cands = np.empty(n, np.int64)
     neg_util = np.empty(n)
     key = _step_key(seed, traj, step)
-    k = 0
+    k = np.int64(0)  # typed: a literal start would compile _sift_down twice
     min_cost = np.inf
     for v in range(n):
         if not eligible[v]:
@@ -103,7 +103,7 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
         v = cands[0]  # the best candidate left
         k -= 1
         cands[0], neg_util[0] = cands[k], neg_util[k]
-        _sift_down(neg_util, cands, 0, k)
+        _sift_down(neg_util, cands, np.int64(0), k)
         cost = tokens[v] + struct
         if used + cost <= budget:
             selected[v] = True
@@ -116,8 +116,8 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
 @jit
 def _sift_down(neg_util, cands, i, k):
     """Restore the heap order of ``(neg_util, cands)[:k]`` below entry ``i``: an entry
-    comes before its children by lower -utility, then by the older slot. (Utilities are
-    finite: relevance, scores and priorities are.)"""
+    comes before its children by the lower key (-utility; A3: -priority), then by the
+    older slot. (Keys are finite: relevance, scores and priorities are.)"""
     while True:
         c = 2 * i + 1
         if c >= k:
@@ -157,13 +157,25 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
             if kind[b] == TASK and unit_score[b] == np.inf:
                 unit_score[b] = -priority[b] if not np.isnan(priority[b]) else 0.0
             b = parent[b]
-    order = np.argsort(unit_score, kind="mergesort")
+    # The units best first (lowest score, ties to the older slot, as a stable sort would
+    # order them), popped from a heap.
+    units = np.empty(n, np.int64)
+    keys = np.empty(n)
+    k = np.int64(0)  # typed: a literal start would compile _sift_down twice
+    for b in range(n):
+        if unit_score[b] != np.inf:
+            units[k] = b
+            keys[k] = unit_score[b]
+            k += 1
+    for j in range(k // 2 - 1, -1, -1):
+        _sift_down(keys, units, j, k)
     budget = p.budget
     used = 0.0
-    for j in range(n):
-        b = order[j]
-        if unit_score[b] == np.inf:
-            break
+    while k > 0:
+        b = units[0]
+        k -= 1
+        units[0], keys[0] = units[k], keys[k]
+        _sift_down(keys, units, np.int64(0), k)
         cost = 0.0
         rest = 0  # candidates of the unit not taken yet
         for v in range(n):
