@@ -10,6 +10,7 @@ of compiling) as a slow test."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,16 +95,78 @@ def test_trace_commands_say_so_on_a_fresh_cache_and_not_when_warm(tmp_path: Path
 @pytest.mark.slow
 def test_run_says_so_on_a_fresh_cache_and_not_when_warm(tmp_path: Path) -> None:
     """`wmtsim run` on a fresh cache: the headline and one line per group (world
-    generation, WMT's engine), each said before it compiles; the same run again: nothing."""
+    generation, WMT's engine), each said before it compiles (one of them in a second
+    process where there is a second core), and what each compiled; the same run again:
+    nothing."""
     cache = tmp_path / "numba"
     args = ["run", "paper_poisoning", "-p", "wmt", "--n", "2", "--no-progress", "--out"]
     cold = _wmtsim([*args, str(tmp_path / "a")], cache, tmp_path).stderr
     lines = cold.splitlines()
     assert lines[0].startswith("compiling wmtsim's numba kernels"), cold
-    assert lines[1].startswith("  [1/2] world generation (~"), cold
-    assert any(x.startswith("  [2/2] the engine for WMT's configurations (~")
-               for x in lines), cold
+    said = {x.split(" (~")[0] for x in lines[1:3]}
+    assert said == {"  [1/2] world generation",
+                    "  [2/2] the engine for WMT's configurations"}, cold
     assert sum("done in" in x for x in lines) == 2, cold
     assert warm.UNCACHED not in cold  # nothing left to compile after the groups
     again = _wmtsim([*args, str(tmp_path / "b")], cache, tmp_path).stderr
     assert "compil" not in again, again
+
+
+def test_groups_split_between_two_processes_longest_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.delenv("WMTSIM_COMPILE_PROCESSES", raising=False)
+    plans = {"world": (12.0, None, True), "engine": (24.0, None, True),
+             "field": (50.0, None, True), "trace": (1.0, None, True)}
+    # field (50) here, engine (24) beside, world (12) beside (36 < 50), trace beside:
+    # each lane keeps the order asked for.
+    here, beside = warm._lanes(("world", "engine", "field", "trace"), plans)
+    assert (here, beside) == (["field"], ["world", "engine", "trace"])
+    assert warm._lanes(("world",), plans) == (["world"], [])  # one group: one process
+    monkeypatch.setenv("WMTSIM_COMPILE_PROCESSES", "1")
+    assert warm._lanes(("world", "engine"), plans) == (["world", "engine"], [])
+    monkeypatch.delenv("WMTSIM_COMPILE_PROCESSES")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert warm._lanes(("world", "engine"), plans) == (["world", "engine"], [])
+
+
+def test_a_second_process_that_fails_leaves_its_groups_to_this_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "_cache_folder", lambda: tmp_path / "cache")
+    monkeypatch.setattr(warm, "_times_file", lambda: tmp_path / "compile_times.json")
+    monkeypatch.setattr(warm, "_lanes", lambda todo, plans: (["world"], ["trace"]))
+    failing = [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); "
+               "sys.exit(3)"]
+    monkeypatch.setattr(warm, "_start_child", lambda groups: subprocess.Popen(
+        failing, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    compiled: list[str] = []
+    monkeypatch.setattr(warm, "_compile", compiled.append)
+    said: list[str] = []
+    warm.ensure_compiled(("world", "trace"), say=said.append)
+    assert compiled == ["world", "trace"]  # trace compiled here after the child failed
+    assert said[0].startswith("compiling wmtsim's numba kernels for this version (once) "
+                              "in two processes")
+    assert said[1].startswith("  [2/2] trace replay (~") and said[1].endswith(
+        "in a second process…")
+    assert any("the second process stopped (boom)" in x for x in said), said
+    assert warm._marker("world").exists() and warm._marker("trace").exists()
+
+
+def test_a_second_process_reports_each_group_it_compiled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "_cache_folder", lambda: tmp_path / "cache")
+    monkeypatch.setattr(warm, "_times_file", lambda: tmp_path / "compile_times.json")
+    monkeypatch.setattr(warm, "_lanes", lambda todo, plans: (["world"], ["trace"]))
+    line = json.dumps({"group": "trace", "seconds": 3.0, "cpu": 2.4, "kernels": 7})
+    monkeypatch.setattr(warm, "_start_child", lambda groups: subprocess.Popen(
+        [sys.executable, "-c", f"print({line!r})"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True))
+    compiled: list[str] = []
+    monkeypatch.setattr(warm, "_compile", compiled.append)
+    said: list[str] = []
+    warm.ensure_compiled(("world", "trace"), say=said.append)
+    assert compiled == ["world"]
+    assert said[-1] == ("  [2/2] trace replay: done in 3 s in the second process (7 kernels, "
+                        "2 s of CPU)")
+    assert warm._marker("trace").exists()
+    assert json.loads((tmp_path / "compile_times.json").read_text())["trace"]["kernels"] == 7

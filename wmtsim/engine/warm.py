@@ -8,7 +8,10 @@ is compiling and roughly how long it takes. A marker file per group in the cache
 (`wmtsim.numba_cache.cache_dir`) records what is done, so a warm start prints nothing;
 markers are kept per checkout (numba keys its cache files by the kernels' source paths).
 A group's lines are said when numba starts compiling it, so a group numba finds cached
-after all loads silently instead of announcing a compile that does not happen.
+after all loads silently instead of announcing a compile that does not happen. Where
+there are two groups or more to compile and a second core, a second process compiles
+part of them into the same cache meanwhile (the engine groups compile on a hand-made
+one-node world, `_tiny_world`, so they need no world generation).
 
 The estimate is calibrated on the machine it runs on: each compile records its CPU seconds
 and kernel count in ``compile_times.json`` beside the versioned cache folders, and the
@@ -33,12 +36,17 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wmtsim.numba_cache import cache_dir
+
+if TYPE_CHECKING:
+    from wmtsim.core.world_spec import World
 
 # label, CPU seconds a group's cold compile takes on an idle reference core (2-core Xeon;
 # measured by `wmtsim warmup`). The estimate a notice gives is calibrated: the CPU
@@ -201,14 +209,38 @@ def groups_for(policies: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _tiny_world() -> World:
+    """A one-trajectory world of a root and its final answer, made by hand with the very
+    arrays (and dtypes) `generate` makes, so that the engine groups compile without world
+    generation (numba compiles for the types; every kernel a run reaches is compiled,
+    whatever the script) and can compile beside it in another process."""
+    import numpy as np
+
+    from wmtsim.core.codes import ROOT
+    from wmtsim.core.world_spec import OP_FINAL, World, WorldSpec
+    from wmtsim.engine.world import _empty_arrays
+
+    rows = _empty_arrays(1, 1, 1)
+    rows.kind[0, 0] = ROOT
+    rows.op[0, 0] = OP_FINAL
+    rows.arg[0, 0] = 0
+    return World(seed=0, start=0, spec=WorldSpec(), **rows._asdict(),
+                 n_nodes=np.ones(1, np.int64), n_events=np.ones(1, np.int64),
+                 n_injected=np.zeros(1, np.int64))
+
+
 def _compile(group: str) -> None:
     """Run the group's kernels once on a tiny input (numba compiles and caches them)."""
-    from wmtsim.core.world_spec import PoisonSpec, WorldSpec
     from wmtsim.engine.simulation import simulate
-    from wmtsim.engine.world import generate
 
-    world = generate(WorldSpec(n_subtasks=(1, 2), n_globals=1, poison=(
-        PoisonSpec("plausible"),)), n=2)
+    if group == "world":
+        from wmtsim.core.world_spec import PoisonSpec, WorldSpec
+        from wmtsim.engine.world import generate
+
+        generate(WorldSpec(n_subtasks=(1, 2), n_globals=1, poison=(
+            PoisonSpec("plausible"),)), n=2)
+        return
+    world = _tiny_world()
     if group == "engine":
         simulate(world, "wmt", record_steps=1)
     elif group == "field":
@@ -234,14 +266,46 @@ def ensure_compiled(groups: Sequence[str], say: Say | None = None,
     A group without its marker is run on its tiny input, and its lines are said as numba
     starts compiling it, not before: a group whose kernels numba finds in its cache after
     all (markers written by an older wmtsim, a cache copied in) loads in a second,
-    silently, instead of announcing a compile that does not happen."""
+    silently, instead of announcing a compile that does not happen.
+
+    With two groups or more to compile and a second core, a second process compiles
+    some of them into the same cache meanwhile (`_lanes`; numba compiles in one thread):
+    a cold ``wmtsim run`` waits for the longer share, not the sum. Those groups are said
+    when it starts and when it is done; a group it did not finish is compiled here.
+    ``WMTSIM_COMPILE_PROCESSES=1`` keeps everything in this process."""
     todo = [g for g in groups if not _marker(g).exists()]
     if not todo:
         return 0.0
     plans = {g: estimate(g) for g in todo}
+    here, beside = _lanes(todo, plans)
     announced = [False]
+    t_start = time.perf_counter()
+    child = _start_child(beside)
+    if child is None:
+        here = todo
+    elif say is not None:
+        announced[0] = True
+        say(_headline([plans[g] for g in here], [plans[g] for g in beside]))
+        for group in beside:
+            say(f"  [{todo.index(group) + 1}/{len(todo)}] {GROUPS[group][0]} "
+                f"(~{plans[group][0]:.0f} s), in a second process…")
+    spent = _compile_here(here, todo, plans, announced, say, live)
+    if child is not None:
+        missing = _finish_child(child, beside, todo, say)
+        spent = time.perf_counter() - t_start
+        # The second process failed: what it did not compile is compiled here.
+        spent += _compile_here(missing, todo, plans, announced, say, live)
+    return spent
+
+
+def _compile_here(here: Sequence[str], todo: Sequence[str],
+                  plans: dict[str, tuple[float, int | None, bool]], announced: list[bool],
+                  say: Say | None, live: Live | None) -> float:
+    """`ensure_compiled`'s groups ``here`` (of ``todo``) compiled in this process, in
+    turn, each said as numba starts compiling it; returns the seconds spent."""
     spent = 0.0
-    for k, group in enumerate(todo, 1):
+    for group in here:
+        k = todo.index(group) + 1
         label = GROUPS[group][0]
         seconds_left, kernels, _ = plans[group]
         ticks: list[Callable[[int], None] | None] = []
@@ -271,22 +335,120 @@ def ensure_compiled(groups: Sequence[str], say: Say | None = None,
         spent += seconds
         if count[0]:  # a compile, not kernels loaded from numba's cache: a measurement
             _remember(group, cpu, seconds, count[0])
-        try:
-            _marker(group).parent.mkdir(parents=True, exist_ok=True)
-            _marker(group).write_text(f"{seconds:.1f}\n", encoding="utf-8")
-        except OSError:
-            pass  # a read-only cache: numba compiles in memory, nothing to remember
+        _write_marker(group, seconds)
         if say is not None and count[0]:
             say(f"  [{k}/{len(todo)}] {label}: done in {seconds:.0f} s "
                 f"({count[0]} kernels, {cpu:.0f} s of CPU)")
     return spent
 
 
-def _headline(plans: Sequence[tuple[float, int | None, bool]]) -> str:
-    """The first line of a compile: the estimate of the groups left, and its basis."""
-    total = sum(p[0] for p in plans)
-    basis = ("as measured on this machine" if all(p[2] for p in plans) else
+def _lanes(todo: Sequence[str], plans: dict[str, tuple[float, int | None, bool]]
+           ) -> tuple[list[str], list[str]]:
+    """Split the groups to compile between this process and a second one (longest first
+    to the less loaded), when there are two groups or more and a second core to use:
+    numba compiles in one thread, so two processes halve a cold start's wait."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    if cores < 2 or len(todo) < 2 or os.environ.get("WMTSIM_COMPILE_PROCESSES") == "1":
+        return list(todo), []
+    here: list[str] = []
+    beside: list[str] = []
+    load = [0.0, 0.0]
+    for group in sorted(todo, key=lambda g: -plans[g][0]):
+        lane = 0 if load[0] <= load[1] else 1
+        (here if lane == 0 else beside).append(group)
+        load[lane] += plans[group][0]
+    order = {g: i for i, g in enumerate(todo)}
+    return sorted(here, key=lambda g: order[g]), sorted(beside, key=lambda g: order[g])
+
+
+def _start_child(groups: Sequence[str]) -> subprocess.Popen[str] | None:
+    """A second process compiling ``groups`` into the same cache (`_child`), or None."""
+    if not groups:
+        return None
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(_cache_folder())}
+    try:
+        return subprocess.Popen([sys.executable, "-m", "wmtsim.engine.warm", *groups],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+    except OSError:
+        return None
+
+
+def _finish_child(child: subprocess.Popen[str], beside: Sequence[str],
+                  todo: Sequence[str], say: Say | None) -> list[str]:
+    """Wait for the second process, say what it compiled and mark it done; returns the
+    groups it did not finish (to be compiled here)."""
+    if child.poll() is None and say is not None:
+        say("  waiting for the second process…")
+    out, err = child.communicate()
+    done: dict[str, dict[str, float]] = {}
+    for line in out.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("group") in beside:
+            done[str(record["group"])] = record
+    for group in beside:
+        record = done.get(group)
+        if record is None:
+            continue
+        seconds, cpu, kernels = record["seconds"], record["cpu"], int(record["kernels"])
+        if kernels:
+            _remember(group, cpu, seconds, kernels)
+        _write_marker(group, seconds)
+        if say is not None:
+            head = f"  [{todo.index(group) + 1}/{len(todo)}] {GROUPS[group][0]}:"
+            say(f"{head} done in {seconds:.0f} s in the second process ({kernels} kernels, "
+                f"{cpu:.0f} s of CPU)" if kernels else
+                f"{head} found in numba's cache after all (nothing compiled)")
+    missing = [g for g in beside if g not in done]
+    if missing and say is not None:
+        last = err.strip().splitlines()[-1:] or ["no output"]
+        say(f"  the second process stopped ({last[0]}); compiling the rest here")
+    return missing
+
+
+def _write_marker(group: str, seconds: float) -> None:
+    try:
+        _marker(group).parent.mkdir(parents=True, exist_ok=True)
+        _marker(group).write_text(f"{seconds:.1f}\n", encoding="utf-8")
+    except OSError:
+        pass  # a read-only cache: numba compiles in memory, nothing to remember
+
+
+def _child(groups: Sequence[str]) -> None:
+    """The second process of `ensure_compiled`: compile each group in turn and print one
+    JSON line per group (its seconds, CPU seconds and kernels compiled)."""
+    for group in groups:
+        t0, c0 = time.perf_counter(), time.process_time()
+        with counting_compiles() as count:
+            _compile(group)
+        print(json.dumps({"group": group, "seconds": time.perf_counter() - t0,
+                          "cpu": time.process_time() - c0, "kernels": count[0]}),
+              flush=True)
+
+
+def _headline(plans: Sequence[tuple[float, int | None, bool]],
+              beside: Sequence[tuple[float, int | None, bool]] = ()) -> str:
+    """The first line of a compile: the estimate of the groups left (the longer of the
+    two processes' shares when a second one compiles ``beside``), and its basis."""
+    total = max(sum(p[0] for p in plans), sum(p[0] for p in beside))
+    both = [*plans, *beside]
+    basis = ("as measured on this machine" if all(p[2] for p in both) else
              "from a reference 2-core machine; measured here from now on")
-    return (f"compiling wmtsim's numba kernels for this version (once): ~{total:.0f} s at "
-            f"this machine's current load ({_load_per_core():.1f} per core: ×"
-            f"{slowdown():.1f} an idle core; {basis}); cached in {_cache_folder()}")
+    where = " in two processes" if beside else ""
+    return (f"compiling wmtsim's numba kernels for this version (once){where}: "
+            f"~{total:.0f} s at this machine's current load ({_load_per_core():.1f} per "
+            f"core: ×{slowdown():.1f} an idle core; {basis}); cached in {_cache_folder()}")
+
+
+if __name__ == "__main__":  # `ensure_compiled`'s second process
+    import sys
+
+    _child(sys.argv[1:])
