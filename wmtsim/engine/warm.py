@@ -48,16 +48,16 @@ from wmtsim.numba_cache import cache_dir
 if TYPE_CHECKING:
     from wmtsim.core.world_spec import World
 
-# label, CPU seconds a group's cold compile takes on an idle reference core (2-core Xeon;
-# measured by `wmtsim warmup`). The estimate a notice gives is calibrated: the CPU
+# label, CPU seconds a group's cold compile takes on an idle reference core (2-core Intel
+# Xeon, `wmtsim warmup`, 2026-12-04). The estimate a notice gives is calibrated: the CPU
 # seconds this machine took the last time it compiled the group (any wmtsim version;
 # `compile_times.json` beside the cache folders) scaled by the machine's current load.
 GROUPS: dict[str, tuple[str, int]] = {
-    "world": ("world generation", 38),
-    "engine": ("the engine for WMT's configurations", 35),
-    "field": ("the engine for the field's policies", 75),
-    "trace": ("trace replay", 5),
-    "dynamics": ("the engines with population aggregates", 60),
+    "world": ("world generation", 12),
+    "engine": ("the engine for WMT's configurations", 24),
+    "field": ("the engine for the field's policies", 53),
+    "trace": ("trace replay", 1),
+    "dynamics": ("the engines with population aggregates", 47),
 }
 
 Say = Callable[[str], None]
