@@ -28,6 +28,18 @@ def _randint(lo, hi, u):
 
 
 @jit
+def _n_subtasks(w, cdf, u):
+    """The number of top-level subtasks from one uniform draw: uniform over [min, max]
+    (`_randint`), or the first value whose cumulative probability exceeds ``u``."""
+    if cdf.shape[0] == 0:
+        return _randint(int(w.n_subtasks_min), int(w.n_subtasks_max), u)
+    k = 0
+    while k < cdf.shape[0] - 1 and not u < cdf[k]:
+        k += 1
+    return int(w.n_subtasks_min) + k
+
+
+@jit
 def _normal(u1, u2):
     """Box–Muller: a standard normal from two uniforms (world generation only)."""
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)

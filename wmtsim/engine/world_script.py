@@ -46,24 +46,13 @@ from wmtsim.engine.world_nodes import (
     _action_tokens,
     _clip01,
     _draw,
+    _n_subtasks,
     _new_action,
     _normal,
     _pend,
     _randint,
     _set_poison,
 )
-
-
-@jit
-def _n_subtasks(w, cdf, u):
-    """The number of top-level subtasks from one uniform draw: uniform over [min, max]
-    (`_randint`), or the first value whose cumulative probability exceeds ``u``."""
-    if cdf.shape[0] == 0:
-        return _randint(int(w.n_subtasks_min), int(w.n_subtasks_max), u)
-    k = 0
-    while k < cdf.shape[0] - 1 and not u < cdf[k]:
-        k += 1
-    return int(w.n_subtasks_min) + k
 
 
 class ScriptDraft(NamedTuple):
