@@ -271,8 +271,9 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             # an action of the visit's own order, which every policy plays).
             took = False
             continue
-        # Node creation and the prompt step each have one call site below (they take the
-        # trajectory's records; one site lets numba inline them, so no call copies them).
+        # The prompt step has one call site below, where numba inlines it (a call that
+        # takes the trajectory's records counts a reference to each of their arrays);
+        # node creation has one site too.
         prompt = False
         if o == OP_GLOBAL or o == OP_TASK or o == OP_ACTION or o == OP_ROOT:
             v = n
