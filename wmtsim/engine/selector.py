@@ -93,17 +93,13 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
         neg_util[k] = -x
         min_cost = min(min_cost, tokens[v] + struct)
         k += 1
-    for j in range(k // 2 - 1, -1, -1):
-        _sift_down(neg_util, cands, j, k)
+    _heapify(neg_util, cands, k)
     budget = p.budget
     top_k = int(st.top_k)
     used = 0.0
     count = 0
     while k > 0 and used + min_cost <= budget:
-        v = cands[0]  # the best candidate left
-        k -= 1
-        cands[0], neg_util[0] = cands[k], neg_util[k]
-        _sift_down(neg_util, cands, np.int64(0), k)
+        v, k = _heap_pop(neg_util, cands, k)  # the best candidate left
         cost = tokens[v] + struct
         if used + cost <= budget:
             selected[v] = True
@@ -111,6 +107,24 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
             count += 1
             if top_k > 0 and count >= top_k:
                 break
+
+
+@jit
+def _heapify(keys, ids, k):
+    """Order ``(keys, ids)[:k]`` as a heap (`_sift_down`'s order)."""
+    for j in range(k // 2 - 1, -1, -1):
+        _sift_down(keys, ids, j, k)
+
+
+@jit
+def _heap_pop(keys, ids, k):
+    """Take the first entry of the heap ``(keys, ids)[:k]``: returns its id and the heap's
+    new size."""
+    first = ids[0]
+    k -= 1
+    ids[0], keys[0] = ids[k], keys[k]
+    _sift_down(keys, ids, np.int64(0), k)
+    return first, k
 
 
 @jit
@@ -167,15 +181,11 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
             units[k] = b
             keys[k] = unit_score[b]
             k += 1
-    for j in range(k // 2 - 1, -1, -1):
-        _sift_down(keys, units, j, k)
+    _heapify(keys, units, k)
     budget = p.budget
     used = 0.0
     while k > 0:
-        b = units[0]
-        k -= 1
-        units[0], keys[0] = units[k], keys[k]
-        _sift_down(keys, units, np.int64(0), k)
+        b, k = _heap_pop(keys, units, k)
         cost = 0.0
         rest = 0  # candidates of the unit not taken yet
         for v in range(n):

@@ -8,7 +8,6 @@ module only parses arguments and renders results.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -78,15 +77,6 @@ def _stream_trace(trace: Path, out: Path | None, rules: bool = False) -> Streame
         if failure is None:
             raise
         raise _fail(str(failure)) from None
-
-
-def _watching() -> AbstractContextManager[list[int]]:
-    """A numba kernel compiled inside the block is announced before it compiles
-    (`wmtsim.interfaces.cli_scenarios._watching`): the trace commands' kernels compile
-    on first use, and say so."""
-    from wmtsim.interfaces.cli_scenarios import _watching as watching
-
-    return watching()
 
 
 def _write(frame: pl.DataFrame, out: Path, manifest: dict[str, object]) -> Path:
@@ -465,6 +455,7 @@ from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E
 from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
 from wmtsim.interfaces.cli_dynamics import register as _register_dynamics  # noqa: E402
+from wmtsim.interfaces.cli_scenarios import _watching  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 

@@ -8,7 +8,6 @@ run (docs/conformance.md).
 from __future__ import annotations
 
 import os
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ import typer
 
 from wmtsim.core.formatting import plural
 from wmtsim.interfaces.cli_common import _fail, file_manifest, out_console
+from wmtsim.interfaces.cli_scenarios import _watching
 
 conformance_app = typer.Typer(
     name="conformance", no_args_is_help=True, rich_markup_mode="rich",
@@ -25,14 +25,6 @@ conformance_app = typer.Typer(
 
 def _say(text: str) -> None:
     out_console.print(text, markup=False, highlight=False)
-
-
-def _watching() -> AbstractContextManager[list[int]]:
-    """A numba kernel compiled inside the block (the trace replay's, on first use) is
-    announced before it compiles (`wmtsim.interfaces.cli_scenarios._watching`)."""
-    from wmtsim.interfaces.cli_scenarios import _watching as watching
-
-    return watching()
 
 
 def expect(

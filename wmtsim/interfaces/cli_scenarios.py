@@ -100,16 +100,14 @@ def paper_table4_policies() -> tuple[str, ...]:
     return TABLE4_POLICIES
 
 
-def _compile_first(policies: Sequence[str], progress: bool = True,
-                   groups: Sequence[str] | None = None) -> None:
-    """On a fresh numba cache, compile the kernel groups these policies need first (or
-    ``groups``, e.g. ``("trace",)`` for the trace commands), saying so on stderr with an
-    estimate calibrated on this machine and, on a terminal, a live count of the kernels
-    compiled (`wmtsim.engine.warm`): a silent compile looks like a hang."""
+def _compile_first(policies: Sequence[str], progress: bool = True) -> None:
+    """On a fresh numba cache, compile the kernel groups these policies need first,
+    saying so on stderr with an estimate calibrated on this machine and, on a terminal, a
+    live count of the kernels compiled (`wmtsim.engine.warm`): a silent compile looks like
+    a hang."""
     from wmtsim.engine.warm import ensure_compiled, groups_for
 
-    needed = groups_for(policies) if groups is None else tuple(groups)
-    ensure_compiled(needed, say=_note, live=_live if _shown(progress) else None)
+    ensure_compiled(groups_for(policies), say=_note, live=_live if _shown(progress) else None)
 
 
 @contextmanager
