@@ -10,8 +10,10 @@ import polars as pl
 import pytest
 
 from wmtsim.core.inference import TIE, VERDICTS
+from wmtsim.core.metrics import BETTER
 from wmtsim.studies.knob_ranges import ranges_for
 from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.sweep_file import METRIC_NAMES
 from wmtsim.studies.tune import (
     Fit,
     TuneError,
@@ -22,6 +24,18 @@ from wmtsim.studies.tune import (
     tune,
 )
 from wmtsim.studies.tune_validate import summary, validate
+
+
+def test_every_declared_metric_tunes_in_its_declared_direction() -> None:
+    """A bare ``--objective metric`` follows core/metrics.py's declaration, for every
+    metric tune accepts (a hand list here once maximised PRR and CCR)."""
+    for metric in METRIC_NAMES:
+        if BETTER[metric] == "-":
+            with pytest.raises(TuneError, match="no better direction"):
+                parse_objective(metric)
+        else:
+            assert parse_objective(metric).maximize == (BETTER[metric] == "higher"), metric
+    assert not parse_objective("prr").maximize and not parse_objective("ccr").maximize
 
 
 def test_objectives_and_robustness_parse() -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wmtsim.core.metrics import BETTER
 from wmtsim.studies.evaluate import Outcome, evaluate, make_point
 from wmtsim.studies.knob_ranges import WMT_RANGES, KnobRange
 from wmtsim.studies.sweep_design import content_hash
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 STORAGE = "optuna.journal"
 STUDY = "wmtsim-tune"
-HIGHER_IS_BETTER = ("tsr", "accuracy", "prr", "ccr")
 
 
 class TuneError(ValueError):
@@ -67,7 +67,15 @@ def parse_objective(text: str) -> Objective:
                         + ", ".join(METRIC_NAMES))
     if way not in ("", "max", "min"):
         raise TuneError(f"--objective {text!r}: direction {way!r}; allowed: max | min")
-    return Objective(metric, way == "max" if way else metric in HIGHER_IS_BETTER)
+    if way:
+        return Objective(metric, way == "max")
+    # The natural direction is the metric's own declaration (core/metrics.py), never a
+    # hand list here: a list kept apart once maximised PRR and CCR, which are lower-is-better.
+    better = BETTER[metric]
+    if better == "-":
+        raise TuneError(f"--objective {text!r}: {metric!r} has no better direction (it is a "
+                        f"count); give one: {metric}:max or {metric}:min")
+    return Objective(metric, better == "higher")
 
 
 def parse_robust(text: str) -> float | None:
