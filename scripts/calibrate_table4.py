@@ -1,15 +1,17 @@
-"""Fit paper_poisoning to Table 4 as inference against a noisy target, hold each row out in
-turn, and measure how robust each claim is (`wmtsim.studies.inference`).
+"""Fit paper_poisoning to Table 4 as inference against a noisy target, for each mechanism
+family (`wmtsim.studies.families`), hold each row out in turn, and measure how robust each
+claim is (`wmtsim.studies.inference`).
 
-    python scripts/calibrate_table4.py fit         # fit all five rows, write the scenario
-    python scripts/calibrate_table4.py held-out    # fit on four, predict the fifth, x5
-    python scripts/calibrate_table4.py robustness  # claims over near-optimal fits + flips
-    python scripts/calibrate_table4.py docs        # rewrite docs/calibration.md, README
+    python scripts/calibrate_table4.py fit --family paper   # fit all five rows
+    python scripts/calibrate_table4.py held-out --family v1 # fit on four, predict the fifth
+    python scripts/calibrate_table4.py robustness           # claims over plausible worlds
+    python scripts/calibrate_table4.py docs                 # docs/calibration.md, README
 
-Each stage writes ``results/calibration/<stage>.json`` (the docs stage reads them), so a
-stage can be rerun alone. Budgets are options (``--replicates``, ``--maxiter``,
+Each stage writes ``docs/calibration/<stage>-<family>.json`` (small, shipped: the docs
+stage and the README's calibration blocks rest on them), so a stage can be rerun alone.
+``ship`` writes the default family's fitted values into the shipped paper_poisoning.toml. Budgets are options (``--replicates``, ``--maxiter``,
 ``--popsize``); the values used for the shipped numbers are recorded in the JSON and in
-the docs.
+the docs. Every family is fitted with the same budget from the same start.
 """
 
 from __future__ import annotations
@@ -24,24 +26,28 @@ from typing import Any
 
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 from wmtsim.studies.calibrate import Knob, _current
+from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES, Family
 from wmtsim.studies.inference import (
     FIT_METRICS,
     fit,
     held_out,
     inside_share,
+    objective_noise,
+    plausible_threshold,
     robustness,
 )
 from wmtsim.studies.report import paper_table4
 from wmtsim.studies.scenario import load_scenario, update_toml_text
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "results" / "calibration"
+OUT = ROOT / "docs" / "calibration"
 SCENARIO = ROOT / "wmtsim" / "data" / "scenarios" / "paper_poisoning.toml"
 sys.path.insert(0, str(ROOT / "scripts"))
 
-# The free knobs: the selector, persuasion, leak, success-under-compromise (p_misled) and
-# the final-answer rule, the selector's budget and the injections' look and detection.
-KNOBS = (
+# The free knobs every family fits: the selector, persuasion, success-under-compromise
+# (p_misled) and the final-answer rule, the selector's budget and the injections' look and
+# detection; each family adds the one knob its rules bring (`Family.own_knob`).
+COMMON_KNOBS = (
     Knob("stubs.selector_noise", 0.0, 0.6),
     Knob("stubs.poison_boost", -0.3, 0.3),
     Knob("stubs.p_persuade", 0.3, 1.0),
@@ -50,7 +56,6 @@ KNOBS = (
     Knob("world.p_recover", 0.0, 1.0),
     Knob("world.final_share", 0.25, 1.0),
     Knob("stubs.p_use_max", 0.5, 1.0),
-    Knob("stubs.p_leak", 0.0, 1.0),
     Knob("stubs.c_sum", 0.05, 1.0),
     Knob("params.budget", 20, 400, integer=True),
     Knob("stubs.base_tokens", 0, 100, integer=True),
@@ -60,6 +65,12 @@ KNOBS = (
     Knob("poison[0].p_supersede", 0.0, 1.0),
     Knob("poison[1].p_supersede", 0.0, 1.0),
 )
+
+
+def knobs_of(family: Family) -> tuple[Knob, ...]:
+    return (*COMMON_KNOBS, family.own_knob)
+
+
 # Fitted cells: Table 4's ASR, PRR, BR, AF and TSR (the target's 25 cells), and, as
 # constraints on the same footing, CCR and the average prompt tokens per step.
 METRICS = (*FIT_METRICS, "ccr", "avg_prompt_tokens")
@@ -93,61 +104,70 @@ def _tick(i: int, best: float) -> None:
         print(f"  {i} evaluations, best {best:.2f}", flush=True)
 
 
+def _scenario(family: Family) -> Any:
+    """The shipped scenario under ``family``'s rules (its fitted values as the start)."""
+    return family.apply(load_scenario("paper_poisoning"))
+
+
 def stage_fit(args: argparse.Namespace) -> None:
-    sc = load_scenario("paper_poisoning")
+    family = FAMILIES[args.family]
+    knobs = knobs_of(family)
+    sc = _scenario(family)
     table = paper_table4()
     b = _budget(args)
-    start = {k.key: k.value(_current(sc, k)) for k in KNOBS}
+    start = {k.key: k.value(_current(sc, k)) for k in knobs}
     t0 = time.perf_counter()
-    r = fit(sc, table, KNOBS, metrics=METRICS, replicates=b["replicates"],
+    r = fit(sc, table, knobs, metrics=METRICS, replicates=b["replicates"],
             corpus=b["corpus"], maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
             polish=b["polish"], progress=_tick)
     fitted = _tied(r.fitted)
-    if args.write_scenario:
-        text = update_toml_text(SCENARIO.read_text("utf-8"), fitted)
-        SCENARIO.write_text(text, encoding="utf-8")
-    _save("fit", {"budget": b, "start": start, "fitted": fitted, "objective": r.objective,
-                  "evaluations": len(r.evaluations), "seconds": time.perf_counter() - t0,
-                  "inside_fitted": inside_share(r.cells), "cells": r.cells,
-                  "history": [{"knobs": e.knobs, "objective": e.objective, "pooled": e.pooled}
-                              for e in r.evaluations]})
-    print(f"fit: objective {r.objective:.2f}, {inside_share(r.cells):.0%} of fitted cells "
-          f"inside their 95% predictive interval, {len(r.evaluations)} evaluations")
+    threshold, dispersion = plausible_threshold(r)
+    # Keep what the robustness stage needs (the plausible set), not every evaluation.
+    plausible = [e for e in r.evaluations if e.objective <= r.objective + threshold]
+    noise = objective_noise(r, plausible, seeds=args.noise_seeds)
+    _save(f"fit-{family.name}", {
+        "family": family.name, "rules": family.rules, "budget": b, "start": start,
+        "fitted": fitted, "objective": r.objective, "evaluations": len(r.evaluations),
+        "seconds": time.perf_counter() - t0, "inside_fitted": inside_share(r.cells),
+        "cells": r.cells, "threshold": threshold, "dispersion": dispersion,
+        "noise": noise,
+        "plausible": [{"knobs": e.knobs, "objective": e.objective, "pooled": e.pooled}
+                      for e in plausible]})
+    print(f"fit ({family.name}): objective {r.objective:.2f}, {inside_share(r.cells):.0%} "
+          f"of fitted cells inside their 95% prediction interval, {len(r.evaluations)} "
+          f"evaluations, {len(plausible)} plausible (threshold {threshold:.1f}, "
+          f"dispersion {dispersion:.1f})")
 
 
-def stage_cells(args: argparse.Namespace) -> None:
-    """Recompute the fit's cells at its fitted values (same replicates and seed)."""
-    from wmtsim.studies.inference import predictive_cells, replicate
-
-    data = _load("fit")
-    b = data["budget"]
-    sc = load_scenario("paper_poisoning").with_overrides(data["fitted"])
-    rep = replicate(sc, TABLE4_POLICIES, b["replicates"], b["corpus"], b["seed"])
-    cells = predictive_cells(rep, paper_table4())
-    for c in cells:
-        c["fitted"] = c["metric"] in METRICS
-    data["cells"] = cells
-    data["inside_fitted"] = inside_share(cells)
-    _save("fit", data)
-    print(f"cells: {inside_share(cells):.0%} of fitted cells inside")
+def stage_ship(args: argparse.Namespace) -> None:
+    """Write the default family's fitted values into the shipped paper_poisoning.toml."""
+    data = _load(f"fit-{DEFAULT_FAMILY}")
+    text = update_toml_text(SCENARIO.read_text("utf-8"), data["fitted"])
+    SCENARIO.write_text(text, encoding="utf-8")
+    print(f"wrote the {DEFAULT_FAMILY} family's fit into {SCENARIO}")
 
 
 def stage_held_out(args: argparse.Namespace) -> None:
-    # Every held-out fit starts where the full fit started (never from a fit that saw
-    # the held-out row): the start recorded by the fit stage.
-    sc = load_scenario("paper_poisoning")
-    start = _load("fit")["start"] if (OUT / "fit.json").is_file() else {}
-    start = {k.key: k.value(start[k.key]) for k in KNOBS if k.key in start}
-    sc = sc.with_overrides(_tied(start))
+    # Every held-out fit starts where the family's full fit started (never from a fit
+    # that saw the held-out row): the start its fit stage recorded, else the shipped
+    # scenario under the family's rules.
+    family = FAMILIES[args.family]
+    sc = _scenario(family)
+    if (OUT / f"fit-{family.name}.json").is_file():
+        start = _load(f"fit-{family.name}")["start"]
+        sc = sc.with_overrides(_tied({k.key: k.value(start[k.key])
+                                      for k in knobs_of(family) if k.key in start}))
     b = _budget(args)
-    rows = held_out(sc, paper_table4(), KNOBS, rows=args.row or None, metrics=METRICS,
-                    replicates=b["replicates"], corpus=b["corpus"], maxiter=b["maxiter"],
-                    popsize=b["popsize"], kind=b["kind"], polish=b["polish"])
+    rows = held_out(sc, paper_table4(), knobs_of(family), rows=args.row or None,
+                    metrics=METRICS, replicates=b["replicates"], corpus=b["corpus"],
+                    maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
+                    polish=b["polish"])
     for row in rows:  # one file per held-out row, so rows can be run one at a time
-        _save(f"held_out_{row['held_out']}", {"budget": b, "start": start, "rows": [row]})
+        _save(f"held_out-{family.name}-{row['held_out']}",
+              {"family": family.name, "budget": b, "rows": [row]})
     for row in rows:
-        print(f"held out {row['held_out']}: {row['inside']}/{row['of']} fitted-metric cells "
-              "inside their 95% predictive interval")
+        print(f"held out {row['held_out']} ({family.name}): {row['inside']}/{row['of']} "
+              "fitted-metric cells inside their 95% prediction interval")
 
 
 def _flips() -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
@@ -172,27 +192,36 @@ def _flips() -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
 def stage_robustness(args: argparse.Namespace) -> None:
     from wmtsim.studies.inference import Evaluation, Fit
 
-    data = _load("fit")
-    sc = load_scenario("paper_poisoning").with_overrides(data["fitted"])
-    evals = [Evaluation(h["knobs"], h["objective"], h["pooled"]) for h in data["history"]]
+    family = FAMILIES[DEFAULT_FAMILY]
+    data = _load(f"fit-{family.name}")
+    sc = _scenario(family).with_overrides(data["fitted"])
+    evals = [Evaluation(h["knobs"], h["objective"], h["pooled"]) for h in data["plausible"]]
     b = data["budget"]
     result = Fit(sc, data["fitted"], data["objective"], data["cells"], TABLE4_POLICIES,
-                 METRICS, KNOBS, b["replicates"], b["corpus"], b["kind"], evals)
-    rows = robustness(result, flips=_flips())
-    _save("robustness", {"budget": b, "rows": rows})
+                 METRICS, knobs_of(family), b["replicates"], b["corpus"], b["kind"], evals)
+    rows = robustness(result, flips=_flips(), threshold=data["threshold"])
+    _save("robustness", {"family": family.name, "budget": b, "threshold": data["threshold"],
+                         "dispersion": data["dispersion"], "rows": rows})
     for r in rows:
         print(f"{r['claim']}: {r['share']:.0%} of plausible worlds "
-              f"({r['n_near_optimal']} near-optimal fits, {r['n_flips']} flips)")
+              f"({r['n_near_optimal']} plausible fits, {r['n_flips']} flips)")
+
+
+def _held_out(family: str) -> dict[str, Any] | None:
+    parts = [_load(f"held_out-{family}-{p}") for p in TABLE4_POLICIES
+             if (OUT / f"held_out-{family}-{p}.json").is_file()]
+    if not parts:
+        return None
+    return {"family": family, "budget": parts[0]["budget"],
+            "rows": [r for d in parts for r in d["rows"]]}
 
 
 def stage_docs(args: argparse.Namespace) -> None:
     from calibration_doc import write_docs  # the Markdown renderings of the stages
 
-    parts = [_load(f"held_out_{p}") for p in TABLE4_POLICIES
-             if (OUT / f"held_out_{p}.json").is_file()]
-    ho = {"budget": parts[0]["budget"], "rows": [r for d in parts for r in d["rows"]]
-          } if parts else None
-    write_docs(ROOT, _load("fit"), ho, _maybe("robustness"))
+    fits = {f: _load(f"fit-{f}") for f in FAMILIES if (OUT / f"fit-{f}.json").is_file()}
+    held = {f: _held_out(f) for f in fits}
+    write_docs(ROOT, fits, held, _maybe("robustness"), _maybe("audit"))
 
 
 def _maybe(name: str) -> Any:
@@ -201,7 +230,12 @@ def _maybe(name: str) -> Any:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stage", choices=("fit", "cells", "held-out", "robustness", "docs"))
+    ap.add_argument("stage", choices=("fit", "ship", "held-out", "robustness", "docs"))
+    ap.add_argument("--family", default=DEFAULT_FAMILY, choices=tuple(FAMILIES),
+                    help=f"the mechanism family (default {DEFAULT_FAMILY}; "
+                         "wmtsim.studies.families)")
+    ap.add_argument("--noise-seeds", type=int, default=6,
+                    help="fit: seeds at which the objective's run-to-run SD is measured")
     ap.add_argument("--replicates", type=int, default=10)
     ap.add_argument("--maxiter", type=int, default=4)
     ap.add_argument("--popsize", type=int, default=3)
@@ -210,10 +244,8 @@ def main() -> None:
     ap.add_argument("--objective", default="nll", choices=("nll", "z2"))
     ap.add_argument("--row", action="append", choices=TABLE4_POLICIES,
                     help="held-out: only this row (repeatable; default all five)")
-    ap.add_argument("--write-scenario", action="store_true",
-                    help="write the fitted values into the shipped paper_poisoning.toml")
     args = ap.parse_args()
-    stages = {"fit": stage_fit, "cells": stage_cells, "held-out": stage_held_out,
+    stages = {"fit": stage_fit, "ship": stage_ship, "held-out": stage_held_out,
               "robustness": stage_robustness, "docs": stage_docs}
     stages[args.stage](args)
 

@@ -58,7 +58,13 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
     "tight_budget_suppression": (
         WorldSpec(n_subtasks=(3, 4), n_actions=(2, 5), p_success=0.5, p_resume=0.5,
                   n_globals=1, poison=(*ALL_POISON, PoisonSpec("failed", count=2))),
-        Params(budget=60, tau_obs=0.45), Stubs(selector_noise=0.0, p_leak=0.6), 22),
+        Params(budget=60, tau_obs=0.45),
+        # The previous mechanism rules (docs/model_decisions.md): a selector that fills B,
+        # A3 bounded by B (so its missed selections decay and suppress), persuasion by the
+        # step's own subtask's poison, IP through summaries; the other worlds take the
+        # paper-text defaults.
+        Stubs(selector_noise=0.0, p_leak=0.6, selector_rule="fill", branch_retrieval="fit",
+              persuade_scope="topic", ip_rule="carried"), 22),
     # The default world with the paper's two action-level poisons.
     "defaults": (
         WorldSpec(poison=(PoisonSpec("plausible", p_supersede=0.7), PoisonSpec("failed"))),
@@ -280,6 +286,10 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
                                                                "reinject"))
         for p in spec.poison))
     spec = replace(spec, p_stale=pick(0.0, 0.5, 1.0))
+    # The mechanism rules, each either way (drawn after the rest: earlier points unchanged).
+    stubs = replace(stubs, selector_rule=pick("choose", "fill"),
+                    select_threshold=pick(-1.0, 0.3, 0.6), branch_retrieval=pick("whole", "fit"),
+                    persuade_scope=pick("any", "topic"), ip_rule=pick("own", "carried"))
     if seed >= 400:  # conversation mode (its own seeds: the points above stay as they were)
         spec = replace(spec, tasks=pick(2, 3), p_related=pick(0.5, 1.0))
         params = replace(params, promote_summaries=pick(True, False), rho_g=pick(0.5, 0.98))

@@ -71,6 +71,7 @@ TREE = Trait("tree-structured context", lambda p: p.tree)
 SELECTOR = Trait("the selector (items or branches)",
                  lambda p: p.selection in (SEL_ITEMS, SEL_BRANCHES))
 ITEMS = Trait("the semantic selector (items)", lambda p: p.selection == SEL_ITEMS)
+BRANCHES = Trait("whole-branch retrieval (A3)", lambda p: p.selection == SEL_BRANCHES)
 FIELD = Trait("a policy of the field", lambda p: p.selection == SEL_BASELINE)
 TRACERETAIN = _family("TraceRetain", FAM_TRACERETAIN)
 TR_Z = _family("TraceRetain (z-score)", FAM_TRACERETAIN, lambda p: p.threshold == THRESHOLD_Z)
@@ -121,9 +122,14 @@ READS: dict[str, Trait] = {
     "stubs.summariser_base_tokens": FOLD | FIELD,
     "stubs.struct_tokens": TREE,
     "stubs.warning_tokens": FOLD,
+    "stubs.selector_rule": ITEMS,
+    "stubs.select_threshold": ITEMS,
+    "stubs.branch_retrieval": BRANCHES,
+    "stubs.ip_rule": FOLD | FIELD,
     **{f"stubs.{k}": EVERY for k in (
         "p_persuade", "p_persuade_vs_evidence", "p_guess", "p_use_max", "dilution_tokens",
-        "base_tokens", "p_misled", "obs_in_context", "call_latency_ms", "token_latency_ms")},
+        "base_tokens", "p_misled", "obs_in_context", "call_latency_ms", "token_latency_ms",
+        "persuade_scope")},
     # Baselines: the field's own knobs (docs/field.md).
     "baselines.capacity": TRACERETAIN,
     "baselines.top_k": TRACERETAIN | MB_NOT_CODE | GA_PAPER | MEM0,

@@ -13,6 +13,21 @@ from wmtsim.core.knobs import check_knobs, knob
 from wmtsim.core.packing import pack_values, packed_type
 from wmtsim.core.validation import fail
 
+# The mechanism rules of docs/model_decisions.md ("The paper's mechanisms"): each a choice
+# knob, the paper's reading first (the default), the previous rule kept as its flip.
+SELECTOR_RULES = ("choose", "fill")
+SELECT_CHOOSE, SELECT_FILL = range(2)
+BRANCH_RETRIEVAL_RULES = ("whole", "fit")
+BRANCH_WHOLE, BRANCH_FIT = range(2)
+PERSUADE_SCOPES = ("any", "topic")
+PERSUADE_ANY, PERSUADE_TOPIC = range(2)
+IP_RULES = ("own", "carried")
+IP_OWN, IP_CARRIED = range(2)
+# The neutral retention score: the selector's judgement adds w_u·(u − ½) + w_b·(U_b − ½),
+# so a memory of average standing is judged on its relevance alone, as in a configuration
+# without scores (docs/world.md, the selector).
+SCORE_NEUTRAL = 0.5
+
 
 @dataclass(frozen=True)
 class Stubs:
@@ -20,18 +35,25 @@ class Stubs:
 
     Selector (Γ_sel): utility = relevance to the current subtask + ``poison_boost`` for
     injected poison + ``selector_noise`` · ε (ε ≈ N(0, 1), an Irwin–Hall sum of four
-    uniforms) + ``w_u``·u + ``w_b``·U_b for policies with retention scores; greedy by
-    utility under the token budget B, at most ``top_k`` items (0 = no cap).
+    uniforms) + ``w_u``·u + ``w_b``·U_b for policies with retention scores. Under
+    ``selector_rule = "choose"`` (the paper's Γ_sel, §2.1) it includes a candidate when it
+    judges it relevant, utility − (``w_u`` + ``w_b``)·½ ≥ ``select_threshold`` (the score
+    terms counted from a neutral ½), best first, B the ceiling; under ``"fill"`` (the
+    previous rule) it takes the best that fit until B is full. At most ``top_k`` items
+    (0 = no cap). A3 (no semantic selection) takes whole branches by priority: all of
+    them (``branch_retrieval = "whole"``) or those that fit in B (``"fit"``).
     Its call reads a compact index of every candidate: ``selector_base_tokens`` +
     ``selector_read_fraction`` · candidate tokens (+ ``struct_tokens`` per candidate).
 
     Summariser: a fold summary has ceil(``c_sum`` · branch tokens) tokens, keeps the
-    branch's evidence, and absorbs each poisoned memory still eligible at fold time with
-    probability ``p_leak`` (``p_leak_rider`` for summary-riding poison). Its call costs
+    branch's supported result (its evidence) and its warnings, and absorbs each poisoned
+    memory still eligible at fold time with probability ``p_leak`` (0 by default: the
+    paper's summary keeps "supported results and warnings"; ``p_leak_rider`` for poison
+    crafted to ride into summaries). Its call costs
     ``summariser_base_tokens`` + the branch's tokens.
 
-    Reasoner: at a critical step, each poisoned memory in context that concerns the
-    subtask compromises it with probability persuasiveness · ``p_persuade``
+    Reasoner: at a critical step, each poisoned memory in context (any, or with
+    ``persuade_scope = "topic"`` only one that concerns the subtask) compromises it with probability persuasiveness · ``p_persuade``
     (· ``p_persuade_vs_evidence`` instead when the clean evidence is in context); a
     compromised step gives a wrong answer with probability ``p_misled`` (the poison may
     sway the reasoning without changing the result). An answer is correct when what it
@@ -62,8 +84,9 @@ class Stubs:
     top_k: int = knob(0, doc="the selector keeps at most top_k memories (0 = no cap)")
     c_sum: float = knob(0.30, lo=0.0, hi=1.0,
         doc="a fold summary has ceil(c_sum · branch tokens) tokens")
-    p_leak: float = knob(0.30, lo=0.0, hi=1.0,
-        doc="probability that an eligible poisoned memory leaks into its fold summary")
+    p_leak: float = knob(0.0, lo=0.0, hi=1.0,
+        doc="probability that an eligible poisoned memory leaks into its fold summary (0: "
+            "the paper's summary keeps 'supported results and warnings', A.4)")
     p_leak_rider: float = knob(0.90, lo=0.0, hi=1.0,
         doc="leak probability of summary-riding poison (kind 'summary')")
     p_persuade: float = knob(0.80, lo=0.0, hi=1.0,
@@ -91,6 +114,25 @@ class Stubs:
     # A summary keeps one warning per failed action: bounded so its int32 token size
     # cannot overflow (memories per trajectory × 1,000 stays under 2^31 − 2^30).
     warning_tokens: int = knob(0, hi=1000, doc="tokens each failure warning adds to a fold summary")
+    selector_rule: str = knob("choose", choices=SELECTOR_RULES,
+        doc="``choose``: the selector includes a candidate it judges relevant (utility, score "
+            "terms counted from ½, >= select_threshold), best first, B the ceiling (the "
+            "paper's Γ_sel, §2.1); ``fill``: the best that fit until B is full (the previous "
+            "rule)")
+    select_threshold: float = knob(0.45, lo=-10.0, hi=10.0,
+        doc="the selector's relevance judgement under selector_rule = choose: a candidate "
+            "enters when its judged utility reaches it")
+    branch_retrieval: str = knob("whole", choices=BRANCH_RETRIEVAL_RULES,
+        doc="A3 (no semantic selection): ``whole`` retrieves every eligible branch whole, by "
+            "priority, with no selector to stop it (the paper's 'whole-branch retrieval'); "
+            "``fit``: only the branches that fit in B (the previous rule)")
+    persuade_scope: str = knob("any", choices=PERSUADE_SCOPES,
+        doc="which poisoned memory in context can compromise a critical step: ``any`` (the "
+            "paper's ASR: steps 'compromised by poisoned memory') or ``topic``: only poison "
+            "of the step's own subtask (the previous rule)")
+    ip_rule: str = knob("own", choices=IP_RULES,
+        doc="IP's P_r (Eq. 10): ``own``: an injected poison that itself remains eligible; "
+            "``carried``: also one an eligible summary absorbed (the previous rule)")
     call_latency_ms: float = knob(400.0, lo=0.0, hi=1e6,
         doc="simulated latency of one LLM call, ms")
     token_latency_ms: float = knob(0.05, lo=0.0, hi=1e3,

@@ -41,6 +41,7 @@ from wmtsim.core.rng import (
     _uniform,
 )
 from wmtsim.core.scoring import _selection_feedback
+from wmtsim.core.stubs import BRANCH_WHOLE, PERSUADE_ANY
 from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
 from wmtsim.engine.dynamics import _dyn_persuaded
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
@@ -122,7 +123,8 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
         out[C.selector_calls] += 1
         out[C.llm_calls] += 1
     elif mode == SEL_BRANCHES and n_pool > 0:
-        _select_branches(n, F, is_global, eligible, selected, priority, struct, p)
+        _select_branches(n, F, is_global, eligible, selected, priority, struct, p,
+                         st.branch_retrieval == BRANCH_WHOLE)
 
     # Context accounting (Eqs. 9, 11, 13).
     ctx_tokens = 0.0
@@ -229,14 +231,16 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
                                   < K.wk.p_recover):
                 k_usable += 1
         needs_met = k_usable >= math.ceil(K.wk.final_share * k_top - 1e-9)
-    # Persuasion by poisoned memory in context that concerns this answer; the clean
-    # evidence in context resists it (a lucky guess does not).
+    # Persuasion by poisoned memory in context (`Stubs.persuade_scope`: any, or only
+    # poison that concerns this answer); the clean evidence in context resists it (a
+    # lucky guess does not).
     p_hit = st.p_persuade_vs_evidence if has_evidence else st.p_persuade
+    any_scope = st.persuade_scope == PERSUADE_ANY
     compromised = False
     for v in range(n):
         if not (selected[v] or (seen_obs and v == last_obs)):
             continue
-        if poisoned[v] and (topic_now == NO_TOPIC or topic[v] == topic_now):
+        if poisoned[v] and (any_scope or topic_now == NO_TOPIC or topic[v] == topic_now):
             if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_PERSUADE) < pers[v] * p_hit:
                 compromised = True
                 _dyn_persuaded(D, v, step)  # the aggregates count it (None: compiled out)

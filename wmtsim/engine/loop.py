@@ -48,6 +48,7 @@ from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
 from wmtsim.core.scoring import _event_score
+from wmtsim.core.stubs import IP_CARRIED
 from wmtsim.core.world_spec import (
     NO_TOPIC,
     OP_ACTION,
@@ -384,7 +385,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
                 last_obs = -1
             step += 1
 
-    # IP (Eq. 10): injected poison still eligible once memory management is done.
+    # IP (Eq. 10): injected poison still eligible once memory management is done (and,
+    # under `Stubs.ip_rule` = carried, poison an eligible summary absorbed).
     out[C.p_i] = 0.0
     out[C.p_r] = 0.0
     _mark_active_path(parent, active, n, on_path)
@@ -399,7 +401,8 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
         if poisoned[v] and kind[v] != SUMMARY and W.poisoned[f_wid[v]]:  # injected
             out[C.p_i] += 1
             if sw.selection != SEL_NONE and (eligible[v] or (
-                    F.leak[v] != 0 and _poison_remains(v, F, eligible, slot_of))):
+                    st.ip_rule == IP_CARRIED and F.leak[v] != 0
+                    and _poison_remains(v, F, eligible, slot_of))):
                 out[C.p_r] += 1
     _dyn_end(D, T, K, X, n, step)
     out[C.nodes] = n

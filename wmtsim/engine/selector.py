@@ -11,6 +11,7 @@ from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import _branch_of
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
+from wmtsim.core.stubs import BRANCH_WHOLE, SCORE_NEUTRAL, SELECT_CHOOSE
 from wmtsim.core.world_spec import NO_TOPIC
 from wmtsim.engine.forest import _draw_id_of
 
@@ -57,12 +58,15 @@ def _noise(key, d):
 
 @jit(inline=True)  # one call site, per step: no call that passes the records
 def _select_items(T, K, step, n, topic_now, weighted, struct):
-    """The selector stub: greedy by utility under the budget B (and the top-k cap), over
-    the `Trajectory` ``T``'s ε into its s, with the `Knobs` ``K``.
+    """The selector stub Γ_sel (paper §2.1) over the `Trajectory` ``T``'s ε into its s,
+    with the `Knobs` ``K``: best first by utility, under the budget B and the top-k cap.
 
     utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b when weighted, by the
-    branch priorities ``T.priority``); ties go to the older memory. An item that does not
-    fit is skipped and the next one tried; each costs its tokens + ``struct``.
+    branch priorities ``T.priority``); ties go to the older memory. Under
+    ``selector_rule = choose`` only the candidates it judges relevant are taken: utility
+    − (w_u + w_b)·½ (the score terms counted from a neutral score) ≥ ``select_threshold``;
+    under ``fill`` every candidate may be. An item that does not fit is skipped and the
+    next one tried; each costs its tokens + ``struct``.
     """
     seed, traj, F = T.seed, T.traj, T.F
     eligible, selected, priority = T.eligible, T.selected, T.priority
@@ -70,6 +74,8 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
     parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     poisoned, topic, rel, wid = F.poisoned, F.topic, F.rel, F.wid
     boost, noise, w_u, w_b = st.poison_boost, st.selector_noise, st.w_u, st.w_b
+    choose = st.selector_rule == SELECT_CHOOSE
+    threshold = st.select_threshold
     # Each candidate's utility, in slot order; then the greedy pick takes them best
     # first from a heap (ties to the older memory, as a stable sort would), and stops as
     # soon as no candidate left could fit: usually long before the pool is sorted.
@@ -84,11 +90,16 @@ def _select_items(T, K, step, n, topic_now, weighted, struct):
         x = _utility(key, _draw_id_of(wid, parent, v),
                      _relevance(v, topic_now, kind, topic, rel, cross),
                      poisoned[v] and kind[v] != SUMMARY, boost, noise)
+        centre = 0.0
         if weighted:
             x += w_u * u[v]
+            centre += SCORE_NEUTRAL * w_u
             b = _branch_of(parent, kind, v)
             if b >= 0 and not np.isnan(priority[b]):
                 x += w_b * priority[b]
+                centre += SCORE_NEUTRAL * w_b
+        if choose and x - centre < threshold:
+            continue  # judged not relevant to this step: a missed selection (Eq. 3)
         cands[k] = v
         neg_util[k] = -x
         min_cost = min(min_cost, tokens[v] + struct)
@@ -148,14 +159,16 @@ def _sift_down(neg_util, cands, i, k):
 
 
 @jit
-def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
-    """A3's selector: whole branches B(v) ranked by priority U_b, greedy under the budget B.
+def _select_branches(n, F, is_global, eligible, selected, priority, struct, p, whole):
+    """A3's selector: whole branches B(v) ranked by priority U_b ("whole-branch retrieval",
+    paper Appendix A.3), every one (``whole``, `Stubs.branch_retrieval`) or greedy under
+    the budget B.
 
     A unit is a task branch B(v), the subtree rooted at task v (docs/model.md §1), or a single
     global memory. Units are ranked by U_b (a global by its u; ties to the older unit);
     taking a unit takes every candidate of its subtree not taken yet, at the tokens of
-    those, if they fit. So a nested branch taken first leaves its enclosing branch the
-    rest. No semantic relevance is used.
+    those, if they fit (``whole``: always). So a nested branch taken first leaves its
+    enclosing branch the rest. No semantic relevance is used.
     """
     parent, kind, u, tokens = F.parent, F.kind, F.u, F.tokens
     unit_score = np.full(n, np.inf)
@@ -192,7 +205,7 @@ def _select_branches(n, F, is_global, eligible, selected, priority, struct, p):
             if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):
                 cost += tokens[v] + struct
                 rest += 1
-        if rest > 0 and used + cost <= budget:
+        if rest > 0 and (whole or used + cost <= budget):
             used += cost
             for v in range(n):
                 if eligible[v] and not selected[v] and _in_unit(parent, is_global, v, b):

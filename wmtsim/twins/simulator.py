@@ -273,9 +273,11 @@ class _Trajectory(AgentStubs):
         out[C.p_r] = 0.0
         # A memory also remains when an eligible summary carries it (it leaked into the
         # summary, or into a summary that leaked into it, ...).
+        # (`Stubs.ip_rule` = carried; under "own" only the memory itself counts.)
         carried: set[str] = set()
-        for sid in eligible:
-            carried |= self.absorbed_closure(sid)
+        if self.st.ip_rule == "carried":
+            for sid in eligible:
+                carried |= self.absorbed_closure(sid)
         for id, node in tree.nodes.items():
             if node.poisoned and node.kind != "summary" and self.w_poisoned[self.facts[id].wid]:
                 out[C.p_i] += 1

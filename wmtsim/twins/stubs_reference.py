@@ -23,7 +23,7 @@ from wmtsim.core.draws import (
 )
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
-from wmtsim.core.stubs import Stubs
+from wmtsim.core.stubs import SCORE_NEUTRAL, Stubs
 from wmtsim.core.world_spec import NO_TOPIC, World
 from wmtsim.twins.reference import MemoryTree
 
@@ -109,10 +109,13 @@ class AgentStubs:
 
     def select_items(self, pool: list[str], topic_now: int, priority: dict[str, float]
                      ) -> set[str]:
-        """Γ_sel: greedy by utility under the budget B and the top-k cap.
+        """Γ_sel (paper §2.1): best first by utility, under the budget B and the top-k cap.
 
         utility = relevance + poison boost + noise (+ w_u·u + w_b·U_b with scores); ties
-        go to the older memory; an item that does not fit is skipped.
+        go to the older memory; an item that does not fit is skipped. Under
+        ``selector_rule = "choose"`` a candidate is taken only when judged relevant:
+        utility − (w_u + w_b)·½ ≥ ``select_threshold`` (the score terms counted from a
+        neutral score); under ``"fill"`` any may be.
         """
         st, nodes = self.st, self.tree.nodes
         ranked = []
@@ -122,11 +125,16 @@ class AgentStubs:
             if node.poisoned and node.kind != "summary":
                 x += float(st.poison_boost)
             x += float(st.selector_noise) * self.noise(self.draw_id(v))
+            centre = 0.0
             if self.pol.scores:
                 x += float(st.w_u) * node.u
+                centre += SCORE_NEUTRAL * float(st.w_u)
                 b = self.branch_of(v)
                 if b is not None:
                     x += float(st.w_b) * priority[b]
+                    centre += SCORE_NEUTRAL * float(st.w_b)
+            if st.selector_rule == "choose" and x - centre < float(st.select_threshold):
+                continue  # judged not relevant: a missed selection (Eq. 3)
             ranked.append((-x, v))
         ranked.sort(key=lambda item: item[0])  # stable: ties keep creation order
         chosen: set[str] = set()
@@ -142,11 +150,12 @@ class AgentStubs:
 
     def select_branches(self, pool: list[str], priority: dict[str, float]) -> set[str]:
         """A3: whole branches B(v) (subtrees rooted at a task) or single global memories,
-        ranked by priority, greedy under B.
+        ranked by priority: every one (``branch_retrieval = "whole"``, the paper's
+        "whole-branch retrieval") or greedy under B (``"fit"``).
 
         A branch is ranked by its U_b, a global memory by its u; ties go to the older
         unit. Taking a unit takes every candidate of its subtree not taken yet, if those
-        fit. No semantic relevance is used.
+        fit (``whole``: always). No semantic relevance is used.
         """
         nodes = self.tree.nodes
         members: dict[str, list[str]] = {}
@@ -168,7 +177,7 @@ class AgentStubs:
             cost = 0.0
             for v in rest:
                 cost += nodes[v].tokens + self.struct
-            if rest and used + cost <= self.budget:
+            if rest and (self.st.branch_retrieval == "whole" or used + cost <= self.budget):
                 taken.update(rest)
                 used += cost
         return taken
@@ -212,11 +221,13 @@ class AgentStubs:
                 if ok and (present or self.draw(s_w, PURPOSE_GUESS) < self.p_recover):
                     k_usable += 1
             needs_met = k_usable >= math.ceil(self.final_share * k_top - 1e-9)
-        # Persuasion by poisoned memory in context that concerns this answer.
+        # Persuasion by poisoned memory in context.
         p_hit = st.p_persuade_vs_evidence if evidence else st.p_persuade
         compromised = False
         for v in in_context:
-            if nodes[v].poisoned and (topic_now == NO_TOPIC or facts[v].topic == topic_now):
+            # `Stubs.persuade_scope`: any poison in context, or only the step's own.
+            if nodes[v].poisoned and (st.persuade_scope == "any" or topic_now == NO_TOPIC
+                                      or facts[v].topic == topic_now):
                 if self.draw(self.draw_id(v), PURPOSE_PERSUADE) < (
                         facts[v].persuasiveness * p_hit):
                     compromised = True
