@@ -48,6 +48,35 @@ class Rule:
 
 
 RULES = (
+    # The paper's mechanisms (docs/calibration.md, "Which mechanisms"): each default is the
+    # paper's sentence, the flip the rule shipped before.
+    Rule("The selector chooses: a candidate enters when judged relevant, B is the ceiling",
+         "paper §2.1: \"Γ_sel selects memories from M_t\" under \"the configured context budget B\"; "
+         "App. A.2: \"Tree + Selection adds an LLM-based relevance selector\" ([world.md, the selector](world.md#the-selector)); "
+         "the threshold's value is ours (fitted)",
+         "`choose` (judged utility ≥ `select_threshold`)", "`stubs.selector_rule` (`choose` / `fill`)",
+         "`fill`: the best that fit until B is full", {"stubs.selector_rule": "fill"}),
+    Rule("A3 retrieves whole branches, with no selector to stop it",
+         "paper §4: \"removing semantic retrieval reintroduces irrelevant or poisoned information through "
+         "whole-branch retrieval … A3 increases prompt size and contamination metrics\"",
+         "`whole`: every eligible branch, by priority", "`stubs.branch_retrieval` (`whole` / `fit`)",
+         "`fit`: only the branches that fit in B", {"stubs.branch_retrieval": "fit"}),
+    Rule("Any poisoned memory in context can compromise a critical step",
+         "paper App. A.1: \"ASR measures the proportion of critical reasoning steps compromised by poisoned "
+         "memory\"; §2.1: a linear agent serialises \"most or all of H_t into every subsequent prompt\"",
+         "`any`", "`stubs.persuade_scope` (`any` / `topic`)",
+         "`topic`: only poison of the step's own subtask", {"stubs.persuade_scope": "topic"}),
+    Rule("A fold summary keeps supported results and warnings: poison does not ride in",
+         "paper App. A.4: \"a completed branch is folded into a compact summary retaining supported results "
+         "and warnings\" (the paper says nothing of poison leaking into a summary)",
+         "0 (no leak; poison crafted to ride in, kind `summary`, still leaks with `p_leak_rider`)",
+         "`stubs.p_leak`", "0.2746 (the previous fit)", {"stubs.p_leak": 0.2746}),
+    Rule("IP counts the injected poisoned memory itself",
+         "paper App. A.1: \"IP measures injected poisoned memories that remain active or eligible for ordinary "
+         "context construction\" (Eq. 10)",
+         "`own`", "`stubs.ip_rule` (`own` / `carried`)",
+         "`carried`: also poison an eligible summary absorbed (moves IP only)",
+         {"stubs.ip_rule": "carried", "stubs.p_leak": 0.2746}),
     Rule("Supersession needs a later clean action of the same subtask",
          "[world.md, injections](world.md#scripted-poison-injections): \"a later clean action can supersede it\"",
          "each later clean action detects with `p_supersede`",
@@ -330,7 +359,7 @@ TSR_NOTE = """## Rules without a knob (this reading's definitions)
 | TSR counts tasks whose final answer is correct | [model.md §5](model.md#5-metrics), [world.md, the reasoner](world.md#the-reasoner); the paper's Appendix A.1: "TSR is the proportion of evaluated tasks successfully completed" | `tsr` = the final answer is correct; a compromised step is wrong only when misled (`p_misled`, above); `final_correct` is the same count (Full WMT here: {wmt_final:.3f} and {wmt_tsr:.3f}) |
 | A subtask's result is the same kind of memory for every policy | [world.md, the reasoner](world.md#the-reasoner) | a memory of the subtask's branch that carries evidence, or its fold summary, in the context; a bare subtask node is not a result, for any policy |
 | Stub draws keyed by memory identity | [world.md, common random numbers](world.md#reproducibility-and-fairness) | every draw is keyed by (seed, trajectory, step, world id, purpose); a summary by `DRAW_SUMMARY` + its task's world id; never by forest slot |
-| IP counts poison carried by an eligible contaminated summary | [model.md §5](model.md#5-metrics) (Eq. 10, paper Appendix A.1), [field.md](field.md#the-designs-as-their-sources-state-them): "summaries launder provenance" | a poisoned memory persists if it is eligible at the end or any eligible summary absorbed it (directly or through inner summaries) |
+| Prompt tokens count every LLM call, in every table | paper §3: "Prompt-token usage counts all language-model calls, including base reasoning, semantic selection, and branch summarization"; App. A.2 (Tables 1–3): "prompt-token totals include all enabled reasoning, selection, and summarization calls" | `prompt_tokens` and `avg_prompt_tokens` (Table 4's column) count the reasoner, the selector and the summariser; `memory_tokens` is the part memory's own calls spend, so the reasoner's prompt alone is their difference (docs/calibration.md shows both beside Table 4) |
 | A3 takes whole branches B(v) | [model.md §1](model.md#1-memory-state) and [§7](model.md#7-the-configurations) | a unit is the subtree rooted at a task; a nested branch taken first leaves its parent the rest (no effect on `paper_poisoning`, which has no nesting) |
 | The observation is charged its tokens | [world.md, accounting](world.md#accounting) | the observation just made costs its tokens in every prompt where the selector did not already put it in, for every configuration |
 | Ratio metrics pooled and per trajectory | toolkit decision (reporting) | `SimResult.summary()` gives both; the paper comparison and calibration use the pooled value (the paper's table is over its corpus) |
@@ -404,7 +433,7 @@ or fills a gap the paper leaves, it is recorded here.
 
 | point | the paper | this reading |
 |---|---|---|
-| A2's infection persistence | Table 4 prints IP = 0.009 for A2 No Memory Controller; the text of §4 says A2 "yields complete infection persistence" | the mechanism: without a memory controller nothing retires poison, so A2's IP is about 1.0 in simulation; the table's 0.009 is treated as a misprint and not fitted |
+| A2's infection persistence | Table 4 prints IP = 0.009 for A2 No Memory Controller, as for A1, A3 and Full WMT; §4 says "A2 yields complete infection persistence" | the simulator's A2 has no memory controller, so nothing retires its poison and its IP (Eq. 10 as written: poison still eligible at the end) is about 1.0. That is a consequence of our rule for A2, not a finding about the paper: the paper's table and its sentence may measure different things (the sentence need not be about Eq. 10 at the end of a task), and the material we have does not say. IP is not fitted; A2's IP cell is reported as outside its interval |
 | TSR under compromised steps | Appendix A.1 defines ASR and TSR separately; Table 4's Linear row has ASR 0.995 with TSR 0.183 | a compromised step is wrong only with probability `p_misled` (fitted), not always ([world.md, the reasoner](world.md#the-reasoner)) |
 | decay defaults ρ, ρ_G, M | Eq. 4 gives ranges, no values | ρ = 0.90, ρ_G = 0.98, M = 3 ([model.md §2](model.md#2-scores)) |
 | initial scores | "type-dependent, hand-specified" (§2.4), no values | root 1.00, task 0.90, action 0.50, global 0.60, summary 0.80 |

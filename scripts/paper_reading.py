@@ -1,9 +1,10 @@
 """What the paper's own Table 4 rows imply about success under poisoning: the
 two-parameter reading (P(success | no compromise), P(success | compromised)) fitted to the
-five (ASR, TSR) rows (`wmtsim.studies.paper_reading`), written into docs/calibration.md.
+five (ASR, TSR) rows (`wmtsim.studies.paper_reading`), printed; docs/calibration.md's
+block of the same text is written by `make docs` (scripts/paper_tables_doc.py).
 
-    python scripts/paper_reading.py            # rewrites the generated:paper-reading block
-    python scripts/paper_reading.py --print    # prints it instead
+    python scripts/paper_reading.py                # prints the reading (Markdown)
+    python scripts/paper_reading.py --write-docs   # rewrites the generated:paper-reading block
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from paper_tables_doc import replace_block  # noqa: E402 (the one block writer)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--print", action="store_true", help="print instead of writing")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write-docs", action="store_true",
+                    help="rewrite docs/calibration.md's paper-reading block instead of printing")
     args = ap.parse_args()
     body = reading_markdown(two_parameter_reading(paper_table4()))
-    if args.print:
+    if not args.write_docs:
         print(body)
         return
     cal = ROOT / "docs" / "calibration.md"

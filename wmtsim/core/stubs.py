@@ -53,7 +53,8 @@ class Stubs:
     ``summariser_base_tokens`` + the branch's tokens.
 
     Reasoner: at a critical step, each poisoned memory in context (any, or with
-    ``persuade_scope = "topic"`` only one that concerns the subtask) compromises it with probability persuasiveness · ``p_persuade``
+    ``persuade_scope = "topic"`` only one that concerns the subtask) compromises it
+    with probability persuasiveness · ``p_persuade``
     (· ``p_persuade_vs_evidence`` instead when the clean evidence is in context); a
     compromised step gives a wrong answer with probability ``p_misled`` (the poison may
     sway the reasoning without changing the result). An answer is correct when what it

@@ -11,7 +11,7 @@ from wmtsim.core.codes import SUMMARY, TASK
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import _branch_of
 from wmtsim.core.rng import PURPOSE_SELECTOR_NOISE, _step_key, _uniform_at
-from wmtsim.core.stubs import BRANCH_WHOLE, SCORE_NEUTRAL, SELECT_CHOOSE
+from wmtsim.core.stubs import SCORE_NEUTRAL, SELECT_CHOOSE
 from wmtsim.core.world_spec import NO_TOPIC
 from wmtsim.engine.forest import _draw_id_of
 
