@@ -75,7 +75,8 @@ RULES = (
          "paper App. A.1: \"IP measures injected poisoned memories that remain active or eligible for ordinary "
          "context construction\" (Eq. 10)",
          "`own`", "`stubs.ip_rule` (`own` / `carried`)",
-         "`carried`: also poison an eligible summary absorbed (moves IP only)",
+         "`carried`, with the previous leak 0.2746 so that summaries absorb poison: IP also "
+         "counts poison an eligible summary absorbed (beside the leak's row, only IP differs)",
          {"stubs.ip_rule": "carried", "stubs.p_leak": 0.2746}),
     Rule("Supersession needs a later clean action of the same subtask",
          "[world.md, injections](world.md#scripted-poison-injections): \"a later clean action can supersede it\"",

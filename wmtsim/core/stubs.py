@@ -122,7 +122,9 @@ class Stubs:
             "rule)")
     select_threshold: float = knob(0.45, lo=-10.0, hi=10.0,
         doc="the selector's relevance judgement under selector_rule = choose: a candidate "
-            "enters when its judged utility reaches it")
+            "enters when its judged utility reaches it (default: about halfway between the "
+            "default world's relevance of a memory of the step's own subtask, 0.7, and of "
+            "another's, 0.21; paper_poisoning fits its own)")
     branch_retrieval: str = knob("whole", choices=BRANCH_RETRIEVAL_RULES,
         doc="A3 (no semantic selection): ``whole`` retrieves every eligible branch whole, by "
             "priority, with no selector to stop it (the paper's 'whole-branch retrieval'); "
