@@ -243,7 +243,8 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
     for start in range(0, b, step):
         m = min(step, b - start)
         idx = rng.integers(0, n, size=(m, n))
-        stats_[start:start + m] = _ratio_diff(na[idx], da[idx], nb[idx], db[idx], axis=1)
+        stats_[start:start + m] = (_ratio_diff(na[idx], da[idx], nb[idx], db[idx], axis=1)
+                                   if ratio else (na - nb)[idx].mean(axis=1))
     stats_ = stats_[np.isfinite(stats_)]
     lo, hi = np.quantile(stats_, [alpha / 2, 1 - alpha / 2])
     out.update(low=float(lo), high=float(hi), resamples=b,
