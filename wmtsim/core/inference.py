@@ -37,9 +37,10 @@ for a ratio) that always contains 0 and ``D`` — a sparse effect is never shown
 significant on an interval alone; its verdict comes from the exact test. A sparse effect
 on an unbounded metric (tokens, AF) gets no interval (NaN, ``interval`` says so): one
 rare large difference can carry its mean, so nothing built from fewer than `SPARSE`
-observed differences bounds it; the exact test is its whole reading. The differences are ``D``'s exact per-trajectory
-contributions, 0 where the two sides agree: for a pooled ratio, with δn_t, δd_t the
-differences of numerator and denominator and r_b = Σ num_b / Σ den_b,
+observed differences bounds it; the exact test is its whole reading. The differences
+are ``D``'s exact per-trajectory contributions, 0 where the two sides agree: for a
+pooled ratio, with δn_t, δd_t the differences of numerator and denominator and
+r_b = Σ num_b / Σ den_b,
 ``D = Σ_t (δn_t − r_b δd_t) / Σ den_a`` (exactly: A/D_a − B/D_b = (ΔN − r_b ΔD)/D_a), so
 ``D`` is the mean of w_t = n (δn_t − r_b δd_t) / Σ den_a; for a mean, w_t = a_t − b_t.
 

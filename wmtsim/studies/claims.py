@@ -33,8 +33,9 @@ competitor on the point estimate), in the metric's units, with its 95% interval
 of the smallest difference over every rival from Bonferroni-simultaneous `paired_effect`
 intervals, so it keeps its level when rivals tie and does not depend on which one is
 named closest; a sparse or null margin gets the conservative bound, never ``[0, 0]``);
-``n_nonzero`` counts the trajectories on which the subject and ``closest`` differ. ``wmtsim claims --precision H`` grows n until every margin interval
-has a half-width of at most H (`wmtsim.studies.precision.claims_to_precision`).
+``n_nonzero`` counts the trajectories on which the subject and ``closest`` differ.
+``wmtsim claims --precision H`` grows n until every margin interval has a half-width
+of at most H (`wmtsim.studies.precision.claims_to_precision`).
 """
 
 from __future__ import annotations
