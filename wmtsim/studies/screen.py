@@ -30,7 +30,7 @@ cells expected false; it assumes positive dependence, which common random number
 tests of one scenario) and, per knob, a false "matters" rate at most 5%; "holm" gives
 family-wise error instead. The previous rule ("the μ* interval's lower end above the
 expected |EE| of noise") called a null knob "matters" 3.8% of the time at r = 6 with no
-correction across the atlas, and up to 40% for a knob that is read but moves only the
+correction across the atlas, and 19% for a knob that is read but moves only the
 noise under common random numbers (issue 38). ``noise``, the mean over the knob's steps
 of sqrt(2/π) · se / Δ (the expected |EE| of noise alone), is reported beside μ*.
 Knobs that no screened policy reads (`wmtsim.core.knob_readers`) are not simulated and
@@ -122,26 +122,36 @@ def morris_test(effects: np.ndarray, n_resamples: int = 2000, seed: int = 0
     e0 = np.where(ok, e, 0.0).reshape(d * r, n)
     m = ok.reshape(d * r, n).astype(np.float64)
 
-    def stat(w: np.ndarray, centre: np.ndarray | None) -> np.ndarray:
-        """Σ_k over each knob's steps of the squared studentised (centred) mean, per row
-        of the trajectory weights ``w`` (B, n)."""
+    def moments(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(weighted counts, means, standard errors) per step, per row of the trajectory
+        weights ``w`` (B, n)."""
         cnt = w @ m.T  # (B, d·r) weighted counts of finite effects
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = (w @ e0.T) / cnt
             var = (w @ (e0 * e0).T) / cnt - mean * mean
             k = m.sum(axis=1)  # finite trajectories per step
             se = np.sqrt(np.maximum(var, 0.0) * k / np.maximum(k - 1, 1) / k)
-        dev = mean - (0.0 if centre is None else centre)
-        scale = 1e-12 * max(1.0, float(np.abs(e0).max()))
-        z2 = np.where(se > 0, (dev / np.where(se > 0, se, 1.0)) ** 2,
-                      np.where(np.abs(dev) > scale, np.inf, 0.0))
-        z2 = np.where(cnt > 0, z2, 0.0)
-        return np.asarray(z2.reshape(-1, d, r).sum(axis=2))  # (B, d)
+        return cnt, mean, se
 
     ones = np.full((1, n), 1.0 / n)
-    t_obs = stat(ones, None)[0]
-    centre = ((ones @ e0.T) / (ones @ m.T))[0]
-    centre = np.where(np.isfinite(centre), centre, 0.0)
+    _, centre, se0 = moments(ones)
+    centre, se0 = np.where(np.isfinite(centre), centre, 0.0)[0], se0[0]
+    exact = (se0 == 0) & (np.abs(centre) > 1e-12 * max(1.0, float(np.abs(e0).max())))
+
+    def stat(w: np.ndarray, about: np.ndarray) -> np.ndarray:
+        """Σ_k over each knob's steps of the squared studentised deviation of the
+        weighted mean from ``about``; a resample in which a step has no spread is scaled
+        by the sample's se (it says nothing of the spread), a step without spread in the
+        sample either adds 0 — unless it moves: an exact effect, inf."""
+        cnt, mean, se = moments(w)
+        scale = np.where(se > 0, se, se0)
+        z2 = np.where(scale > 0, ((mean - about) / np.where(scale > 0, scale, 1.0)) ** 2,
+                      0.0)
+        z2 = np.where((cnt > 0) & np.isfinite(z2), z2, 0.0)
+        return np.asarray(z2.reshape(-1, d, r).sum(axis=2))  # (B, d)
+
+    t_obs = stat(ones, np.zeros_like(centre))[0]
+    t_obs = np.where(exact.reshape(d, r).any(axis=1), np.inf, t_obs)
     rng = np.random.default_rng([seed, d, r, n, 38])
     b = n_resamples
     t_star = np.empty((b, d))
