@@ -152,8 +152,11 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
         return (f"0 (none of {n} differ; upper bound at 95%: ≤ {num(3 / n)} of them "
                 "would, rule of three)")
     text = interval(mean, get("low"), get("high"), sign=True)
-    if k <= EXACT_MAX:
-        text += f" ({k} of {n} differ; exact p = {num(get('p'), 2)})"
+    low = get("low")
+    bare = not (isinstance(low, int | float) and math.isfinite(low))
+    if k <= EXACT_MAX:  # a sparse effect on an unbounded metric has no interval
+        text += (f" ({k} of {n} differ; {'no interval, ' if bare else ''}"
+                 f"exact p = {num(get('p'), 2)})")
     return text
 
 
