@@ -5,8 +5,11 @@
 * `sobol_indices`: first-order (Saltelli 2010) and total (Jansen 1999) Sobol indices from
   the A, B and AB_i blocks of a ``sobol`` design — the estimators of
   `scipy.stats.sobol_indices`, applied to precomputed outputs. With R ≥ 2 independent
-  scramblings (``[design] scramblings``) the interval is a Student-t interval over the R
-  replicate estimates (`replicate_interval`, docs/statistics.md); with one, a bootstrap
+  scramblings (``[design] scramblings``) the indices are the mean function's, read from
+  every point's trajectories with the simulation's noise removed and counted
+  (`wmtsim.studies.sobol.sobol_mean_function`: a Student-t interval over the R replicate
+  estimates, each on its own trajectories; ``noise_share``; docs/statistics.md); with
+  one, a bootstrap
   over its N base samples (each A/B/AB_i row kept together), which treats the scrambled
   points as independent draws and is too wide (3–25× on Ishigami).
 * `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
@@ -37,6 +40,7 @@ from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
+from wmtsim.studies.sobol import replicate_interval, sobol_estimate, sobol_mean_function
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
 from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
 
@@ -127,22 +131,6 @@ def pareto_front(frame: pl.DataFrame, cost: str = "prompt_tokens", value: str = 
 # --- Sobol indices -------------------------------------------------------------------------
 
 
-def sobol_estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(S1, ST) from ``f(A)`` (..., N), ``f(B)`` (..., N), ``f(AB_i)`` (..., d, N)
-    (leading axes: resamples or replicates)."""
-    # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
-    # expectations do not change, but S1's variance no longer grows with the mean of f,
-    # which matters for rates such as TSR with a small spread around a large mean.
-    mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-    a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
-    var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
-        st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
-    return s1, st
-
-
 def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
                       confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
                       ) -> dict[str, np.ndarray]:
@@ -169,23 +157,6 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
         st_lo, st_hi = np.nanquantile(b_st, q, axis=0)
     return {"S1": s1, "S1_low": s1_lo, "S1_high": s1_hi,
             "ST": st, "ST_low": st_lo, "ST_high": st_hi}
-
-
-def replicate_interval(estimates: np.ndarray, confidence: float = 0.95
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(mean, low, high) over the first axis of ``estimates`` (R, ...): R independent
-    replicate estimates (one per scrambling), with a Student-t interval on R − 1 degrees
-    of freedom."""
-    from scipy import stats
-
-    est = np.asarray(estimates, dtype=np.float64)
-    r = est.shape[0]
-    if r < 2:
-        raise ValueError(f"{r} replicate(s): a replicate interval needs at least 2")
-    t = float(stats.t.ppf(0.5 + confidence / 2, r - 1))
-    mean = est.mean(axis=0)
-    half = t * est.std(axis=0, ddof=1) / math.sqrt(r)
-    return mean, mean - half, mean + half
 
 
 def _blocks(g: pl.DataFrame, params: Sequence[str], metric: str
@@ -242,7 +213,6 @@ def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
     the indices are the mean function's (`wmtsim.studies.sobol.sobol_mean_function`,
     with ``noise_share``), without it those of the point means as given (a deterministic
     f; ``noise_share`` NaN)."""
-    from wmtsim.studies.sobol import sobol_mean_function
 
     if n_base and table.height:  # scrambling r holds base samples r·N .. r·N + N − 1
         table = table.with_columns((pl.col("base") // n_base).alias("scrambling"))

@@ -33,10 +33,41 @@ from typing import Any
 
 import numpy as np
 
-from wmtsim.studies.analysis import replicate_interval, sobol_estimate
-
 Function = Callable[[np.ndarray], np.ndarray]
 """f: (N, d) points in [0, 1)^d -> (N,) outputs."""
+
+
+def sobol_estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(S1, ST) from ``f(A)`` (..., N), ``f(B)`` (..., N), ``f(AB_i)`` (..., d, N)
+    (leading axes: resamples or replicates)."""
+    # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
+    # expectations do not change, but S1's variance no longer grows with the mean of f,
+    # which matters for rates such as TSR with a small spread around a large mean.
+    mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+    a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
+    var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
+        st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
+    return s1, st
+
+
+def replicate_interval(estimates: np.ndarray, confidence: float = 0.95
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, low, high) over the first axis of ``estimates`` (R, ...): R independent
+    replicate estimates (one per scrambling), with a Student-t interval on R − 1 degrees
+    of freedom."""
+    from scipy import stats
+
+    est = np.asarray(estimates, dtype=np.float64)
+    r = est.shape[0]
+    if r < 2:
+        raise ValueError(f"{r} replicate(s): a replicate interval needs at least 2")
+    t = float(stats.t.ppf(0.5 + confidence / 2, r - 1))
+    mean = est.mean(axis=0)
+    half = t * est.std(axis=0, ddof=1) / math.sqrt(r)
+    return mean, mean - half, mean + half
 
 
 def scrambled_blocks(d: int, m: int, seed: int, replicate: int
@@ -110,8 +141,6 @@ def sobol_mean_function(a: np.ndarray, b: np.ndarray, ab: np.ndarray,
     variance of the point means that was noise, mean over replicates), ``replicates``
     and ``trajectories`` (per replicate). The estimates are unbiased and may fall just
     below 0 at an inert knob; the intervals are cut to [0, 1]."""
-    from wmtsim.studies.analysis import replicate_interval
-
     a, b, ab = (np.asarray(x, dtype=np.float64) for x in (a, b, ab))
     r_, d, n = a.shape[0], ab.shape[1], a.shape[-1]
     if r_ < 2 or n < 2 * r_:
