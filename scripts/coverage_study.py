@@ -14,6 +14,11 @@ Cases (n = 400 paired trajectories each):
 * pooled ratio: Σ/Σ of binomial counts with a known difference of rates;
 * Holm over 50 null tests: family-wise false "holds";
 * Sobol on Ishigami, R = 10 scramblings of 2^8 points: coverage of the analytic indices.
+
+Then issue 38's procedures, each before (the rule it replaced) and after, on the cases of
+`wmtsim.studies.coverage_cases` (which the tests run small): the pooled ratio's zero
+bound, sparse unbounded effects, grid_test at n = 50, Morris at r = 6, Sobol under common
+random numbers, attack's worst case, the claims margin under ties.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ def _rate(hits: list[bool]) -> str:
     k, n = sum(hits), len(hits)
     se = math.sqrt(max(k * (n - k), 1) / n) / n  # sqrt(p (1 − p) / n)
     return f"{k / n:.3f} (± {1.96 * se:.3f}, {n} runs)"
+
+
+def _rate_of(rate: float, runs: int) -> str:
+    """`_rate` of a rate already estimated from ``runs`` runs."""
+    k = round(rate * runs)
+    return _rate([True] * k + [False] * (runs - k))
 
 
 def case_rows(runs: int, seed: int) -> list[tuple[str, str, str]]:
@@ -105,6 +116,49 @@ def case_rows(runs: int, seed: int) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _bias(errors: list[float]) -> str:
+    e = np.asarray(errors)
+    return f"{e.mean():+.4f} (± {1.96 * e.std() / math.sqrt(e.size):.4f}, {e.size} runs)"
+
+
+def issue38_rows(runs: int, seed: int) -> list[tuple[str, str, str, str]]:
+    """(case, nominal, before, after) for each procedure issue 38 changed."""
+    from wmtsim.studies import coverage_cases as cases
+
+    rows = []
+    for p in (0.05, 0.15):
+        before, after = (cases.pooled_zero_bound(runs, p, seed, old=o) for o in (True, False))
+        rows.append((f"pooled ratio, none differ: denominators 90 (×20) and 20 (×180), "
+                     f"p = {p}", "coverage 0.95", _rate(before), _rate(after)))
+    (hb, _), (ha, ra) = (cases.sparse_unbounded(runs, seed, old=o) for o in (True, False))
+    rows.append(("sparse effect on tokens (1% differ, lognormal)", "coverage 0.95",
+                 _rate(hb), f"no interval ({len(ha)} reported); exact test size "
+                 f"{_rate(ra)}"))
+    for kind in ("skewed", "rate", "normal"):
+        before, after = (cases.grid_size(runs, kind, seed, old=o) for o in (True, False))
+        rows.append((f"grid_test, 8 flat points, n = 50, {kind}", "size 0.05",
+                     _rate(before), _rate(after)))
+    m_runs = max(runs // 2, 50)
+    before, after = (cases.morris_false_matters(m_runs, seed, old=o) for o in (True, False))
+    for i, what in ((1, "read, moves only the noise"), (2, "not in f")):
+        rows.append((f"Morris at r = 6, n = 150: null knob {what}",
+                     "false 'matters' ≤ 0.05",
+                     _rate_of(before[i], m_runs), _rate_of(after[i], m_runs)))
+    s_runs = max(runs // 10, 20)
+    (hb, nb, _), (ha, na, sa) = (cases.sobol_crn(s_runs, seed, old=o) for o in (True, False))
+    rows.append(("Sobol on CRN, R = 4 × N = 64, 500 trajectories: S1 and ST (6 intervals a run)",
+                 "coverage 0.95", _rate(hb), _rate(ha) + f"; noise_share {np.mean(sa):.3f}"))
+    rows.append(("… the read-but-inert knob's ST called non-zero", "≤ 0.05", _rate(nb),
+                 _rate(na)))
+    before, after = (cases.attack_bias(runs, seed, old=o) for o in (True, False))
+    rows.append(("attack's worst case, nothing beats the script (1 − TSR)", "bias 0",
+                 _bias(before), _bias(after)))
+    before, after = (cases.margin_ties(runs, seed, old=o) for o in (True, False))
+    rows.append(("claims margin, five configurations tie, n = 30", "coverage 0.95",
+                 _rate(before), _rate(after)))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=400)
@@ -113,11 +167,16 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     rows = case_rows(args.runs, args.seed)
+    rows38 = issue38_rows(args.runs, args.seed)
     lines = [f"Coverage study: `python scripts/coverage_study.py --runs {args.runs} "
              f"--seed {args.seed}` (n = {N} trajectories per case, nominal 95%, "
              f"{time.perf_counter() - t0:.0f} s).", "",
              "| case | interval | test |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    lines += ["", "Issue 38's procedures, before (the rule replaced) and after, on the cases "
+              "of `wmtsim.studies.coverage_cases` (± is the Monte Carlo half-width):", "",
+              "| case | nominal | before | after |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows38]
     text = "\n".join(lines) + "\n"
     if args.out:  # the generated block of docs/statistics.md
         doc = args.out.read_text(encoding="utf-8")

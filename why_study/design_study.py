@@ -53,9 +53,11 @@ def _short(key: str) -> str:
 def atlas_markdown(table: pl.DataFrame, r: int, n: int) -> str:
     """One row per scenario: per metric, the knobs that matter (μ* [interval]), and the
     knobs that are inert or not read."""
+    family = table["family"].drop_nulls()[0] if "family" in table.columns else "–"
     lines = [f"Morris screening of Full WMT (r = {r} trajectories, n = {n} simulated "
              "trajectories per point, seed 0; 95% bootstrap intervals over Morris "
-             "trajectories). μ* is the metric's change per whole range of the knob.", "",
+             "trajectories). μ* is the metric's change per whole range of the knob. A "
+             f"knob matters by `morris_test`, {family}.", "",
              "| scenario | metric | knobs that matter (μ* [95%]) | inert | not read |",
              "|---|---|---|---|---|"]
     for (sc, metric), t in table.group_by("scenario", "metric", maintain_order=True):

@@ -81,7 +81,7 @@ def claims_replicates(seeds: list[int], workers: int) -> tuple[str, float]:
     t0 = time.perf_counter()
     lines = []
     for name in CLAIMS_MAPS:
-        sweep = load_sweep(REPO / "studies" / f"{name}.toml")
+        sweep = load_sweep(REPO / "why_study" / f"{name}.toml")
         tables = []
         for s in seeds:
             out = REPO / "results" / "studies" / f"{name}_seed{s}"

@@ -75,8 +75,11 @@ def attribution_markdown(table: pl.DataFrame) -> str:
             if r.get("n_nonzero", 1) == 0:
                 cells.append(f"0 (none of {r['n']} nonzero)")
                 continue
-            cell = (f"{_fmt_signed(r['contribution'])} "
-                    f"[{_fmt_signed(r['low'])}, {_fmt_signed(r['high'])}]")
+            if math.isfinite(r["low"]) and math.isfinite(r["high"]):
+                cell = (f"{_fmt_signed(r['contribution'])} "
+                        f"[{_fmt_signed(r['low'])}, {_fmt_signed(r['high'])}]")
+            else:  # a sparse effect on an unbounded metric: the exact test alone
+                cell = f"{_fmt_signed(r['contribution'])} (no interval; exact test)"
             if r.get("n_nonzero", SPARSE) < SPARSE:
                 cell += f" ({r['n_nonzero']} nonzero)"
             if _significant(r):
@@ -94,8 +97,9 @@ def _significant(r: dict[str, Any]) -> bool:
 
 
 def attribution_sentences(table: pl.DataFrame) -> str:
-    """Per metric: the difference, and the mechanisms whose interval excludes 0, largest
-    first, each with whether it improves or worsens the metric."""
+    """Per metric: the difference, and the mechanisms whose contribution is significant
+    (`_significant`: Holm over the table, 5%), largest first, each with whether it
+    improves or worsens the metric."""
     from wmtsim.studies.attribution import _effect
 
     out = []

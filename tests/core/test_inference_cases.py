@@ -70,16 +70,16 @@ def test_a_ratio_contribution_of_zero_counts_on_neither_side() -> None:
     bound reads D's exact contributions w_t = n (δn_t − R_b δd_t) / Σ den_a with
     δn = (1, 0, −1), δd = (1, 1, −2), Σ den_a = 6: w = 3 · (0.5, −0.5, 0) / 6 =
     (0.25, −0.25, 0) (here equal to z): one positive, one negative, one exactly 0 (it is
-    neither). The bound is ± largest |w| · CP(1 of 3, 0.025) = ± 0.25 · x with x the
+    neither). The bound is ± scale · CP(1 of 3, 0.025) = ± scale · x with x the
     Beta(2, 2) 0.975 quantile: 3x² − 2x³ = 0.975, x ≈ 0.9057. Symmetric because k_pos =
-    k_neg = 1. A ratio's scale is its largest |w|, not the metric's bound (1 here), which
-    bounds only the per-trajectory difference of a mean."""
+    k_neg = 1. A ratio's scale is the largest contribution the metric allows, not the
+    largest observed (issue 38): bound · max(den) / mean(den_a) = 1 · 4 / 2 = 2."""
     na, da = np.ones(3), np.full(3, 2.0)
     nb, db = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 4.0])
     e = paired_effect(na, nb, da, db, bound=1.0)
     assert e["n_nonzero"] == 3 and e["mean"] == pytest.approx(0.0)
     assert e["interval"] == "conservative bound (3 of 3 differ)"
-    x = e["high"] / 0.25
+    x = e["high"] / 2.0
     assert 3 * x**2 - 2 * x**3 == pytest.approx(0.975, abs=1e-9)
     assert e["low"] == pytest.approx(-e["high"])
 
@@ -87,8 +87,9 @@ def test_a_ratio_contribution_of_zero_counts_on_neither_side() -> None:
 def test_the_sparse_bound_of_a_mean_uses_the_bound_and_both_tails_at_alpha_over_2() -> None:
     """n = 4, a − b = (−0.5, −0.5, −0.5, 0): k = 3 differ, all negative. With bound 1:
     low = −1 · CP(3 of 4, 0.025) = −0.975^(1/4) = −0.99369, high = 1 · CP(0 of 4, 0.025)
-    = 1 − 0.025^(1/4) = 1 − 0.39764 = 0.60236. With no bound the scale is the largest
-    |difference|, 0.5: (−0.49685, 0.30118). The exact test: 2^3 swaps, only the identity
+    = 1 − 0.025^(1/4) = 1 − 0.39764 = 0.60236. With no bound (an unbounded metric) there
+    is no interval (issue 38: the largest observed difference does not bound the mean of
+    a sparse effect), only the exact test: 2^3 swaps, only the identity
     is as low, so p_less = 1/8, p = 2/8."""
     a, b = np.zeros(4), np.array([0.5, 0.5, 0.5, 0.0])
     e = paired_effect(a, b, bound=1.0)
@@ -96,8 +97,9 @@ def test_the_sparse_bound_of_a_mean_uses_the_bound_and_both_tails_at_alpha_over_
     assert e["high"] == pytest.approx(0.60236, abs=1e-5)
     assert e["p_less"] == pytest.approx(1 / 8) and e["p"] == pytest.approx(0.25)
     e = paired_effect(a, b)
-    assert e["low"] == pytest.approx(-0.5 * 0.99369, abs=1e-5)
-    assert e["high"] == pytest.approx(0.5 * 0.60236, abs=1e-5)
+    assert math.isnan(e["low"]) and math.isnan(e["high"])
+    assert e["interval"] == "none: 3 of 4 differ, unbounded metric (exact test)"
+    assert e["p"] == pytest.approx(0.25)
     # the mirror: a − b all positive puts the large side high
     e = paired_effect(b, a, bound=1.0)
     assert e["low"] == pytest.approx(-0.60236, abs=1e-5)

@@ -98,10 +98,11 @@ def test_a_point_outside_the_bounds_is_named() -> None:
         AttackSpace.from_kinds(("bogus",))
 
 
-def test_the_search_never_reports_less_harm_than_the_scripted_attack() -> None:
+def test_the_worst_case_is_chosen_on_the_search_trajectories() -> None:
     """Trial 0 is the scripted attack at the budget, on the search trajectories; the
-    reported worst case is at least as harmful as the scripted attack on the same
-    held-out trajectories (for every policy and both a whole and a fractional budget)."""
+    reported worst case is the most harmful trial there (the scripted attack when none
+    beats it), whatever the held-out trajectories say (for every policy and both a whole
+    and a fractional budget). Its held-out harm: tests/studies/test_coverage_studies.py."""
     s = load_scenario("paper_poisoning")
     space = AttackSpace()
     for policy, budget in (("wmt", 2.0), ("linear", 4.09), ("a3_no_semantic", 1.0)):
@@ -112,8 +113,10 @@ def test_the_search_never_reports_less_harm_than_the_scripted_attack() -> None:
         assert r.trials[0]["harm"] == on_search.value("asr")
         held = evaluate(s, policy, scripted, space, SMALL.holdout_seed, SMALL.n_holdout)
         assert np.array_equal(r.scripted_eval.counts, held.counts)
-        assert r.chosen_eval.value("asr") >= held.value("asr")
-        assert max(t["harm"] for t in r.trials) >= r.trials[0]["harm"]
+        top = max(t["harm"] for t in r.trials)
+        assert top >= r.trials[0]["harm"]
+        assert r.chosen == r.best and r.chosen_eval is r.found
+        assert r.chosen_is_scripted == (r.trials[0]["harm"] == top)
     only = search(s, "wmt", 2.0, space, replace(SMALL, trials=1))
     assert only.chosen == only.scripted
 
@@ -202,7 +205,9 @@ def test_the_command_writes_the_study(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None:
     """A row whose worst case is the scripted attack differs on no held-out trajectory:
-    worst − scripted is 0 with the rule of three's upper bound (3/n for a rate), printed
+    worst − scripted is 0 with the weighted rule of three's upper bound (for a pooled rate
+    the share of the denominator the three largest trajectories hold: 0.0949 here, 3/n =
+    0.075 if every trajectory's denominator were the same), printed
     as an upper bound (CLI report, docs table, dashboard), never ``0 [-b, +b]``."""
     from types import SimpleNamespace
 
@@ -216,7 +221,7 @@ def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None
     assert row["gain_n_nonzero"] == 0 and row["gain"] == 0.0 and row["gain_n"] == 40
     text = effect(row, "gain")
     assert text == ("0 (none of 40 differ; 95% upper bound on the size of the difference: "
-                    "0.0750, rule of three)")
+                    "0.0949, rule of three)")
     study = SimpleNamespace(robust=table, settings=SimpleNamespace(harm="asr"))
     line = robust_markdown(study).splitlines()[-1]  # type: ignore[arg-type]
     assert line.endswith(f"| {text} |") and "[" not in line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 
 from wmtsim.studies.knob_ranges import ranges_for
 from wmtsim.studies.scenario import load_scenario
@@ -60,3 +61,24 @@ def test_screen_names_unread_inert_and_moving_knobs() -> None:
     moving = t.filter(pl.col("parameter").is_in(["params.rho", "params.tau_obs"]))
     assert (moving["mu_star"] > 0).any()
     assert set(moving["verdict"]) <= {"matters", "within noise", "inert"}
+    # "matters" is the corrected test (issue 38): Benjamini–Hochberg over the screening's
+    # tests (the three read knobs × two metrics; "not read" is not a test)
+    read = t.filter(pl.col("verdict") != "not read")
+    assert read["p"].is_finite().all() and t.filter(pl.col("verdict") == "not read")[
+        "p"].is_nan().all()
+    assert set(t["family"]) == {"Benjamini–Hochberg over the screening's 6 tests at 5%"}
+    for row in read.iter_rows(named=True):
+        if row["verdict"] != "inert":
+            assert (row["verdict"] == "matters") == (row["p_adjusted"] <= 0.05)
+
+
+def test_morris_test_on_hand_cases() -> None:
+    """A knob with every effect 0 gets p = 1; a step that moves every trajectory by the
+    same amount is an exact effect (p = 1/(B + 1)); a missing (NaN) effect is left out."""
+    from wmtsim.studies.screen import morris_test
+
+    e = np.zeros((2, 3, 20))
+    e[1, 0] = 0.5  # knob 1 moves every trajectory by 0.5 at one step
+    e[1, 1, 4] = np.nan
+    p = morris_test(e, n_resamples=99)
+    assert p[0] == 1.0 and p[1] == pytest.approx(1 / 100)

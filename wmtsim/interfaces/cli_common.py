@@ -30,10 +30,11 @@ PrecisionOpt = Annotated[float | None, typer.Option(
     show_default=False)]
 # `claims --precision` (wmtsim.studies.precision.claims_to_precision).
 ClaimsPrecisionOpt = Annotated[float | None, typer.Option(
-    "--precision", min=0.0, help="Grow n (from --n or the sweep file's) until every "
-                                 "margin interval of a claim on a rate (ASR, PRR, BR, "
-                                 "TSR: against the closest rival, in every cell) has at "
-                                 "most this 95% half-width, up to --n-max.",
+    "--precision", min=0.0, help="Grow n (from --n or the sweep file's) until the "
+                                 "margin interval of every claim on a rate (ASR, PRR, "
+                                 "BR, TSR, in every cell; claims on AF or other counts "
+                                 "are not bounded) has at most this 95% half-width, up "
+                                 "to --n-max.",
     show_default=False)]
 NMaxOpt = Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
                                       help="Largest n --precision may reach.")]

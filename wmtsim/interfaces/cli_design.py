@@ -77,9 +77,11 @@ def screen(
     """Which knobs matter for which metric: Morris elementary effects with intervals.
 
     μ* (mean |elementary effect|, the metric's change per whole range of the knob) with a
-    bootstrap interval over Morris trajectories; a knob "matters" when the interval is
-    above the paired sampling noise, is "inert" when it changes nothing, "not read" when
-    the policy does not read it (docs/design.md).
+    bootstrap interval over Morris trajectories; a knob "matters" when its test (a
+    bootstrap over the simulated trajectories) says it moves the metric's mean,
+    Benjamini–Hochberg over the screening's tests at 5% (docs/statistics.md,
+    "Screening"); "inert" when it changes nothing, "not read" when the policy does not
+    read it (docs/design.md).
 
     [bold]Example[/bold]
 

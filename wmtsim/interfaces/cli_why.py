@@ -151,9 +151,11 @@ def claims(
     (significant), holds (not significant), tie, or fails (significant: another
     configuration is significantly better), at two-sided 5%. The grid runs on the sweep
     machinery (resumable, --workers, --scheduler) into --out/sweep; the table and
-    heatmaps go to --out. --precision H grows the trajectories per cell until every
-    claim's margin interval has a 95% half-width of at most H (the manifest records the
-    target, every n tried and the widest interval's Monte Carlo standard error).
+    heatmaps go to --out. --precision H grows the trajectories per cell until the margin
+    interval of every claim on a rate (ASR, PRR, BR, TSR; not AF or other counts, whose
+    units one half-width cannot share) has a 95% half-width of at most H in every cell
+    (the manifest records the target, every n tried and the widest interval's Monte Carlo
+    standard error).
 
     [bold]Examples[/bold]
 

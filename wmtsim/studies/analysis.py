@@ -5,8 +5,11 @@
 * `sobol_indices`: first-order (Saltelli 2010) and total (Jansen 1999) Sobol indices from
   the A, B and AB_i blocks of a ``sobol`` design — the estimators of
   `scipy.stats.sobol_indices`, applied to precomputed outputs. With R ≥ 2 independent
-  scramblings (``[design] scramblings``) the interval is a Student-t interval over the R
-  replicate estimates (`replicate_interval`, docs/statistics.md); with one, a bootstrap
+  scramblings (``[design] scramblings``) the indices are the mean function's, read from
+  every point's trajectories with the simulation's noise removed and counted
+  (`wmtsim.studies.sobol.sobol_mean_function`: a Student-t interval over the R replicate
+  estimates, each on its own trajectories; ``noise_share``; docs/statistics.md); with
+  one, a bootstrap
   over its N base samples (each A/B/AB_i row kept together), which treats the scrambled
   points as independent draws and is too wide (3–25× on Ishigami).
 * `pareto_front`: the settings no other setting beats on both TSR (higher) and prompt
@@ -37,6 +40,7 @@ from wmtsim.core.formatting import D3_FORMAT
 from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
+from wmtsim.studies.sobol import replicate_interval, sobol_estimate, sobol_mean_function
 from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
 from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
 
@@ -127,22 +131,6 @@ def pareto_front(frame: pl.DataFrame, cost: str = "prompt_tokens", value: str = 
 # --- Sobol indices -------------------------------------------------------------------------
 
 
-def sobol_estimate(a: np.ndarray, b: np.ndarray, ab: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(S1, ST) from ``f(A)`` (..., N), ``f(B)`` (..., N), ``f(AB_i)`` (..., d, N)
-    (leading axes: resamples or replicates)."""
-    # Centre the outputs first (as scipy.stats.sobol_indices does): the estimators'
-    # expectations do not change, but S1's variance no longer grows with the mean of f,
-    # which matters for rates such as TSR with a small spread around a large mean.
-    mean = np.mean(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-    a, b, ab = a - mean, b - mean, ab - mean[..., None, :]
-    var = np.var(np.concatenate([a, b], axis=-1), axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s1 = np.mean(b[..., None, :] * (ab - a[..., None, :]), axis=-1) / var
-        st = 0.5 * np.mean((a[..., None, :] - ab) ** 2, axis=-1) / var
-    return s1, st
-
-
 def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
                       confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
                       ) -> dict[str, np.ndarray]:
@@ -171,32 +159,21 @@ def sobol_from_blocks(f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray,
             "ST": st, "ST_low": st_lo, "ST_high": st_hi}
 
 
-def replicate_interval(estimates: np.ndarray, confidence: float = 0.95
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(mean, low, high) over the first axis of ``estimates`` (R, ...): R independent
-    replicate estimates (one per scrambling), with a Student-t interval on R − 1 degrees
-    of freedom."""
-    from scipy import stats
-
-    est = np.asarray(estimates, dtype=np.float64)
-    r = est.shape[0]
-    if r < 2:
-        raise ValueError(f"{r} replicate(s): a replicate interval needs at least 2")
-    t = float(stats.t.ppf(0.5 + confidence / 2, r - 1))
-    mean = est.mean(axis=0)
-    half = t * est.std(axis=0, ddof=1) / math.sqrt(r)
-    return mean, mean - half, mean + half
-
-
 def _blocks(g: pl.DataFrame, params: Sequence[str], metric: str
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """f(A), f(B), f(AB_i) of one scrambling's rows, or None when it is not complete."""
-    a = g.filter(pl.col("block") == "A").sort("base")[metric].to_numpy()
-    b = g.filter(pl.col("block") == "B").sort("base")[metric].to_numpy()
-    ab = [g.filter((pl.col("block") == "AB") & (pl.col("block_param") == p))
-          .sort("base")[metric].to_numpy() for p in params]
-    n = a.size
-    if n < 2 or b.size != n or any(x.size != n for x in ab):
+    """f(A), f(B), f(AB_i) of one scrambling's rows, or None when it is not complete
+    (``metric`` a column of scalars, or of per-trajectory lists: then (N, n) arrays)."""
+    def column(frame: pl.DataFrame) -> np.ndarray:
+        x = frame.sort("base")[metric]
+        return (np.stack(x.to_list()).astype(np.float64) if x.dtype == pl.List(pl.Float64)
+                and x.len() else x.to_numpy())
+
+    a = column(g.filter(pl.col("block") == "A"))
+    b = column(g.filter(pl.col("block") == "B"))
+    ab = [column(g.filter((pl.col("block") == "AB") & (pl.col("block_param") == p)))
+          for p in params]
+    n = len(a)
+    if n < 2 or len(b) != n or any(len(x) != n for x in ab):
         return None
     return a, b, np.stack(ab)
 
@@ -215,16 +192,28 @@ def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float 
         raise ValueError(f"{results.root}: Sobol indices need a sobol design, this sweep "
                          f"is {results.kind!r}")
     n_base = int(results.manifest.get("design", {}).get("points") or 0)
-    return sobol_table(results.table(), results.parameters, n_base, metric, confidence,
-                       n_resamples, seed)
+    # each point's per-trajectory values (a list, trajectory order): the mean function's
+    # indices and their noise term need them (`wmtsim.studies.sobol.sobol_mean_function`)
+    per = (results.trajectories().select("key", "trajectory", metric).collect()
+           .sort("key", "trajectory").group_by("key", maintain_order=True)
+           .agg(pl.col(metric).cast(pl.Float64).alias(f"{metric}__t")))
+    table = results.table().join(per, on="key", how="left")
+    return sobol_table(table, results.parameters, n_base, metric, confidence,
+                       n_resamples, seed, trajectories=f"{metric}__t")
 
 
 def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
                 metric: str = "tsr", confidence: float = 0.95, n_resamples: int = 2000,
-                seed: int = 0) -> pl.DataFrame:
+                seed: int = 0, trajectories: str | None = None) -> pl.DataFrame:
     """`sobol_indices` of a design table: one row per point with ``policy``,
     ``scenario``, ``replicate``, ``block``, ``base``, ``block_param`` and ``metric``;
-    ``n_base`` is the design's N (base samples per scrambling)."""
+    ``n_base`` is the design's N (base samples per scrambling). ``trajectories``: a
+    column of each point's per-trajectory values (lists, in trajectory order, the same
+    trajectories at every point: common random numbers); with it and R ≥ 2 scramblings
+    the indices are the mean function's (`wmtsim.studies.sobol.sobol_mean_function`,
+    with ``noise_share``), without it those of the point means as given (a deterministic
+    f; ``noise_share`` NaN)."""
+
     if n_base and table.height:  # scrambling r holds base samples r·N .. r·N + N − 1
         table = table.with_columns((pl.col("base") // n_base).alias("scrambling"))
     else:
@@ -237,7 +226,19 @@ def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
         if not blocks:
             continue  # the sweep is not complete for this group
         r = len(blocks)
-        if r >= 2:
+        per = ([x for _, part in sorted(g.partition_by("scrambling", as_dict=True).items())
+                if (x := _blocks(part, params, trajectories)) is not None]
+               if trajectories is not None and r >= 2 else [])
+        noise = math.nan
+        fin = (_finite_trajectories(per) if len(per) == r and _common_trajectories(per)
+               else None)
+        if fin is not None and fin[0].shape[-1] >= 2 * r:
+            res = sobol_mean_function(*fin, confidence)
+            est = {k: res[k] for k in ("S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high")}
+            noise = res["noise_share"]
+            method = (f"mean function: replicate t over {r} scramblings, each on its own "
+                      f"{res['trajectories']} trajectories, noise removed")
+        elif r >= 2:
             s1_r, st_r = (np.stack(e) for e in zip(*(sobol_estimate(*x) for x in blocks),
                                                    strict=True))
             with warnings.catch_warnings():
@@ -255,8 +256,25 @@ def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
                          "metric": metric, "parameter": p,
                          **{k: float(v[i]) for k, v in est.items()},
                          "n_base": int(blocks[0][0].size), "scramblings": r,
-                         "method": method})
+                         "noise_share": float(noise), "method": method})
     return pl.DataFrame(rows)
+
+
+def _common_trajectories(per: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> int:
+    """How many trajectories every point of every scrambling has (the same length)."""
+    sizes = {x.shape[-1] for blocks in per for x in blocks if x.ndim >= 2}
+    return sizes.pop() if len(sizes) == 1 else 0
+
+
+def _finite_trajectories(per: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a (R, N, n), b (R, N, n), ab (R, d, N, n)) on the trajectories whose value is
+    finite at every point (one missing somewhere is left out everywhere, as the
+    flatness test does, so every point's mean is over the same trajectories)."""
+    a, b, ab = (np.stack([x[i] for x in per]) for i in range(3))
+    ok = (np.all(np.isfinite(a), axis=(0, 1)) & np.all(np.isfinite(b), axis=(0, 1))
+          & np.all(np.isfinite(ab), axis=(0, 1, 2)))
+    return a[..., ok], b[..., ok], ab[..., ok]
 
 
 # --- robustness ----------------------------------------------------------------------------

@@ -13,13 +13,14 @@ trials already done, so a search is reproducible, resumed or not (a resumed one 
 later trials from a sampler started at the resumption, not those an uninterrupted run
 would have drawn).
 
-The best point on the search seeds is then evaluated on *held-out* trajectories
-(``holdout_seed``, trajectories 0..n_holdout − 1), beside the scripted attack on the same
-trajectories, with a paired interval of the difference (`paired_ratio`). The reported
-worst case is the more harmful of the two on the held-out trajectories: the attacker can
-always fall back to the scripted attack the search contains, so the search never reports
-less harm than it (a selection among two candidates on the held-out data; the paired
-interval says whether the search beat the script).
+The reported worst case is chosen on the search trajectories alone: the most harmful
+trial, which is the scripted attack (trial 0) when no trial beats it. It is then
+evaluated on *held-out* trajectories (``holdout_seed``, trajectories 0..n_holdout − 1),
+beside the scripted attack on the same trajectories, with a paired interval of the
+difference (`paired_ratio`). No choice is made on the held-out data, so the held-out harm
+of the worst case is an unbiased estimate of its harm (choosing the more harmful of the
+two there overstated it, issue 38); the held-out worst case can therefore come out below
+the scripted attack, and the paired interval says whether the search beat the script.
 """
 
 from __future__ import annotations
@@ -185,15 +186,18 @@ class SearchResult:
 
     @property
     def chosen_is_scripted(self) -> bool:
-        """The scripted attack is the worse case on the held-out trajectories."""
-        h = self.settings.harm
-        return self.scripted_eval is not None and (
-            self.scripted_eval.value(h) > self.found.value(h))
+        """No trial beat the scripted attack on the search trajectories (trial 0 is the
+        scripted attack, and a tie goes to the earliest trial)."""
+        return self.scripted is not None and self.best == self.scripted
 
     @property
     def chosen(self) -> Attack:
-        """The reported worst case: the more harmful of best and scripted, held out."""
-        return self.scripted if self.chosen_is_scripted and self.scripted else self.best
+        """The reported worst case: the most harmful trial on the search trajectories,
+        the scripted attack when none beat it. Chosen on the search data only, so its
+        held-out harm (`chosen_eval`) is an unbiased estimate of its harm; picking the
+        more harmful of two candidates on the held-out data itself overstated it
+        (+0.003 ASR when nothing beat the script, issue 38)."""
+        return self.best
 
     @property
     def chosen_eval(self) -> Evaluation:

@@ -28,11 +28,14 @@ Benjamini–Hochberg (false discovery rate, for exploratory maps), or none — a
 point estimate favours the claim and *tie* when it does not.
 
 ``margin`` is the smallest pairwise mean ``d`` (against ``closest``, the nearest
-competitor), in the metric's units, with its 95% interval (``margin_low``,
-``margin_high``: `paired_effect`'s, so a sparse or null margin gets the conservative
-bound, never ``[0, 0]``); ``n_nonzero`` counts the trajectories on which the subject and
-``closest`` differ. ``wmtsim claims --precision H`` grows n until every margin interval
-has a half-width of at most H (`wmtsim.studies.precision.claims_to_precision`).
+competitor on the point estimate), in the metric's units, with its 95% interval
+(``margin_low``, ``margin_high``: `wmtsim.studies.verdicts.margin_interval`, the interval
+of the smallest difference over every rival from Bonferroni-simultaneous `paired_effect`
+intervals, so it keeps its level when rivals tie and does not depend on which one is
+named closest; a sparse or null margin gets the conservative bound, never ``[0, 0]``);
+``n_nonzero`` counts the trajectories on which the subject and ``closest`` differ.
+``wmtsim claims --precision H`` grows n until every margin interval has a half-width
+of at most H (`wmtsim.studies.precision.claims_to_precision`).
 """
 
 from __future__ import annotations

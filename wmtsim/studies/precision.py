@@ -13,7 +13,8 @@ extends a smaller one. Each cell's Monte Carlo standard error is reported beside
 (half-width / 1.96).
 
 A claims map's intervals are its margins' (`claims_cells`: every (claim, cell) margin
-of a claim on a rate against the closest rival, with its 95% interval);
+of a claim on a rate, with its 95% interval over every rival:
+`wmtsim.studies.verdicts.margin_interval`);
 `claims_to_precision` reruns the map's sweep at growing n until the widest of them is
 ≤ ``precision``.
 """
@@ -100,8 +101,8 @@ def compare_to_precision(scenario: Scenario, precision: float, n: int | None = N
 def claims_cells(table: pl.DataFrame) -> list[dict[str, Any]]:
     """Per (claim, cell) of a claims table (`wmtsim.studies.claims.evaluate_sweep`) on a
     rate (a metric in [0, 1], `wmtsim.core.inference.UNIT_METRICS`: one half-width
-    cannot serve a rate and a count such as AF): the margin against the closest rival,
-    the half-width of its 95% interval and its Monte Carlo standard error
+    cannot serve a rate and a count such as AF): the margin (the smallest difference
+    over the rivals), the half-width of its 95% interval and its Monte Carlo standard error
     (half-width / 1.96); cells whose interval is undefined (NaN) are left out."""
     from wmtsim.core.inference import UNIT_METRICS
     from wmtsim.studies.claims import knob_columns

@@ -11,9 +11,10 @@ from wmtsim.interfaces.dashboard import widgets
 st.title("Screening atlas")
 st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`): μ* is "
            "the metric's change per whole range of the knob, with a 95% bootstrap "
-           "interval over Morris trajectories. A knob matters when the interval is above "
-           "the paired sampling noise; inert when it changes nothing; not read when the "
-           "policy does not read it there. docs/atlas.md says how the ranges were chosen.")
+           "interval over Morris trajectories. A knob matters when its test says it moves "
+           "the metric's mean (Benjamini–Hochberg over the screening's tests, 5%); inert "
+           "when it changes nothing; not read when the policy does not read it there. "
+           "docs/atlas.md says how the ranges were chosen.")
 
 found = atlas.find_screenings()
 with st.sidebar:
