@@ -8,8 +8,9 @@ replicate count of a held-out check) and one new corpus, all independent traject
 (every configuration on the same ones); a cell's 95% prediction interval
 (`wmtsim.studies.inference.predictive_cell`) is built from the 8 and checked against the
 new corpus's value. Coverage is counted per (configuration, metric) cell and pooled over
-the cells that are not constant; its Monte Carlo standard error is reported beside it (binomial, treating the
-cell-sets as independent; cells of one set share trajectories, so it is somewhat small).
+the cells that are not constant; its Monte Carlo standard error is reported beside it
+(binomial, treating the cell-sets as independent; the cells of one set share
+trajectories, so it is somewhat too small).
 The quantile interval used before is counted on the same sets for comparison.
 Not a test: it takes minutes (tests/studies/test_prediction_coverage.py is the fast
 check on synthetic corpora).

@@ -12,6 +12,7 @@ almost never land exactly on a threshold, pass.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -165,6 +166,11 @@ def test_eq4_global_memory_at_M_uses_rho_g() -> None:
 
 # --------------------------------------------------------------------------- the budget B
 
+# The budget tests below pin the greedy fill under B, the previous selector rule: under it
+# B is what binds (`Stubs.selector_rule = "fill"`, A3 bounded by B). The paper's rule (a
+# candidate enters only when judged relevant, A3 unbounded) has its own cases further on.
+FILL = {"selector_rule": "fill", "branch_retrieval": "fit"}
+
 
 def _row(tokens: list[int], rel: list[float], kind: list[int] | None = None,
          parent: list[int] | None = None) -> Any:
@@ -188,7 +194,7 @@ def _kernel_items(tokens: list[int], rel: list[float], budget: int, struct: floa
     eligible = np.array([False] + [True] * (n - 1))
     priority = np.full(n, np.nan)
     return _select(F, eligible, priority, False, struct, Params(budget=budget),
-                   Stubs(selector_noise=0.0, top_k=top_k))
+                   Stubs(**FILL, selector_noise=0.0, top_k=top_k))
 
 
 def _select(F: Any, eligible: np.ndarray, priority: np.ndarray, weighted: bool,
@@ -212,7 +218,7 @@ class _TwinSelector(AgentStubs):
     def __init__(self, policy: str, tree: MemoryTree, topics: dict[str, float],
                  budget: int, struct: float, top_k: int = 0) -> None:
         self.pol = get_policy(policy)
-        self.st = Stubs(selector_noise=0.0, top_k=top_k)
+        self.st = Stubs(**FILL, selector_noise=0.0, top_k=top_k)
         self.tree = tree
         self.slot = {v: k for k, v in enumerate(tree.nodes)}
         self.facts = {v: Facts(self.slot[v], 0, topics.get(v, 0.0), False, 0.0, False, -1)
@@ -285,7 +291,7 @@ def test_item_selector_top_k_cap_exactly(top_k: int, expected: list[int]) -> Non
     assert _twin_items(TOKENS, REL, 1000, 5.0, top_k) == expected
 
 
-def _kernel_branches(budget: int) -> list[int]:
+def _kernel_branches(budget: int, whole: bool = False) -> list[int]:
     """A3's branch selector on root(0) → task(1, 10 tokens) → action(2, 20 tokens),
     struct 5: the unit B(task 1) costs (10 + 5) + (20 + 5) = 40 tokens."""
     F = _row([0, 10, 20], [0.0, 0.5, 0.5], kind=[codes.ROOT, codes.TASK, codes.ACTION],
@@ -295,15 +301,17 @@ def _kernel_branches(budget: int) -> list[int]:
     priority = np.array([np.nan, 0.5, np.nan])
     is_global = np.zeros(3, dtype=np.bool_)
     _select_branches(3, F, is_global, eligible, selected, priority, 5.0,
-                     Params(budget=budget).pack())
+                     Params(budget=budget).pack(), whole)
     return [int(v) for v in np.flatnonzero(selected)]
 
 
-def _twin_branches(budget: int) -> list[int]:
+def _twin_branches(budget: int, whole: bool = False) -> list[int]:
     tree = MemoryTree(Params(budget=budget), root_id="r")
     tree.add_task("t", "r", tokens=10)
     tree.add_action("x", "t", tokens=20)
     sel = _TwinSelector("a3_no_semantic", tree, {}, budget, 5.0)
+    if whole:
+        sel.st = replace(sel.st, branch_retrieval="whole")
     chosen = sel.select_branches(["t", "x"], {"t": 0.5})
     return sorted(list(tree.nodes).index(v) for v in chosen)
 
@@ -404,7 +412,7 @@ class _TwinTreeSelector(_TwinSelector):
 def test_poison_boost_raises_a_poisoned_memory() -> None:
     """x1 relevance 0.5; x2 relevance 0.25 but poisoned, boost 0.5 → 0.75: with room for
     one (B = 10, 10 tokens each) x2 is taken."""
-    stubs = Stubs(selector_noise=0.0, poison_boost=0.5)
+    stubs = Stubs(**FILL, selector_noise=0.0, poison_boost=0.5)
     F = _row([0, 10, 10], [0.0, 0.5, 0.25])
     F.poisoned[2] = True
     assert _kernel_select(F, [False, True, True], 10, stubs) == [2]
@@ -427,7 +435,7 @@ def test_weighted_utility_adds_w_u_u_and_w_b_priority(u: tuple[float, float],
     """root(0) → task 1 → action 2, root → task 3 → action 4; only the actions are
     candidates, both relevance 0.5, 10 tokens, B = 10 (room for one). Utility =
     rel + w_u·u + w_b·U_b(branch) with w_u = w_b = 0.5 (sums by hand beside each case)."""
-    stubs = Stubs(selector_noise=0.0, w_u=0.5, w_b=0.5)
+    stubs = Stubs(**FILL, selector_noise=0.0, w_u=0.5, w_b=0.5)
     F = _row([0, 10, 10, 10, 10], [0.0, 0.5, 0.5, 0.5, 0.5],
              kind=[codes.ROOT, codes.TASK, codes.ACTION, codes.TASK, codes.ACTION],
              parent=[codes.NO_PARENT, 0, 1, 0, 3])
@@ -456,7 +464,7 @@ def test_branch_selector_ranks_a_global_by_its_u() -> None:
     selected = np.zeros(3, dtype=np.bool_)
     _select_branches(3, F, np.array([False, False, True]), np.array([False, True, True]),
                      selected, np.array([np.nan, 0.5, np.nan]), 0.0,
-                     Params(budget=10).pack())
+                     Params(budget=10).pack(), False)
     assert np.flatnonzero(selected).tolist() == [2]
     tree = MemoryTree(Params(budget=10, u_init_global=0.75), root_id="r")
     tree.add_task("t", "r", tokens=10)
@@ -470,7 +478,7 @@ def test_weighted_utility_global_has_no_branch_term() -> None:
     other slot's U_b). root(0), global 1 (rel 0.5), task 2 (U_b 0) → action 3 (rel 0.75),
     task 4 (U_b 1, not a candidate); u = 0, w_b = 0.5, room for one: the action
     (0.75 + 0.5·0 = 0.75) beats the global (0.5)."""
-    stubs = Stubs(selector_noise=0.0, w_u=0.5, w_b=0.5)
+    stubs = Stubs(**FILL, selector_noise=0.0, w_u=0.5, w_b=0.5)
     F = _row([0, 10, 10, 10, 10], [0.0, 0.5, 0.5, 0.75, 0.5],
              kind=[codes.ROOT, codes.GLOBAL, codes.TASK, codes.ACTION, codes.TASK],
              parent=[codes.NO_PARENT, codes.NO_PARENT, 0, 2, 0])
@@ -487,10 +495,79 @@ def test_branch_selector_ranks_branches_by_priority() -> None:
              parent=[codes.NO_PARENT, 0, 0])
     selected = np.zeros(3, dtype=np.bool_)
     _select_branches(3, F, np.zeros(3, dtype=np.bool_), np.array([False, True, True]),
-                     selected, np.array([np.nan, 0.25, 0.5]), 0.0, Params(budget=10).pack())
+                     selected, np.array([np.nan, 0.25, 0.5]), 0.0, Params(budget=10).pack(),
+                     False)
     assert np.flatnonzero(selected).tolist() == [2]
     tree = MemoryTree(Params(budget=10), root_id="r")
     tree.add_task("t1", "r", tokens=10)
     tree.add_task("t2", "r", tokens=10)
     sel = _TwinSelector("a3_no_semantic", tree, {}, 10, 0.0)
     assert sel.select_branches(["t1", "t2"], {"t1": 0.25, "t2": 0.5}) == {"t2"}
+
+
+# ------------------------------------------------- the paper's selector: it chooses (Γ_sel)
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [
+    (0.5, [1, 2]),  # 0.75 and 0.5 reach 0.5 (≥); 0.25 does not
+    (0.5 + 2.0**-20, [1]),  # a hair above 0.5: only 0.75
+    (0.0, [1, 2, 3]),  # everything judged relevant, B = 1000 leaves room
+    (0.75 + 2.0**-20, []),  # nothing judged relevant: an empty context, B unused
+])
+def test_choose_rule_takes_only_what_it_judges_relevant(threshold: float,
+                                                        expected: list[int]) -> None:
+    """`selector_rule = "choose"`: REL 0.75, 0.5, 0.25, no noise, B = 1000 (never binds):
+    a candidate enters when its utility reaches `select_threshold`, so B is a ceiling."""
+    stubs = Stubs(selector_noise=0.0, select_threshold=threshold)
+    F = _row(TOKENS, REL)
+    eligible = np.array([False, True, True, True])
+    assert _select(F, eligible, np.full(4, np.nan), False, 5.0, Params(budget=1000),
+                   stubs) == expected
+    tree = MemoryTree(Params(budget=1000), root_id="r")
+    ids = ["r"]
+    for k in range(1, 4):
+        tree.add_action(f"x{k}", "r", tokens=TOKENS[k])
+        ids.append(f"x{k}")
+    sel = _TwinSelector("tree_selection", tree, dict(zip(ids, REL, strict=True)), 1000, 5.0)
+    sel.st = stubs
+    assert sorted(ids.index(v) for v in sel.select_items(ids[1:], 0, {})) == expected
+
+
+def test_choose_rule_still_stops_at_the_ceiling() -> None:
+    """Everything judged relevant (threshold 0), B = 60: the fill rule's answer [1, 2]
+    (35 + 25 = 60 = B), the third (15) no longer fits."""
+    stubs = Stubs(selector_noise=0.0, select_threshold=0.0)
+    F = _row(TOKENS, REL)
+    assert _select(F, np.array([False, True, True, True]), np.full(4, np.nan), False, 5.0,
+                   Params(budget=60), stubs) == [1, 2]
+
+
+@pytest.mark.parametrize(("threshold", "chosen"), [(0.375, True), (0.375 + 2.0**-20, False)])
+def test_choose_rule_counts_score_terms_from_a_neutral_half(threshold: float,
+                                                            chosen: bool) -> None:
+    """Weighted (Full WMT): root(0) → task 1 (U_b 0.5) → action 2 (rel 0.5, u 0.25),
+    w_u = w_b = 0.5. Judged utility = 0.5 + 0.5·(0.25 − ½) + 0.5·(0.5 − ½) = 0.375 (the
+    raw utility 0.5 + 0.125 + 0.25 = 0.875 less (w_u + w_b)·½ = 0.5): in at 0.375, out
+    a hair above."""
+    stubs = Stubs(selector_noise=0.0, w_u=0.5, w_b=0.5, select_threshold=threshold)
+    F = _row([0, 10, 10], [0.0, 0.5, 0.5], kind=[codes.ROOT, codes.TASK, codes.ACTION],
+             parent=[codes.NO_PARENT, 0, 1])
+    F.u[:] = [1.0, 0.5, 0.25]
+    got = _kernel_select(F, [False, False, True], 1000, stubs, [np.nan, 0.5, np.nan],
+                         weighted=True)
+    assert got == ([2] if chosen else [])
+    tree = MemoryTree(Params(budget=1000), root_id="r")
+    tree.add_task("t1", "r", tokens=10)
+    tree.add_action("x2", "t1", tokens=10)
+    tree.nodes["x2"].u = 0.25
+    sel = _TwinTreeSelector("wmt", tree, {"x2": 0.5}, 1000, 0.0)
+    sel.st = stubs
+    assert sel.select_items(["x2"], 0, {"t1": 0.5}) == ({"x2"} if chosen else set())
+
+
+@pytest.mark.parametrize("budget", [40, 39, 1])
+def test_whole_branch_retrieval_ignores_the_budget(budget: int) -> None:
+    """A3 under `branch_retrieval = "whole"`: the unit B(task 1) (40 tokens with
+    structure) is taken whole whatever B is, at 40 = B, 39 = B − 1 and 1."""
+    assert _kernel_branches(budget, whole=True) == [1, 2]
+    assert _twin_branches(budget, whole=True) == [1, 2]

@@ -35,6 +35,8 @@ def _moved(cls: type, name: str, side: str = "low") -> Any:
     default = getattr(cls(), name)
     if spec.kind == "bool":
         return not default
+    if spec.kind == "choice":  # a rule: its other choice (the previous rule)
+        return next(c for c in spec.choices if c != default)
     if spec.kind == "int":
         up = min(default * 2 if default > 0 else 2, int(spec.hi))
         down = default // 2 if default // 2 >= spec.lo else default

@@ -112,12 +112,14 @@ def test_every_copy_follows_its_supersession() -> None:
 
 def test_reinjection_keeps_poison_in_full_wmt() -> None:
     """The rule's point: supersession no longer clears a poison for good. Full WMT's
-    injected poison still eligible at the end (P_r) rises, paired by trajectory."""
+    poisoned selections (H_p) rise, paired by trajectory. (Its injected poison still
+    eligible at the end, IP's P_r, does not: every subtask folds before the end, and by
+    default no poison rides into a summary; `Stubs.p_leak`.)"""
     spec = _spec("reinject")
     a = _counts(generate(spec, seed=4, n=2000), "wmt")
     b = _counts(generate(replace(spec, poison=(replace(spec.poison[0], adaptive="none"),)),
                          seed=4, n=2000), "wmt")
-    d = a[:, C.p_r] - b[:, C.p_r]
+    d = a[:, C.h_p] - b[:, C.h_p]
     se = d.std(ddof=1) / np.sqrt(d.size)
     assert d.mean() > 4 * se > 0
 

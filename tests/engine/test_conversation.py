@@ -31,9 +31,11 @@ def _world():  # type: ignore[no-untyped-def]
 
 
 @cache
-def _run(policy: str, **params: object) -> SimResult:
+def _run(policy: str, branch_retrieval: str | None = None, **params: object) -> SimResult:
     sc = load_scenario("conversation")
-    return simulate(_world(), policy, params=sc.params.with_(**params), stubs=sc.stubs,
+    stubs = sc.stubs if branch_retrieval is None else replace(
+        sc.stubs, branch_retrieval=branch_retrieval)
+    return simulate(_world(), policy, params=sc.params.with_(**params), stubs=stubs,
                     baselines=sc.baselines)
 
 
@@ -65,10 +67,16 @@ def test_rho_g_moves_tsr_and_the_laundered_poison_beyond_noise() -> None:
     # Full WMT: a slower decay keeps an earlier task's promoted result selectable.
     mean, half = _paired(_run("wmt", rho_g=1.0), _run("wmt", rho_g=0.5), "tsr")
     assert mean - half > 0, (mean, half)  # measured: +0.015 ± 0.005
-    # A3 ranks by score alone: a slower decay keeps a laundered summary in context.
+    # A3 retrieves every eligible branch and global whole (`Stubs.branch_retrieval` =
+    # "whole", the paper's whole-branch retrieval): nothing ranks its globals out, so ρ_G
+    # cannot decide what it shows. Bounded by B (the previous rule "fit"), A3 ranks by
+    # score alone and a slower decay keeps a laundered summary in context.
     mean, half = _paired(_run("a3_no_semantic", rho_g=1.0), _run("a3_no_semantic", rho_g=0.5),
                          "br")
-    assert mean - half > 0, (mean, half)  # measured: +0.023 ± 0.007
+    assert mean == 0.0 and half == 0.0, (mean, half)
+    mean, half = _paired(_run("a3_no_semantic", rho_g=1.0, branch_retrieval="fit"),
+                         _run("a3_no_semantic", rho_g=0.5, branch_retrieval="fit"), "br")
+    assert mean - half > 0, (mean, half)
 
 
 def test_a_poison_laundered_into_a_promoted_summary_persists() -> None:

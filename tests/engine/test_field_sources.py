@@ -6,6 +6,7 @@ supersession only where a policy's design has a contradiction rule, and the budg
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -253,6 +254,15 @@ def test_every_selective_policy_keeps_its_context_within_the_budget(
     stubs = Stubs(top_k=top_k)
     for p in POLICIES:
         if p in UNSELECTIVE:
+            continue
+        if p == "a3_no_semantic":
+            # A3 has no selector to stop its whole-branch retrieval (the paper's rule,
+            # `branch_retrieval = "whole"`); bounded by B only under the previous rule.
+            res = simulate(w, p, params=params, stubs=replace(stubs, branch_retrieval="fit"),
+                           record_steps=6)
+            used = (res.steps.filter(pl.col("selected"))
+                    .group_by(["trajectory", "step"]).agg(pl.col("tokens").sum()))
+            assert used.height == 0 or int(used["tokens"].max()) <= budget, p  # type: ignore[arg-type]
             continue
         res = simulate(w, p, params=params, stubs=stubs, record_steps=6)
         used = (res.steps.filter(pl.col("selected"))

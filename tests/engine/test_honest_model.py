@@ -138,8 +138,11 @@ def test_a_compromised_final_answer_can_succeed() -> None:
     (the paper's Appendix A.1); with p_misled = 0 compromise never changes an answer, so
     fully compromised trajectories can succeed (tests/engine/test_paper_success.py)."""
     sc = load_scenario("paper_poisoning")
-    stubs = replace(sc.stubs, p_misled=0.0)
-    for name in ("linear", "a2_no_controller", "wmt"):
+    # Every persuasion succeeds, so that fully compromised trajectories are common. (Full
+    # WMT and A1 have none here: their selectors keep poison out of the final answer's
+    # context, so the case cannot arise for them.)
+    stubs = replace(sc.stubs, p_misled=0.0, p_persuade=1.0, p_persuade_vs_evidence=1.0)
+    for name in ("linear", "a2_no_controller"):
         t = simulate(sc.world, name, n=400, seed=0, params=sc.params, stubs=stubs).trajectories
         all_bad = (t["n_compromised_steps"] == t["n_critical_steps"]).to_numpy()
         assert all_bad.any()
@@ -200,16 +203,23 @@ def test_engine_slots_draw_with_their_world_identity() -> None:
 # --- 5. IP follows poison into summaries --------------------------------------------------
 
 
-def test_ip_counts_poison_carried_by_an_eligible_summary() -> None:
+def test_ip_counts_poison_carried_by_an_eligible_summary_under_the_carried_rule() -> None:
     poison = (PoisonSpec("plausible", count=2, apparent_relevance=0.9),)
     spec = WorldSpec(n_subtasks=(2, 3), p_resume=0.0, poison=poison)
-    stubs = Stubs(p_leak=1.0)
+    stubs = Stubs(p_leak=1.0, ip_rule="carried")
     t = simulate(spec, "tree_summary", n=300, seed=2, stubs=stubs).trajectories
     # Every poisoned action is hidden in its folded branch but leaked into its summary,
-    # which stays eligible: all of it persists.
+    # which stays eligible: under `ip_rule = "carried"` all of it persists.
     assert t["ip"].drop_nans().mean() == 1.0
-    none = simulate(spec, "tree_summary", n=300, seed=2, stubs=Stubs(p_leak=0.0))
+    none = simulate(spec, "tree_summary", n=300, seed=2,
+                    stubs=Stubs(p_leak=0.0, ip_rule="carried"))
     assert none.trajectories["ip"].drop_nans().mean() == 0.0
+    # Eq. 10 as the paper writes it (`ip_rule = "own"`, the default): the injected memory
+    # itself is not eligible (folded away), whatever its summary carries.
+    own = simulate(spec, "tree_summary", n=300, seed=2, stubs=Stubs(p_leak=1.0))
+    assert own.trajectories["ip"].drop_nans().mean() == 0.0
+    # The leak still contaminates what the summary shows (BR sees through the fold).
+    assert (own.trajectories["br"] == t["br"]).all()
 
 
 # --- 6. one run path: the field's knobs reach sweeps and the point key --------------------
@@ -268,9 +278,14 @@ def test_a3_takes_whole_subtrees_hand_case() -> None:
     def take(budget: float) -> list[int]:
         selected = np.zeros(7, np.bool_)
         p = Params(budget=int(budget)).pack()
-        _select_branches(7, row, is_global, eligible, selected, priority, 0.0, p)
+        _select_branches(7, row, is_global, eligible, selected, priority, 0.0, p, whole)
         return np.flatnonzero(selected).tolist()
 
+    # The paper's whole-branch retrieval (`branch_retrieval = "whole"`): every unit, any B.
+    whole = True
+    assert take(19) == take(60) == [1, 2, 3, 4, 5, 6]
+    # Bounded by B (the previous rule, "fit"):
+    whole = False
     assert take(60) == [1, 2, 3, 4, 5, 6]
     assert take(50) == [1, 2, 3, 4]  # B(A) whole; B(B) does not fit; A1 is already in
     assert take(25) == [5, 6]  # B(A) does not fit, B(B) does, then B(A1) would exceed
