@@ -7,8 +7,9 @@ docs/model.md §4 and docs/world.md's selector:
 1. the candidate pool (§4 step 2: not the root, not the active path, nothing inside an
    obsolete branch, nothing hidden in a folded branch, summaries of folded branches);
 2. the semantic selector's noisy utility (latent relevance + poison boost + noise +
-   w_u·u + w_b·U_b) and its greedy pick under the budget B with the top-k cap, ties to
-   the older memory;
+   w_u·u + w_b·U_b), its relevance judgement (under ``selector_rule = "choose"`` a
+   candidate enters only when utility − (w_u + w_b)·½ reaches ``select_threshold``) and
+   its greedy pick under the budget B with the top-k cap, ties to the older memory;
 3. selection feedback, Eqs. 3–5; branch priorities, Eq. 6, for every task branch (fresh
    before the selector, again after the feedback); suppression, Eq. 7;
 
@@ -71,8 +72,8 @@ SQRT3 = math.sqrt(3.0)  # scales an Irwin–Hall sum of four uniforms to unit va
 (K_U_SUCCESS, K_U_FAILURE, K_U_ROOT, K_U_TASK, K_U_ACTION, K_U_GLOBAL, K_U_SUMMARY, K_RHO,
  K_RHO_G, K_M, K_ALPHA, K_BETA, K_GAMMA, K_DELTA, K_TAU, K_BUDGET, K_RESETS_M, K_GMC,
  K_NOISE, K_BOOST, K_W_U, K_W_B, K_TOP_K, K_C_SUM, K_WARN_TOKENS, K_STRUCT, K_CROSS,
- K_SUMMARY_REL, K_TWICE) = range(29)
-N_KNOBS = 29
+ K_SUMMARY_REL, K_TWICE, K_CHOOSE, K_THRESHOLD) = range(31)
+N_KNOBS = 31
 # Profiling only (`benchmarks.phases`): K_TWICE is a mask of the phases a step runs twice,
 # so a phase's cost is the time it adds; every doubled phase is idempotent (same result).
 PH_POOL, PH_PRIORITIES, PH_SELECT, PH_DRAWS, PH_SUPPRESS = 1, 2, 4, 8, 16
@@ -131,7 +132,8 @@ def floor_knobs(world: Any, params: Any = None, stubs: Any = None, twice: int = 
                    p.global_miss_count]
     k[K_NOISE:] = [st.selector_noise, st.poison_boost, st.w_u, st.w_b, st.top_k, st.c_sum,
                    st.warning_tokens, st.struct_tokens, world.spec.cross_relevance,
-                   world.spec.summary_relevance, twice]
+                   world.spec.summary_relevance, twice,
+                   float(st.selector_rule == "choose"), st.select_threshold]
     return k
 
 
@@ -445,8 +447,11 @@ def _pool(kind, parent, state, on_path, hidden, anc_folded, cand, chosen, n_slot
 def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, chosen,
             order, neg, n_cand, k, topic_now, seed, traj, step):
     """The selector stub: utility = relevance + poison boost + noise + w_u·u + w_b·U_b,
-    best first (ties to the older memory), greedy under B with the top-k cap."""
+    only the candidates judged relevant under the choosing rule, best first (ties to the
+    older memory), greedy under B with the top-k cap."""
     key = _step_key(seed, traj, step)  # the hash prefix shared by the step's draws
+    choose = k[K_CHOOSE] != 0.0
+    m = 0  # candidates judged relevant, in `order`
     for j in range(n_cand):
         v = cand[j]
         if topic_now == NO_TOPIC:
@@ -466,9 +471,14 @@ def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, 
             x += 0.0 * t
         x += k[K_NOISE] * ((s - 2.0) * SQRT3)
         x += k[K_W_U] * u[v]
+        centre = 0.5 * k[K_W_U]  # the score terms are judged from a neutral ½
         if branch[v] >= 0:
             x += k[K_W_B] * prio[branch[v]]
-        q = j  # insertion sort on -x; a later candidate goes after its equals (stable)
+            centre += 0.5 * k[K_W_B]
+        if choose and x - centre < k[K_THRESHOLD]:
+            continue  # judged not relevant
+        q = m  # insertion sort on -x; a later candidate goes after its equals (stable)
+        m += 1
         while q > 0 and neg[q - 1] > -x:
             neg[q] = neg[q - 1]
             order[q] = order[q - 1]
@@ -478,7 +488,7 @@ def _select(kind, topic, rel, poisoned, u, tokens, draw_id, branch, prio, cand, 
     used = 0.0
     taken = 0
     top_k = int(k[K_TOP_K])
-    for j in range(n_cand):
+    for j in range(m):
         v = order[j]
         cost = tokens[v] + k[K_STRUCT]
         if used + cost <= k[K_BUDGET]:

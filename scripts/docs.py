@@ -55,7 +55,7 @@ GENERATORS: tuple[Generator, ...] = (
         files=("docs/figures/field_curves_paper_poisoning.png",
                "docs/figures/field_curves_gaia_like.png")),
     # Every statement of the paper about a configuration beside the simulator's interval,
-    # for each mechanism family at its fit (docs/calibration/fit-*.json); about 4 minutes.
+    # for each mechanism family at its fit (docs/calibration/fit-*.json); about a minute.
     Generator("mechanism_audit", ("scripts/mechanism_audit.py", "--write-docs"), blocks=(
         ("docs/calibration.md", "mechanism-audit"), ("README.md", "mechanism-audit")),
         files=("docs/calibration/audit.json",)),

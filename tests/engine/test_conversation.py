@@ -60,13 +60,13 @@ def _paired(a: SimResult, b: SimResult, name: str) -> tuple[float, float]:
 
 def test_promotion_helps_later_tasks_beyond_noise() -> None:
     mean, half = _paired(_run("wmt"), _run("wmt", promote_summaries=False), "tsr")
-    assert mean - half > 0, (mean, half)  # measured: +0.030 ± 0.008
+    assert mean - half > 0, (mean, half)  # measured: +0.037 ± 0.007
 
 
 def test_rho_g_moves_tsr_and_the_laundered_poison_beyond_noise() -> None:
     # Full WMT: a slower decay keeps an earlier task's promoted result selectable.
     mean, half = _paired(_run("wmt", rho_g=1.0), _run("wmt", rho_g=0.5), "tsr")
-    assert mean - half > 0, (mean, half)  # measured: +0.015 ± 0.005
+    assert mean - half > 0, (mean, half)  # measured: +0.023 ± 0.006
     # A3 retrieves every eligible branch and global whole (`Stubs.branch_retrieval` =
     # "whole", the paper's whole-branch retrieval): nothing ranks its globals out, so ρ_G
     # cannot decide what it shows. Bounded by B (the previous rule "fit"), A3 ranks by

@@ -156,7 +156,7 @@ def test_calibrate_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path)
             continue
         manifest = _whole(folder)
         header = (folder / "calibrated.toml").read_text().splitlines()[0]
-        assert f"(n={manifest['n']}, objective {manifest['objective']:.4g})" in header, header
+        assert f"(n={manifest['n']}, objective {manifest['objective']:.4f})" in header, header
         errors = pl.read_csv(folder / "errors.csv")
         assert set(errors["policy"].unique()) >= {"wmt"}
         seen.add(manifest["n"])

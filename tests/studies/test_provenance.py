@@ -105,8 +105,12 @@ def test_claims_precision_grows_n_until_the_margins_are_narrow(tmp_path: Path) -
     rates = table.filter(pl.col("metric").is_in(["asr", "prr", "br", "tsr"]))
     half = ((rates["margin_high"] - rates["margin_low"]) / 2).max()
     assert half == rec["runs"][-1]["widest_half_width"]
-    assert (table["margin_low"] <= table["margin"]).all()
-    assert (table["margin"] <= table["margin_high"]).all()
+    # A sparse effect on an unbounded metric (AF) has no interval (NaN: the exact test
+    # alone decides); every other margin lies inside its interval.
+    has = table.filter(pl.col("margin_low").is_not_nan())
+    assert table.filter(pl.col("margin_low").is_nan())["metric"].is_in(["af"]).all()
+    assert (has["margin_low"] <= has["margin"]).all()
+    assert (has["margin"] <= has["margin_high"]).all()
     claims_json = json.loads((out / "claims.json").read_text())
     assert claims_json["precision"] == rec and claims_json["n"] == runs[-1]
     bad = CliRunner().invoke(app, ["claims", "paper_poisoning", "--vary", "rho=0.5:0.9",
