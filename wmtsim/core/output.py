@@ -149,7 +149,9 @@ def sidecar(path: Path) -> Path:
 def _command_in(manifest_file: Path) -> str | None:
     """The ``command`` a manifest file names, or None (not a readable wmtsim manifest)."""
     try:
-        with open(manifest_file, "rb") as f:
+        from wmtsim.core.input_files import open_regular
+
+        with open_regular(manifest_file) as f:
             manifest = json.loads(f.read(1 << 20))
     except (OSError, ValueError):
         return None

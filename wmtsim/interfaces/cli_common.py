@@ -347,7 +347,9 @@ def _is_replay_file(path: Path) -> bool:
     names = [n for n, _ in REPLAY_COLUMNS]
     try:
         if path.suffix.lower() == ".csv":
-            with open(path, "rb") as f:
+            from wmtsim.core.input_files import open_regular
+
+            with open_regular(path) as f:
                 return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
                     names)
         import pyarrow.parquet as pq

@@ -467,7 +467,9 @@ def schema(
     from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
 
     def shipped(path: Path) -> bool:  # the package's own schema, regenerated in place
-        with open(path, "rb") as f:
+        from wmtsim.core.input_files import open_regular
+
+        with open_regular(path) as f:
             return b'"title": "wmtsim scenario"' in f.read(1 << 16)
 
     # Without --out: the package's own file, under version control, without a sidecar
