@@ -295,7 +295,15 @@ def fsync_path(path: Path) -> None:
 
 
 def temp_path(path: Path) -> Path:
-    """The temporary sibling of ``path``, unique per process and thread."""
+    """The temporary sibling of ``path``, unique per process and thread. The temporary
+    siblings a killed process left (its PID no longer alive) are removed first: a kill
+    leaves no file behind for longer than until the next write of ``path``."""
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.\d+\.tmp$")
+    with contextlib.suppress(OSError):
+        for entry in path.parent.iterdir():
+            m = pattern.match(entry.name)
+            if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+                entry.unlink(missing_ok=True)
     return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 

@@ -58,7 +58,8 @@ def expect(
 
     points: list[str | int] = []
     for item in at or ["select"]:
-        points.append(int(item) if item.isdigit() else item)
+        # isdecimal and ASCII: "²" is a digit to str.isdigit but not to int()
+        points.append(int(item) if item.isascii() and item.isdecimal() else item)
     try:
         if "\x00" not in str(out) and trace.exists() and \
                 Path(os.path.realpath(out)) == trace.resolve():

@@ -19,6 +19,7 @@ from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    precision_problem,
 )
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
@@ -180,8 +181,8 @@ def claims(
     from wmtsim.studies.sweep import SweepError, load_sweep
 
     try:
-        if precision is not None and precision <= 0:
-            raise ValueError(f"--precision {precision!r}: must be > 0")
+        if precision_problem(precision):
+            raise ValueError(precision_problem(precision))
         if precision is not None and resume:
             raise ValueError("--precision with --resume: allowed: one of them (a "
                              "--precision run replaces its sweep as n grows)")
