@@ -48,15 +48,19 @@ def run_isolated(spec: str, *, examples: int = 200, seed: int = 0, tol: float = 
                "path": [os.getcwd(), *sys.path]}
     with tempfile.TemporaryDirectory(prefix="wmtsim-conformance-") as tmp:
         verdict = Path(tmp) / VERDICT
-        env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": tmp}
-        child = subprocess.Popen(
-            [sys.executable, "-m", "wmtsim.conformance.isolated", json.dumps(request),
-             str(verdict)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
-        assert child.stdout is not None
-        for raw in child.stdout:
-            if echo is not None:
-                echo(raw.decode("utf-8", "replace").rstrip("\n"))
-        status = child.wait()
+        # Nothing written outside --save: no .hypothesis/ here, no __pycache__ beside the
+        # implementation's module.
+        env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": tmp,
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        with subprocess.Popen(
+                [sys.executable, "-m", "wmtsim.conformance.isolated", json.dumps(request),
+                 str(verdict)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                env=env) as child:
+            assert child.stdout is not None
+            for raw in child.stdout:
+                if echo is not None:
+                    echo(raw.decode("utf-8", "replace").rstrip("\n"))
+            status = child.wait()
         try:
             data = json.loads(verdict.read_text(encoding="utf-8"))
         except (OSError, ValueError):

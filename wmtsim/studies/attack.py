@@ -374,10 +374,10 @@ class TrialLog:
                         raise TrialLogError(f"{self.path}: line {number}: longer than "
                                             f"{self.MAX_LINE_BYTES:,} bytes; allowed: "
                                             f"{allowed}")
-                    row = _parse_row(raw)
-                    if row is None:
+                    row, problem = _parse_row(raw)
+                    if row is None and problem is None:
                         continue  # blank, or a line cut short by a kill
-                    problem = check_row(row)
+                    problem = problem or check_row(row)
                     if problem is not None:
                         raise TrialLogError(f"{self.path}: line {number}: {problem}; "
                                             f"allowed: {allowed}")
@@ -424,17 +424,17 @@ class TrialLogError(ValueError):
     """A trial log that cannot be used; the message names the file and the line."""
 
 
-def _parse_row(raw: bytes) -> Any:
-    """A line's JSON value; None for a blank line or one cut short (not JSON). A line
-    nested too deeply is no cut: refused."""
+def _parse_row(raw: bytes) -> tuple[Any, str | None]:
+    """A line's JSON value; (None, None) for a blank line or one cut short (not JSON). A
+    line nested too deeply is no cut: refused."""
     if not raw.strip():
-        return None
+        return None, None
     try:
-        return json.loads(raw)
+        return json.loads(raw), None
     except RecursionError:
-        return {"nested": "too deeply"}  # check_row refuses it by its keys
+        return None, "nested too deeply"
     except ValueError:
-        return None
+        return None, None
 
 
 _ROW_KEYS = {"study", "number", "params", "value", "user_attrs"}

@@ -136,7 +136,7 @@ def _apply(op: Any, journal: Journal) -> str | None:
         return "not a JSON object"
     code = op.get("op_code")
     if isinstance(code, bool) or code not in (CREATE_STUDY, SET_STUDY_USER_ATTR, CREATE_TRIAL):
-        return (f"op_code {str(code)[:40]!r}; allowed: 0 (create the study), 2 (its "
+        return (f"op_code {repr(code)[:40]}; allowed: 0 (create the study), 2 (its "
                 "fingerprint), 4 (a finished trial): the operations wmtsim's tune writes")
     if not isinstance(op.get("worker_id"), str):
         return "worker_id: allowed: a string"
