@@ -203,6 +203,7 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t0 = time.perf_counter()
     check_study(fit, storage)  # refused before the lock creates a file
+    storage.parent.mkdir(parents=True, exist_ok=True)
     with study_lock(storage):
         journal = check_study(fit, storage)  # again: a run may have ended in between
         drop_cut(storage, journal)
