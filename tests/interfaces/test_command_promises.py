@@ -18,7 +18,6 @@ import pytest
 from typer.testing import CliRunner
 
 from wmtsim.conformance.adapter import ReferenceAdapter
-from wmtsim.conformance.isolated import run_isolated
 from wmtsim.conformance.runner import run_conformance
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.attack import SearchSettings, search
@@ -186,6 +185,8 @@ def test_the_check_writes_no_hypothesis_folder_here(tmp_path: Path,
 
 def test_an_adapter_that_ends_the_process_does_not_conform(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wmtsim.conformance.isolated import run_isolated
+
     (tmp_path / "bad_adapters.py").write_text(ADAPTERS)
     monkeypatch.chdir(tmp_path)
     ended = run_isolated("bad_adapters:OsExit", examples=0, save=None, echo=None)

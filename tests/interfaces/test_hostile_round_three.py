@@ -5,8 +5,8 @@ leaves the folder exactly as it was (the harness of `test_hostile_inputs`, with 
 symbolic links among the files a case creates).
 
 A FIFO case would hang forever where the command opens the FIFO for reading; a helper
-thread opens its other end after a while, so such code fails the case (no "FIFO" in the
-message) instead of hanging the suite.
+thread keeps opening its other end after a while, so such code fails the case (no "FIFO"
+in the message) instead of hanging the suite.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,16 +180,19 @@ def _make(work: Path, files: dict[str, bytes | str | Fifo | Link]) -> list[Path]
     return fifos
 
 
-def _unblock(fifos: list[Path], after: float = 5.0) -> None:
-    """Open the writing end of each FIFO after ``after`` seconds: a reader blocked on it
-    then reads nothing and goes on (opening fails at once when no one reads)."""
+def _unblock(fifos: list[Path], stop: threading.Event, after: float = 3.0) -> None:
+    """Until ``stop``, open the writing end of each FIFO now and then, starting after
+    ``after`` seconds: a reader blocked on it then reads nothing and goes on (opening
+    fails at once when no one reads)."""
     def run() -> None:
-        time.sleep(after)
-        for path in fifos:
-            try:
-                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass
+        stop.wait(after)
+        while not stop.is_set():
+            for path in fifos:
+                try:
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass
+            stop.wait(0.2)
 
     threading.Thread(target=run, daemon=True).start()
 
@@ -207,8 +209,12 @@ def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
     before = _snapshot(tmp_path)
     argv = [a.replace("{d}", str(work)).replace("{trace}", str(tmp_path / "valid.jsonl"))
             for a in case.argv]
-    _unblock(fifos)
-    result = CliRunner().invoke(app, argv)
+    stop = threading.Event()
+    _unblock(fifos, stop)
+    try:
+        result = CliRunner().invoke(app, argv)
+    finally:
+        stop.set()
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"traceback: {result.exception!r}")
     assert result.exit_code == 2, result.output
