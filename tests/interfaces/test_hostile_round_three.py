@@ -129,6 +129,10 @@ CASES: dict[str, Case] = {
         ("conformance", "check", "{d}/c"), ("traces[0].file", "'../t.jsonl'"),
         {"c/manifest.json": '{"command": "conformance", "traces": [{"file": "../t.jsonl"}]}',
          "t.jsonl": VALID_TRACE}),
+    "sweep-file-fifo": Case(("sweep", "{d}/w.toml", "--out", "{d}/o"),
+                            ("w.toml", "not a regular file"), {"w.toml": Fifo()}),
+    "analyze-manifest-fifo": Case(("analyze", "{d}/sw", "--out", "{d}/an"),
+                                  ("manifest.json", "FIFO"), {"sw/manifest.json": Fifo()}),
     "replay-out-fifo": Case(("replay", "{trace}", "--out", "{d}/o.csv"), ("o.csv",),
                             {"o.csv": Fifo()}),
     # --- options that ended in a traceback or wrote a non-finite number ---------------

@@ -55,6 +55,22 @@ def open_regular(path: str | os.PathLike[str], inside: bool = False) -> BinaryIO
         raise
 
 
+MAX_READ_BYTES = 64 << 20
+"""The most `read_regular` reads (manifests and indexes are kilobytes)."""
+
+
+def read_regular(path: str | os.PathLike[str], inside: bool = False,
+                 limit: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (`open_regular`); an `OSError` when it is
+    larger than ``limit``."""
+    with open_regular(path, inside) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"is larger than {limit:,} bytes; allowed: a file of at "
+                      f"most {limit:,} bytes", str(path))
+    return data
+
+
 def check_regular(path: str | os.PathLike[str], inside: bool = False) -> None:
     """Refuse ``path`` as `open_regular` would, without reading it."""
     open_regular(path, inside).close()

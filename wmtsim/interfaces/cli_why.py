@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wmtsim.core.input_files import read_regular
 from wmtsim.interfaces.cli_common import (
     ClaimsPrecisionOpt,
     CsvOpt,
@@ -253,7 +254,7 @@ def _drop_other_sweep(out_dir: Path, spec: Any) -> None:
     if manifest_command(out_dir) != "claims" or not sweep.is_dir():
         return
     try:
-        found = json.loads((sweep / "manifest.json").read_text(encoding="utf-8"))
+        found = json.loads(read_regular(sweep / "manifest.json"))
     except (OSError, ValueError):
         found = None
     if not isinstance(found, dict) or found.get("sweep_id") != plan(spec).sweep_id:
