@@ -1,4 +1,4 @@
-"""The promises of issue 42 that a table row cannot hold: a tune study that survives a
+"""The promises of issue 42 outside a table row's reach: a tune study that survives a
 cut line and a second writer, resumed searches that equal uninterrupted ones, a
 conformance verdict that an adapter cannot fake, a silent scheduler, a temporary file a
 killed writer left. Each test failed on the code before issue 42."""
@@ -107,6 +107,19 @@ def test_a_resumed_attack_search_equals_an_uninterrupted_one(tmp_path: Path) -> 
     whole = rows(tmp_path / "whole.jsonl", 8)
     rows(tmp_path / "resumed.jsonl", 3)
     assert rows(tmp_path / "resumed.jsonl", 8) == whole
+
+
+def test_a_logged_point_outside_the_space_is_refused_by_its_line(tmp_path: Path) -> None:
+    from wmtsim.studies.attack import TrialLogError, study_name
+
+    sc = load_scenario("paper_poisoning")
+    settings = SearchSettings(trials=2, n_search=4, n_holdout=4)
+    name = study_name(sc, "wmt", 1.0, AttackSpace(), settings)
+    log = tmp_path / "trials.jsonl"
+    log.write_text(json.dumps({"study": name, "number": 0, "params": {"s0.kind": "bogus"},
+                               "value": 0.5, "user_attrs": {}}) + "\n")
+    with pytest.raises(TrialLogError, match=r"trials.jsonl: line 1: params"):
+        search(sc, "wmt", 1.0, AttackSpace(), settings, log=log)
 
 
 # --- conformance: a verdict that cannot be faked -----------------------------------------

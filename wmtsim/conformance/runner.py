@@ -93,9 +93,8 @@ class CallTimeout(BaseException):
 def _deadline(seconds: float | None) -> Iterator[None]:
     """Raise `CallTimeout` in the block after ``seconds`` (SIGALRM: only in the main
     thread of a POSIX process; elsewhere the block runs unbounded)."""
-    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable:
+    if seconds is None or not seconds > 0 or not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
         yield
         return
 

@@ -265,7 +265,9 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
     store = TrialLog(log, name) if log is not None else None
     logged = store.load() if store is not None else list(prior or [])
     if logged:
-        study.add_trials([_logged_trial(t, dists, log) for t in logged][:settings.trials])
+        where = store.lines if store is not None else [None] * len(logged)
+        study.add_trials([_logged_trial(t, dists, log, line) for t, line in
+                          zip(logged, where, strict=True)][:settings.trials])
     scripted = scripted_at(scenario, space, budget)
     sim = 0.0
     new = 0
@@ -351,15 +353,17 @@ class TrialLog:
     def __init__(self, path: Path, study: str) -> None:
         self.path, self.study = Path(path), study
         self.pending: list[str] = []
+        self.lines: list[int] = []  # the log's line of each trial `load` returned
 
     def load(self) -> list[dict[str, Any]]:
         """The logged trials of this study, in order, numbered 0, 1, ... without a gap
-        (each row's ``line`` says where it is). Every complete record is checked
+        (`lines` says where each is). Every complete record is checked
         (`check_row`): a tampered one is a `TrialLogError` naming the file and the line;
         a line that is not JSON is one a kill cut short, skipped."""
         from wmtsim.core.input_files import open_regular
 
         out: list[dict[str, Any]] = []
+        self.lines = []
         if not (self.path.exists() or self.path.is_symlink()):
             return out
         allowed = "the trial log `wmtsim attack` wrote here, or --restart"
@@ -382,7 +386,8 @@ class TrialLog:
                         raise TrialLogError(f"{self.path}: line {number}: {problem}; "
                                             f"allowed: {allowed}")
                     if row["study"] == self.study and row["number"] == len(out):
-                        out.append({**row, "line": number})
+                        out.append(row)
+                        self.lines.append(number)
         except OSError as e:
             raise TrialLogError(f"{self.path}: cannot read the trial log: "
                                 f"{e.strerror or e}; allowed: {allowed}") from None
@@ -466,7 +471,8 @@ def check_row(row: Any) -> str | None:
     return None
 
 
-def _logged_trial(row: dict[str, Any], dists: dict[str, Any], log: Path | None) -> Any:
+def _logged_trial(row: dict[str, Any], dists: dict[str, Any], log: Path | None,
+                  line: int | None) -> Any:
     """A logged trial as Optuna's, or a `TrialLogError` naming the line when its
     coordinates are not points of this search (a tampered log)."""
     import optuna
@@ -475,7 +481,7 @@ def _logged_trial(row: dict[str, Any], dists: dict[str, Any], log: Path | None) 
         return optuna.trial.create_trial(params=row["params"], distributions=dists,
                                          value=row["value"], user_attrs=row["user_attrs"])
     except (ValueError, TypeError) as e:
-        where = f"{log}: line {row.get('line', '?')}" if log is not None else "a logged trial"
+        where = f"{log}: line {line}" if log is not None else "a logged trial"
         raise TrialLogError(f"{where}: params: not a point of this search "
                             f"({str(e)[:120]}); allowed: the trial log `wmtsim attack` "
                             "wrote, or --restart") from None

@@ -274,7 +274,8 @@ def _search(fit: Fit, saved: Any, study: Any, trials: int, batch: int, seed: int
     computed, sim = 0, 0.0
     done = len(study.trials)
     while done < trials:
-        asked, settings = [], []
+        asked: list[Any] = []
+        settings: list[dict[str, Any]] = []
         # Generations start at multiples of the batch, also after a resume from a count
         # that is not one: NSGA-II assigns a trial's generation from the trials finished
         # when it is asked, so the same grouping gives the same generations.
