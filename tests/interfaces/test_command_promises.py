@@ -188,6 +188,50 @@ def test_an_adapter_cannot_pass_by_exiting_or_by_near_values(
     assert report.failure.lines and report.failure.saved is not None  # the minimal trace
 
 
+class FirstCallsOnly(ReferenceAdapter):
+    """Disagrees on its first three answers only (the runner once asserted that a shrunk
+    trace still disagrees)."""
+
+    answers = 0
+
+    def nodes(self) -> dict[str, object]:
+        FirstCallsOnly.answers += 1
+        out = super().nodes()
+        if FirstCallsOnly.answers <= 3:
+            return {k: (v.u + 1.0, v.m, v.state) for k, v in out.items()}
+        return dict(out)
+
+
+def test_an_adapter_that_disagrees_only_at_first_is_reported(tmp_path: Path) -> None:
+    report = run_conformance(FirstCallsOnly, examples=0, save=tmp_path / "s", echo=None)
+    assert report.failure is not None and report.failure.disagreement.field == "u"
+    assert report.failure.lines
+
+
+SAVE_SPOILER = '''
+from pathlib import Path
+from wmtsim.conformance.adapter import ReferenceAdapter
+
+
+
+class Off(ReferenceAdapter):
+    def nodes(self):  # after --save was checked: a file where its folder goes
+        Path("s").write_text("a file")
+        return {k: (v.u + 1.0, v.m, v.state) for k, v in super().nodes().items()}
+'''
+
+
+def test_a_file_appearing_at_save_exits_2_naming_it(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "spoiler.py").write_text(SAVE_SPOILER)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["conformance", "run", "spoiler:Off", "--examples", "0",
+                                      "--save", "s"])
+    assert result.exit_code == 2, result.output
+    assert "cannot write" in result.stderr and "/s'" in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_the_check_writes_no_hypothesis_folder_here(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
