@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 from typing import BinaryIO
 
 
@@ -75,13 +74,3 @@ def check_regular(path: str | os.PathLike[str], inside: bool = False) -> None:
     """Refuse ``path`` as `open_regular` would, without reading it."""
     open_regular(path, inside).close()
 
-
-def describe(e: OSError) -> str:
-    """``PATH: REASON`` of a failed open or read."""
-    where = f"{e.filename}: " if e.filename else ""
-    return f"{where}{e.strerror or e}"
-
-
-def exists_in(path: Path) -> bool:
-    """Whether anything, even a dangling link, is at ``path``."""
-    return path.exists() or path.is_symlink()
