@@ -352,7 +352,8 @@ CASES: dict[str, Case] = {
                           ("--out", "not a result of `wmtsim demo`"), {"mine.csv": "thesis\n"}),
     "schema-out-mine": Case(("schema", "scenario", "--out", "{d}/mine.json"),
                             ("--out", "not a result of `wmtsim schema`"), {"mine.json": "{}"}),
-    "check-dev-zero": Case(("check", "/dev/zero"), ("/dev/zero", "line 1", "longer than")),
+    "check-dev-zero": Case(("check", "/dev/zero"), ("/dev/zero", "a device",
+                                                    "not a regular file")),
     "trace-line-too-long": trace(Q + '{"op": "global", "id": "' + "g" * (1 << 22) + '"}\n',
                                  "line 2", "longer than"),
     "analyze-garbage-chunk": Case(("analyze", "{damaged}/garbage", "--out", "{d}/an"),
@@ -393,7 +394,7 @@ CASES: dict[str, Case] = {
                                         {"mine/optuna.journal": _other_study()}),
     "tune-own-result-garbage-storage": Case(
         ("tune", "paper_poisoning", *TUNE, "--out", "{d}/o"),
-        ("o/optuna.journal", "cannot use the tuning study", "not an Optuna journal"),
+        ("o/optuna.journal", "line 1", "not a JSON record", "cannot use the tuning study"),
         {"o/manifest.json": '{"command": "tune"}', "o/optuna.journal": "garbage\nmore\n"}),
     "tune-scheduler-unreachable": Case(("tune", "paper_poisoning", *TUNE, "--out", "{d}/o",
                                         "--scheduler", "tcp://127.0.0.1:1"),

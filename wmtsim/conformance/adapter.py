@@ -49,12 +49,32 @@ Factory = Callable[[dict[str, Any]], WMTImplementation]
 """What `wmtsim.conformance.runner.run_conformance` takes: params dict -> implementation."""
 
 
+class KindError(TypeError):
+    """A node value of the wrong kind: which field, the value, what is allowed."""
+
+    def __init__(self, field: str, got: Any, allowed: str) -> None:
+        super().__init__(f"{field} {got!r} ({type(got).__name__}); allowed: {allowed}")
+        self.field, self.got = field, got
+
+
 def as_values(value: Any) -> NodeValues:
-    """A `NodeValues` from what an implementation returned (tuple or mapping)."""
+    """A `NodeValues` from what an implementation returned (tuple or mapping), each value
+    of its exact kind: u a real number, m an integer, state a string. Nothing is
+    converted: a miss count of 1.99 (or True, or "1") is a TypeError naming the field,
+    never truncated to 1 (an adapter returning m + 0.99 once "conformed")."""
+    import numbers
+
     if isinstance(value, Mapping):
-        return NodeValues(float(value["u"]), int(value["m"]), str(value["state"]))
-    u, m, state = value
-    return NodeValues(float(u), int(m), str(state))
+        u, m, state = value["u"], value["m"], value["state"]
+    else:
+        u, m, state = value
+    if isinstance(u, bool) or not isinstance(u, numbers.Real):
+        raise KindError("u", u, "a real number")
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral):
+        raise KindError("m", m, "an integer")
+    if not isinstance(state, str):
+        raise KindError("state", state, "a string")
+    return NodeValues(float(u), int(m), state)
 
 
 class ReferenceAdapter:

@@ -209,16 +209,38 @@ def write_corpus(folder: Path, traces: list[CorpusTrace] | None = None) -> list[
     return paths
 
 
+MAX_MANIFEST_BYTES = 16 << 20  # a corpus manifest larger than this is refused
+
+
 def corpus_files(folder: Path | None = None) -> list[Path]:
     """The trace files of a corpus folder (default: the shipped one), in manifest order.
 
     Raises ValueError when the folder holds no conformance manifest."""
+    from wmtsim.core.input_files import check_regular, open_regular
+
     folder = SHIPPED if folder is None else Path(folder)
     try:
-        data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        with open_regular(folder / "manifest.json", inside=True) as f:
+            data = json.loads(f.read(MAX_MANIFEST_BYTES + 1)[:MAX_MANIFEST_BYTES])
+    except (OSError, ValueError, RecursionError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)[:200]
         raise ValueError(f"{str(folder)!r} is not a conformance corpus (no readable "
-                         f"manifest.json: {e})") from None
+                         f"manifest.json: {reason})") from None
     if not isinstance(data, dict) or data.get("command") != "conformance":
         raise ValueError(f"{str(folder)!r}: manifest.json is not a conformance manifest")
-    return [folder / t["file"] for t in data.get("traces", [])]
+    traces = data.get("traces", [])
+    files = []
+    for k, t in enumerate(traces if isinstance(traces, list) else [None]):
+        name = t.get("file") if isinstance(t, dict) else None
+        # A corpus file is one of the folder's own: a name such as "../x" or "/etc/x"
+        # would read outside the corpus.
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name \
+                or name.startswith(".") or "\x00" in name:
+            raise ValueError(f"{str(folder)!r}: manifest.json traces[{k}].file: "
+                             f"{name!r}; allowed: the name of a trace file in the folder")
+        try:
+            check_regular(folder / name, inside=True)
+        except OSError as e:
+            raise ValueError(f"{str(folder / name)!r}: cannot read: {e.strerror}") from None
+        files.append(folder / name)
+    return files

@@ -1,7 +1,8 @@
 """The pytest plugin of the conformance kit (registered as the ``pytest11`` entry point
 ``wmtsim``): ``pytest --wmt-impl module:Class`` adds one test, ``wmt_conformance``, that runs
-`wmtsim.conformance.runner.run_conformance` on the implementation and fails with the
-minimal disagreeing trace. Without ``--wmt-impl`` the plugin does nothing.
+`wmtsim.conformance.runner.run_conformance` on the implementation, in a child process
+(`wmtsim.conformance.isolated`), and fails with the minimal disagreeing trace. Without
+``--wmt-impl`` the plugin does nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ def pytest_addoption(parser: Any) -> None:
                          "(repeatable)")
     group.addoption("--wmt-examples", type=int, default=200, metavar="N",
                     help="Hypothesis-generated event streams after the corpus (default 200)")
+    group.addoption("--wmt-timeout", type=float, default=10.0, metavar="SECONDS",
+                    help="seconds one call of the implementation may take (default 10)")
     group.addoption("--wmt-save", default=".wmt-conformance", metavar="DIR",
                     help="folder for minimal failing traces (default .wmt-conformance)")
 
@@ -31,11 +34,14 @@ class ConformanceItem(pytest.Item):
         self.spec = spec
 
     def runtest(self) -> None:
-        from wmtsim.conformance.runner import run_conformance
+        from wmtsim.conformance.isolated import run_isolated
 
+        # In a child process: an adapter's sys.exit or os._exit cannot end the session
+        # with a passing status.
         opt = self.config.getoption
-        report = run_conformance(self.spec, examples=opt("--wmt-examples"),
-                                 save=Path(opt("--wmt-save")), echo=None)
+        report = run_isolated(self.spec, examples=opt("--wmt-examples"),
+                              save=Path(opt("--wmt-save")), echo=None,
+                              timeout=opt("--wmt-timeout"))
         if report.failure is not None:
             f = report.failure
             raise ConformanceFailure(

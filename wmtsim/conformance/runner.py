@@ -11,15 +11,19 @@ pytest plugin (`pytest --wmt-impl module:Class`) runs it as one test.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmtsim.conformance.adapter import Factory, as_values
+from wmtsim.conformance.adapter import Factory, KindError, as_values
 from wmtsim.conformance.expect import DEFAULT_TOL
 
 E = dict[str, Any]
@@ -31,12 +35,14 @@ class Disagreement:
 
     line: int  # trace line (1-based) of the event after which they differ
     node: str | None  # None when the implementation raised
-    field: str  # "u", "m", "state", "exists" (a node missing or extra) or "raised"
+    field: str  # "u", "m", "state", "exists" (a node missing or extra), "raised", "ended"
     expected: object
     got: object
     rules: tuple[str, ...] = ()  # the rules that last set the node in the reference
 
     def __str__(self) -> str:
+        if self.field == "ended":  # the process ended (`wmtsim.conformance.isolated`)
+            return str(self.got)
         if self.field == "raised":
             return f"after line {self.line}: the implementation raised {self.got}"
         rules = f" [rules: {', '.join(self.rules)}]" if self.rules else ""
@@ -44,21 +50,64 @@ class Disagreement:
                 f"reference {self.expected!r}, implementation {self.got!r}{rules}")
 
 
+_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def check_spec(spec: str) -> None:
+    """Refuse an implementation spec that is not ``module:Class`` (ValueError)."""
+    if not _SPEC.match(spec):
+        raise ValueError(f"implementation {spec[:200]!r}; allowed: 'module:Class' with a "
+                         "dotted module name importable from here (e.g. "
+                         "'my_agent.memory:MyWMT'; not a file path such as './x.py:C')")
+
+
 def load_impl(spec: str) -> Factory:
-    """``"package.module:Class"`` → the class (any callable taking the params dict)."""
+    """``"package.module:Class"`` → the class (any callable taking the params dict).
+
+    Whatever importing the module does (a syntax error, ``sys.exit`` at import, any
+    exception) is a ValueError naming the spec, never the end of the check."""
+    check_spec(spec)
     module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ValueError(f"implementation {spec!r}; allowed: 'module:Class' (e.g. "
-                         "'my_agent.memory:MyWMT')")
     try:
         obj: Any = importlib.import_module(module)
         for part in name.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"implementation {spec!r} cannot be loaded: {e}") from None
+    except BaseException as e:  # an import may raise, or exit, anyhow
+        raise ValueError(f"implementation {spec!r} cannot be loaded: "
+                         f"{type(e).__name__}: {str(e)[:300]}") from None
     if not callable(obj):
         raise ValueError(f"implementation {spec!r} is not a class or callable")
     return obj
+
+
+CALL_TIMEOUT = 10.0
+"""Seconds one call of the implementation (constructor, apply, nodes) may take."""
+
+
+class CallTimeout(BaseException):
+    """A call of the implementation ran past its timeout (a BaseException, so that an
+    adapter's ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise `CallTimeout` in the block after ``seconds`` (SIGALRM: only in the main
+    thread of a POSIX process; elsewhere the block runs unbounded)."""
+    if seconds is None or not seconds > 0 or not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise CallTimeout(f"no answer within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _clean(event: Mapping[str, Any]) -> E:
@@ -67,11 +116,15 @@ def _clean(event: Mapping[str, Any]) -> E:
 
 def _compare(line: int, want: Mapping[str, tuple[float, int, str]], got_raw: Any,
              tol: float) -> Disagreement | None:
-    got = {str(k): as_values(v) for k, v in dict(got_raw).items()}
+    got = {str(k): v for k, v in dict(got_raw).items()}
     for node, (u, m, state) in want.items():
         if node not in got:
             return Disagreement(line, node, "exists", "present", "missing")
-        g = got[node]
+        try:
+            g = as_values(got[node])
+        except KindError as e:  # compared by kind too: a miss count of 1.99 is not 1
+            return Disagreement(line, node, e.field, {"u": u, "m": m, "state": state}[
+                e.field], e.got)
         if not (math.isfinite(g.u) and abs(g.u - u) <= tol):
             return Disagreement(line, node, "u", u, g.u)
         if g.m != m:
@@ -85,11 +138,14 @@ def _compare(line: int, want: Mapping[str, tuple[float, int, str]], got_raw: Any
 
 
 def first_disagreement(factory: Factory, events: Iterable[Mapping[str, Any] | str],
-                       tol: float = DEFAULT_TOL, rules: bool = False
-                       ) -> Disagreement | None:
+                       tol: float = DEFAULT_TOL, rules: bool = False,
+                       timeout: float | None = CALL_TIMEOUT) -> Disagreement | None:
     """Replay ``events`` through the reference and the implementation in lockstep; the
     first difference after any event, or None. ``expect`` lines are skipped (their line
-    numbers still count). Raises `wmtsim.engine.trace.TraceError` for an invalid trace."""
+    numbers still count). Anything the implementation does instead of answering (raise,
+    ``sys.exit``, ``KeyboardInterrupt``, run past ``timeout`` seconds per call) is a
+    disagreement, not the end of the check. Raises `wmtsim.engine.trace.TraceError` for
+    an invalid trace."""
     from wmtsim.engine.trace import walk
 
     impl: Any = None
@@ -97,17 +153,19 @@ def first_disagreement(factory: Factory, events: Iterable[Mapping[str, Any] | st
         if event["op"] == "expect":
             continue
         try:
-            if event["op"] == "query":
-                impl = factory(view.params.to_dict())
-            impl.apply(_clean(event))
-            got = impl.nodes()
-        except Exception as e:  # the implementation's own failure is a disagreement
+            with _deadline(timeout):
+                if event["op"] == "query":
+                    impl = factory(view.params.to_dict())
+                impl.apply(_clean(event))
+                got = impl.nodes()
+        except BaseException as e:  # SystemExit, KeyboardInterrupt, CallTimeout
             return Disagreement(line, None, "raised", None, f"{type(e).__name__}: {e}")
         try:
-            d = _compare(line, view.nodes(), got, tol)
-        except (TypeError, ValueError, KeyError) as e:
-            return Disagreement(line, None, "raised", None,
-                                f"nodes() returned an unusable value: {e}")
+            with _deadline(timeout):  # reading what nodes() returned runs its code too
+                d = _compare(line, view.nodes(), got, tol)
+        except BaseException as e:
+            return Disagreement(line, None, "raised", None, "nodes() returned an unusable "
+                                f"value: {type(e).__name__}: {e}")
         if d is not None:
             if rules and d.node is not None:
                 d = Disagreement(d.line, d.node, d.field, d.expected, d.got,
@@ -128,11 +186,12 @@ def _events(lines: Iterable[Mapping[str, Any] | str]) -> list[E]:
     return out
 
 
-def _disagrees(factory: Factory, events: list[E], tol: float) -> Disagreement | None:
+def _disagrees(factory: Factory, events: list[E], tol: float,
+               timeout: float | None = CALL_TIMEOUT) -> Disagreement | None:
     from wmtsim.engine.trace import TraceError
 
     try:
-        return first_disagreement(factory, events, tol)
+        return first_disagreement(factory, events, tol, timeout=timeout)
     except TraceError:
         return None  # the candidate is not a valid trace
 
@@ -157,14 +216,17 @@ def _simpler(events: list[E]) -> Iterable[list[E]]:
 
 
 def shrink(factory: Factory, lines: Iterable[Mapping[str, Any] | str],
-           tol: float = DEFAULT_TOL, budget: int = 5000) -> tuple[list[E], Disagreement]:
+           tol: float = DEFAULT_TOL, budget: int = 5000,
+           timeout: float | None = CALL_TIMEOUT) -> tuple[list[E], Disagreement]:
     """A locally minimal trace on which ``factory`` still disagrees with the reference.
 
     Greedy: cut the trace after the first disagreement, then accept any candidate of
     `_simpler` that is a valid trace and still disagrees, until none is left (or
-    ``budget`` candidates were tried). Raises ValueError when there is no disagreement."""
+    ``budget`` candidates were tried). Raises ValueError when there is no disagreement.
+    An implementation that answers differently on a second run keeps the last trace on
+    which it disagreed."""
     events = _events(lines)
-    d = _disagrees(factory, events, tol)
+    d = _disagrees(factory, events, tol, timeout)
     if d is None:
         raise ValueError("the implementation agrees with the reference on this trace")
     events = events[:d.line]
@@ -174,15 +236,14 @@ def shrink(factory: Factory, lines: Iterable[Mapping[str, Any] | str],
         changed = False
         for candidate in _simpler(events):
             tried += 1
-            found = _disagrees(factory, candidate, tol)
+            found = _disagrees(factory, candidate, tol, timeout)
             if found is not None:
                 events, d, changed = candidate[:found.line], found, True
                 break
             if tried >= budget:
                 break
-    final = first_disagreement(factory, events, tol, rules=True)
-    assert final is not None
-    return events, final
+    final = first_disagreement(factory, events, tol, rules=True, timeout=timeout)
+    return events, d if final is None else final
 
 
 def minimal_lines(events: list[E], d: Disagreement, tol: float = DEFAULT_TOL) -> list[str]:
@@ -225,10 +286,14 @@ class ConformanceReport:
         return self.failure is None
 
 
-def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float
-                       ) -> list[E] | None:
+def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float,
+                       timeout: float | None = CALL_TIMEOUT
+                       ) -> tuple[list[E], Disagreement] | None:
     """Hypothesis-generated move lists (`wmtsim.conformance.generate`), shrunk by
-    Hypothesis to a failing one; its events, or None when every example agrees."""
+    Hypothesis to a failing one; its events and disagreement, or None when every example
+    agrees.
+    Hypothesis's home (``.hypothesis/``) is a temporary folder: the check writes nothing
+    into the working folder."""
     try:
         from hypothesis import HealthCheck, Verbosity, given, settings
         from hypothesis import seed as hypothesis_seed
@@ -243,7 +308,7 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float
     ops = ("action", "select", "task", "select", "global", "select", *OPS)
     moves = st.lists(st.tuples(st.sampled_from(ops), st.integers(0, 63),
                                st.lists(st.booleans(), max_size=16)), max_size=60)
-    failing: list[list[E]] = []
+    failing: list[tuple[list[E], Disagreement]] = []
 
     class _Found(Exception):
         pass
@@ -254,14 +319,28 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float
     @given(st.tuples(st.sampled_from(PARAM_VARIANTS), moves))
     def search(x: tuple[dict[str, Any], list[Any]]) -> None:
         events = TraceBuilder(x[0]).build(x[1])
-        if _disagrees(factory, events, tol) is not None:
-            failing.append(events)  # the last call is Hypothesis's shrunk example
+        found = _disagrees(factory, events, tol, timeout)
+        if found is not None:
+            failing.append((events, found))  # the last call is Hypothesis's shrunk example
             raise _Found
 
+    import tempfile
+
+    from hypothesis import configuration
+
+    home = getattr(configuration, "__hypothesis_home_directory", None)
     try:
-        search()
+        with tempfile.TemporaryDirectory(prefix="wmtsim-hypothesis-") as tmp:
+            configuration.set_hypothesis_home_dir(tmp)
+            search()
     except _Found:
         return failing[-1]
+    except Exception:  # Hypothesis's Flaky: an implementation that answers differently
+        if failing:
+            return failing[-1]
+        raise
+    finally:
+        configuration.set_hypothesis_home_dir(home)
     return None
 
 
@@ -269,7 +348,7 @@ SAVE_COMMAND = "conformance-run"
 """The command a saved minimal trace's sidecar manifest names."""
 
 
-def _save_path(save: Path, name: str) -> Path:
+def save_path(save: Path, name: str) -> Path:
     """Where the minimal failing trace of ``name`` goes, checked before any work: a new
     file, or one this command saved before (its sidecar manifest says so)."""
     from wmtsim.core.output import check_out_file
@@ -291,7 +370,8 @@ def _save(path: Path, lines: list[str], fields: dict[str, Any]) -> Path:
 def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
                     examples: int = 200, seed: int = 0, tol: float = DEFAULT_TOL,
                     save: Path | None = Path(".wmt-conformance"),
-                    echo: Callable[[str], None] | None = print) -> ConformanceReport:
+                    echo: Callable[[str], None] | None = print,
+                    timeout: float | None = CALL_TIMEOUT) -> ConformanceReport:
     """Check an implementation against the reference.
 
     1. every trace of the corpus (``corpus``: a folder, None for the shipped one, False to
@@ -299,32 +379,41 @@ def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
     2. ``examples`` Hypothesis-generated event streams (seeded with ``seed``; 0 skips).
 
     The first disagreement is shrunk (`shrink`) to a minimal trace, printed through
-    ``echo`` as JSON Lines and saved in ``save`` as ``minimal_<impl>.jsonl``.
+    ``echo`` as JSON Lines and saved in ``save`` as ``minimal_<impl>.jsonl``. Each call
+    of the implementation may take ``timeout`` seconds. In this process an adapter's
+    ``os._exit`` still ends everything: `wmtsim.conformance.isolated` runs the check in
+    a child process, as the CLI and the pytest plugin do.
     """
     from wmtsim.conformance.corpus import corpus_files
+    from wmtsim.core.input_files import open_regular
 
     factory = load_impl(impl) if isinstance(impl, str) else impl
     name = getattr(factory, "__name__", type(factory).__name__)
-    target = _save_path(save, name) if save is not None else None
+    target = save_path(save, name) if save is not None else None
     files = [] if corpus is False else corpus_files(None if corpus in (None, True)
                                                     else Path(corpus))  # type: ignore[arg-type]
-    failing: tuple[str, list[Any]] | None = None
+    failing: tuple[str, list[Any], Disagreement] | None = None
     for path in files:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        if first_disagreement(factory, lines, tol) is not None:
-            failing = (path.name, lines)
+        with open_regular(path) as f:
+            lines = f.read().decode("utf-8").splitlines()
+        first = first_disagreement(factory, lines, tol, timeout=timeout)
+        if first is not None:
+            failing = (path.name, lines, first)
             break
     ran = 0
     if failing is None and examples > 0:
         ran = examples
-        found = _hypothesis_search(factory, examples, seed, tol)
+        found = _hypothesis_search(factory, examples, seed, tol, timeout)
         if found is not None:
-            failing = ("hypothesis", found)
+            failing = ("hypothesis", *found)
     if failing is None:
         if echo:
             echo(f"{name}: conforms ({len(files)} corpus traces, {ran} generated streams)")
         return ConformanceReport(len(files), ran, None)
-    events, d = shrink(factory, failing[1], tol)
+    try:
+        events, d = shrink(factory, failing[1], tol, timeout=timeout)
+    except ValueError:  # it agreed on a second run: the trace as first found
+        events, d = _events(failing[1])[:failing[2].line], failing[2]
     lines = minimal_lines(events, d, tol)
     saved = None if target is None else _save(target, lines, {
         "impl": name, "found_by": failing[0], "examples": examples, "seed": seed, "tol": tol})

@@ -149,7 +149,9 @@ def sidecar(path: Path) -> Path:
 def _command_in(manifest_file: Path) -> str | None:
     """The ``command`` a manifest file names, or None (not a readable wmtsim manifest)."""
     try:
-        with open(manifest_file, "rb") as f:
+        from wmtsim.core.input_files import open_regular
+
+        with open_regular(manifest_file) as f:
             manifest = json.loads(f.read(1 << 20))
     except (OSError, ValueError):
         return None
@@ -293,7 +295,15 @@ def fsync_path(path: Path) -> None:
 
 
 def temp_path(path: Path) -> Path:
-    """The temporary sibling of ``path``, unique per process and thread."""
+    """The temporary sibling of ``path``, unique per process and thread. The temporary
+    siblings a killed process left (its PID no longer alive) are removed first: a kill
+    leaves no file behind for longer than until the next write of ``path``."""
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.\d+\.tmp$")
+    with contextlib.suppress(OSError):
+        for entry in path.parent.iterdir():
+            m = pattern.match(entry.name)
+            if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+                entry.unlink(missing_ok=True)
     return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 

@@ -319,7 +319,9 @@ def _lines(path: Path) -> Iterator[str]:
     """The file's lines, decoded one by one so that a bad byte names its line; each read
     is capped at `MAX_LINE_BYTES`, so a file without line breaks (``/dev/zero``) fails at
     once instead of filling memory."""
-    with path.open("rb") as f:
+    from wmtsim.core.input_files import open_regular
+
+    with open_regular(path) as f:
         for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""),
                                      start=1):
             if len(raw) > MAX_LINE_BYTES:

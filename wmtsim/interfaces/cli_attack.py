@@ -270,13 +270,14 @@ def _is_log(folder: Path) -> bool:
     ``trials.jsonl``, whose lines are logged trials), not a user's folder of that name."""
     import json
 
+    from wmtsim.core.input_files import open_regular
     from wmtsim.studies.attack_report import LOG
 
     log = folder / LOG
     try:
         if not log.is_dir() or {p.name for p in log.iterdir()} - {"trials.jsonl"}:
             return False
-        with open(log / "trials.jsonl", "rb") as f:
+        with open_regular(log / "trials.jsonl", inside=True) as f:
             first = f.readline(1 << 20)
     except OSError:
         return False

@@ -36,6 +36,23 @@ ClaimsPrecisionOpt = Annotated[float | None, typer.Option(
                                  "are not bounded) has at most this 95% half-width, up "
                                  "to --n-max.",
     show_default=False)]
+PRECISION_RANGE = (1e-6, 1.0)
+"""What --precision accepts: a half-width of a rate or of a difference of rates. Below
+1e-6 a run needs more than 10^12 trajectories (beyond any --n-max), and 1e-300 once
+overflowed the growth rule; inf and NaN would be written into manifests as invalid JSON."""
+
+
+def precision_problem(precision: float | None) -> str | None:
+    """Why ``--precision`` cannot be used (None: it can)."""
+    import math
+
+    lo, hi = PRECISION_RANGE
+    if precision is None or (math.isfinite(precision) and lo <= precision <= hi):
+        return None
+    return (f"--precision {precision!r}: must be > 0 and finite; allowed: a half-width "
+            f"from {lo:g} to {hi:g}")
+
+
 NMaxOpt = Annotated[int, typer.Option("--n-max", min=1, max=10_000_000,
                                       help="Largest n --precision may reach.")]
 
@@ -348,7 +365,9 @@ def _is_replay_file(path: Path) -> bool:
     names = [n for n, _ in REPLAY_COLUMNS]
     try:
         if path.suffix.lower() == ".csv":
-            with open(path, "rb") as f:
+            from wmtsim.core.input_files import open_regular
+
+            with open_regular(path) as f:
                 return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
                     names)
         import pyarrow.parquet as pq

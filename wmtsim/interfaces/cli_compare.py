@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wmtsim.interfaces.cli_common import CsvOpt, NMaxOpt, PrecisionOpt, ProgressOpt
+from wmtsim.interfaces.cli_common import (
+    CsvOpt,
+    NMaxOpt,
+    PrecisionOpt,
+    ProgressOpt,
+    precision_problem,
+)
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
     NOpt,
@@ -91,8 +97,8 @@ def compare(
     if correction not in CORRECTIONS:
         raise _cli()._fail(f"--correction {correction!r} is unknown; allowed: "
                            f"{', '.join(CORRECTIONS)}")
-    if precision is not None and precision <= 0:
-        raise _cli()._fail(f"--precision {precision!r}: must be > 0")
+    if precision_problem(precision):
+        raise _cli()._fail(str(precision_problem(precision)))
     mode = "--budget" if budget is not None else "--parity" if parity else None
     if budget is not None and parity:
         raise _cli()._fail("--budget with --parity: allowed: one of them (each writes a "

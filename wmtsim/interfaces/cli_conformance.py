@@ -58,7 +58,8 @@ def expect(
 
     points: list[str | int] = []
     for item in at or ["select"]:
-        points.append(int(item) if item.isdigit() else item)
+        # isdecimal and ASCII: "²" is a digit to str.isdigit but not to int()
+        points.append(int(item) if item.isascii() and item.isdecimal() else item)
     try:
         if "\x00" not in str(out) and trace.exists() and \
                 Path(os.path.realpath(out)) == trace.resolve():
@@ -168,24 +169,34 @@ def run_cmd(
     tol: Annotated[float, typer.Option("--tol", min=0.0, help="Tolerance of u.")] = 1e-9,
     save: Annotated[Path, typer.Option("--save", help="Folder for the minimal failing "
                                        "trace.")] = Path(".wmt-conformance"),
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.001, max=3600.0, help="Seconds one call of the implementation "
+        "may take (longer: a disagreement).")] = 10.0,
 ) -> None:
     """Check your implementation against the reference; on a disagreement print and save
     the minimal trace (exit 1).
+
+    The check runs in a child process: whatever the implementation does (raise, exit,
+    hang past --timeout, end the process) is a disagreement or a failure, and exit 0 means
+    every corpus trace and generated stream was compared. Nothing is written outside
+    --save.
 
     [bold]Example[/bold]
 
       [cyan]wmtsim conformance run examples.naive_wmt:NaiveWMT[/cyan]
     """
-    import sys
+    import math
 
-    from wmtsim.conformance.runner import load_impl, run_conformance
+    from wmtsim.conformance.isolated import run_isolated
+    from wmtsim.conformance.runner import check_spec, save_path
 
-    sys.path.insert(0, str(Path.cwd()))
+    if not math.isfinite(timeout):
+        raise _fail(f"--timeout {timeout!r}: allowed: a finite number of seconds")
     try:
-        factory = load_impl(impl)
-        with _watching():
-            report = run_conformance(factory, examples=examples, seed=seed, tol=tol,
-                                     save=save, echo=_say)
+        check_spec(impl)  # imported only in the child: its import may exit
+        save_path(save, impl.rpartition(".")[2].rpartition(":")[2])  # refused before work
+        report = run_isolated(impl, examples=examples, seed=seed, tol=tol, save=save,
+                              timeout=timeout, echo=_say)
     except (ValueError, RuntimeError) as e:
         raise _fail(str(e)) from None
     if not report.passed:

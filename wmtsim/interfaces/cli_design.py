@@ -235,8 +235,9 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
               held: list[Scenario] | None, choose: int, charts: bool, progress: bool,
               keep: tuple[str, ...]) -> None:
     from wmtsim.core.output import OutputError
-    from wmtsim.studies.tune import STORAGE, TuneError, chosen
+    from wmtsim.studies.tune import STORAGE, TuneError, check_study, chosen
     from wmtsim.studies.tune import tune as run_tune
+    from wmtsim.studies.tune_journal import study_lock
     from wmtsim.studies.tune_validate import summary, validate
     from wmtsim.studies.tune_write import write_tuning
 
@@ -244,20 +245,25 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
         if progress:
             _say(f"tune: {done} of {total} trials")
 
+    journal = folder / STORAGE
     try:
+        check_study(fit, journal)  # a journal of another request: refused, nothing written
         folder.mkdir(parents=True, exist_ok=True)
-        tuning = run_tune(fit, folder / STORAGE, trials, batch, seed, tick)
-        picked = chosen(tuning, choose)
-        seeds = [seed + 10_000 + j for j in range(holdout)]
-        table = validate(tuning, picked, seeds, held) if holdout else None
+        # One run per study: the lock is held until the result (with the journal) is in
+        # place, so a second run waits for nothing and interleaves nothing.
+        with study_lock(journal):
+            tuning = run_tune(fit, journal, trials, batch, seed, tick)
+            picked = chosen(tuning, choose)
+            seeds = [seed + 10_000 + j for j in range(holdout)]
+            table = validate(tuning, picked, seeds, held) if holdout else None
+            with _writing(folder, "tune", keep=keep) as work:
+                written = write_tuning(tuning, picked, table, work, charts, seed, holdout)
     except (TuneError, ValueError) as e:
         raise _fail(str(e)) from None
     except OutputError as e:  # the storage cannot be written
         raise _fail(str(e)) from None
-    except Exception as e:
-        raise _storage_failure(folder / STORAGE, e) from None
-    with _writing(folder, "tune", keep=keep) as work:
-        written = write_tuning(tuning, picked, table, work, charts, seed, holdout)
+    except OSError as e:
+        raise _storage_failure(journal, e) from None
     _say(f"{tuning.trials.height} trials ({tuning.computed} computed now, "
          f"{len(fit.scenarios)} scenario(s) × {len(fit.seeds)} seed(s) × n = {fit.n}) in "
          f"{tuning.seconds:.1f} s ({tuning.sim_seconds:.1f} s simulating); Pareto set: "
@@ -275,15 +281,13 @@ def _is_study(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0 and is_journal(path)
 
 
-def _storage_failure(path: Path, exc: Exception) -> typer.Exit:
+def _storage_failure(path: Path, exc: OSError) -> typer.Exit:
     """Exit 2 for a tuning storage that cannot be read or written (the journal's file: a
-    full disk, no permission); re-raise anything else (a bug)."""
-    if not isinstance(exc, OSError):
-        raise exc
+    full disk, no permission)."""
     reason = (exc.strerror or str(exc)).splitlines()[0]
     return _fail(f"{path}: cannot use the tuning study ({reason}); allowed: the "
                  f"{path.name} an earlier `wmtsim tune` wrote here, on a disk with free "
-                 "space (delete it to start the study afresh)")
+                 "space; its complete records are kept, a line cut short is dropped")
 
 
 def _reach(scheduler: str) -> None:

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wmtsim.interfaces.cli_common import CsvOpt, NMaxOpt, PrecisionOpt, ProgressOpt
+from wmtsim.interfaces.cli_common import (
+    CsvOpt,
+    NMaxOpt,
+    PrecisionOpt,
+    ProgressOpt,
+    precision_problem,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -241,8 +247,8 @@ def run(
 
     _check_policies(policy)
     _check_threads(threads)
-    if precision is not None and precision <= 0:
-        raise _cli()._fail(f"--precision {precision!r}: must be > 0")
+    if precision_problem(precision):
+        raise _cli()._fail(str(precision_problem(precision)))
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
     out_dir = _cli()._out_folder(out, s.name, "run")
@@ -467,7 +473,9 @@ def schema(
     from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
 
     def shipped(path: Path) -> bool:  # the package's own schema, regenerated in place
-        with open(path, "rb") as f:
+        from wmtsim.core.input_files import open_regular
+
+        with open_regular(path) as f:
             return b'"title": "wmtsim scenario"' in f.read(1 << 16)
 
     # Without --out: the package's own file, under version control, without a sidecar

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wmtsim.core.input_files import read_regular
 from wmtsim.interfaces.cli_common import (
     ClaimsPrecisionOpt,
     CsvOpt,
@@ -19,6 +20,7 @@ from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    precision_problem,
 )
 from wmtsim.interfaces.cli_scenarios import (
     CorrectionOpt,
@@ -182,8 +184,8 @@ def claims(
     from wmtsim.studies.sweep import SweepError, load_sweep
 
     try:
-        if precision is not None and precision <= 0:
-            raise ValueError(f"--precision {precision!r}: must be > 0")
+        if precision_problem(precision):
+            raise ValueError(precision_problem(precision))
         if precision is not None and resume:
             raise ValueError("--precision with --resume: allowed: one of them (a "
                              "--precision run replaces its sweep as n grows)")
@@ -254,7 +256,7 @@ def _drop_other_sweep(out_dir: Path, spec: Any) -> None:
     if manifest_command(out_dir) != "claims" or not sweep.is_dir():
         return
     try:
-        found = json.loads((sweep / "manifest.json").read_text(encoding="utf-8"))
+        found = json.loads(read_regular(sweep / "manifest.json"))
     except (OSError, ValueError):
         found = None
     if not isinstance(found, dict) or found.get("sweep_id") != plan(spec).sweep_id:

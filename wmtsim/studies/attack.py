@@ -8,10 +8,10 @@ so two attacks are compared on the same tasks, agents and draws. The scenario's 
 attack at that budget (`attack_space.truncate`) is the search's first trial. The search
 is resumable: every finished trial is logged (`TrialLog`, in the result folder); a search
 started again with the same settings continues where it stopped. Every trial's harm is a
-pure function of its point and the sampler is seeded from the seed and the number of
-trials already done, so a search is reproducible, resumed or not (a resumed one draws its
-later trials from a sampler started at the resumption, not those an uninterrupted run
-would have drawn).
+pure function of its point and each trial's sampler is seeded from the seed and the
+trial's number, so a search is reproducible, and a resumed one draws the trials an
+uninterrupted run of the same seed and total trials would have (TPE keeps no state the
+logged trials do not hold; `test_attack.py` checks it).
 
 The reported worst case is chosen on the search trajectories alone: the most harmful
 trial, which is the scripted attack (trial 0) when no trial beats it. It is then
@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -268,9 +269,9 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
     store = TrialLog(log, name) if log is not None else None
     logged = store.load() if store is not None else list(prior or [])
     if logged:
-        study.add_trials([optuna.trial.create_trial(
-            params=t["params"], distributions=dists, value=t["value"],
-            user_attrs=t["user_attrs"]) for t in logged][:settings.trials])
+        where = store.lines if store is not None else [None] * len(logged)
+        study.add_trials([_logged_trial(t, dists, log, line) for t, line in
+                          zip(logged, where, strict=True)][:settings.trials])
     scripted = scripted_at(scenario, space, budget)
     sim = 0.0
     new = 0
@@ -295,8 +296,8 @@ def search(scenario: Scenario, policy: str, budget: float, space: AttackSpace,
             count += 1
             if store is not None:
                 store.append(0, frozen)
-        study.sampler = _sampler(settings, policy, budget, count)
         while count < settings.trials:
+            study.sampler = _sampler(settings, policy, budget, count)
             trial = study.ask(dists)
             value, seconds = run(from_params({**constant, **trial.params}, budget))
             sim += seconds
@@ -350,24 +351,50 @@ class TrialLog:
     """
 
     BATCH = 10
+    MAX_LINE_BYTES = 1 << 20  # a trial's line is about 1 KB
+    MAX_BYTES = 1 << 30
 
     def __init__(self, path: Path, study: str) -> None:
         self.path, self.study = Path(path), study
         self.pending: list[str] = []
+        self.lines: list[int] = []  # the log's line of each trial `load` returned
 
     def load(self) -> list[dict[str, Any]]:
-        """The logged trials of this study, in order, numbered 0, 1, ... without a gap."""
+        """The logged trials of this study, in order, numbered 0, 1, ... without a gap
+        (`lines` says where each is). Every complete record is checked
+        (`check_row`): a tampered one is a `TrialLogError` naming the file and the line;
+        a line that is not JSON is one a kill cut short, skipped."""
+        from wmtsim.core.input_files import open_regular
+
         out: list[dict[str, Any]] = []
-        if not self.path.is_file():
+        self.lines = []
+        if not (self.path.exists() or self.path.is_symlink()):
             return out
-        for line in self.path.read_text("utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # a line cut short by a kill
-            if isinstance(row, dict) and row.get("study") == self.study and \
-                    row.get("number") == len(out):
-                out.append(row)
+        allowed = "the trial log `wmtsim attack` wrote here, or --restart"
+        try:
+            with open_regular(self.path, inside=True) as f:
+                if os.fstat(f.fileno()).st_size > self.MAX_BYTES:
+                    raise TrialLogError(f"{self.path}: larger than {self.MAX_BYTES:,} "
+                                        f"bytes; allowed: {allowed}")
+                for number, raw in enumerate(
+                        iter(lambda: f.readline(self.MAX_LINE_BYTES + 1), b""), start=1):
+                    if len(raw) > self.MAX_LINE_BYTES:
+                        raise TrialLogError(f"{self.path}: line {number}: longer than "
+                                            f"{self.MAX_LINE_BYTES:,} bytes; allowed: "
+                                            f"{allowed}")
+                    row, problem = _parse_row(raw)
+                    if row is None and problem is None:
+                        continue  # blank, or a line cut short by a kill
+                    problem = problem or check_row(row)
+                    if problem is not None:
+                        raise TrialLogError(f"{self.path}: line {number}: {problem}; "
+                                            f"allowed: {allowed}")
+                    if row["study"] == self.study and row["number"] == len(out):
+                        out.append(row)
+                        self.lines.append(number)
+        except OSError as e:
+            raise TrialLogError(f"{self.path}: cannot read the trial log: "
+                                f"{e.strerror or e}; allowed: {allowed}") from None
         return out
 
     @staticmethod
@@ -388,8 +415,6 @@ class TrialLog:
     def flush(self) -> None:
         if not self.pending:
             return
-        import os
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+b") as f:
             # After a line cut short by a kill, start a new line: appended to the cut
@@ -404,14 +429,77 @@ class TrialLog:
         self.pending = []
 
 
+class TrialLogError(ValueError):
+    """A trial log that cannot be used; the message names the file and the line."""
+
+
+def _parse_row(raw: bytes) -> tuple[Any, str | None]:
+    """A line's JSON value; (None, None) for a blank line or one cut short (not JSON). A
+    line nested too deeply is no cut: refused."""
+    if not raw.strip():
+        return None, None
+    try:
+        return json.loads(raw), None
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError:
+        return None, None
+
+
+_ROW_KEYS = {"study", "number", "params", "value", "user_attrs"}
+
+
+def check_row(row: Any) -> str | None:
+    """What is wrong with a trial log record (None: nothing): its keys, their types, a
+    finite harm, flat coordinates and attributes."""
+    def scalar(v: Any) -> bool:
+        return v is None or isinstance(v, str | bool) or (
+            isinstance(v, int | float) and math.isfinite(v))
+
+    if not isinstance(row, dict) or set(row) != _ROW_KEYS:
+        keys = sorted(row)[:8] if isinstance(row, dict) else type(row).__name__
+        return f"the keys {keys}; allowed: exactly {sorted(_ROW_KEYS)}"
+    if not isinstance(row["study"], str):
+        return "study: allowed: a string"
+    if isinstance(row["number"], bool) or not isinstance(row["number"], int) or \
+            row["number"] < 0:
+        return f"number {str(row['number'])[:40]}: allowed: an integer >= 0"
+    value = row["value"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value):
+        return f"value {str(value)[:40]}: allowed: a finite number (the trial's harm)"
+    for key in ("params", "user_attrs"):
+        if not isinstance(row[key], dict) or not all(
+                isinstance(k, str) and scalar(v) for k, v in row[key].items()):
+            return f"{key}: allowed: an object of strings, booleans and finite numbers"
+    return None
+
+
+def _logged_trial(row: dict[str, Any], dists: dict[str, Any], log: Path | None,
+                  line: int | None) -> Any:
+    """A logged trial as Optuna's, or a `TrialLogError` naming the line when its
+    coordinates are not points of this search (a tampered log)."""
+    import optuna
+
+    try:
+        return optuna.trial.create_trial(params=row["params"], distributions=dists,
+                                         value=row["value"], user_attrs=row["user_attrs"])
+    except (ValueError, TypeError) as e:
+        where = f"{log}: line {line}" if log is not None else "a logged trial"
+        raise TrialLogError(f"{where}: params: not a point of this search "
+                            f"({str(e)[:120]}); allowed: the trial log `wmtsim attack` "
+                            "wrote, or --restart") from None
+
+
 def _finite(value: float) -> float:
     """A harm for the sampler: an undefined one (no critical step, no injection) is 0."""
     return value if math.isfinite(value) else 0.0
 
 
 def _sampler(settings: SearchSettings, policy: str, budget: float, done: int) -> Any:
-    """TPE seeded from the settings and the number of trials already done (one sampler
-    per call: it caches the search space, which a sampler per trial would rebuild)."""
+    """TPE for the trial numbered ``done``, seeded from the settings and that number: a
+    sampler per trial, so a resumed search draws what an uninterrupted one would (it
+    rebuilds the search space each trial: microseconds beside a trial's simulation)."""
     import optuna
 
     with warnings.catch_warnings():

@@ -33,7 +33,7 @@ fields, types and defaults by `json_schema`; a test asserts the shipped file is 
 
 from __future__ import annotations
 
-import os
+import errno
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -234,14 +234,15 @@ def read_capped(path: Path, error: Callable[[str], Exception]) -> bytes:
     """The bytes of the regular file ``path``, at most `MAX_FILE_BYTES` of them read: a
     device, a pipe or a larger file raises ``error(message)`` (``/dev/zero`` as a sweep
     file once filled the memory)."""
-    import stat
+    from wmtsim.core.input_files import open_regular
 
     try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise error("is not a regular file; allowed: a TOML file")
+        # open_regular: a FIFO would block the open itself, before any fstat could tell
+        with open_regular(path) as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
+        if e.errno == errno.EINVAL:  # open_regular's refusal of a FIFO, device or socket
+            raise error("is not a regular file; allowed: a TOML file") from None
         raise error(f"cannot read: {e.strerror or e}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise error(f"is larger than {MAX_FILE_BYTES >> 20} MiB; allowed: a TOML file of at "

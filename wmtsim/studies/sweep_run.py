@@ -156,18 +156,39 @@ def check_scheduler(address: str) -> None:
                          f"{allowed}") from None
 
 
+def _probe(address: str, timeout: float) -> None:
+    """Open a comm to ``address`` and ask the scheduler who it is, all within ``timeout``
+    seconds. Why: dask's `Client` bounds the TCP connect by its timeout but not the
+    answer, so a server that accepts and never answers held `screen` for minutes."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def ask() -> None:
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            await comm.read()
+        finally:
+            comm.abort()
+
+    asyncio.run(asyncio.wait_for(ask(), timeout))
+
+
 def _connect(address: str) -> Any:
     """A dask Client of ``address``, or a `SweepError` after `CONNECT_TIMEOUT` seconds
-    (called before the output folder is touched)."""
+    (called before the output folder is touched). Any failure of dask's (an ``inproc://``
+    address of no scheduler here, a refused or silent port) is the same exit-2 error."""
     check_scheduler(address)
     from distributed import Client
 
     try:
+        _probe(address, CONNECT_TIMEOUT)
         return Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as e:
+    except Exception as e:  # dask raises OSError, TimeoutError, KeyError, RuntimeError...
+        reason = str(e).splitlines()[0] if str(e) else "no answer"
         raise SweepError(f"--scheduler {address!r}: cannot connect within "
-                         f"{CONNECT_TIMEOUT:g} s ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else 'no answer'}); allowed: "
+                         f"{CONNECT_TIMEOUT:g} s ({type(e).__name__}: {reason}); allowed: "
                          "the address of a running dask scheduler") from None
 
 

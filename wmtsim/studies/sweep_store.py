@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wmtsim.core.input_files import read_regular
 from wmtsim.core.output import atomic_write_parquet, atomic_write_text, follow_link
 from wmtsim.core.output import manifest as output_manifest
 from wmtsim.studies.provenance import provenance
@@ -65,7 +66,7 @@ def design_frame(plan: Plan) -> pl.DataFrame:
 
 def _is_sweep_manifest(path: Path) -> bool:
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_regular(path))
     except (OSError, ValueError):
         return True  # unreadable: `Store._open` says so, naming the file
     return isinstance(manifest, dict) and "chunks" in manifest and "sweep_id" in manifest
@@ -142,7 +143,7 @@ class Store:
             stale.unlink()
         if manifest_path.exists():
             try:
-                old = json.loads(manifest_path.read_text(encoding="utf-8"))
+                old = json.loads(read_regular(manifest_path))
             except (OSError, ValueError) as e:
                 raise SweepError(f"{self.root}: unreadable {MANIFEST}: {e}") from None
             if old.get("sweep_id") != self.plan.sweep_id:
@@ -335,9 +336,11 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
     """Read a sweep folder written by `wmtsim.studies.sweep.run_sweep`."""
     r = Path(root)
     try:
-        manifest = json.loads((r / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(read_regular(r / MANIFEST))
     except FileNotFoundError:
         raise SweepError(f"{r}: not a sweep folder (no {MANIFEST})") from None
+    except OSError as e:  # a FIFO, a device, no permission
+        raise SweepError(f"{r / MANIFEST}: cannot read: {e.strerror or e}") from None
     except ValueError as e:
         raise SweepError(f"{r}: unreadable {MANIFEST}: {e}") from None
     if not isinstance(manifest, dict) or "chunks" not in manifest:

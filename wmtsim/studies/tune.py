@@ -8,8 +8,12 @@ metric and a direction (``tsr:max``, ``asr:min``, ``prompt_tokens:min``); its va
 a setting is robust over the fit scenarios: the worst scenario's mean (``worst``) or a
 quantile on the bad side (``q0.25``: the value 75% of the scenarios do at least as well
 as). Optuna's journal storage (``optuna.journal`` in the output folder: an append-only
-log, one fsynced line per finished trial) makes a run resumable: killed, it continues
-from the trials it has saved (the generation in flight is proposed again).
+log, one fsynced line per finished trial; `wmtsim.studies.tune_journal` checks it, drops a
+line cut short and locks it for one run at a time) makes a run resumable: killed, it
+continues from the trials it has saved (the generation in flight is proposed again).
+Each trial's sampler is seeded from ``--seed`` and the trial's number, so a resumed run
+proposes the trials one uninterrupted run of the same seed and total trials would have
+(`test_tune.py` checks it); a run killed mid-generation proposes that generation again.
 
 Why Optuna: NSGA-II is the standard evolutionary multi-objective method, Optuna keeps it
 well tested, its ask/tell interface lets us evaluate a whole generation as one batch on
@@ -35,15 +39,21 @@ from wmtsim.studies.evaluate import Outcome, evaluate, make_point
 from wmtsim.studies.knob_ranges import WMT_RANGES, KnobRange
 from wmtsim.studies.sweep_design import content_hash
 from wmtsim.studies.sweep_file import METRIC_NAMES
+from wmtsim.studies.tune_journal import STORAGE as STORAGE  # where callers find them
+from wmtsim.studies.tune_journal import STUDY as STUDY
+from wmtsim.studies.tune_journal import (
+    HeldLock,
+    Journal,
+    JournalError,
+    drop_cut,
+    read_journal,
+    study_lock,
+)
 
 if TYPE_CHECKING:
     import polars as pl
 
     from wmtsim.studies.scenario import Scenario
-
-STORAGE = "optuna.journal"
-STUDY = "wmtsim-tune"
-
 
 class TuneError(ValueError):
     """A tuning request that cannot run (bad objective, a folder of another study)."""
@@ -189,32 +199,92 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
     """Run NSGA-II until ``trials`` trials are complete in ``storage`` (resuming what is
     there); ``batch`` trials are evaluated together (the population size)."""
     import optuna
-    import polars as pl
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t0 = time.perf_counter()
-    directions: list[Any] = ["maximize" if o.maximize else "minimize" for o in fit.objectives]
-    saved = optuna.create_study(study_name=STUDY, storage=_storage(storage),
-                                load_if_exists=True, directions=directions)
-    found = saved.user_attrs.get("fingerprint")
-    if found is None:
+    check_study(fit, storage)  # refused before the lock creates a file
+    storage.parent.mkdir(parents=True, exist_ok=True)
+    with study_lock(storage):
+        journal = check_study(fit, storage)  # again: a run may have ended in between
+        drop_cut(storage, journal)
+        saved = _open_study(storage, journal, fit)
+        # The sampler works on an in-memory copy; a generation's finished trials are
+        # appended to the journal together. Killed, a run loses at most its generation in
+        # flight. A failed trial (an objective undefined: NaN) is kept, so trial numbers,
+        # and with them the samplers' seeds, are those of an uninterrupted run.
+        states = optuna.trial.TrialState
+        study = optuna.create_study(directions=_directions(fit))
+        study.add_trials(saved.get_trials(deepcopy=False,
+                                          states=(states.COMPLETE, states.FAIL)))
+        return _search(fit, saved, study, trials, batch, seed, progress, t0)
+
+
+def _directions(fit: Fit) -> list[Any]:
+    return ["maximize" if o.maximize else "minimize" for o in fit.objectives]
+
+
+def check_study(fit: Fit, storage: Path) -> Journal:
+    """The journal at ``storage`` read and checked (`read_journal`), refused
+    (`TuneError`) when it holds a study of another request; writes nothing."""
+    journal = read_journal(storage)
+    want = [2 if o.maximize else 1 for o in fit.objectives]
+    if (journal.directions is not None and journal.directions != want) or \
+            journal.fingerprint not in (None, fit.fingerprint()):
+        raise TuneError(f"{storage}: holds a tuning study with other scenarios, seeds, "
+                        "size, objectives or knobs; allowed: the same request to resume it, "
+                        "or another --out folder")
+    return journal
+
+
+def _open_study(storage: Path, journal: Journal, fit: Fit) -> Any:
+    """The study in the (checked, locked) journal; created with its fingerprint when new.
+    `optuna.load_study` for an existing one: `create_study(load_if_exists=True)` appends a
+    second creation record before it finds the first."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    backend = JournalFileBackend(str(storage), lock_obj=HeldLock())  # type: ignore[arg-type]
+    store = JournalStorage(backend)
+    if journal.directions is None:
+        saved = optuna.create_study(study_name=STUDY, storage=store,
+                                    directions=_directions(fit))
+    else:
+        saved = optuna.load_study(study_name=STUDY, storage=store)
+    if journal.fingerprint is None:
         saved.set_user_attr("fingerprint", fit.fingerprint())
-    elif found != fit.fingerprint():
-        raise TuneError(f"{storage}: holds a tuning study with other scenarios, seeds, size, "
-                        "objectives or knobs; allowed: the same request to resume it, or "
-                        "another --out folder")
-    # The sampler works on an in-memory copy; a generation's finished trials are appended
-    # to the journal together. Killed, a run loses at most its generation in flight.
-    states = optuna.trial.TrialState
-    study = optuna.create_study(
-        sampler=optuna.samplers.NSGAIISampler(population_size=max(2, batch), seed=seed),
-        directions=directions)
-    study.add_trials(saved.get_trials(deepcopy=False, states=(states.COMPLETE,)))
+    return saved
+
+
+def _sampler(batch: int, seed: int, number: int) -> Any:
+    """NSGA-II for trial ``number``, seeded from ``seed`` and the number: the trial a
+    resumed run proposes is the one an uninterrupted run would have (the sampler keeps no
+    state the journal does not hold: generations and parents are trials' attributes)."""
+    import optuna
+
+    digest = hashlib.sha256(f"tune/{seed}/{number}".encode()).hexdigest()
+    return optuna.samplers.NSGAIISampler(population_size=max(2, batch),
+                                         seed=int(digest[:8], 16))
+
+
+def _search(fit: Fit, saved: Any, study: Any, trials: int, batch: int, seed: int,
+            progress: Callable[[int, int], None] | None, t0: float) -> Tuning:
+    import polars as pl
+
     computed, sim = 0, 0.0
     done = len(study.trials)
     while done < trials:
-        asked = [study.ask() for _ in range(min(batch, trials - done))]
-        settings = [fit.setting(t) for t in asked]
+        asked: list[Any] = []
+        settings: list[dict[str, Any]] = []
+        # Generations start at multiples of the batch, also after a resume from a count
+        # that is not one: NSGA-II assigns a trial's generation from the trials finished
+        # when it is asked, so the same grouping gives the same generations.
+        for _ in range(min(batch - done % batch, trials - done)):
+            # Each trial's values are drawn (suggest_*) before the next trial's sampler
+            # replaces this one: the study reads its sampler at every draw.
+            study.sampler = _sampler(batch, seed, done + len(asked))
+            asked.append(study.ask())
+            settings.append(fit.setting(asked[-1]))
         s0 = time.perf_counter()
         results = fit.outcomes(settings)
         sim += time.perf_counter() - s0
@@ -239,64 +309,13 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
     return Tuning(fit, frame, pareto, baseline, computed, time.perf_counter() - t0, sim)
 
 
-def _storage(path: Path) -> Any:
-    """Optuna's journal storage at ``path``: an append-only log of JSON lines, each append
-    fsynced, a line cut short by a kill ignored when it is the last (Optuna's reader).
-    Why not its RDB storage (SQLite through SQLAlchemy): about 50 ms per saved trial on
-    this machine (a query and a flush per parameter), as much as simulating the trial;
-    the journal costs about 3 ms (benchmarks/bench_tune.py, docs/design.md). An existing
-    file that is not a journal of wmtsim's study is refused (`TuneError`), not appended to."""
-    import fcntl
-    import os
-
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-
-    class FlockLock:
-        # An advisory lock on the journal itself (the backend calls acquire / release):
-        # Optuna's own locks create, rename and delete a lock file beside it at every
-        # append (docs/faults.md counts renames).
-        fd = -1
-
-        def acquire(self) -> bool:
-            self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-            return True
-
-        def release(self) -> None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-
-    if path.exists() and not is_journal(path):
-        raise TuneError(f"{path}: cannot use the tuning study (not an Optuna journal of "
-                        f"wmtsim's study); allowed: the {path.name} an earlier `wmtsim tune` "
-                        "wrote here (delete it to start the study afresh)")
-    return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock()))  # type: ignore[arg-type]
-
-
 def is_journal(path: Path) -> bool:
-    """Whether ``path`` is an Optuna journal holding only wmtsim's tuning study (every
-    complete line a JSON operation, every study it creates named `STUDY`; an empty file
-    is one)."""
+    """Whether ``path`` is a readable journal of wmtsim's tuning study (`read_journal`
+    finds nothing wrong in it and it creates the study)."""
     try:
-        lines = path.read_bytes().split(b"\n")
-    except OSError:
+        return read_journal(path).directions is not None
+    except JournalError:
         return False
-    names = set()
-    for k, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            op = json.loads(line)
-        except ValueError:
-            if k == len(lines) - 1:  # the last line, cut short by a kill
-                continue
-            return False
-        if not isinstance(op, dict) or "op_code" not in op:
-            return False
-        if op["op_code"] == 0:  # CREATE_STUDY
-            names.add(op.get("study_name"))
-    return names <= {STUDY}
 
 
 def _trials_frame(study: Any, fit: Fit) -> pl.DataFrame:
