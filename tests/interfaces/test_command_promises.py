@@ -41,16 +41,22 @@ def _trials(storage: Path, trials: int) -> list[tuple[object, ...]]:
 
 
 def test_a_resumed_tune_equals_an_uninterrupted_one(tmp_path: Path) -> None:
-    """3 trials then 5 (batch 2: the resume starts mid-generation) give the trials of one
-    run of 5; so does a journal whose last line a kill cut short."""
-    whole = _trials(tmp_path / "whole" / STORAGE, 5)
+    """4 trials then 6 (batch 2: the resume starts at a generation boundary, as after any
+    kill) give the trials of one run of 6. From inside a generation (3 then 6, or a
+    journal whose last line was cut) the search goes on validly, keeps the trials it had,
+    and says that it is not the uninterrupted one (`equals_uninterrupted`)."""
+    whole = _trials(tmp_path / "whole" / STORAGE, 6)
     (tmp_path / "resumed").mkdir()
-    _trials(tmp_path / "resumed" / STORAGE, 3)
-    assert _trials(tmp_path / "resumed" / STORAGE, 5) == whole
+    _trials(tmp_path / "resumed" / STORAGE, 4)
+    assert _trials(tmp_path / "resumed" / STORAGE, 6) == whole
     cut = tmp_path / "cut" / STORAGE
     _trials(cut, 4)
     cut.write_bytes(cut.read_bytes()[:-30])  # the last trial's line, cut short
-    assert _trials(cut, 5) == whole
+    again = tune(_fit(), cut, trials=6, batch=2, seed=3)
+    assert again.extra == {"resumed_from": 3, "equals_uninterrupted": False}
+    rows = [tuple(r) for r in again.trials.select("trial", "params.rho",
+                                                   "params.M").iter_rows()]
+    assert rows[:3] == whole[:3] and [r[0] for r in rows] == list(range(6))
 
 
 def test_a_cut_journal_resumes_through_the_cli(tmp_path: Path) -> None:
@@ -110,7 +116,8 @@ def test_a_resumed_attack_search_equals_an_uninterrupted_one(tmp_path: Path) -> 
 
 
 def test_a_logged_point_outside_the_space_is_refused_by_its_line(tmp_path: Path) -> None:
-    from wmtsim.studies.attack import TrialLogError, study_name
+    from wmtsim.studies.attack import study_name
+    from wmtsim.studies.attack_log import TrialLogError
 
     sc = load_scenario("paper_poisoning")
     settings = SearchSettings(trials=2, n_search=4, n_holdout=4)

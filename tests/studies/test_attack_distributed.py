@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wmtsim.studies.attack import SearchSettings, TrialLog
+from wmtsim.studies.attack import SearchSettings
+from wmtsim.studies.attack_log import TrialLog
 from wmtsim.studies.attack_report import attack_study
 from wmtsim.studies.attack_space import AttackSpace
 from wmtsim.studies.scenario import load_scenario

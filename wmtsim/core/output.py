@@ -48,6 +48,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from wmtsim.core.leftovers import remove_dead_temps, stale_siblings
+
 RESULTS = Path("results")
 MAX_COMPONENT = 100  # characters of a scenario name kept in a folder name
 MAX_PATH = 4000  # bytes of a whole output path (Linux PATH_MAX is 4096)
@@ -296,14 +298,9 @@ def fsync_path(path: Path) -> None:
 
 def temp_path(path: Path) -> Path:
     """The temporary sibling of ``path``, unique per process and thread. The temporary
-    siblings a killed process left (its PID no longer alive) are removed first: a kill
-    leaves no file behind for longer than until the next write of ``path``."""
-    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.\d+\.tmp$")
-    with contextlib.suppress(OSError):
-        for entry in path.parent.iterdir():
-            m = pattern.match(entry.name)
-            if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-                entry.unlink(missing_ok=True)
+    siblings a killed process left are removed first (`leftovers.remove_dead_temps`): a
+    kill leaves no file behind for longer than until the next write of ``path``."""
+    remove_dead_temps(path)
     return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 
@@ -426,37 +423,6 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _stale(final: Path) -> list[Path]:
-    """``.NAME.partial-PID`` / ``.NAME.old-PID`` / ``.NAME.restart-PID`` (an ``attack
-    --restart``'s new trial log) siblings of dead processes."""
-    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(partial|old|restart)-(\d+)$")
-    with contextlib.suppress(OSError):
-        return [e for e in final.parent.iterdir()
-                if (m := pattern.match(e.name)) and not _pid_alive(int(m.group(2)))]
-    return []
-
-
-def recover_kept(final: Path, keep: tuple[str, ...]) -> None:
-    """Move entries ``keep`` (e.g. a claims map's resumable sweep) back into ``final``
-    from a dead process's hidden folder, where a kill between moving them and the swap
-    left them; call before the work that would recompute them."""
-    for stale in _stale(final):
-        for name in keep:
-            if (stale / name).exists() and not (final / name).exists():
-                final.mkdir(parents=True, exist_ok=True)
-                os.rename(stale / name, final / name)
-
-
 def swap_into_place(new: Path, final: Path) -> None:
     """Make ``new`` (a complete, fsynced folder) be ``final``; remove the old ``final``."""
     if not final.exists():
@@ -485,7 +451,7 @@ def result_folder(final: Path, command: str, option: str = "--out",
     work = final.with_name(f".{final.name}.partial-{os.getpid()}")
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        for stale in _stale(final):
+        for stale in stale_siblings(final):
             shutil.rmtree(stale, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()

@@ -161,7 +161,7 @@ def _sift_down(neg_util, cands, i, k):
 @jit
 def _select_branches(n, F, is_global, eligible, selected, priority, struct, p, whole):
     """A3's selector: whole branches B(v) ranked by priority U_b ("whole-branch retrieval",
-    paper Appendix A.3), every one (``whole``, `Stubs.branch_retrieval`) or greedy under
+    paper §4), every one (``whole``, `Stubs.branch_retrieval`) or greedy under
     the budget B.
 
     A unit is a task branch B(v), the subtree rooted at task v (docs/model.md §1), or a single

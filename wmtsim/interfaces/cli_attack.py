@@ -152,7 +152,8 @@ def attack(
     import shutil
 
     from wmtsim.core.inference import ALPHA
-    from wmtsim.core.output import recover_kept, write_manifest
+    from wmtsim.core.leftovers import recover_kept
+    from wmtsim.core.output import write_manifest
     from wmtsim.studies.attack import HARMS, SearchSettings
     from wmtsim.studies.attack import RESAMPLES as PAIRED_RESAMPLES
     from wmtsim.studies.attack_report import (

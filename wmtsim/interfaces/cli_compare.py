@@ -97,8 +97,8 @@ def compare(
     if correction not in CORRECTIONS:
         raise _cli()._fail(f"--correction {correction!r} is unknown; allowed: "
                            f"{', '.join(CORRECTIONS)}")
-    if precision_problem(precision):
-        raise _cli()._fail(str(precision_problem(precision)))
+    if (problem := precision_problem(precision)) is not None:
+        raise _cli()._fail(problem)
     mode = "--budget" if budget is not None else "--parity" if parity else None
     if budget is not None and parity:
         raise _cli()._fail("--budget with --parity: allowed: one of them (each writes a "

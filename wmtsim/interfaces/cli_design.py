@@ -194,7 +194,7 @@ def tune(
 
       [cyan]wmtsim tune budget_pressure late_poison --trials 32 --batch 8 --n 150[/cyan]
     """
-    from wmtsim.core.output import recover_kept
+    from wmtsim.core.leftovers import recover_kept
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for

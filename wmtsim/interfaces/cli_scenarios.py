@@ -247,8 +247,8 @@ def run(
 
     _check_policies(policy)
     _check_threads(threads)
-    if precision_problem(precision):
-        raise _cli()._fail(str(precision_problem(precision)))
+    if (problem := precision_problem(precision)) is not None:
+        raise _cli()._fail(problem)
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
     out_dir = _cli()._out_folder(out, s.name, "run")
@@ -470,11 +470,10 @@ def schema(
     if stdout:
         print(text, end="")
         return
+    from wmtsim.core.input_files import open_regular
     from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
 
     def shipped(path: Path) -> bool:  # the package's own schema, regenerated in place
-        from wmtsim.core.input_files import open_regular
-
         with open_regular(path) as f:
             return b'"title": "wmtsim scenario"' in f.read(1 << 16)
 

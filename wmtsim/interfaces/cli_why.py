@@ -172,7 +172,7 @@ def claims(
       [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4
       --vary stubs.poison_boost=-0.2:0.3 --levels 3 --n 200 --precision 0.03[/cyan]
     """
-    from wmtsim.core.output import recover_kept
+    from wmtsim.core.leftovers import recover_kept
     from wmtsim.studies.claims import (
         claims_map,
         grid_sweep,
@@ -184,8 +184,8 @@ def claims(
     from wmtsim.studies.sweep import SweepError, load_sweep
 
     try:
-        if precision_problem(precision):
-            raise ValueError(precision_problem(precision))
+        if (problem := precision_problem(precision)) is not None:
+            raise ValueError(problem)
         if precision is not None and resume:
             raise ValueError("--precision with --resume: allowed: one of them (a "
                              "--precision run replaces its sweep as n grows)")

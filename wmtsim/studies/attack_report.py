@@ -111,7 +111,8 @@ def _distributed(scenario: Scenario, jobs: list[tuple[str, float]], space: Attac
                  scheduler: str | None) -> dict[tuple[str, float], SearchResult]:
     from dataclasses import replace
 
-    from wmtsim.studies.attack import TrialLog, study_name
+    from wmtsim.studies.attack import study_name
+    from wmtsim.studies.attack_log import TrialLog
     from wmtsim.studies.sweep_run import map_tasks
 
     one = replace(settings, threads=1)  # the workers share the cores

@@ -216,7 +216,17 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
         study = optuna.create_study(directions=_directions(fit))
         study.add_trials(saved.get_trials(deepcopy=False,
                                           states=(states.COMPLETE, states.FAIL)))
-        return _search(fit, saved, study, trials, batch, seed, progress, t0)
+        resumed_from = len(study.trials)
+        result = _search(fit, saved, study, trials, batch, seed, progress, t0)
+        # A resume equals an uninterrupted run when it starts at a generation boundary
+        # (a kill loses the generation in flight, so a killed run always resumes at one).
+        # From inside a generation (an earlier --trials not a multiple of --batch, or a
+        # journal cut inside the last generation) its remaining trials are proposed after
+        # its earlier ones finished, which NSGA-II can answer differently: a different,
+        # equally valid search, said in the manifest.
+        result.extra.update(resumed_from=resumed_from,
+                            equals_uninterrupted=resumed_from % batch == 0)
+        return result
 
 
 def _directions(fit: Fit) -> list[Any]:

@@ -51,6 +51,8 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "holdout_seeds": [seed + 10_000 + j for j in range(holdout)],
         "sampler": "optuna NSGAIISampler", "sampler_seed": seed,
         "storage": STORAGE, "trials": tuning.trials.height,
+        "resumed_from": tuning.extra.get("resumed_from", 0),
+        "equals_uninterrupted": tuning.extra.get("equals_uninterrupted", True),
         "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
         # the study's storage is moved in beside these files when the result is swapped in
         "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])},
