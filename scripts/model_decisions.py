@@ -6,9 +6,9 @@ runs on the same trajectories (common random numbers).
     python scripts/model_decisions.py --n 300 --out /tmp/md.md
 
 Each flip is one override of the shipped scenario (or, for "who acts on supersede
-events", one switch of the configurations); the table gives Full WMT's and A2's pooled
-ASR and TSR under the flip, their change from the default, and how many of Table 4's 14
-claims hold.
+events", one switch of the configurations); the table gives Linear's pooled ASR, Full
+WMT's ASR, TSR and IP, A2's ASR and TSR and A3's ASR and prompt tokens under the flip,
+their change from the default, and how many of Table 4's 14 claims hold.
 """
 
 # ruff: noqa: E501  (the rules' sources are Markdown links, kept whole on one line)
@@ -307,21 +307,31 @@ def render(n: int) -> str:
     sc = load_scenario("paper_poisoning")
     base = run(sc, n)
     lines = [HEADER.format(n=n, seed=sc.seed), ""]
-    lines.append("| rule | source | default | knob | flip | Full WMT ASR | Full WMT TSR | "
-                 "A2 ASR | A2 TSR | claims holding |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    # The columns: Linear's ASR (what the persuasion rule decides), Full WMT and A2 (the
+    # headline's contest), A3 (whose retrieval rule is here), Full WMT's IP (whose
+    # counting rule is here).
+    shown = (("linear", "asr"), ("wmt", "asr"), ("wmt", "tsr"), ("wmt", "ip"),
+             ("a2_no_controller", "asr"),
+             ("a2_no_controller", "tsr"), ("a3_no_semantic", "asr"),
+             ("a3_no_semantic", "prompt_tokens"))
+    lines.append("| rule | source | default | knob | flip | Linear ASR | Full WMT ASR | "
+                 "Full WMT TSR | Full WMT IP | A2 ASR | A2 TSR | A3 ASR | A3 prompt tokens / task | "
+                 "claims holding |")
+    lines.append("|---|---|---|---|---|" + "---|" * (len(shown) + 1))
+
+    def fmt(v: float) -> str:
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3f}"
 
     def cells(r: dict[str, Any]) -> list[str]:
         out = []
-        for p in ("wmt", "a2_no_controller"):
-            for m in ("asr", "tsr"):
-                v, b = r["cell"][(p, m)], base["cell"][(p, m)]
-                out.append(f"{v:.3f} ({v - b:+.3f})")
+        for key in shown:
+            v, b = r["cell"][key], base["cell"][key]
+            d = v - b
+            out.append(f"{fmt(v)} ({d:+,.0f})" if abs(v) >= 100 else f"{v:.3f} ({d:+.3f})")
         return out
 
     lines.append("| **defaults (the shipped scenario)** | | | | | "
-                 + " | ".join(f"{base['cell'][(p, m)]:.3f}" for p in ("wmt", "a2_no_controller")
-                              for m in ("asr", "tsr"))
+                 + " | ".join(fmt(base["cell"][key]) for key in shown)
                  + f" | {base['holds']}/{base['of']} |")
     for rule in RULES:
         r = run(_override(sc, rule.overrides), n, rule.all_supersede)
