@@ -5,7 +5,7 @@
 
 The set: every shipped scenario × every registered policy at a small n (the per-trajectory
 counters and metrics, a few recorded steps, the final forest arrays), a small sweep
-folder's points, and trace replays (the paper's A.4 trace and random traces, whose events
+folder's points, `compare`'s intervals, paired differences and claim checks, and trace replays (the paper's A.4 trace and random traces, whose events
 are stored in DIR so that the comparison does not depend on the test suite's layout).
 Equality is exact: same dtype, same shape, same bits (NaN equal to NaN).
 """
@@ -80,6 +80,15 @@ def collect(folder: Path) -> dict[str, np.ndarray]:
         out.update(_frame_arrays("sweep/design", res.design.drop("key")))
         out.update(_frame_arrays("sweep/points",
                                  res.points.drop("key").sort(["row", "policy"])))
+
+    # The statistics on top: compare's intervals, paired differences and claim checks.
+    from wmtsim.studies.report import compare
+    comp = compare(load_scenario("paper_poisoning"), n=200, seed=SEED, threads=1,
+                   n_resamples=400)
+    out.update(_frame_arrays("compare/summary", comp.summary))
+    out.update(_frame_arrays("compare/paired", comp.paired))
+    out["compare/checks"] = np.array([json.dumps(c, sort_keys=True, default=str)
+                                      for c in comp.checks])
 
     root = Path(__file__).resolve().parent.parent
     traces = {"paper_a4": root / "scenarios" / "traces" / "paper_a4.jsonl"}
