@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +134,80 @@ def test_a_costly_block_names_a_command_of_the_registry(name: str) -> None:
     owner = next(g for g in docs.GENERATORS if ("README.md", name) in g.blocks)
     command = COMMAND.search(blocks()[name]).group(1)  # type: ignore[union-attr]
     assert command.split()[:2] == ["python", owner.argv[0]], (command, owner.argv)
+
+
+def _paragraph(start: str, end: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    first = text.index(start)
+    return " ".join(text[first:text.index(end, first)].split())
+
+
+def _cli(*argv: str, cwd: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli", *argv], cwd=cwd,
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    return " ".join(done.stdout.split())
+
+
+@pytest.mark.xdist_group("readme-sweep")
+def test_the_sweep_paragraph_is_what_its_commands_print(tmp_path: Path) -> None:
+    """README "From sweep to design": the sweep and both `analyze` runs, as written."""
+    said = _paragraph("A sweep should answer a question.", "`wmtsim screen SCENARIO`")
+    assert "`wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m`" in said
+    shutil.copytree(REPO / "sweeps", tmp_path / "sweeps")
+    _cli("sweep", "sweeps/rho_m_grid.toml", "--out", "results/rho_m", "--no-progress",
+         cwd=tmp_path)
+    accuracy = _cli("analyze", "results/rho_m", "--metric", "accuracy", cwd=tmp_path)
+    found = re.search(r"ACCURACY of wmt differs significantly across the grid \((\S+) to "
+                      r"(\S+) over 48 settings.*?p = (\S+), corrected.*?best setting "
+                      r"rho=(\S+), M=(\d+): (\S+)\.", accuracy)
+    assert found, accuracy
+    low, high, p, rho, m, best = found.groups()
+    assert f"p = {p})" in said
+    assert f"accuracy spans {low} to {high} over the 48 settings" in said
+    assert f"the best at ρ = {rho}, M = {m} ({best})" in said
+    means = pl.read_parquet(tmp_path / "results/rho_m/analysis/point_means.parquet")
+    paper = means.filter((pl.col("rho") == 0.9) & (pl.col("M") == 3))["accuracy"].item()
+    assert f"the paper's ρ = 0.9, M = 3 giving {paper:.3f}" in said
+    tsr = _cli("analyze", "results/rho_m", cwd=tmp_path)
+    flat = re.search(r"TSR of wmt: no significant difference across the grid .*?p = (\S+),",
+                     tsr)
+    assert flat, tsr
+    assert f"finds it flat (p = {flat.group(1)}: no best setting is named)" in said
+
+
+def test_the_attribution_paragraph_is_what_its_command_writes(tmp_path: Path) -> None:
+    """README "What carries Full WMT's edge over A2": the command it names, as written."""
+    said = _paragraph("**What carries Full WMT's edge over A2**", "These are findings")
+    command = ("wmtsim attribute paper_poisoning --from a2_no_controller --to wmt "
+               "--n 2000")
+    assert f"`{command}`" in said
+    _run(command, tmp_path / "why")
+    table = pl.read_parquet(tmp_path / "why" / "attribution.parquet")
+
+    def share(metric: str, mechanism: str, digits: int) -> str:
+        row = table.filter((pl.col("metric") == metric) & (pl.col("mechanism") == mechanism))
+        return f"{abs(row['contribution'].item()):.{digits}f}"
+
+    assert (f"supersession lowers ASR by {share('asr', 'supersession', 2)} and raises TSR "
+            f"by {share('tsr', 'supersession', 3)}") in said
+    assert (f"folding into summaries lowers ASR by a further "
+            f"{share('asr', 'fold / summary', 2)}, raises TSR by "
+            f"{share('tsr', 'fold / summary', 3)}") in said
+
+
+def test_the_paper_reading_is_what_its_script_prints() -> None:
+    """README "What the paper's own rows imply": `python scripts/paper_reading.py`."""
+    said = _paragraph("**What the paper's own rows imply.**", "a fitted knob.")
+    assert "`python scripts/paper_reading.py`" in said
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "paper_reading.py")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    clean = re.search(r"P\(success \| no compromise\) = \*\*([\d.]+)\*\*", done.stdout)
+    hit = re.search(r"P\(success \| compromised\) = \*\*([\d.]+)\*\*", done.stdout)
+    within = re.search(r"All five rows lie within ([\d.]+) of the reading", done.stdout)
+    assert clean and hit and within, done.stdout
+    assert f"P(success | no compromise) ≈ {float(clean.group(1)):.2f}" in said
+    assert f"P(success | compromised) ≈ {float(hit.group(1)):.2f}" in said
+    bound = re.search(r"within ([\d.]+) on every row", said)
+    assert bound and float(within.group(1)) <= float(bound.group(1))
