@@ -5,11 +5,14 @@ claim is (`wmtsim.studies.inference`).
     python scripts/calibrate_table4.py fit --family paper   # fit all five rows
     python scripts/calibrate_table4.py held-out --family v1 # fit on four, predict the fifth
     python scripts/calibrate_table4.py robustness           # claims over plausible worlds
-    python scripts/calibrate_table4.py docs                 # docs/calibration.md, README
+    python scripts/calibrate_table4.py docs --dir DIR       # rewrites docs/calibration.md, README
 
-Each stage writes ``docs/calibration/<stage>-<family>.json`` (small, shipped: the docs
-stage and the README's calibration blocks rest on them), so a stage can be rerun alone.
-``ship`` writes the default family's fitted values into the shipped paper_poisoning.toml.
+Each stage reads and writes ``<stage>-<family>.json`` in ``--dir`` (default
+``results/calibration``, a folder of your own), so a stage can be rerun alone. The shipped
+numbers rest on ``docs/calibration/*.json`` (small, in the repository); ``make docs`` runs
+``docs --dir docs/calibration``. Two stages rewrite repository files, and say so: ``docs``
+(docs/calibration.md and the README's calibration blocks) and ``ship`` (the default
+family's fitted values into the shipped paper_poisoning.toml).
 Budgets are options (``--replicates``, ``--maxiter``,
 ``--popsize``); the values used for the shipped numbers are recorded in the JSON and in
 the docs. Every family is fitted with the same budget from the same start: a Latin
@@ -43,7 +46,8 @@ from wmtsim.studies.report import paper_table4
 from wmtsim.studies.scenario import load_scenario, update_toml_text
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "calibration"
+SHIPPED = ROOT / "docs" / "calibration"  # what the docs and the README rest on
+OUT = Path("results") / "calibration"  # set by --dir
 SCENARIO = ROOT / "wmtsim" / "data" / "scenarios" / "paper_poisoning.toml"
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -240,6 +244,10 @@ def stage_docs(args: argparse.Namespace) -> None:
     from calibration_doc import write_docs  # the Markdown renderings of the stages
 
     fits = {f: _load(f"fit-{f}") for f in FAMILIES if (OUT / f"fit-{f}.json").is_file()}
+    if not fits:
+        raise SystemExit(f"{OUT}: no fit-<family>.json to write the docs from (run the fit "
+                         f"stage with --dir {OUT}, or use the shipped --dir "
+                         f"{SHIPPED.relative_to(ROOT)})")
     held = {f: _held_out(f) for f in fits}
     write_docs(ROOT, fits, held, _maybe("robustness"), _maybe("audit"))
 
@@ -249,6 +257,7 @@ def _maybe(name: str) -> Any:
 
 
 def main() -> None:
+    global OUT
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stage", choices=("fit", "noise", "ship", "held-out", "robustness",
@@ -266,7 +275,11 @@ def main() -> None:
     ap.add_argument("--objective", default="nll", choices=("nll", "z2"))
     ap.add_argument("--row", action="append", choices=TABLE4_POLICIES,
                     help="held-out: only this row (repeatable; default all five)")
+    ap.add_argument("--dir", type=Path, default=OUT,
+                    help=f"folder of the stages' JSON (default {OUT}; the shipped ones: "
+                         f"{SHIPPED.relative_to(ROOT)})")
     args = ap.parse_args()
+    OUT = args.dir
     stages = {"fit": stage_fit, "noise": stage_noise, "ship": stage_ship,
               "held-out": stage_held_out, "robustness": stage_robustness, "docs": stage_docs}
     stages[args.stage](args)

@@ -62,7 +62,8 @@ GENERATORS: tuple[Generator, ...] = (
     # The docs stage renders docs/calibration/*.json (shipped), which the fit, held-out,
     # noise and robustness stages of the same script write (docs/calibration.md says
     # how); the family comparison reads the audit's JSON too.
-    Generator("calibration", ("scripts/calibrate_table4.py", "docs"), blocks=(
+    Generator("calibration", ("scripts/calibrate_table4.py", "docs", "--dir",
+                              "docs/calibration"), blocks=(
         *(("docs/calibration.md", b) for b in ("table4-predictive", "held-out",
                                                "robustness", "family-comparison")),
         ("README.md", "calibration-summary"), ("README.md", "claims-robustness"))),

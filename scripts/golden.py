@@ -5,8 +5,9 @@
 
 The set: every shipped scenario × every registered policy at a small n (the per-trajectory
 counters and metrics, a few recorded steps, the final forest arrays), a small sweep
-folder's points, `compare`'s intervals, paired differences and claim checks, and trace replays (the paper's A.4 trace and random traces, whose events
-are stored in DIR so that the comparison does not depend on the test suite's layout).
+folder's points, `compare`'s intervals, paired differences and claim checks, and trace
+replays (the paper's A.4 trace and random traces, whose events are stored in DIR so that
+the comparison does not depend on the test suite's layout).
 Equality is exact: same dtype, same shape, same bits (NaN equal to NaN).
 """
 
