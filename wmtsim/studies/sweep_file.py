@@ -236,7 +236,7 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
-    from wmtsim.studies.scenario import parse_toml, read_capped
+    from wmtsim.studies.toml_files import parse_toml, read_capped
 
     p = Path(path)
     raw = read_capped(p, lambda msg: SweepError(f"{p}: {msg}"))
