@@ -237,8 +237,8 @@ def attack(
 
 def _reach(scheduler: str) -> None:
     """Connect to ``--scheduler`` once, before any output (exit 2 after the timeout)."""
-    from wmtsim.studies.sweep_file import SweepError
     from wmtsim.studies.sweep_run import reach_scheduler
+    from wmtsim.studies.sweep_spec import SweepError
 
     try:
         reach_scheduler(scheduler)
