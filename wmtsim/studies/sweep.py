@@ -3,8 +3,7 @@
 This module is the one public import path of the sweep machinery (docs/architecture.md):
 it defines nothing and gathers the public names of `sweep_spec` (the validated `Sweep`),
 `sweep_file` (reading a sweep file), `sweep_design` (design rows, points, the plan) and
-`sweep_run` (running the points). Users import from here; the package's own modules
-import each name from the module that defines it.
+`sweep_run` (running the points).
 
 A sweep file (TOML) names a base scenario, the policies, the parameters to vary and a
 design. `load_sweep` validates it as strictly as a scenario (unknown keys are errors, the
