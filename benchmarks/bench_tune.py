@@ -31,8 +31,8 @@ def main() -> None:
     from wmtsim.studies.knob_ranges import WMT_RANGES
     from wmtsim.studies.scenario import load_scenario
     from wmtsim.studies.sweep import run_sweep
-    from wmtsim.studies.sweep_design import Plan, plan
-    from wmtsim.studies.sweep_file import DesignRow, ParameterSpec, Sweep
+    from wmtsim.studies.sweep_design import DesignRow, Plan, plan
+    from wmtsim.studies.sweep_spec import ParameterSpec, Sweep
     from wmtsim.studies.tune import Fit, parse_objective, setting_of, tune
 
     sc = load_scenario(args.scenario)
@@ -45,9 +45,11 @@ def main() -> None:
         tune_s = time.perf_counter() - t0
         rows = [fit.resolve(setting_of(r, fit), sc) for r in tuning.trials.iter_rows(named=True)]
         keys = [r.key for r in WMT_RANGES]
-        sweep = Sweep("bench_tune", "", None, (sc,), ("wmt",),
-                      tuple(ParameterSpec(k, values=(0,)) for k in keys), "random",
-                      len(rows), args.n, 0, 1)
+        sweep = Sweep(name="bench_tune", description="", path=None, scenarios=(sc,),
+                      policies=("wmt",),
+                      parameters=tuple(ParameterSpec(k, values=(0,)) for k in keys),
+                      kind="random", points=len(rows), trajectories=args.n, seed=0,
+                      replicates=1)
         import wmtsim.studies.sweep_design as design
 
         original = design.design_rows

@@ -43,7 +43,8 @@ from wmtsim.studies.inference import (
     robustness,
 )
 from wmtsim.studies.report import paper_table4
-from wmtsim.studies.scenario import load_scenario, update_toml_text
+from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.toml_files import update_toml_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "docs" / "calibration"  # what the docs and the README rest on

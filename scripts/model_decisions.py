@@ -25,7 +25,8 @@ import polars as pl
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.report import _paper_cells, paired_vs, summarise, table4_checks
+from wmtsim.studies.paper_checks import table4_checks
+from wmtsim.studies.report import _paper_cells, paired_vs, summarise
 from wmtsim.studies.scenario import Scenario, load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

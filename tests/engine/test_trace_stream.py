@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wmtsim.engine import trace
-from wmtsim.engine.trace import _fast_valid, _validator, run, stream
+from wmtsim.engine.trace import run, stream
+from wmtsim.engine.trace_events import _fast_valid, _schema, _validator
+from wmtsim.engine.trace_replay import _Replayer
 
 TRACES = sorted((REPO / "scenarios" / "traces").glob("*.jsonl"))
 
@@ -31,7 +33,7 @@ FIELDS = ["op", "id", "parent", "tokens", "poisoned", "result", "selected", "can
 def events(draw: st.DrawFn) -> dict[str, Any]:
     """Lines near the schema's edge: a real op, then fields of any name and value."""
     ev: dict[str, Any] = {"op": draw(st.sampled_from(
-        [*trace._schema()["properties"]["op"]["enum"], "nope", 3]))}
+        [*_schema()["properties"]["op"]["enum"], "nope", 3]))}
     for name in draw(st.lists(st.sampled_from(FIELDS[1:]), max_size=5, unique=True)):
         ev[name] = draw(json_value | st.sampled_from(["x", ["a", "b"], ["a", "a"], 0, 1.0]))
     return ev
@@ -73,17 +75,17 @@ def test_stream_keeps_no_frame_without_out(tmp_path: Path) -> None:
              '{"op": "activate", "id": "t"}', '{"op": "action", "id": "a", "parent": "t"}']
     lines += ['{"op": "select", "selected": ["a"]}'] * 2000
     steps: list[int] = []
-    original = trace._Replayer.frame
+    original = _Replayer.frame
 
     def counting(self: Any, s: Any) -> pl.DataFrame:
         steps.append(len(s))
         return original(self, s)
 
-    trace._Replayer.frame = counting  # type: ignore[method-assign]
+    _Replayer.frame = counting  # type: ignore[method-assign]
     try:
         res = stream(lines)
     finally:
-        trace._Replayer.frame = original  # type: ignore[method-assign]
+        _Replayer.frame = original  # type: ignore[method-assign]
     assert res.steps == 2000 and res.rows == 2000 * 3
     assert steps == [1]  # only the last step was ever turned into rows
 

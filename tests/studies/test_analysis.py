@@ -62,7 +62,9 @@ def ishigami(x: np.ndarray, a: float = 7.0, b: float = 0.1) -> np.ndarray:
 
 def test_sobol_indices_of_ishigami_from_a_sobol_design() -> None:
     specs = tuple(ParameterSpec(f"x{i}", low=-math.pi, high=math.pi) for i in (1, 2, 3))
-    sweep = Sweep("ishigami", "", None, (), ("wmt",), specs, "sobol", 4096, 1, 0, 1)
+    sweep = Sweep(name="ishigami", description="", path=None, scenarios=(), policies=("wmt",),
+                  parameters=specs, kind="sobol", points=4096, trajectories=1, seed=0,
+                  replicates=1)
     rows = list(design_rows(sweep))
     assert len(rows) == 4096 * 5
     x = np.array([[r.values[s.key] for s in specs] for r in rows])

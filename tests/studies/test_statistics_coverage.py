@@ -127,14 +127,16 @@ def test_sweep_sobol_design_with_scramblings_covers_ishigami() -> None:
     import polars as pl
 
     from wmtsim.studies.analysis import sobol_table
-    from wmtsim.studies.sweep_file import ParameterSpec, Sweep, design_rows
+    from wmtsim.studies.sweep_design import design_rows
+    from wmtsim.studies.sweep_spec import ParameterSpec, Sweep
 
     s1, st = ishigami_indices()
     specs = tuple(ParameterSpec(f"x{i}", low=0.0, high=1.0) for i in (1, 2, 3))
     hits = []
     for seed in range(6):
-        sweep = Sweep("ishigami", "", None, (), ("wmt",), specs, "sobol", 128, 1, seed, 1,
-                      scramblings=8)
+        sweep = Sweep(name="ishigami", description="", path=None, scenarios=(),
+                      policies=("wmt",), parameters=specs, kind="sobol", points=128,
+                      trajectories=1, seed=seed, replicates=1, scramblings=8)
         rows = list(design_rows(sweep))
         assert len(rows) == sweep.rows == 8 * 128 * 5
         assert len({r.index for r in rows}) == len(rows)
@@ -152,7 +154,9 @@ def test_sweep_sobol_design_with_scramblings_covers_ishigami() -> None:
     assert np.mean(hits) >= 0.8
     # scrambling 0 is the design every sobol sweep had before scramblings existed, so
     # adding scramblings extends a sweep's stored points rather than replacing them
-    one = Sweep("ishigami", "", None, (), ("wmt",), specs, "sobol", 128, 1, 5, 1)
+    one = Sweep(name="ishigami", description="", path=None, scenarios=(), policies=("wmt",),
+                parameters=specs, kind="sobol", points=128, trajectories=1, seed=5,
+                replicates=1)
     many = list(design_rows(sweep))  # seed 5, 8 scramblings
     assert [r.values for r in design_rows(one)] == [r.values for r in many[:one.rows]]
     assert [r.values for r in many[:one.rows]] != [r.values for r in many[one.rows:

@@ -13,7 +13,7 @@ from wmtsim.core.inference import TIE, VERDICTS
 from wmtsim.core.metrics import BETTER
 from wmtsim.studies.knob_ranges import ranges_for
 from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.sweep_file import METRIC_NAMES
+from wmtsim.studies.sweep_spec import METRIC_NAMES
 from wmtsim.studies.tune import (
     Fit,
     TuneError,

@@ -13,14 +13,7 @@ import numpy as np
 from numba import uint64
 
 from wmtsim.core import draws
-from wmtsim.core.draws import (  # noqa: F401 (re-exported: the registry lives there)
-    _C1,
-    _C2,
-    _GOLDEN,
-    _INV_2_53,
-    _MASK,
-    uniform_py,
-)
+from wmtsim.core.draws import _C1, _C2, _GOLDEN, _INV_2_53, _MASK
 from wmtsim.core.jit import jit
 
 # The purposes and the world's step as typed values, for the kernels to import from here

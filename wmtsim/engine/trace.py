@@ -10,7 +10,10 @@ batched engine uses: `scoring._event_score` (Eq. 2), `lifecycle._mark_active_pat
 
 Public API: `replay` (a polars frame, one row per select step and node), `check` (the first
 failed ``expect`` line, or None), `run` (both, plus counts), `write_frame` (atomic Parquet or
-CSV output) and `TraceError` (a bad trace, ``str`` is ``"line N: ..."``).
+CSV output) and `TraceError` (a bad trace, ``str`` is ``"line N: ..."``). This module is
+the trace's one public import path (`__all__`): it also gathers `TraceError` and
+`read_events` (defined in `trace_events`: reading and validation) and `REPLAY_COLUMNS` and
+`Divergence` (defined in `trace_replay`: the tree).
 
 Heavy imports (numba kernels, polars, jsonschema) happen on first use so that
 ``import wmtsim`` stays cheap.
@@ -27,41 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from wmtsim.core.output import atomic_write, atomic_write_parquet, commit, temp_path
 from wmtsim.core.params import Params
-from wmtsim.engine.trace_events import (  # noqa: F401 (the old module's names)
-    _ERROR_RANK,
-    _JSON_TYPES,
-    _SCHEMA_FILE,
-    _TYPE_WORDS,
-    TraceError,
-    _bad_unicode,
-    _Check,
-    _compile,
-    _fast_checks,
-    _fast_valid,
-    _field_name,
-    _finite_float,
-    _friendly,
-    _is_int,
-    _json_type,
-    _lines,
-    _no_duplicate_keys,
-    _op_fields,
-    _parse,
-    _reject_constant,
-    _resolve,
-    _schema,
-    _validate,
-    _validator,
-    read_events,
-)
-from wmtsim.engine.trace_replay import (  # noqa: F401 (the old module's names)
-    DEFAULT_TOL,
-    REPLAY_COLUMNS,
-    Divergence,
-    _FlatTree,
-    _Replayer,
-    _Step,
-)
+from wmtsim.engine.trace_events import TraceError, read_events
+from wmtsim.engine.trace_replay import REPLAY_COLUMNS, Divergence, _Replayer, _Step
 
 if TYPE_CHECKING:
     import polars as pl

@@ -446,7 +446,7 @@ def analyze(
                       + f" to {folder}/", markup=False, highlight=False)
 
 
-# Commands in their own modules: cli_scenarios (run, calibrate, schema), cli_compare
+# Commands in their own modules: cli_scenarios (run, calibrate), cli_schema, cli_compare
 # (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
 # attribution, the claims map), cli_design (screen, tune), cli_conformance (expect,
 # conformance), cli_attack (attack: the worst-case poisoning search), cli_dynamics
@@ -457,9 +457,11 @@ from wmtsim.interfaces.cli_design import register as _register_design_commands  
 from wmtsim.interfaces.cli_dynamics import register as _register_dynamics  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import _watching  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
+from wmtsim.interfaces.cli_schema import register as _register_schema  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)
+_register_schema(app)
 _register_compare(app)
 _register_why_commands(app)
 _register_design_commands(app)

@@ -11,7 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from wmtsim.interfaces.cli_common import SchedulerOpt, WorkersOpt
+from wmtsim.interfaces.cli_common import (
+    SchedulerOpt,
+    WorkersOpt,
+    _fail,
+    _out_folder,
+    _writing,
+)
 from wmtsim.interfaces.cli_scenarios import (
     OutOpt,
     ScenarioArg,
@@ -19,7 +25,6 @@ from wmtsim.interfaces.cli_scenarios import (
     SetOpt,
     _check_policies,
     _check_threads,
-    _cli,
     _compile_first,
     _load,
     _progress,
@@ -178,7 +183,7 @@ def attack(
             scripted = scripted_attack(s.world).budget if s.world.poison else 1.0
             budgets = [round(scripted, 9)]
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     policies = tuple(dict.fromkeys(policy or s.policies))
     if scheduler is not None:
         _reach(scheduler)
@@ -188,12 +193,12 @@ def attack(
                               holdout_seed=search_seed + 1 if holdout_seed is None
                               else holdout_seed, threads=threads)
     if settings.holdout_seed == settings.search_seed:
-        raise _cli()._fail(f"--holdout-seed {settings.holdout_seed}: allowed: a seed other "
-                           "than the search seed (held-out trajectories are other tasks)")
+        raise _fail(f"--holdout-seed {settings.holdout_seed}: allowed: a seed other "
+                    "than the search seed (held-out trajectories are other tasks)")
     if settings.holdout_seed > 2**63 - 1:
-        raise _cli()._fail("--seed 2^63 - 1 needs --holdout-seed (seed + 1 is too large)")
+        raise _fail("--seed 2^63 - 1 needs --holdout-seed (seed + 1 is too large)")
     keep = (LOG,)
-    out_dir = _cli()._out_folder(out, s.name, COMMAND, keep=keep, kept=_is_log)
+    out_dir = _out_folder(out, s.name, COMMAND, keep=keep, kept=_is_log)
     recover_kept(out_dir, keep)
     # --restart: the old result, its log included, stays whole until the new one is swapped
     # in; the new search logs to a hidden sibling (deleted by the next write if killed)
@@ -207,7 +212,7 @@ def attack(
         study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
                         scheduler)
         _say(report_markdown(study))
-        with _cli()._writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
+        with _writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
             if fresh is not None and log_dir.exists():
                 os.rename(log_dir, work / LOG)
             written = write_study(study, work, charts=charts)
@@ -232,13 +237,13 @@ def attack(
 
 def _reach(scheduler: str) -> None:
     """Connect to ``--scheduler`` once, before any output (exit 2 after the timeout)."""
-    from wmtsim.studies.sweep_file import SweepError
     from wmtsim.studies.sweep_run import reach_scheduler
+    from wmtsim.studies.sweep_spec import SweepError
 
     try:
         reach_scheduler(scheduler)
     except SweepError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
 
 
 def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: Any,
@@ -256,14 +261,14 @@ def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: 
                                 progress=lambda what: bar.advance(task), workers=workers,
                                 scheduler=scheduler)
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     except Exception as e:
         from wmtsim.core.output import write_failure
 
         failure = write_failure(log_dir / "trials.jsonl", e)
         if failure is None:
             raise
-        raise _cli()._fail(str(failure)) from None
+        raise _fail(str(failure)) from None
 
 
 def _is_log(folder: Path) -> bool:

@@ -16,6 +16,10 @@ from wmtsim.interfaces.cli_common import (
     NMaxOpt,
     PrecisionOpt,
     ProgressOpt,
+    _fail,
+    _out_folder,
+    _print_table,
+    _writing,
     precision_problem,
 )
 from wmtsim.interfaces.cli_scenarios import (
@@ -27,7 +31,6 @@ from wmtsim.interfaces.cli_scenarios import (
     SetOpt,
     _check_policies,
     _check_threads,
-    _cli,
     _compile_first,
     _load,
     _progress,
@@ -95,17 +98,17 @@ def compare(
     from wmtsim.studies.report import comparison_tables, write_comparison
 
     if correction not in CORRECTIONS:
-        raise _cli()._fail(f"--correction {correction!r} is unknown; allowed: "
-                           f"{', '.join(CORRECTIONS)}")
+        raise _fail(f"--correction {correction!r} is unknown; allowed: "
+                    f"{', '.join(CORRECTIONS)}")
     if (problem := precision_problem(precision)) is not None:
-        raise _cli()._fail(problem)
+        raise _fail(problem)
     mode = "--budget" if budget is not None else "--parity" if parity else None
     if budget is not None and parity:
-        raise _cli()._fail("--budget with --parity: allowed: one of them (each writes a "
-                           "result of its own)")
+        raise _fail("--budget with --parity: allowed: one of them (each writes a "
+                    "result of its own)")
     if mode and (precision is not None or strict):  # not silently ignored
-        raise _cli()._fail(f"{'--precision' if precision is not None else '--strict'} with "
-                           f"{mode}: allowed: only for the plain comparison")
+        raise _fail(f"{'--precision' if precision is not None else '--strict'} with "
+                    f"{mode}: allowed: only for the plain comparison")
     _check_policies(policy)
     _check_threads(threads)
     s = _load(scenario, set_)
@@ -117,7 +120,7 @@ def compare(
     if parity:
         _parity(s, policy, n, seed, threads, out, progress, csv)
         return
-    out_dir = _cli()._out_folder(out, s.name, "compare")
+    out_dir = _out_folder(out, s.name, "compare")
     _compile_first(s.policies, progress)
     history: list[tuple[int, float]] = []
     if precision is None:
@@ -132,13 +135,13 @@ def compare(
             comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
                                                  threads=threads, correction=correction)
     for t in comparison_tables(comp):
-        _cli()._print_table(t, full=str(out_dir / "report.txt"))
+        _print_table(t, full=str(out_dir / "report.txt"))
     fields = {}
     if history and precision is not None:
         from wmtsim.studies.precision import precision_record
 
         fields["precision"] = precision_record(comp, history, precision, n_max)
-    with _cli()._writing(out_dir, "compare", csv=csv) as work:
+    with _writing(out_dir, "compare", csv=csv) as work:
         written = write_comparison(comp, work, fields)
     if history and precision is not None:
         from wmtsim.studies.precision import precision_text
@@ -184,8 +187,8 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
     try:
         budgets = parse_budgets(budget)
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    out_dir = _cli()._out_folder(out, s.name, BUDGET_COMMAND)
+        raise _fail(str(e)) from None
+    out_dir = _out_folder(out, s.name, BUDGET_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
     _compile_first(pols, progress)  # the field's kernels too, with their notice
     with _progress(progress) as bar:
@@ -193,11 +196,11 @@ def _budget_curves(s: Scenario, budget: str, policy: list[str] | None, n: int | 
         frame = budget_curves(s, budgets, pols, n, seed, threads,
                               progress=lambda b: bar.advance(task))
     for table in curves_tables(frame):
-        _cli()._print_table(table, full=str(out_dir / "curves.md"))
+        _print_table(table, full=str(out_dir / "curves.md"))
     note = flat_note(frame)
     if note:
         _say(note)
-    with _cli()._writing(out_dir, BUDGET_COMMAND, csv=csv) as work:
+    with _writing(out_dir, BUDGET_COMMAND, csv=csv) as work:
         written = write_curves(frame, work, title=f"{s.name}: TSR vs prompt tokens over B")
         written.append(write_manifest(work, BUDGET_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "budgets": list(budgets),
@@ -264,13 +267,13 @@ def _parity(s: Scenario, policy: list[str] | None, n: int | None, seed: int | No
     from wmtsim.studies.field_parity import parity_markdown, parity_table, write_parity
     from wmtsim.studies.provenance import provenance
 
-    out_dir = _cli()._out_folder(out, s.name, PARITY_COMMAND)
+    out_dir = _out_folder(out, s.name, PARITY_COMMAND)
     pols = tuple(dict.fromkeys(policy)) if policy else tuple(POLICIES)
     _compile_first(pols, progress)
     with _progress(progress):
         frame = parity_table(s, pols, n, seed, threads)
     _say(parity_markdown(frame))
-    with _cli()._writing(out_dir, PARITY_COMMAND, csv=csv) as work:
+    with _writing(out_dir, PARITY_COMMAND, csv=csv) as work:
         written = write_parity(frame, work)
         written.append(write_manifest(work, PARITY_COMMAND, {
             "scenario": s.to_dict(), "source": s.source, "policies": list(pols),

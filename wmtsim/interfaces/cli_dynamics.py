@@ -11,6 +11,10 @@ from typing import Annotated
 
 import typer
 
+from wmtsim.interfaces.cli_common import (
+    _out_folder,
+    _writing,
+)
 from wmtsim.interfaces.cli_scenarios import (
     NOpt,
     OutOpt,
@@ -19,7 +23,6 @@ from wmtsim.interfaces.cli_scenarios import (
     SetOpt,
     _check_policies,
     _check_threads,
-    _cli,
     _compile_first,
     _load,
     _note,
@@ -71,7 +74,7 @@ def dynamics(
     s = _load(scenario, set_)
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
-    out_dir = _cli()._out_folder(out, s.name, COMMAND)
+    out_dir = _out_folder(out, s.name, COMMAND)
     _compile_first(s.policies)
     from wmtsim.engine.warm import ensure_compiled
 
@@ -79,7 +82,7 @@ def dynamics(
     with _watching():
         rep = population_dynamics(s, s.policies, n, seed, threads)
     _say(lifetimes_text(rep.lifetimes, rep.fates))
-    with _cli()._writing(out_dir, COMMAND) as work:
+    with _writing(out_dir, COMMAND) as work:
         written = write_dynamics(rep, work, charts=charts)
     _say(f"{len(rep.policies)} configurations × {rep.n} trajectories in {rep.seconds:.1f} s; "
          f"written to {out_dir}/: {', '.join(p.name for p in written)}")

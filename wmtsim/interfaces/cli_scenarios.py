@@ -1,4 +1,5 @@
-"""The scenario commands of the ``wmtsim`` CLI: run, compare, calibrate, schema.
+"""The scenario commands of the ``wmtsim`` CLI: run and calibrate, and the helpers the other
+command modules share (loading a scenario with ``--set``, progress, checks of options).
 
 `register` adds them to the app of `wmtsim.interfaces.cli`. Exit codes as there: 0 success,
 1 a claim or check that does not hold (``compare --strict``), 2 bad input (a scenario that does not
@@ -20,6 +21,13 @@ from wmtsim.interfaces.cli_common import (
     NMaxOpt,
     PrecisionOpt,
     ProgressOpt,
+    _fail,
+    _out_folder,
+    _print_table,
+    _terminal_width,
+    _writing,
+    err_console,
+    out_console,
     precision_problem,
 )
 
@@ -53,12 +61,6 @@ SetOpt = Annotated[list[str] | None, typer.Option(
                   "values).", show_default=False)]
 
 
-def _cli() -> Any:
-    from wmtsim.interfaces import cli_common
-
-    return cli_common
-
-
 def _load(spec: str, sets: list[str] | None = None) -> Scenario:
     """Load (and override) a scenario; any problem exits with code 2 before any output.
 
@@ -71,7 +73,7 @@ def _load(spec: str, sets: list[str] | None = None) -> Scenario:
     try:
         s = load_scenario(spec)
     except ScenarioError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     if not sets:
         return s
     overrides: dict[str, object] = {}
@@ -95,9 +97,9 @@ def _load(spec: str, sets: list[str] | None = None) -> Scenario:
         every = re.sub(r"^poison\[\d+\]", "poison[*]", e.path)  # poison[0].x set by poison[*].x
         culprit = next((w for k, w in origin.items() if k in (e.path, every)), None)
         if culprit is None or e.source.startswith("--set "):
-            raise _cli()._fail(str(e)) from None
+            raise _fail(str(e)) from None
         raised = ScenarioError(culprit, e.path, e.problem, e.allowed)
-        raise _cli()._fail(f"{raised} (applied to {e.source})") from None
+        raise _fail(f"{raised} (applied to {e.source})") from None
 
 
 def paper_table4_policies() -> tuple[str, ...]:
@@ -129,12 +131,12 @@ def _watching() -> Iterator[list[int]]:
 
 
 def _note(text: str) -> None:
-    _cli().err_console.print(text, markup=False, highlight=False)
+    err_console.print(text, markup=False, highlight=False)
 
 
 def _shown(progress: bool) -> bool:
     """Bars and spinners only on a terminal, and not with --no-progress."""
-    return progress and bool(_cli().err_console.is_terminal)
+    return progress and bool(err_console.is_terminal)
 
 
 @contextmanager
@@ -144,7 +146,7 @@ def _live(label: str, seconds: float, kernels: int | None) -> Iterator[Callable[
 
     of = f" of ~{kernels}" if kernels else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  TextColumn(f"(~{seconds:.0f} s)"), console=_cli().err_console,
+                  TextColumn(f"(~{seconds:.0f} s)"), console=err_console,
                   transient=True) as bar:
         task = bar.add_task(f"    {label}: 0{of} kernels compiled", total=None)
         yield lambda n: bar.update(task, description=f"    {label}: {n}{of} kernels compiled")
@@ -162,7 +164,7 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(),
                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                   console=_cli().err_console, transient=True, disable=not _shown(enabled))
+                   console=err_console, transient=True, disable=not _shown(enabled))
     compiling: list[TaskID] = []
 
     def first() -> None:  # said as the first compile starts, not after it
@@ -186,8 +188,8 @@ def _check_policies(policies: list[str] | None) -> None:
 
     for p in policies or []:
         if p not in POLICIES:
-            raise _cli()._fail(f"--policy {p!r} is unknown{did_you_mean(p, POLICIES)}; "
-                               f"allowed: {', '.join(POLICIES)}")
+            raise _fail(f"--policy {p!r} is unknown{did_you_mean(p, POLICIES)}; "
+                        f"allowed: {', '.join(POLICIES)}")
 
 
 def _check_threads(threads: int | None) -> None:
@@ -195,8 +197,8 @@ def _check_threads(threads: int | None) -> None:
 
     most = int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba's own limit
     if threads is not None and not 1 <= threads <= most:
-        raise _cli()._fail(f"--threads {threads}: allowed: an integer in [1, {most}] "
-                           "(this machine's numba threads)")
+        raise _fail(f"--threads {threads}: allowed: an integer in [1, {most}] "
+                    "(this machine's numba threads)")
 
 
 def run(
@@ -248,10 +250,10 @@ def run(
     _check_policies(policy)
     _check_threads(threads)
     if (problem := precision_problem(precision)) is not None:
-        raise _cli()._fail(problem)
+        raise _fail(problem)
     s = _load(scenario, set_)
     policies = tuple(dict.fromkeys(policy or s.policies))
-    out_dir = _cli()._out_folder(out, s.name, "run")
+    out_dir = _out_folder(out, s.name, "run")
     _compile_first(policies, progress)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -287,7 +289,7 @@ def run(
 
         fields["precision"] = precision_record(summary, history, precision, n_max)
         _say(precision_text(summary, history, precision, n_max))
-    with _cli()._writing(out_dir, "run", csv=csv) as work:
+    with _writing(out_dir, "run", csv=csv) as work:
         written = [atomic_write_parquet(pl.concat([r.trajectories for r in results.values()],
                                                   how="diagonal_relaxed"),
                                         work / "trajectories.parquet"),
@@ -306,10 +308,10 @@ def run(
             "files": [p.name for p in written], **fields},
             extra=provenance(first.seed, first.trajectories.height, resamples_for(ALPHA),
                              ALPHA, "none")))
-    _cli()._print_table(render_summary(
-        summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
-                                 f"seed={first.seed} — mean [95% CI]"),
-        full=str(out_dir / "summary.parquet"))
+    _print_table(render_summary(
+ summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
+                          f"seed={first.seed} — mean [95% CI]"),
+ full=str(out_dir / "summary.parquet"))
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
 
 
@@ -317,8 +319,8 @@ def _say(text: str) -> None:
     """A line of the result on stdout, wrapped to the terminal (a pipe gets it whole)."""
     from rich.console import Console
 
-    width = _cli()._terminal_width()
-    console = _cli().out_console if width is None else Console(width=width, soft_wrap=False)
+    width = _terminal_width()
+    console = out_console if width is None else Console(width=width, soft_wrap=False)
     console.print(text, markup=False, highlight=False)
 
 
@@ -377,16 +379,17 @@ def calibrate(
     from wmtsim.studies.calibrate import calibrate as run_calibrate
     from wmtsim.studies.calibrate import parse_knob, parse_weight
     from wmtsim.studies.provenance import provenance
-    from wmtsim.studies.scenario import ScenarioError, update_toml_text
+    from wmtsim.studies.scenario import ScenarioError
+    from wmtsim.studies.toml_files import update_toml_text
 
     s = _load(scenario)
     if method not in ("differential_evolution", "nelder-mead"):
-        raise _cli()._fail(f"--method {method!r}; allowed: differential_evolution, "
-                           "nelder-mead")
+        raise _fail(f"--method {method!r}; allowed: differential_evolution, "
+                    "nelder-mead")
     if out is not None and out.suffix == ".toml":
-        raise _cli()._fail(f"--out {str(out)!r}: calibrate writes a folder (calibrated.toml, "
-                           "errors.csv, manifest.json); allowed: a folder path")
-    out_dir = _cli()._out_folder(out, s.name, "calibrate")
+        raise _fail(f"--out {str(out)!r}: calibrate writes a folder (calibrated.toml, "
+                    "errors.csv, manifest.json); allowed: a folder path")
+    out_dir = _out_folder(out, s.name, "calibrate")
     try:
         knobs = [parse_knob(k) for k in knob] if knob else None
         row_weights = dict(parse_weight(text) for text in weight or [])
@@ -402,9 +405,9 @@ def calibrate(
                                 method=method, row_weights=row_weights, progress=tick,
                                 order_weight=order_weight)
     except ScenarioError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     if s.source and Path(s.source).is_file():
         text = update_toml_text(Path(s.source).read_text("utf-8"), res.fitted)
     else:
@@ -414,7 +417,7 @@ def calibrate(
     lines = ["policy,metric,paper,simulated,error,fitted"]
     lines += [f"{c['policy']},{c['metric']},{c['paper']},{c['simulated']:.6g},"
               f"{c['error']:.6g},{c['fitted']}" for c in res.cells]
-    with _cli()._writing(out_dir, "calibrate") as work:
+    with _writing(out_dir, "calibrate") as work:
         atomic_write_bytes(work / "calibrated.toml", (header + text).encode())
         atomic_write_bytes(work / "errors.csv", ("\n".join(lines) + "\n").encode())
         write_manifest(work, "calibrate", {
@@ -430,7 +433,7 @@ def calibrate(
     t.add_column("value", justify="right")
     for k, v in res.fitted.items():
         t.add_row(k, f"{v:g}")
-    _cli()._print_table(t)
+    _print_table(t)
     et = Table(title="Per-cell error (simulated − paper); * = fitted", title_justify="left")
     et.add_column("metric")
     pols = list(dict.fromkeys(c["policy"] for c in res.cells))
@@ -442,59 +445,13 @@ def calibrate(
             c = next(x for x in res.cells if x["policy"] == p and x["metric"] == m)
             row.append(f"{c['simulated']:.3f} ({c['error']:+.3f}){'*' if c['fitted'] else ''}")
         et.add_row(*row)
-    _cli()._print_table(et, full=str(err_path))
+    _print_table(et, full=str(err_path))
     _say(f"{res.evaluations} evaluations in {res.seconds:.0f} s; wrote {out_path} and "
          f"{err_path}")
 
 
-def schema(
-    which: Annotated[str, typer.Argument(help="Which schema: scenario.")] = "scenario",
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Write here (default: the shipped "
-                            "wmtsim/schemas/scenario.schema.json).", show_default=False)
-    ] = None,
-    stdout: Annotated[bool, typer.Option("--stdout", help="Print instead of writing.")
-                      ] = False,
-) -> None:
-    """Regenerate the scenario format's JSON Schema from the dataclasses.
-
-    [bold]Example[/bold]
-
-      [cyan]wmtsim schema scenario --stdout[/cyan]
-    """
-    from wmtsim.studies.scenario import SCHEMA_FILE, schema_text
-
-    if which != "scenario":
-        raise _cli()._fail(f"schema {which!r} is unknown; allowed: scenario")
-    text = schema_text()
-    if stdout:
-        print(text, end="")
-        return
-    from wmtsim.core.input_files import open_regular
-    from wmtsim.core.output import OutputError, atomic_write_bytes, check_out_file
-
-    def shipped(path: Path) -> bool:  # the package's own schema, regenerated in place
-        with open_regular(path) as f:
-            return b'"title": "wmtsim scenario"' in f.read(1 << 16)
-
-    # Without --out: the package's own file, under version control, without a sidecar
-    # (docs/faults.md); with --out: a one-file result with its manifest.
-    path = out or SCHEMA_FILE
-    try:
-        if out is None:
-            path = check_out_file(path, "schema", legacy=shipped, sidecar_manifest=False)
-            atomic_write_bytes(path, text.encode("utf-8"))
-        else:
-            path = check_out_file(path, "schema")
-            atomic_write_bytes(path, text.encode("utf-8"),
-                               _cli().file_manifest("schema", {"schema": which}))
-    except OutputError as e:
-        raise _cli()._fail(str(e)) from None
-    _say(f"wrote {path}")
-
-
 def register(app: typer.Typer) -> None:
-    """Add run, calibrate and schema to ``app`` (compare: `wmtsim.interfaces.cli_compare`)."""
+    """Add run and calibrate to ``app`` (compare: `wmtsim.interfaces.cli_compare`; schema:
+    `wmtsim.interfaces.cli_schema`)."""
     app.command()(run)
     app.command()(calibrate)
-    app.command()(schema)

@@ -20,6 +20,10 @@ from wmtsim.interfaces.cli_common import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    _fail,
+    _out_folder,
+    _print_table,
+    _writing,
     precision_problem,
 )
 from wmtsim.interfaces.cli_scenarios import (
@@ -29,7 +33,6 @@ from wmtsim.interfaces.cli_scenarios import (
     SeedOpt,
     SetOpt,
     _check_threads,
-    _cli,
     _load,
     _say,
 )
@@ -88,7 +91,7 @@ def attribute(
 
     _check_threads(threads)
     s = _load(scenario, set_)
-    out_dir = None if out is None else _cli()._out_folder(out, s.name, "attribute")
+    out_dir = None if out is None else _out_folder(out, s.name, "attribute")
     from wmtsim.core.policies import POLICIES
     from wmtsim.interfaces.cli_scenarios import _compile_first, _progress
 
@@ -101,15 +104,15 @@ def attribute(
                                 progress=lambda done, total: bar.update(
                                     task, completed=done, total=total))
     except ValueError as e:
-        raise _cli()._fail(str(e)) from None
-    _cli()._print_table(render_table(att))
+        raise _fail(str(e)) from None
+    _print_table(render_table(att))
     moved = att.coalitions.filter(att.coalitions["moved_by_rule"] != "")
     _say(f"{att.coalitions.height} coalitions, {att.runs} distinct configurations run in "
          f"{att.seconds:.1f} s; {moved.height} coalitions mapped by the dependency rule"
          + (f" ({', '.join(sorted(set(','.join(moved['moved_by_rule']).split(','))))})"
             if moved.height else ""))
     if out_dir is not None:
-        with _cli()._writing(out_dir, "attribute", csv=csv) as work:
+        with _writing(out_dir, "attribute", csv=csv) as work:
             written = write_attribution(att, work, charts=charts)
         _say(f"written to {out}/: {', '.join(p.name for p in written)}")
 
@@ -199,7 +202,7 @@ def claims(
             s = _load(scenario, set_)
             spec = grid_sweep(s, [parse_vary(v) for v in vary], levels, n, seed,
                               table4_claims())
-        out_dir = _cli()._out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
+        out_dir = _out_folder(out, spec.scenarios[0].name, "claims", keep=KEEP)
         recover_kept(out_dir, KEEP)
         from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
 
@@ -217,13 +220,13 @@ def claims(
                 cm, history = claims_to_precision(spec, out_dir, precision, n_max,
                                                   **options)
     except (SweepError, ValueError) as e:
-        raise _cli()._fail(str(e)) from None
+        raise _fail(str(e)) from None
     from wmtsim.studies.claims import CRN_NOTE, render_flatness
 
-    _cli()._print_table(render_summary(cm))
+    _print_table(render_summary(cm))
     flat_table = render_flatness(cm)
     if flat_table is not None:
-        _cli()._print_table(flat_table)
+        _print_table(flat_table)
     _say(CRN_NOTE)
     record = None
     if precision is not None:
@@ -235,7 +238,7 @@ def claims(
 
         _say(claims_precision_text(cm, history, precision, n_max))
         record = precision_record(claims_cells(cm.table), history, precision, n_max)
-    with _cli()._writing(out_dir, "claims", keep=KEEP, csv=csv) as work:
+    with _writing(out_dir, "claims", keep=KEEP, csv=csv) as work:
         written = write_claims(cm, work, charts=charts, precision=record)
     _say(f"family: {cm.family}; {cm.seconds:.1f} s; written to "
          f"{out_dir}/: {', '.join(p.name for p in written)}")

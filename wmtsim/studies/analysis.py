@@ -41,7 +41,7 @@ from wmtsim.core.inference import ALPHA, resamples_for
 from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
 from wmtsim.studies.sobol import replicate_interval, sobol_estimate, sobol_mean_function
-from wmtsim.studies.sweep_file import METRIC_NAMES, SweepError
+from wmtsim.studies.sweep_spec import METRIC_NAMES, SweepError
 from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
 
 if TYPE_CHECKING:

@@ -116,7 +116,7 @@ class Claim:
 
 def table4_claims() -> tuple[Claim, ...]:
     """Table 4's orderings: Full WMT best and Linear worst on ASR, PRR, BR, AF and TSR,
-    among the five Table 4 configurations (as `wmtsim.studies.report.table4_checks`)."""
+    among the five Table 4 configurations (as `wmtsim.studies.paper_checks.table4_checks`)."""
     out = []
     for m in ("asr", "prr", "br", "af", "tsr"):
         higher = METRICS[m][1] == "higher"
@@ -135,7 +135,8 @@ def evaluate(claim: Claim, values: dict[str, np.ndarray], alpha: float = ALPHA
              ) -> dict[str, Any]:
     """The claim's test on one cell (before the family's correction); ``values[policy]``
     are per-trajectory values on the same trajectories (see the module docstring)."""
-    from wmtsim.studies.verdicts import check_claim, metric_bound
+    from wmtsim.core.inference import metric_bound
+    from wmtsim.studies.verdicts import check_claim
 
     return check_claim(claim.subject, claim.others, claim.favour, values, alpha,
                        metric_bound(claim.metric), interval=True)

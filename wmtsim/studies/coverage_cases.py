@@ -185,14 +185,17 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
     import polars as pl
 
     from wmtsim.studies.analysis import sobol_table
-    from wmtsim.studies.sweep_file import ParameterSpec, Sweep, design_rows
+    from wmtsim.studies.sweep_design import design_rows
+    from wmtsim.studies.sweep_spec import ParameterSpec, Sweep
 
     rng = np.random.default_rng(seed)
     specs = tuple(ParameterSpec(f"x{i}", low=0.0, high=1.0) for i in (1, 2, 3))
     hits, inert_nonzero, shares = [], [], []
     for it in range(runs):
-        sweep = Sweep("crn", "", None, (), ("wmt",), specs, "sobol", points, n,
-                      1000 * seed + it, 1, scramblings=scramblings)
+        sweep = Sweep(name="crn", description="", path=None, scenarios=(),
+                      policies=("wmt",), parameters=specs, kind="sobol", points=points,
+                      trajectories=n, seed=1000 * seed + it, replicates=1,
+                      scramblings=scramblings)
         rows = list(design_rows(sweep))
         x = np.array([[r.values[s.key] for s in specs] for r in rows])
         values = crn_values(x, rng.normal(size=n), rng.random(n))

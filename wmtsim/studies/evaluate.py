@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wmtsim.studies.sweep_design import Point, content_hash, point_key
-from wmtsim.studies.sweep_file import METRIC_NAMES
+from wmtsim.studies.sweep_spec import METRIC_NAMES
 
 if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wmtsim.studies.sweep_file import ParameterSpec
+from wmtsim.studies.sweep_spec import ParameterSpec
 
 if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario

@@ -23,9 +23,9 @@ from wmtsim.core.formatting import num
 from wmtsim.core.inference import ALPHA, HOLDS, SIGNIFICANT, resamples_for
 from wmtsim.core.metrics import LABELS, SUMMARY_METRICS
 from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
-from wmtsim.studies.paper_checks import WITHIN, table4_checks, table123_checks
+from wmtsim.studies.paper_checks import table4_checks, table123_checks
 
-__all__ = ["WITHIN", "Comparison", "compare", "table4_checks", "table123_checks"]
+__all__ = ["Comparison", "compare"]
 
 if TYPE_CHECKING:
     import polars as pl

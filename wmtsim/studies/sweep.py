@@ -1,5 +1,10 @@
 """Sweeps: a scenario, the policies, the parameters to vary and a design (docs/sweeps.md).
 
+This module is the one public import path of the sweep machinery (docs/architecture.md):
+it defines nothing and gathers the public names of `sweep_spec` (the validated `Sweep`),
+`sweep_file` (reading a sweep file), `sweep_design` (design rows, points, the plan) and
+`sweep_run` (running the points).
+
 A sweep file (TOML) names a base scenario, the policies, the parameters to vary and a
 design. `load_sweep` validates it as strictly as a scenario (unknown keys are errors, the
 message names the file, the key path and what is allowed), `plan` expands it into
@@ -30,8 +35,9 @@ picked uniformly (u · len), ``low``/``high`` map linearly (log-uniformly with
 probability.
 """
 
-from wmtsim.studies.sweep_design import (  # noqa: F401 (the public API, one import path)
+from wmtsim.studies.sweep_design import (  # noqa: F401 (the one public import path)
     ChunkResult,
+    DesignRow,
     Plan,
     Point,
     Task,
@@ -39,25 +45,23 @@ from wmtsim.studies.sweep_design import (  # noqa: F401 (the public API, one imp
     design_rows,
     plan,
     point_key,
-)
-from wmtsim.studies.sweep_file import (  # noqa: F401
-    CHUNK_TRAJECTORIES,
-    DESIGN_KINDS,
-    MAX_POINTS,
-    MAX_TRAJECTORIES,
-    METRIC_NAMES,
-    DesignRow,
-    ParameterSpec,
-    Sweep,
-    SweepError,
-    load_sweep,
-    sweep_from_dict,
     unit_matrix,
 )
+from wmtsim.studies.sweep_file import load_sweep, sweep_from_dict  # noqa: F401
 from wmtsim.studies.sweep_run import (  # noqa: F401
+    CHUNK_TRAJECTORIES,
     SweepReport,
     chunk_size,
     make_tasks,
     run_sweep,
     run_task,
+)
+from wmtsim.studies.sweep_spec import (  # noqa: F401
+    DESIGN_KINDS,
+    MAX_POINTS,
+    MAX_TRAJECTORIES,
+    METRIC_NAMES,
+    ParameterSpec,
+    Sweep,
+    SweepError,
 )

@@ -5,7 +5,10 @@ content keys, the `Plan`, and the `Task` / `ChunkResult` a worker exchanges.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +19,86 @@ from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import WorldSpec
-from wmtsim.studies.sweep_file import Sweep, design_rows
+from wmtsim.studies.sweep_spec import Sweep
+
+# --- design rows ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DesignRow:
+    """One parameter setting. ``block`` is ``A``, ``B`` or ``AB`` for sobol designs (``""``
+    otherwise), ``base`` the base-sample index and ``block_param`` the AB column's
+    parameter."""
+
+    index: int
+    values: dict[str, Any]
+    block: str = ""
+    base: int = -1
+    block_param: str = ""
+
+
+def scrambling_rng(seed: int, scrambling: int) -> np.random.Generator:
+    """The generator of a sobol design's scrambling ``r``: ``seed`` itself for r = 0 (the
+    one scrambling every sweep had before replicate scramblings), ``[seed, r]`` after, so
+    the R scramblings are independent."""
+    return np.random.default_rng(seed if scrambling == 0 else [seed, scrambling])
+
+
+def unit_matrix(sweep: Sweep) -> np.ndarray:
+    """The design's coordinates in [0, 1)^d (grid designs have none). For sobol designs,
+    (R · N, 2d): the R = ``scramblings`` independently scrambled sequences of N points
+    one after the other (docs/statistics.md, "Sobol indices")."""
+    from scipy.stats import qmc
+
+    d = len(sweep.parameters)
+    seed = 0 if sweep.seed is None else sweep.seed
+    rng = np.random.default_rng(seed)
+    if sweep.kind == "lhs":
+        return np.asarray(qmc.LatinHypercube(d=d, rng=rng).random(sweep.points))
+    if sweep.kind == "random":
+        return rng.random((sweep.points, d))
+    if sweep.kind == "sobol":
+        m = round(math.log2(sweep.points))
+        return np.concatenate([
+            np.asarray(qmc.Sobol(d=2 * d, scramble=True, rng=scrambling_rng(seed, r))
+                       .random_base2(m)) for r in range(sweep.scramblings)])
+    raise ValueError(f"no unit matrix for kind {sweep.kind!r}")
+
+
+def design_rows(sweep: Sweep) -> Iterator[DesignRow]:
+    """The design's rows, in a deterministic order."""
+    specs = sweep.parameters
+    keys = [s.key for s in specs]
+    if sweep.kind == "grid":
+        for i, combo in enumerate(itertools.product(*(s.grid_values() for s in specs))):
+            yield DesignRow(i, dict(zip(keys, combo, strict=True)))
+        return
+    u = unit_matrix(sweep)
+    d = len(specs)
+
+    def values(coords: np.ndarray) -> dict[str, Any]:
+        return {s.key: s.from_unit(float(x)) for s, x in zip(specs, coords, strict=True)}
+
+    if sweep.kind != "sobol":
+        for i in range(u.shape[0]):
+            yield DesignRow(i, values(u[i]))
+        return
+    n = sweep.points
+    for r in range(sweep.scramblings):
+        # scrambling r: rows r·N(d+2) + ..., base samples r·N + j (`sobol_indices` of
+        # wmtsim.studies.analysis reads r back as base // N)
+        a, b = u[r * n:(r + 1) * n, :d], u[r * n:(r + 1) * n, d:]
+        first, base = r * n * (d + 2), r * n
+        for j in range(n):
+            yield DesignRow(first + j, values(a[j]), "A", base + j)
+        for j in range(n):
+            yield DesignRow(first + n + j, values(b[j]), "B", base + j)
+        for i in range(d):
+            for j in range(n):
+                ab = a[j].copy()
+                ab[i] = b[j, i]
+                yield DesignRow(first + (2 + i) * n + j, values(ab), "AB", base + j, keys[i])
+
 
 # --- points and keys -----------------------------------------------------------------------
 

@@ -1,124 +1,37 @@
-"""The sweep file: `Sweep` and `ParameterSpec`, read and validated (`load_sweep`,
-`sweep_from_dict`); docs/sweeps.md.
+"""The sweep file: read and validated into a `wmtsim.studies.sweep_spec.Sweep`
+(`load_sweep`, `sweep_from_dict`), one section at a time: the scenarios, the policies, the
+design table, the parameters, the design's size, the labels, then every design row;
+docs/sweeps.md.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from wmtsim.core.metrics import METRICS
+from wmtsim.studies.sweep_design import design_rows
+from wmtsim.studies.sweep_spec import (
+    DESIGN_KINDS,
+    MAX_POINTS,
+    MAX_TRAJECTORIES,
+    ParameterSpec,
+    Sweep,
+    SweepError,
+)
 
 if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
 
-METRIC_NAMES = tuple(METRICS)
-DESIGN_KINDS = ("grid", "lhs", "sobol", "random")
 TOP_KEYS = ("name", "description", "scenario", "scenarios", "policies", "parameters",
             "design")
 DESIGN_KEYS = ("kind", "points", "trajectories", "seed", "replicates", "scramblings",
                "chunk")
 PARAM_KEYS = ("values", "low", "high", "log", "integer", "levels")
 _NOT_SWEPT = ("name", "description", "n", "seed", "policies", "paper")
-# A chunk aims at about this many simulated trajectories (a few seconds of engine time).
-CHUNK_TRAJECTORIES = 100_000
-# Bounds checked when the file is read: a sweep's design and keys are built in memory, and
-# each design row is validated up front; beyond these a typo would run for hours.
-MAX_POINTS = 1_000_000
-MAX_TRAJECTORIES = 10_000_000  # per point, as a scenario's n
-
-
-class SweepError(ValueError):
-    """A sweep file or output folder that cannot be used; the message says why."""
-
-
-# --- the sweep file ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ParameterSpec:
-    """One varied parameter: a list of ``values`` or a ``low``..``high`` range."""
-
-    key: str
-    values: tuple[Any, ...] | None = None
-    low: float | None = None
-    high: float | None = None
-    log: bool = False
-    integer: bool = False
-    levels: int | None = None
-
-    def from_unit(self, u: float) -> Any:
-        """The value at coordinate ``u`` in [0, 1) (see the module docstring)."""
-        if self.values is not None:
-            return self.values[min(int(u * len(self.values)), len(self.values) - 1)]
-        assert self.low is not None and self.high is not None
-        if self.integer:
-            lo, hi = int(self.low), int(self.high)
-            if self.log:
-                x = math.exp(math.log(lo) + u * (math.log(hi + 1) - math.log(lo)))
-            else:
-                x = lo + u * (hi - lo + 1)
-            return min(max(math.floor(x), lo), hi)
-        if self.log:
-            return float(math.exp(math.log(self.low)
-                                  + u * (math.log(self.high) - math.log(self.low))))
-        return float(self.low + u * (self.high - self.low))
-
-    def grid_values(self) -> tuple[Any, ...]:
-        if self.values is not None:
-            return self.values
-        assert self.low is not None and self.high is not None and self.levels is not None
-        space = np.geomspace if self.log else np.linspace
-        xs = space(self.low, self.high, self.levels)
-        if self.integer:
-            return tuple(round(float(x)) for x in xs)
-        return tuple(float(x) for x in xs)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"key": self.key}
-        for name in ("values", "low", "high", "log", "integer", "levels"):
-            v = getattr(self, name)
-            if v is not None and v is not False:
-                d[name] = list(v) if isinstance(v, tuple) else v
-        return d
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """A validated sweep file."""
-
-    name: str
-    description: str
-    path: Path | None
-    scenarios: tuple[Scenario, ...]
-    policies: tuple[str, ...]
-    parameters: tuple[ParameterSpec, ...]
-    kind: str
-    points: int
-    trajectories: int
-    seed: int | None
-    replicates: int
-    chunk: int | None = None
-    warnings: tuple[str, ...] = ()  # e.g. a knob that acts only in worlds this one is not
-    scramblings: int = 1  # sobol designs: R independently scrambled sequences
-
-    @property
-    def rows(self) -> int:
-        """Design rows (parameter settings), before scenarios × replicates × policies."""
-        if self.kind == "sobol":
-            return self.scramblings * self.points * (len(self.parameters) + 2)
-        return self.points
-
-    def scenario_seed(self, scenario: Scenario) -> int:
-        return scenario.seed if self.seed is None else self.seed
 
 
 def _where(path: Path | str | None) -> str:
@@ -236,7 +149,7 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
-    from wmtsim.studies.scenario import parse_toml, read_capped
+    from wmtsim.studies.toml_files import parse_toml, read_capped
 
     p = Path(path)
     raw = read_capped(p, lambda msg: SweepError(f"{p}: {msg}"))
@@ -252,9 +165,37 @@ def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = 
 def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
                     loader: ScenarioLoader | None = None) -> Sweep:
     """Validate a parsed sweep file (``path`` is used in messages and for relative paths)."""
-    load = loader or _default_loader
     _check_keys(path, "", data, TOP_KEYS)
-    # Scenarios: one, or several for robustness.
+    scenarios = _scenarios(path, data, loader or _default_loader)
+    policies = _policies(path, data, scenarios)
+    design, kind = _design_table(path, data)
+    parameters, notes = _parameters(path, data, kind, policies, scenarios)
+    trajectories = _positive_int(path, "design.trajectories",
+                                 design.get("trajectories", scenarios[0].n),
+                                 hi=MAX_TRAJECTORIES)
+    replicates, seed = _replicates_and_seed(path, design, scenarios)
+    chunk = design.get("chunk")
+    if chunk is not None:
+        chunk = _positive_int(path, "design.chunk", chunk)
+    points, scramblings = _points(path, design, kind, parameters)
+    rows = scramblings * points * (len(parameters) + 2) if kind == "sobol" else points
+    _check_total(path, rows, len(scenarios), replicates, len(policies))
+    name, description = _labels(path, data)
+    sweep = Sweep(name=name, description=description, path=path, scenarios=scenarios,
+                  policies=policies, parameters=parameters, kind=kind, points=points,
+                  trajectories=trajectories, seed=seed, replicates=replicates,
+                  chunk=chunk, warnings=notes, scramblings=scramblings)
+    _check_rows(path, sweep)
+    return sweep
+
+
+# --- the sections of the file, in the order they are checked ------------------------------
+
+
+def _scenarios(path: Path | None, data: dict[str, Any], load: ScenarioLoader
+               ) -> tuple[Scenario, ...]:
+    """``scenario`` (one) or ``scenarios`` (several, for robustness), loaded; a relative
+    path is read from the sweep file's folder."""
     if ("scenario" in data) == ("scenarios" in data):
         raise _err(path, "scenario", "give exactly one of scenario = \"name-or-path\" or "
                    "scenarios = [...]")
@@ -276,7 +217,12 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
     names = [s.name for s in scenarios]
     if len(set(names)) != len(names):
         raise _err(path, key, f"scenarios must have distinct names, got {names}")
-    # Policies.
+    return tuple(scenarios)
+
+
+def _policies(path: Path | None, data: dict[str, Any], scenarios: Sequence[Scenario]
+              ) -> tuple[str, ...]:
+    """``policies``: known names, each once (default: the first scenario's)."""
     from wmtsim.core.policies import POLICIES
 
     pols = data.get("policies", list(scenarios[0].policies))
@@ -289,7 +235,11 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
                        f"{', '.join(POLICIES)}")
     if len(set(pols)) != len(pols):
         raise _err(path, "policies", f"has duplicates: {pols}")
-    # Design.
+    return tuple(pols)
+
+
+def _design_table(path: Path | None, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The ``[design]`` table and its ``kind``."""
     design = data.get("design")
     if not isinstance(design, dict):
         raise _err(path, "design", "a [design] table is required (kind, points, "
@@ -299,7 +249,15 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
     if kind not in DESIGN_KINDS:
         raise _err(path, "design.kind", f"{kind!r} is not a design; allowed: "
                    f"{' | '.join(DESIGN_KINDS)}")
-    # Parameters.
+    return design, kind
+
+
+def _parameters(path: Path | None, data: dict[str, Any], kind: str,
+                policies: Sequence[str], scenarios: Sequence[Scenario]
+                ) -> tuple[tuple[ParameterSpec, ...], tuple[str, ...]]:
+    """The ``[parameters.<name>]`` tables, and the warnings about them: each a knob that
+    may be swept, named once, read by a policy of the sweep, and valid on the first
+    scenario."""
     raw = _flatten_parameters(path, data.get("parameters", {}))
     if not raw:
         raise _err(path, "parameters", "at least one [parameters.<name>] table is required")
@@ -308,8 +266,20 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
         if spec.key in _NOT_SWEPT:
             raise _err(path, f"parameters.{spec.key}", "cannot be swept; use [design] "
                        "trajectories, seed or replicates, or top-level policies")
-    # One knob, one spelling: "rho" and "params.rho" (or "p_leak" and "stubs.p_leak")
-    # would label design rows with values other than the ones simulated.
+    notes = _check_readers(path, _one_spelling(path, params), list(policies), scenarios)
+    for spec in params:
+        probe = spec.values[0] if spec.values is not None else spec.from_unit(0.5)
+        try:
+            scenarios[0].with_overrides({spec.key: probe})
+        except ValueError as e:
+            raise _err(path, f"parameters.{spec.key}", str(e)) from None
+    return params, notes
+
+
+def _one_spelling(path: Path | None, params: Sequence[ParameterSpec]) -> dict[str, str]:
+    """Each parameter's canonical key -> its spelling in the file. One knob, one spelling:
+    "rho" and "params.rho" (or "p_leak" and "stubs.p_leak") would label design rows with
+    values other than the ones simulated."""
     from wmtsim.studies.scenario import canonical_key
 
     spelled: dict[str, str] = {}
@@ -323,74 +293,7 @@ def sweep_from_dict(data: dict[str, Any], *, path: Path | None = None,
                        f"names the same knob as parameters.{spelled[canon]} ({canon}); "
                        "allowed: each knob once, in one spelling")
         spelled[canon] = spec.key
-    notes = _check_readers(path, spelled, pols, scenarios)
-    for spec in params:
-        probe = spec.values[0] if spec.values is not None else spec.from_unit(0.5)
-        try:
-            scenarios[0].with_overrides({spec.key: probe})
-        except ValueError as e:
-            raise _err(path, f"parameters.{spec.key}", str(e)) from None
-    trajectories = design.get("trajectories", scenarios[0].n)
-    trajectories = _positive_int(path, "design.trajectories", trajectories,
-                                 hi=MAX_TRAJECTORIES)
-    replicates = _positive_int(path, "design.replicates", design.get("replicates", 1),
-                               hi=MAX_POINTS)
-    seed = design.get("seed")
-    if seed is not None:  # every replicate's seed (seed + r) must be a valid seed
-        seed = _positive_int(path, "design.seed", seed, 0, hi=2**63 - replicates)
-    for sc in scenarios:
-        if seed is None and sc.seed + replicates - 1 > 2**63 - 1:
-            raise _err(path, "design.replicates", f"scenario {sc.name!r} has seed {sc.seed}: "
-                       f"seeds {sc.seed} + 0..{replicates - 1} exceed 2^63 - 1; give "
-                       "[design] seed")
-    chunk = design.get("chunk")
-    if chunk is not None:
-        chunk = _positive_int(path, "design.chunk", chunk)
-    if kind == "grid":
-        n_grid = math.prod(len(s.grid_values()) for s in params)
-        points = design.get("points", n_grid)
-        if points != n_grid:
-            raise _err(path, "design.points", f"a grid of these parameters has {n_grid} "
-                       f"points, not {points!r} (omit points for grids)")
-    else:
-        if "points" not in design:
-            raise _err(path, "design.points", f"is required for kind = {kind!r}")
-        points = _positive_int(path, "design.points", design["points"], hi=MAX_POINTS)
-        if kind == "sobol" and (points < 2 or points & (points - 1)):
-            raise _err(path, "design.points", f"must be a power of 2 >= 2 for sobol designs "
-                       f"(the base sample size N; the sweep runs R·N·(d+2) rows, R = "
-                       f"scramblings), got {points}")
-    scramblings = _positive_int(path, "design.scramblings", design.get("scramblings", 1),
-                                hi=MAX_POINTS)
-    if scramblings > 1 and kind != "sobol":
-        raise _err(path, "design.scramblings", f"only applies to sobol designs (kind = "
-                   f"{kind!r}); allowed: omit it, or kind = \"sobol\"")
-    n_rows = scramblings * points * (len(params) + 2) if kind == "sobol" else points
-    n_points = n_rows * len(scenarios) * replicates * len(pols)
-    if n_points > MAX_POINTS:
-        raise _err(path, "design", f"makes {n_points:,} points ({n_rows:,} rows × "
-                   f"{len(scenarios)} scenarios × {replicates} replicates × {len(pols)} "
-                   f"policies); allowed: at most {MAX_POINTS:,} points per sweep (split it "
-                   "into several sweeps)")
-    name = data.get("name", path.stem if path is not None else "sweep")
-    description = data.get("description", "")
-    for label, text in (("name", name), ("description", description)):
-        if not isinstance(text, str):
-            raise _err(path, label, f"must be a string, got {text!r}")
-    sweep = Sweep(name, description, path, tuple(scenarios), tuple(pols), params, kind,
-                  points, trajectories, seed, replicates, chunk, notes, scramblings)
-    # Every row must make valid parameters (e.g. u_success > u_failure): fail early.
-    for row in design_rows(sweep):
-        for sc in sweep.scenarios:
-            try:
-                sc.with_overrides(row.values)
-            except ValueError as e:
-                raise _err(path, "parameters", f"design row {row.index} "
-                           f"({_fmt_values(row.values)}) is invalid for scenario "
-                           f"{sc.name!r}: {e}. Choose ranges or values whose every "
-                           "combination is valid (e.g. u_success above u_failure's high).",
-                           ) from None
-    return sweep
+    return spelled
 
 
 def _check_readers(path: Path | str | None, spelled: dict[str, str], policies: list[str],
@@ -414,84 +317,82 @@ def _check_readers(path: Path | str | None, spelled: dict[str, str], policies: l
     return tuple(notes)
 
 
+def _replicates_and_seed(path: Path | None, design: dict[str, Any],
+                         scenarios: Sequence[Scenario]) -> tuple[int, int | None]:
+    """``replicates`` and ``seed``: every replicate's seed (seed + r, or each scenario's
+    seed + r) must be a valid seed."""
+    replicates = _positive_int(path, "design.replicates", design.get("replicates", 1),
+                               hi=MAX_POINTS)
+    seed = design.get("seed")
+    if seed is not None:
+        seed = _positive_int(path, "design.seed", seed, 0, hi=2**63 - replicates)
+    for sc in scenarios:
+        if seed is None and sc.seed + replicates - 1 > 2**63 - 1:
+            raise _err(path, "design.replicates", f"scenario {sc.name!r} has seed {sc.seed}: "
+                       f"seeds {sc.seed} + 0..{replicates - 1} exceed 2^63 - 1; give "
+                       "[design] seed")
+    return replicates, seed
+
+
+def _points(path: Path | None, design: dict[str, Any], kind: str,
+            params: Sequence[ParameterSpec]) -> tuple[int, int]:
+    """``points`` (a grid's own count; N, a power of 2, for sobol) and ``scramblings``."""
+    if kind == "grid":
+        n_grid = math.prod(len(s.grid_values()) for s in params)
+        points = design.get("points", n_grid)
+        if points != n_grid:
+            raise _err(path, "design.points", f"a grid of these parameters has {n_grid} "
+                       f"points, not {points!r} (omit points for grids)")
+    else:
+        if "points" not in design:
+            raise _err(path, "design.points", f"is required for kind = {kind!r}")
+        points = _positive_int(path, "design.points", design["points"], hi=MAX_POINTS)
+        if kind == "sobol" and (points < 2 or points & (points - 1)):
+            raise _err(path, "design.points", f"must be a power of 2 >= 2 for sobol designs "
+                       f"(the base sample size N; the sweep runs R·N·(d+2) rows, R = "
+                       f"scramblings), got {points}")
+    scramblings = _positive_int(path, "design.scramblings", design.get("scramblings", 1),
+                                hi=MAX_POINTS)
+    if scramblings > 1 and kind != "sobol":
+        raise _err(path, "design.scramblings", f"only applies to sobol designs (kind = "
+                   f"{kind!r}); allowed: omit it, or kind = \"sobol\"")
+    return points, scramblings
+
+
+def _check_total(path: Path | None, rows: int, scenarios: int, replicates: int,
+                 policies: int) -> None:
+    """At most `MAX_POINTS` points in all."""
+    n_points = rows * scenarios * replicates * policies
+    if n_points > MAX_POINTS:
+        raise _err(path, "design", f"makes {n_points:,} points ({rows:,} rows × "
+                   f"{scenarios} scenarios × {replicates} replicates × {policies} "
+                   f"policies); allowed: at most {MAX_POINTS:,} points per sweep (split it "
+                   "into several sweeps)")
+
+
+def _labels(path: Path | None, data: dict[str, Any]) -> tuple[str, str]:
+    """``name`` (default: the file's stem) and ``description``."""
+    name = data.get("name", path.stem if path is not None else "sweep")
+    description = data.get("description", "")
+    for label, text in (("name", name), ("description", description)):
+        if not isinstance(text, str):
+            raise _err(path, label, f"must be a string, got {text!r}")
+    return name, description
+
+
+def _check_rows(path: Path | None, sweep: Sweep) -> None:
+    """Every row must make valid parameters (e.g. u_success > u_failure): fail early."""
+    for row in design_rows(sweep):
+        for sc in sweep.scenarios:
+            try:
+                sc.with_overrides(row.values)
+            except ValueError as e:
+                raise _err(path, "parameters", f"design row {row.index} "
+                           f"({_fmt_values(row.values)}) is invalid for scenario "
+                           f"{sc.name!r}: {e}. Choose ranges or values whose every "
+                           "combination is valid (e.g. u_success above u_failure's high).",
+                           ) from None
+
+
 def _fmt_values(values: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in values.items())
-
-
-# --- designs -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DesignRow:
-    """One parameter setting. ``block`` is ``A``, ``B`` or ``AB`` for sobol designs (``""``
-    otherwise), ``base`` the base-sample index and ``block_param`` the AB column's
-    parameter."""
-
-    index: int
-    values: dict[str, Any]
-    block: str = ""
-    base: int = -1
-    block_param: str = ""
-
-
-def scrambling_rng(seed: int, scrambling: int) -> np.random.Generator:
-    """The generator of a sobol design's scrambling ``r``: ``seed`` itself for r = 0 (the
-    one scrambling every sweep had before replicate scramblings), ``[seed, r]`` after, so
-    the R scramblings are independent."""
-    return np.random.default_rng(seed if scrambling == 0 else [seed, scrambling])
-
-
-def unit_matrix(sweep: Sweep) -> np.ndarray:
-    """The design's coordinates in [0, 1)^d (grid designs have none). For sobol designs,
-    (R · N, 2d): the R = ``scramblings`` independently scrambled sequences of N points
-    one after the other (docs/statistics.md, "Sobol indices")."""
-    from scipy.stats import qmc
-
-    d = len(sweep.parameters)
-    seed = 0 if sweep.seed is None else sweep.seed
-    rng = np.random.default_rng(seed)
-    if sweep.kind == "lhs":
-        return np.asarray(qmc.LatinHypercube(d=d, rng=rng).random(sweep.points))
-    if sweep.kind == "random":
-        return rng.random((sweep.points, d))
-    if sweep.kind == "sobol":
-        m = round(math.log2(sweep.points))
-        return np.concatenate([
-            np.asarray(qmc.Sobol(d=2 * d, scramble=True, rng=scrambling_rng(seed, r))
-                       .random_base2(m)) for r in range(sweep.scramblings)])
-    raise ValueError(f"no unit matrix for kind {sweep.kind!r}")
-
-
-def design_rows(sweep: Sweep) -> Iterator[DesignRow]:
-    """The design's rows, in a deterministic order."""
-    specs = sweep.parameters
-    keys = [s.key for s in specs]
-    if sweep.kind == "grid":
-        for i, combo in enumerate(itertools.product(*(s.grid_values() for s in specs))):
-            yield DesignRow(i, dict(zip(keys, combo, strict=True)))
-        return
-    u = unit_matrix(sweep)
-    d = len(specs)
-
-    def values(coords: np.ndarray) -> dict[str, Any]:
-        return {s.key: s.from_unit(float(x)) for s, x in zip(specs, coords, strict=True)}
-
-    if sweep.kind != "sobol":
-        for i in range(u.shape[0]):
-            yield DesignRow(i, values(u[i]))
-        return
-    n = sweep.points
-    for r in range(sweep.scramblings):
-        # scrambling r: rows r·N(d+2) + ..., base samples r·N + j (`sobol_indices` of
-        # wmtsim.studies.analysis reads r back as base // N)
-        a, b = u[r * n:(r + 1) * n, :d], u[r * n:(r + 1) * n, d:]
-        first, base = r * n * (d + 2), r * n
-        for j in range(n):
-            yield DesignRow(first + j, values(a[j]), "A", base + j)
-        for j in range(n):
-            yield DesignRow(first + n + j, values(b[j]), "B", base + j)
-        for i in range(d):
-            for j in range(n):
-                ab = a[j].copy()
-                ab[i] = b[j, i]
-                yield DesignRow(first + (2 + i) * n + j, values(ab), "AB", base + j, keys[i])

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,15 +22,11 @@ from wmtsim.studies.sweep_design import (
     Task,
     plan,
 )
-from wmtsim.studies.sweep_file import (
-    CHUNK_TRAJECTORIES,
-    METRIC_NAMES,
-    Sweep,
-    SweepError,
-)
+from wmtsim.studies.sweep_spec import METRIC_NAMES, Sweep, SweepError
 
-if TYPE_CHECKING:
-    pass
+# A chunk aims at about this many simulated trajectories (a few seconds of engine time).
+CHUNK_TRAJECTORIES = 100_000
+
 
 def run_task(task: Task) -> ChunkResult:
     """Simulate a chunk's points; each distinct (world, seed) is generated once.

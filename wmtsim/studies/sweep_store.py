@@ -35,7 +35,7 @@ from wmtsim.core.output import atomic_write_parquet, atomic_write_text, follow_l
 from wmtsim.core.output import manifest as output_manifest
 from wmtsim.studies.provenance import provenance
 from wmtsim.studies.sweep_design import ChunkResult, Plan
-from wmtsim.studies.sweep_file import METRIC_NAMES, Sweep, SweepError
+from wmtsim.studies.sweep_spec import METRIC_NAMES, Sweep, SweepError
 
 if TYPE_CHECKING:
     pass

@@ -38,7 +38,7 @@ from wmtsim.core.metrics import BETTER
 from wmtsim.studies.evaluate import Outcome, evaluate, make_point
 from wmtsim.studies.knob_ranges import WMT_RANGES, KnobRange
 from wmtsim.studies.sweep_design import content_hash
-from wmtsim.studies.sweep_file import METRIC_NAMES
+from wmtsim.studies.sweep_spec import METRIC_NAMES
 from wmtsim.studies.tune_journal import STORAGE as STORAGE  # where callers find them
 from wmtsim.studies.tune_journal import STUDY as STUDY
 from wmtsim.studies.tune_journal import (

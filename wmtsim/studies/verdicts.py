@@ -26,15 +26,13 @@ from wmtsim.core.inference import (
     EXACT_MAX,
     SIGNIFICANT,
     adjust,
-    metric_bound,
     paired_effect,
     two_sided,
     verdict,
 )
 
 Values = np.ndarray | tuple[np.ndarray, np.ndarray]
-__all__ = ["check_claim", "effect_text", "margin_interval", "metric_bound", "pair_test",
-           "read_family"]
+__all__ = ["check_claim", "effect_text", "margin_interval", "pair_test", "read_family"]
 
 
 def pair_test(x: Values, y: Values, favour: int, alpha: float = ALPHA,
