@@ -108,8 +108,9 @@ def test_why_follows_a_scenario_switch_and_labels_the_claims_map(
     assert facets and facets[0]["sort"] == ["tsr", "accuracy", "prompt_tokens"]
     # The shipped claims map (a bare table) takes its scenario from its study file.
     labels = [s.value for s in at.subheader]
-    assert ("Claims map: paper_poisoning, over poison[*].p_supersede × "
-            "poison[*].persuasiveness") in labels, labels
+    # (Markdown source: the knobs' "*" escaped, so that they are shown, not read as italics)
+    assert (r"Claims map: paper\_poisoning, over poison\[\*\].p\_supersede × "
+            r"poison\[\*\].persuasiveness") in labels, labels
     claims_map = _specs(at)[-1]
     assert _find(claims_map, "columns") == [services.CLAIMS_COLUMNS]
     tooltips_follow_the_policy(at)  # the waterfall and the claims map

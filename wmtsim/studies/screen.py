@@ -325,7 +325,8 @@ VERDICTS = ("matters", "within noise", "inert", "not read")
 
 
 def atlas_chart(table: pl.DataFrame) -> Any:
-    """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric."""
+    """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric;
+    16 px per world, so that every world's label is drawn (a fixed height hid some)."""
     import altair as alt
 
     return alt.Chart(table.to_pandas()).mark_rect().encode(
@@ -336,5 +337,5 @@ def atlas_chart(table: pl.DataFrame) -> Any:
         tooltip=["scenario", "metric", "parameter",
                  *(alt.Tooltip(f"{c}:Q", format=D3_FORMAT)
                    for c in ("mu_star", "mu_star_low", "mu_star_high", "noise")), "verdict"],
-    ).properties(width=520, height=150).facet(row="metric:N").properties(
+    ).properties(width=520, height=alt.Step(16)).facet(row="metric:N").properties(
         title="Screening atlas: which WMT knob matters for which metric in which world")
