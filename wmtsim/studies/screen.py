@@ -326,12 +326,12 @@ VERDICTS = ("matters", "within noise", "inert", "not read")
 
 def atlas_chart(table: pl.DataFrame) -> Any:
     """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric;
-    16 px per world, so that every world's label is drawn (a fixed height hid some)."""
+    16 px per world and no label hidden (Vega hid every other world's label)."""
     import altair as alt
 
     return alt.Chart(table.to_pandas()).mark_rect().encode(
         x=alt.X("parameter:N", title=None, axis=alt.Axis(labelLimit=0)),  # whole names
-        y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0, labelOverlap=False)),
         color=alt.Color("verdict:N", scale=alt.Scale(
             domain=list(VERDICTS), range=["#d62728", "#ff9896", "#dddddd", "#ffffff"])),
         tooltip=["scenario", "metric", "parameter",
