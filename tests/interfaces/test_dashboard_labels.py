@@ -209,6 +209,12 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
         if hasattr(df.value, "to_string"):
             text = df.value.to_string()
             assert "None" not in text and "nan" not in text.lower().split(), text[:300]
+    # Its counts are whole numbers, as the data the grid draws (issue 39: "67.0").
+    traj = next(df.value for df in at.dataframe if "trajectory" in df.value.columns)
+    assert {"prompt_tokens", "steps", "llm_calls"} <= set(traj.columns), traj.columns
+    for column in ("prompt_tokens", "steps", "llm_calls"):
+        cells = [str(v) for v in traj[column]]
+        assert all(re.fullmatch(r"\d+|–", v) for v in cells), (column, cells[:5])
 
     # Back to the first sweep through the picker: the URL follows again.
     at.sidebar.selectbox(key="sweep_folder").set_value(first).run()
