@@ -55,8 +55,9 @@ def _doc_pages() -> list[Path]:
 
 
 def slug(heading: str) -> str:
-    """GitHub's anchor for a Markdown heading."""
-    text = re.sub(r"[`*_]|<[^>]+>", "", heading.strip().lower())
+    """GitHub's anchor for a Markdown heading: an underscore inside a word is kept
+    (``field_knobs``), one that marks emphasis is not."""
+    text = re.sub(r"[`*]|(?<!\w)_|_(?!\w)|<[^>]+>", "", heading.strip().lower())
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")

@@ -108,8 +108,9 @@ def test_why_follows_a_scenario_switch_and_labels_the_claims_map(
     assert facets and facets[0]["sort"] == ["tsr", "accuracy", "prompt_tokens"]
     # The shipped claims map (a bare table) takes its scenario from its study file.
     labels = [s.value for s in at.subheader]
-    assert ("Claims map: paper_poisoning, over poison[*].p_supersede × "
-            "poison[*].persuasiveness") in labels, labels
+    # (Markdown source: the knobs' "*" escaped, so that they are shown, not read as italics)
+    assert (r"Claims map: paper\_poisoning, over poison\[\*\].p\_supersede × "
+            r"poison\[\*\].persuasiveness") in labels, labels
     claims_map = _specs(at)[-1]
     assert _find(claims_map, "columns") == [services.CLAIMS_COLUMNS]
     tooltips_follow_the_policy(at)  # the waterfall and the claims map
@@ -208,6 +209,12 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
         if hasattr(df.value, "to_string"):
             text = df.value.to_string()
             assert "None" not in text and "nan" not in text.lower().split(), text[:300]
+    # Its counts are whole numbers, as the data the grid draws (issue 39: "67.0").
+    traj = next(df.value for df in at.dataframe if "trajectory" in df.value.columns)
+    assert {"prompt_tokens", "steps", "llm_calls"} <= set(traj.columns), traj.columns
+    for column in ("prompt_tokens", "steps", "llm_calls"):
+        cells = [str(v) for v in traj[column]]
+        assert all(re.fullmatch(r"\d+|–", v) for v in cells), (column, cells[:5])
 
     # Back to the first sweep through the picker: the URL follows again.
     at.sidebar.selectbox(key="sweep_folder").set_value(first).run()

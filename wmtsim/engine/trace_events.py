@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     pass
@@ -316,26 +316,33 @@ MAX_LINE_BYTES = 1 << 22  # 4 MiB: a trace line longer than this is refused, not
 
 
 def _lines(path: Path) -> Iterator[str]:
-    """The file's lines, decoded one by one so that a bad byte names its line; each read
-    is capped at `MAX_LINE_BYTES`, so a file without line breaks (``/dev/zero``) fails at
-    once instead of filling memory."""
+    """The file's lines (`decode_lines`)."""
     from wmtsim.core.input_files import open_regular
 
     with open_regular(path) as f:
-        for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""),
-                                     start=1):
-            if len(raw) > MAX_LINE_BYTES:
-                raise TraceError(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes "
-                                         "(a trace line is one JSON event); allowed: lines "
-                                         f"of at most {MAX_LINE_BYTES:,} bytes")
-            if number == 1:
-                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    raise TraceError(1, "the file is UTF-16 text; save the trace as UTF-8")
-                # A byte-order mark left by a Windows editor is not part of the JSON.
-                raw = raw.removeprefix(b"\xef\xbb\xbf")
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise TraceError(number, f"not UTF-8 text (byte {raw[e.start]:#04x} at "
-                                         f"column {e.start + 1}); traces are UTF-8 JSON "
-                                         "Lines") from None
+        yield from decode_lines(f)
+
+
+def decode_lines(f: BinaryIO) -> Iterator[str]:
+    """The lines of a trace read as bytes (a file, or an upload in the dashboard),
+    decoded one by one so that a bad byte names its line and its column (the byte's
+    position in the line); each read is capped at `MAX_LINE_BYTES`, so a file without
+    line breaks (``/dev/zero``) fails at once instead of filling memory. Lines end at
+    ``\\n`` only, as JSON Lines say (a U+2028 inside a string is part of its line)."""
+    for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""),
+                                 start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise TraceError(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes "
+                                     "(a trace line is one JSON event); allowed: lines "
+                                     f"of at most {MAX_LINE_BYTES:,} bytes")
+        if number == 1:
+            if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise TraceError(1, "the file is UTF-16 text; save the trace as UTF-8")
+            # A byte-order mark left by a Windows editor is not part of the JSON.
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceError(number, f"not UTF-8 text (byte {raw[e.start]:#04x} at "
+                                     f"column {e.start + 1}); traces are UTF-8 JSON "
+                                     "Lines") from None

@@ -313,11 +313,14 @@ def _installed(module: str) -> bool:
 def dashboard(
     port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    results: Annotated[Path | None, typer.Option(
+        help="Folder of results to show (default: ./results).", show_default=False)] = None,
 ) -> None:
     """Open the Streamlit dashboard (poisoning dynamics, comparisons, sweeps, traces).
 
     Needs the [bold]dashboard[/bold] extra (the app ships inside the package, in
-    wmtsim/interfaces/dashboard/).
+    wmtsim/interfaces/dashboard/). The pages list the sweeps, attacks, claims maps and
+    screenings in results/ of the folder it is started in (or --results DIR).
 
     [bold]Example[/bold]
 
@@ -334,17 +337,19 @@ def dashboard(
     if not _installed("streamlit"):
         raise _fail("the dashboard needs the 'dashboard' extra (Streamlit), which is not "
                     "installed: pip install 'wmtsim[dashboard]'")
-    checkout = Path(__file__).resolve().parents[2]  # run from the source checkout, if any
-    cwd = checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+    env = dict(os.environ)  # the app reads results/ of this folder, or --results
+    if results is not None:
+        if not results.is_dir():
+            raise _fail(f"--results {results}: no such folder")
+        env["WMTSIM_RESULTS"] = str(results.absolute())
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port",
            str(port), "--server.address", host, "--server.headless", "true",
            "--browser.gatherUsageStats", "false",
            "--client.toolbarMode", "minimal"]  # no "Deploy" button, no developer menu
     if os.name == "posix":  # become the server, so that stopping this process stops it
-        os.chdir(cwd)
-        os.execve(sys.executable, cmd, dict(os.environ))
+        os.execve(sys.executable, cmd, env)
     try:
-        raise typer.Exit(subprocess.call(cmd, cwd=cwd))
+        raise typer.Exit(subprocess.call(cmd, env=env))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 

@@ -325,16 +325,17 @@ VERDICTS = ("matters", "within noise", "inert", "not read")
 
 
 def atlas_chart(table: pl.DataFrame) -> Any:
-    """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric."""
+    """The atlas: one cell per (scenario, knob), coloured by verdict, one row per metric;
+    16 px per world and no label hidden (Vega hid every other world's label)."""
     import altair as alt
 
     return alt.Chart(table.to_pandas()).mark_rect().encode(
         x=alt.X("parameter:N", title=None, axis=alt.Axis(labelLimit=0)),  # whole names
-        y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("scenario:N", title=None, axis=alt.Axis(labelLimit=0, labelOverlap=False)),
         color=alt.Color("verdict:N", scale=alt.Scale(
             domain=list(VERDICTS), range=["#d62728", "#ff9896", "#dddddd", "#ffffff"])),
         tooltip=["scenario", "metric", "parameter",
                  *(alt.Tooltip(f"{c}:Q", format=D3_FORMAT)
                    for c in ("mu_star", "mu_star_low", "mu_star_high", "noise")), "verdict"],
-    ).properties(width=520, height=150).facet(row="metric:N").properties(
+    ).properties(width=520, height=alt.Step(16)).facet(row="metric:N").properties(
         title="Screening atlas: which WMT knob matters for which metric in which world")

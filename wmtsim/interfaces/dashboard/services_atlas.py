@@ -9,32 +9,40 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import REPO
+from wmtsim.interfaces.dashboard.services_runs import REPO, results_dir
 
 ATLAS = "why_study/tables/atlas.parquet"
+"""The shipped atlas, in the source checkout (`REPO`)."""
 
 
-def find_screenings(bases: tuple[str, ...] = ("results",)) -> list[str]:
-    """The shipped atlas (if present) and every ``screen.parquet`` under ``bases``
-    (relative to the repository)."""
-    found = [ATLAS] if (REPO / ATLAS).is_file() else []
-    for base in bases:
-        root = REPO / base
-        if root.is_dir():
-            found += sorted(str(p.relative_to(REPO)) for p in root.rglob("screen.parquet"))
+def find_screenings(base: str | None = None) -> list[str]:
+    """The shipped atlas (when wmtsim runs from its source checkout) and every
+    ``screen.parquet`` under ``base`` (default `results_dir`: ``$WMTSIM_RESULTS`` or
+    results/ of the folder the dashboard was started in), as absolute paths."""
+    found = [str(REPO / ATLAS)] if REPO is not None and (REPO / ATLAS).is_file() else []
+    root = Path(base).absolute() if base else results_dir()
+    if root.is_dir():
+        found += sorted(str(p) for p in root.rglob("screen.parquet"))
     return found
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def screening(path: str) -> pl.DataFrame:
-    """A screening table (a path relative to the repository, or absolute); ValueError
-    when it is not one."""
-    p = Path(path) if Path(path).is_absolute() else REPO / path
+    """A screening table (a path relative to the folder the dashboard was started in, or
+    absolute); ValueError, with a message that says what is wrong, when it is not one."""
+    p = Path(path)
+    what = "a screening table is the screen.parquet that `wmtsim screen` writes"
+    if not p.exists():
+        raise ValueError(f"{path}: no such file ({what})")
+    if not p.is_file():
+        raise ValueError(f"{path} is not a file ({what})")
     try:
         table = pl.read_parquet(p)
-    except Exception as e:  # not a file, not Parquet
-        raise ValueError(f"{path}: cannot read a screening table ({type(e).__name__})"
-                         ) from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except Exception:  # polars raises several kinds for a file that is not Parquet
+        raise ValueError(f"{path}: cannot read a screening table: the file is not in "
+                         f"Parquet format ({what})") from None
     needed = {"scenario", "metric", "parameter", "mu_star", "verdict"}
     if not needed <= set(table.columns):
         raise ValueError(f"{path}: not a screening table (needs {', '.join(sorted(needed))})")

@@ -5,7 +5,6 @@ Part of `wmtsim.interfaces.dashboard.services`.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,15 +12,14 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import REPO
-from wmtsim.interfaces.dashboard.services_sweep import RESULTS_ENV
+from wmtsim.interfaces.dashboard.services_runs import results_dir
 
 
 def find_attacks(base: str | None = None) -> list[str]:
-    """Folders written by ``wmtsim attack`` under ``base`` (default ``$WMTSIM_RESULTS``
-    or results/), newest first."""
-    base = base or os.environ.get(RESULTS_ENV) or "results"
-    root = Path(base) if Path(base).is_absolute() else REPO / base
+    """Folders written by ``wmtsim attack`` under ``base`` (default `results_dir`:
+    ``$WMTSIM_RESULTS`` or results/ of the folder the dashboard was started in), newest
+    first."""
+    root = Path(base).absolute() if base else results_dir()
     if not root.is_dir():
         return []
     found = []

@@ -5,6 +5,7 @@ overrides), and the paper's reference values. Part of `wmtsim.interfaces.dashboa
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,34 @@ ParamItems = tuple[tuple[str, Any], ...]
 """Parameter overrides as a hashable tuple of ``(name, value)`` pairs."""
 
 
-def _root() -> Path:
-    """The source checkout holding this package (``results/`` and ``scenarios/`` beside
-    it), or the working directory when wmtsim is installed from a wheel."""
+def _root() -> Path | None:
+    """The source checkout holding this package (the shipped studies in why_study/), or
+    None when wmtsim is installed from a wheel."""
     checkout = Path(__file__).resolve().parents[3]
-    return checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+    return checkout if (checkout / "pyproject.toml").is_file() else None
 
 
 REPO = _root()
+"""The source checkout, for the shipped studies only: the user's results are read from
+the folder the dashboard was started in (`results_dir`)."""
+
+RESULTS_ENV = "WMTSIM_RESULTS"
+"""Set by ``wmtsim dashboard --results DIR`` (an absolute path)."""
+
+
+def results_dir() -> Path:
+    """Where the pages look for the user's results: ``$WMTSIM_RESULTS`` (``wmtsim
+    dashboard --results DIR``), else ``results/`` of the folder the dashboard was started
+    in. ``wmtsim dashboard`` runs Streamlit in that folder, so a relative path typed in a
+    page or given in a link (``?folder=results/rho_m``) is read from there too."""
+    return Path(os.environ.get(RESULTS_ENV) or "results").absolute()
+
+
+def short_path(path: str) -> str:
+    """A path relative to the folder the dashboard was started in when it is inside it,
+    else as given."""
+    p = Path(path).absolute()
+    return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else path
 
 
 # Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.core.metrics.METRICS).
@@ -51,6 +72,14 @@ def metric_info() -> dict[str, tuple[str, str, str]]:
     from wmtsim.core.metrics import METRICS
 
     return dict(METRICS)
+
+
+def count_metrics() -> tuple[str, ...]:
+    """The metrics whose per-trajectory value is a count (a numerator without a
+    denominator: prompt tokens, steps, LLM calls), which tables show as whole numbers."""
+    from wmtsim.core.metrics import DECLARED
+
+    return tuple(m.name for m in DECLARED if not m.den and not m.derived)
 
 
 def default_params() -> dict[str, Any]:

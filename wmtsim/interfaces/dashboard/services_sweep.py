@@ -6,7 +6,6 @@ Part of `wmtsim.interfaces.dashboard.services`.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.interfaces.dashboard.services_dynamics import TrajectoryView, _view
-from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, Unavailable
+from wmtsim.interfaces.dashboard.services_runs import THREADS, Unavailable, results_dir
 
 
 def _analysis() -> Any:
@@ -57,17 +56,12 @@ def sweep_mtime(folder: str) -> float:
     return manifest.stat().st_mtime if manifest.is_file() else 0.0
 
 
-RESULTS_ENV = "WMTSIM_RESULTS"
-"""Where the sweep explorer looks for sweeps (default: the repository's results/)."""
-
-
 def find_sweeps(base: str | None = None) -> list[str]:
-    """Sweep output folders under ``base`` (default ``$WMTSIM_RESULTS`` or results/;
-    relative to the repository or absolute), newest first: folders whose manifest.json
-    was written by `wmtsim sweep` (run and compare folders have one too, not a sweep's),
-    except the sweep a claims map keeps inside its folder."""
-    base = base or os.environ.get(RESULTS_ENV) or "results"
-    root = Path(base) if Path(base).is_absolute() else REPO / base
+    """Sweep output folders under ``base`` (default `results_dir`: ``$WMTSIM_RESULTS`` or
+    results/ of the folder the dashboard was started in), newest first: folders whose
+    manifest.json was written by `wmtsim sweep` (run and compare folders have one too,
+    not a sweep's), except the sweep a claims map keeps inside its folder."""
+    root = Path(base).absolute() if base else results_dir()
     if not root.is_dir():
         return []
     found = []
@@ -81,12 +75,6 @@ def find_sweeps(base: str | None = None) -> list[str]:
         if isinstance(data, dict) and "sweep_id" in data and "design" in data:
             found.append((manifest.stat().st_mtime, str(manifest.parent)))
     return [folder for _, folder in sorted(found, reverse=True)][:200]
-
-
-def short_path(folder: str) -> str:
-    """A folder relative to the repository when it is inside it."""
-    path = Path(folder)
-    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else folder
 
 
 HEATMAP_BINS = (8, 8)

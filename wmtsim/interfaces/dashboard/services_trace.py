@@ -4,6 +4,7 @@ a chosen step. Part of `wmtsim.interfaces.dashboard.services`.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -31,15 +32,19 @@ def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
 
 
 @st.cache_data(show_spinner="Replaying…", max_entries=32)
-def replay_trace(text: str) -> TraceView:
-    """Replay a JSONL trace with `wmtsim.engine.trace.run`; raises `TraceError` for a bad trace.
+def replay_trace(data: bytes) -> TraceView:
+    """Replay a JSONL trace (its bytes, read as ``wmtsim replay`` reads a file:
+    `wmtsim.engine.trace_events.decode_lines`, so both name the same line and column of
+    a bad byte or value) with `wmtsim.engine.trace.run`; raises `TraceError` for a bad
+    trace.
 
     Every ``expect`` line is checked on its own (the trace with the other expect lines
     blanked), so all failing lines are reported, not only the first.
     """
     from wmtsim.engine.trace import read_events, run
+    from wmtsim.engine.trace_events import decode_lines
 
-    lines = text.splitlines()
+    lines = list(decode_lines(io.BytesIO(data)))
     result = run(lines)
     parents: dict[str, str | None] = {}
     for _, ev in read_events(lines):
@@ -85,11 +90,11 @@ def _is_expect(line: str) -> bool:
         return False
 
 
-def demo_trace_text() -> str:
+def demo_trace_bytes() -> bytes:
     """The paper's A.4 worked example trace."""
     from wmtsim.interfaces.cli import demo_trace_path
 
-    return demo_trace_path().read_text(encoding="utf-8")
+    return demo_trace_path().read_bytes()
 
 
 def trace_tree(view: TraceView, step: int) -> tuple[pl.DataFrame, pl.DataFrame]:

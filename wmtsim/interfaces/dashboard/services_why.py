@@ -11,7 +11,10 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load
+from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load, results_dir
+
+STUDY_TABLES = "why_study/tables"
+"""The shipped study's tables, in the source checkout (`REPO`)."""
 
 
 def wmt_configurations() -> dict[str, str]:
@@ -51,15 +54,18 @@ def waterfall_chart(table: pl.DataFrame) -> Any:
     return chart(table, columns=2)
 
 
-def find_claims(bases: tuple[str, ...] = ("results", "why_study/tables")) -> list[str]:
-    """Claims maps under ``bases`` (relative to the repository): folders written by
-    ``wmtsim claims`` and the shipped study's claims tables (claims_*.parquet)."""
+def find_claims(base: str | None = None) -> list[str]:
+    """Claims maps: folders written by ``wmtsim claims`` under ``base`` (default
+    `results_dir`: ``$WMTSIM_RESULTS`` or results/ of the folder the dashboard was started
+    in), then the shipped study's claims tables (why_study/tables/claims_*.parquet, when
+    wmtsim runs from its source checkout), as absolute paths."""
     found: list[str] = []
-    for base in bases:
-        root = REPO / base
-        if root.is_dir():
-            found += sorted(str(p.parent) for p in root.glob("**/claims.json"))
-            found += sorted(str(p) for p in root.glob("claims_*.parquet"))
+    root = Path(base).absolute() if base else results_dir()
+    if root.is_dir():
+        found += sorted(str(p.parent) for p in root.glob("**/claims.json"))
+        found += sorted(str(p) for p in root.glob("claims_*.parquet"))
+    if REPO is not None and (REPO / STUDY_TABLES).is_dir():
+        found += sorted(str(p) for p in (REPO / STUDY_TABLES).glob("claims_*.parquet"))
     return found[:200]
 
 
@@ -88,9 +94,10 @@ def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
 def _study_scenario(table_file: Path) -> str | None:
     import tomllib
 
-    table_file = table_file if table_file.is_absolute() else REPO / table_file
+    if REPO is None:
+        return None
     study = REPO / "why_study" / f"{table_file.stem}.toml"
-    if table_file.resolve().parent == (REPO / "why_study" / "tables").resolve() and \
+    if table_file.absolute().resolve().parent == (REPO / STUDY_TABLES).resolve() and \
             study.is_file():
         return str(tomllib.loads(study.read_text(encoding="utf-8")).get("scenario") or "")
     return None

@@ -3,7 +3,9 @@ with their download buttons)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import re
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,15 +56,47 @@ def _cell(dtype: pl.DataType, precise: str | None) -> Callable[[Any], str]:
     return str
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def shown_frame(frame: pl.DataFrame, whole: Collection[str] = (),
+                precise: dict[str, str] | None = None) -> pl.DataFrame:
+    """The cells a table shows: the columns in ``whole`` (counts: steps, tokens,
+    trajectories) as whole numbers, and a column holding a missing value (null or NaN)
+    as text, written as the precision policy says with `MISSING` for the missing cells
+    (Streamlit's grid draws a missing value as "None", whatever its format says).
+    Columns without a missing value keep their numbers, so they sort as numbers."""
+    out = frame.with_columns(pl.col(c).fill_nan(None).round(0).cast(pl.Int64)
+                             for c in whole if c in frame.columns
+                             and frame.schema[c].is_float())
+    for c, dtype in out.schema.items():
+        if dtype.is_numeric() and (out[c].null_count() or (
+                dtype.is_float() and out[c].is_nan().any())):
+            write = _cell(dtype, (precise or {}).get(c))
+            out = out.with_columns(pl.Series(c, [MISSING if _missing(v) else write(v)
+                                                 for v in out[c].to_list()], pl.String))
+        elif out[c].null_count():
+            out = out.with_columns(pl.col(c).cast(pl.String).fill_null(MISSING))
+    return out
+
+
 def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
-          precise: dict[str, str] | None = None) -> None:
+          precise: dict[str, str] | None = None, whole: Collection[str] = ()) -> None:
     """A table as the project writes numbers (`wmtsim.core.formatting`: three significant
-    digits, ``–`` for a missing value) with CSV and Parquet download buttons (full
-    precision); ``precise`` gives a column its own printf-style format (``"%.10g"``)."""
-    shown = frame.to_pandas().style.format(
-        {c: _cell(t, (precise or {}).get(c)) for c, t in frame.schema.items()},
+    digits, ``–`` for a missing value; the columns in ``whole`` as whole numbers: counts)
+    with CSV and Parquet download buttons (full precision); ``precise`` gives a column its
+    own printf-style format (``"%.10g"``)."""
+    cells = shown_frame(frame, whole, precise)
+    shown = cells.to_pandas().style.format(
+        {c: str if t == pl.String else _cell(t, (precise or {}).get(c))
+         for c, t in cells.schema.items()},
         na_rep=MISSING)
-    st.dataframe(shown, hide_index=True, key=key,
+    # A number column written as text (it holds a missing value) stays right-aligned.
+    as_text = {c: st.column_config.TextColumn(alignment="right")
+               for c, t in cells.schema.items()
+               if t == pl.String and frame.schema[c].is_numeric()}
+    st.dataframe(shown, hide_index=True, key=key, column_config=as_text or None,
                  height="auto" if height is None else height)
     table_downloads(frame, key, name)
 
@@ -122,9 +156,12 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
             return None
     else:
         names = list(catalog)
-        first = names.index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in names else 0
-        name = st.sidebar.selectbox("Shipped scenario", names, index=first,
-                                    key=f"{key}_name",
+        # The default through the session state, not `index`: another page may have set
+        # this key (`carry_scenario`), and a widget given both warns in the server's log.
+        if st.session_state.get(f"{key}_name") not in names:
+            st.session_state[f"{key}_name"] = (DEFAULT_SCENARIO if DEFAULT_SCENARIO in names
+                                               else names[0])
+        name = st.sidebar.selectbox("Shipped scenario", names, key=f"{key}_name",
                                     help="the scenarios shipped with wmtsim")
         ref = (str(name), "")
     try:
@@ -134,6 +171,12 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         return None
     st.sidebar.caption(info["description"])
     return ref
+
+
+def literal(text: str) -> str:
+    """``text`` shown as written in a Markdown element (a title, a caption): its Markdown
+    characters escaped, so a knob named ``poison[*].p_supersede`` keeps its ``*``."""
+    return re.sub(r"([\\`*_{}\[\]<>#~$|])", r"\\\1", text)
 
 
 def picker_keys(key: str) -> set[str]:

@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.interfaces.dashboard import services_atlas as atlas
-from wmtsim.interfaces.dashboard import widgets
+from wmtsim.interfaces.dashboard import services_runs, widgets
 
 st.title("Screening atlas")
 st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`): μ* is "
@@ -18,7 +18,8 @@ st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`)
 
 found = atlas.find_screenings()
 with st.sidebar:
-    choice = st.selectbox("Screening", [*found, "other path"], key="atlas_source")
+    choice = st.selectbox("Screening", [*found, "other path"], key="atlas_source",
+                          format_func=services_runs.short_path)
     path = (st.text_input("Path to a screen.parquet", key="atlas_path")
             if choice == "other path" else choice)
 if not path:

@@ -20,7 +20,7 @@ default = st.query_params.get("attack") or (found[0] if found else "")
 path = st.text_input("Attack result (a `wmtsim attack` folder)", value=default,
                      key="atk_path")
 if found:
-    st.caption("found: " + ", ".join(found[:10]))
+    st.caption("found: " + ", ".join(services.short_path(f) for f in found[:10]))
 if not path:
     st.info("Run `wmtsim attack paper_poisoning --budget 1,2,3,4`, then enter its output "
             "folder here.")

@@ -66,7 +66,8 @@ else:
                           select=True)
     life = tables["lifetimes"].filter(pl.col("kind") == kind)
     widgets.table(life.select("policy", "median", "median_low", "median_high", "n"),
-                  "pop_lifetimes", f"{info['name']} lifetimes {kind}")
+                  "pop_lifetimes", f"{info['name']} lifetimes {kind}",
+                  whole=("median", "median_low", "median_high", "n"))  # steps, poisons
     selection: Any = event.get("selection", {}) if event else {}
     points = list(selection.get("pick", []))
     if points:

@@ -67,8 +67,9 @@ if len(params) >= 2:
         cells = services.grid_means(rows, x, y, metric,
                                     bins=services.HEATMAP_BINS if continuous else None)
         if continuous:
-            st.caption(f"{x} and {y} are drawn from ranges: each cell is the mean over "
-                       "the points in its bin (hover for the bounds and the count).")
+            st.caption(widgets.literal(f"{x} and {y}") + " are drawn from ranges: each "
+                       "cell is the mean over the points in its bin (hover for the bounds "
+                       "and the count).")
         widgets.chart(charts.heatmap(cells, x, y, metric), "sweep_heatmap",
                       f"{m.get('name', 'sweep')} {metric} heatmap")
 elif len(params) == 1:
@@ -133,7 +134,7 @@ key = st.selectbox("Point", list(labels), format_func=lambda k: labels[k],
                    key="sweep_point", help=f"a point of {services.short_path(folder)}")
 traj = services.point_trajectories(view.root, key, mtime)
 widgets.table(traj.drop("key"), "sweep_traj_table", f"{m.get('name', 'sweep')} point "
-              f"{labels[key]} trajectories", height=200)
+              f"{labels[key]} trajectories", height=200, whole=services.count_metrics())
 if traj.height:
     t_ids = traj["trajectory"].to_list()
     if st.session_state.get("sweep_trajectory") not in t_ids:

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from wmtsim.core.formatting import MISSING, plural
+from wmtsim.core.formatting import plural
 from wmtsim.interfaces.dashboard import charts, services, widgets
 
 st.title("Trace replay")
@@ -18,23 +18,24 @@ st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with 
 up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],
                               key="trace_upload")
 path = st.sidebar.text_input("…or a trace file path", key="trace_path")
+# Bytes, decoded line by line as `wmtsim replay` decodes a file: the same messages.
 if up is None and path:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
         st.error(f"cannot read {path}: {e.strerror or e}")
         st.stop()
     source = path
 elif up is None:
     st.sidebar.caption("No file given: showing the paper's worked example (A.4).")
-    text = services.demo_trace_text()
+    data = services.demo_trace_bytes()
     source = "paper A.4 worked example"
 else:
-    text = up.getvalue().decode("utf-8")
+    data = up.getvalue()
     source = up.name
 
 try:
-    view = services.replay_trace(text)
+    view = services.replay_trace(data)
 except ValueError as e:  # TraceError: "line N: ..."
     st.error(f"{source}: cannot replay: {e}")
     st.stop()
@@ -57,7 +58,7 @@ if view.steps == 0:
     st.info("The trace has no select step: nothing to show.")
     st.stop()
 
-widgets.derive_state("trace", text, {"trace_step": 1}, keep={"trace_upload", "trace_path"})
+widgets.derive_state("trace", data, {"trace_step": 1}, keep={"trace_upload", "trace_path"})
 step = st.slider("Select step", 1, max(view.steps, 2), key="trace_step",
                  disabled=view.steps < 2)
 at = view.frame.filter(pl.col("step") == step)
@@ -90,8 +91,8 @@ def _highlight(row: dict[str, object]) -> list[str]:
 
 if view.expectations.height:
     st.markdown("**expect lines** (failed ones highlighted)")
-    st.dataframe(view.expectations.to_pandas().style.apply(_highlight, axis=1)
-                 .format(na_rep=MISSING), hide_index=True, key="trace_expect")
+    st.dataframe(widgets.shown_frame(view.expectations).to_pandas().style
+                 .apply(_highlight, axis=1), hide_index=True, key="trace_expect")
     widgets.table_downloads(view.expectations, "trace_expect",
                             f"{Path(source).stem} expect lines")
 with st.expander("all replayed rows (the trace's step records)"):

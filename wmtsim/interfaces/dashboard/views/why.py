@@ -74,7 +74,7 @@ default = st.query_params.get("claims") or (found[0] if found else "")
 path = st.text_input("Claims map (a `wmtsim claims` folder or a claims .parquet)",
                      value=default, key="why_claims")
 if found:
-    st.caption("found: " + ", ".join(found[:10]))
+    st.caption("found: " + ", ".join(services.short_path(f) for f in found[:10]))
 if not path:
     st.info("Run `wmtsim claims ...` or `make study`, then enter its output here.")
     st.stop()
@@ -84,8 +84,9 @@ except (ValueError, OSError) as e:
     widgets.not_available("This claims map", e)
     st.stop()
 knobs, table = claims_map.knobs, claims_map.table
-st.subheader(f"Claims map: {claims_map.scenario}"
-             + (f", over {knobs[0]} × {knobs[1]}" if len(knobs) == 2 else ""))
+st.subheader(widgets.literal(f"Claims map: {claims_map.scenario}"
+                             + (f", over {knobs[0]} × {knobs[1]}" if len(knobs) == 2
+                                else "")))
 if len(knobs) != 2 or table.is_empty():
     widgets.not_available("The heatmaps", f"the map varies {len(knobs)} knobs "
                           f"and has {table.height} rows (two knobs needed)")
