@@ -20,7 +20,8 @@ from conftest import counters
 from wmtsim.core.field_knobs import B_DROPPED, B_EVICTED, B_IN, Baselines
 from wmtsim.core.metrics import COUNTERS, C
 from wmtsim.core.params import Params
-from wmtsim.core.policies import FAM_WMT, FIELD_POLICIES, POLICIES, SEL_BASELINE
+from wmtsim.core.policies import FIELD_POLICIES, POLICIES, SEL_BASELINE
+from wmtsim.core.policy_families import FAM_WMT
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, World, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
@@ -231,7 +232,7 @@ def test_sliding_window_keeps_only_the_last_k_steps_and_token_buffer_its_limit()
 
 
 def test_generative_agents_code_variant_ranks_recency_oldest_first() -> None:
-    from wmtsim.twins.field_reference import minmax, power
+    from wmtsim.twins.field_store import minmax, power
 
     assert minmax([2.0, 2.0]) == [0.5, 0.5]
     assert power(0.99, 3) == 0.99 * 0.99 * 0.99

@@ -38,8 +38,9 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
 
 The policies of the field (docs/field.md) are configurations of the same engine too:
 selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field`
-(readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` and its variant
-switches; their knobs are `wmtsim.core.field_knobs.Baselines`. See docs/field.md:
+(readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` (a registered
+`wmtsim.core.policy_families.Family`) and its variant switches; their knobs are
+`wmtsim.core.field_knobs.Baselines`. See docs/field.md:
 ``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
 ``generative_agents``, ``generative_agents_code``, ``memorybank``,
 ``memorybank_stochastic``, ``memorybank_code``, ``memgpt``, ``sliding_window``,
@@ -49,12 +50,24 @@ Every selective one keeps its context memory within the scenario's budget B.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from wmtsim.core.packing import pack_values, packed_type
+from wmtsim.core.policy_families import (
+    GENERATIVE,
+    MEM0,
+    MEMGPT,
+    MEMORYBANK,
+    TOKEN_BUFFER,
+    TRACERETAIN,
+    WINDOW,
+    WMT,
+    Family,
+    family_of,
+)
 
 SEL_NONE = 0
 SEL_EVERYTHING = 1
@@ -62,9 +75,6 @@ SEL_ITEMS = 2
 SEL_BRANCHES = 3
 SEL_BASELINE = 4  # a policy of the field (docs/field.md), run by `wmtsim.engine.field`
 
-# Families: WMT's own configurations, and the policies of docs/field.md.
-(FAM_WMT, FAM_TRACERETAIN, FAM_GENERATIVE, FAM_MEMORYBANK, FAM_MEMGPT, FAM_WINDOW,
- FAM_TOKEN_BUFFER, FAM_MEM0) = range(8)
 # TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
 EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECENCY = range(5)
 # MemoryBank variants (`Policy.variant`): the paper's curve, docs/field.md's stochastic
@@ -72,23 +82,31 @@ EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECEN
 MB_PAPER, MB_STOCHASTIC, MB_CODE = range(3)
 THRESHOLD_Z, THRESHOLD_FIXED = range(2)
 
+# A mechanism switch of WMT's engine (the table above): the switches attribution moves
+# one at a time (`wmtsim.studies.attribution.switch_names`); every other field is not one.
+SWITCH = {"switch": True}
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Policy:
+    """One configuration, built by keyword; its fields in this order are the packed
+    switches the kernels read (`PolicySwitches`)."""
+
     name: str
     label: str
-    tree: bool
-    scores: bool
-    selection: int
-    fold: bool
-    reopen: bool
-    lifecycle: bool
-    family: int = FAM_WMT
+    tree: bool = field(default=False, metadata=SWITCH)
+    scores: bool = field(default=False, metadata=SWITCH)
+    selection: int = field(metadata=SWITCH)
+    fold: bool = field(default=False, metadata=SWITCH)
+    reopen: bool = field(default=False, metadata=SWITCH)
+    lifecycle: bool = field(default=False, metadata=SWITCH)
+    family: int = WMT.code  # a registered family's code (`wmtsim.core.policy_families`)
     variant: int = 0  # GA: 1 = public code; MemoryBank: MB_*; windows: 1 = summary
     eviction: int = EVICT_LRU
     threshold: int = THRESHOLD_Z
     cluster: bool = False
-    supersede: bool = False  # acts on the world's supersede/invalidate events
+    # acts on the world's supersede/invalidate events
+    supersede: bool = field(default=False, metadata=SWITCH)
 
     def pack(self) -> Any:
         """The switches as the kernels read them (a `PolicySwitches` record:
@@ -99,70 +117,76 @@ class Policy:
 PolicySwitches = packed_type(Policy, scalar=np.int64)
 
 
-def _field(name: str, label: str, family: int, variant: int = 0,
+def _field(name: str, label: str, family: Family, variant: int = 0,
            eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
            cluster: bool = False, supersede: bool = False) -> Policy:
     """A policy of the field: no tree, no scores, no fold; `wmtsim.engine.field` selects.
     ``supersede`` only where the policy's own design has a contradiction rule."""
-    return Policy(name, label, False, False, SEL_BASELINE, False, False, False, family,
-                  variant, eviction, threshold, cluster, supersede)
+    return Policy(name=name, label=label, selection=SEL_BASELINE, family=family.code,
+                  variant=variant, eviction=eviction, threshold=threshold, cluster=cluster,
+                  supersede=supersede)
 
 
 POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
-        Policy("no_memory", "No Memory", False, False, SEL_NONE, False, False, False),
-        Policy("linear", "Linear History", False, False, SEL_EVERYTHING, False, False, False),
-        Policy("tree", "Tree Memory", True, False, SEL_EVERYTHING, False, False, False),
-        Policy("tree_selection", "Tree + Selection", True, False, SEL_ITEMS, False, False,
-               False),
-        Policy("tree_summary", "Tree + Summary", True, False, SEL_EVERYTHING, True, False,
-               False),
-        Policy("tree_selection_summary", "Tree + Selection + Summary", True, False, SEL_ITEMS,
-               True, False, False),
-        Policy("wmt", "Full WMT", True, True, SEL_ITEMS, True, True, True, supersede=True),
-        Policy("a1_unweighted", "A1 Unweighted Tree", True, False, SEL_ITEMS, True, True,
-               False),
-        Policy("a2_no_controller", "A2 No Memory Controller", True, True, SEL_ITEMS, False,
-               False, False),
-        Policy("a3_no_semantic", "A3 No Semantic Retrieval", True, True, SEL_BRANCHES, True,
-               True, True, supersede=True),
-        # The field (docs/field.md; docs/field.md).
-        _field("traceretain_z", "TraceRetain (z-score, LRU)", FAM_TRACERETAIN),
-        _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", FAM_TRACERETAIN,
+        Policy(name="no_memory", label="No Memory", selection=SEL_NONE),
+        Policy(name="linear", label="Linear History", selection=SEL_EVERYTHING),
+        Policy(name="tree", label="Tree Memory", tree=True, selection=SEL_EVERYTHING),
+        Policy(name="tree_selection", label="Tree + Selection", tree=True,
+               selection=SEL_ITEMS),
+        Policy(name="tree_summary", label="Tree + Summary", tree=True,
+               selection=SEL_EVERYTHING, fold=True),
+        Policy(name="tree_selection_summary", label="Tree + Selection + Summary", tree=True,
+               selection=SEL_ITEMS, fold=True),
+        Policy(name="wmt", label="Full WMT", tree=True, scores=True, selection=SEL_ITEMS,
+               fold=True, reopen=True, lifecycle=True, supersede=True),
+        Policy(name="a1_unweighted", label="A1 Unweighted Tree", tree=True,
+               selection=SEL_ITEMS, fold=True, reopen=True),
+        Policy(name="a2_no_controller", label="A2 No Memory Controller", tree=True,
+               scores=True, selection=SEL_ITEMS),
+        Policy(name="a3_no_semantic", label="A3 No Semantic Retrieval", tree=True,
+               scores=True, selection=SEL_BRANCHES, fold=True, reopen=True, lifecycle=True,
+               supersede=True),
+        # The field (docs/field.md).
+        _field("traceretain_z", "TraceRetain (z-score, LRU)", TRACERETAIN),
+        _field("traceretain_fixed", "TraceRetain (raw >= 7, LRU)", TRACERETAIN,
                threshold=THRESHOLD_FIXED),
-        _field("traceretain_lfu", "TraceRetain (z-score, LFU)", FAM_TRACERETAIN,
+        _field("traceretain_lfu", "TraceRetain (z-score, LFU)", TRACERETAIN,
                eviction=EVICT_LFU),
         _field("traceretain_importance", "TraceRetain (z-score, importance + frequency)",
-               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE),
+               TRACERETAIN, eviction=EVICT_IMPORTANCE),
         _field("traceretain_importance_lru", "TraceRetain (z-score, importance + recency)",
-               FAM_TRACERETAIN, eviction=EVICT_IMPORTANCE_RECENCY),
+               TRACERETAIN, eviction=EVICT_IMPORTANCE_RECENCY),
         _field("traceretain_similarity", "TraceRetain (z-score, similarity replace)",
-               FAM_TRACERETAIN, eviction=EVICT_SIMILARITY),
+               TRACERETAIN, eviction=EVICT_SIMILARITY),
         _field("traceretain_cluster", "TraceRetain (z-score, LRU, cluster summaries)",
-               FAM_TRACERETAIN, cluster=True),
+               TRACERETAIN, cluster=True),
         _field("traceretain_conflict", "TraceRetain (z-score, LRU, conflict resolution)",
-               FAM_TRACERETAIN, supersede=True),
-        _field("generative_agents", "Generative Agents (paper)", FAM_GENERATIVE),
-        _field("generative_agents_code", "Generative Agents (public code)", FAM_GENERATIVE,
+               TRACERETAIN, supersede=True),
+        _field("generative_agents", "Generative Agents (paper)", GENERATIVE),
+        _field("generative_agents_code", "Generative Agents (public code)", GENERATIVE,
                variant=1),
-        _field("memorybank", "MemoryBank (threshold forgetting)", FAM_MEMORYBANK),
-        _field("memorybank_stochastic", "MemoryBank (stochastic, S <= 3)", FAM_MEMORYBANK,
+        _field("memorybank", "MemoryBank (threshold forgetting)", MEMORYBANK),
+        _field("memorybank_stochastic", "MemoryBank (stochastic, S <= 3)", MEMORYBANK,
                variant=MB_STOCHASTIC),
-        _field("memorybank_code", "MemoryBank (public code as written)", FAM_MEMORYBANK,
+        _field("memorybank_code", "MemoryBank (public code as written)", MEMORYBANK,
                variant=MB_CODE),
-        _field("memgpt", "MemGPT-style FIFO + recursive summary", FAM_MEMGPT),
-        _field("sliding_window", "Sliding window (last k steps)", FAM_WINDOW),
-        _field("sliding_window_summary", "Sliding window + running summary", FAM_WINDOW,
+        _field("memgpt", "MemGPT-style FIFO + recursive summary", MEMGPT),
+        _field("sliding_window", "Sliding window (last k steps)", WINDOW),
+        _field("sliding_window_summary", "Sliding window + running summary", WINDOW,
                variant=1),
-        _field("token_buffer", "Token buffer", FAM_TOKEN_BUFFER),
-        _field("token_buffer_summary", "Token buffer + running summary", FAM_TOKEN_BUFFER,
+        _field("token_buffer", "Token buffer", TOKEN_BUFFER),
+        _field("token_buffer_summary", "Token buffer + running summary", TOKEN_BUFFER,
                variant=1),
-        _field("mem0", "mem0-style ADD/UPDATE/DELETE/NONE", FAM_MEM0, supersede=True),
+        _field("mem0", "mem0-style ADD/UPDATE/DELETE/NONE", MEM0, supersede=True),
     )
 }
 
-FIELD_POLICIES = tuple(name for name, p in POLICIES.items() if p.family != FAM_WMT)
+for _p in POLICIES.values():
+    family_of(_p.family)  # every row's family is registered
+
+FIELD_POLICIES = tuple(name for name, p in POLICIES.items() if p.family != WMT.code)
 
 TABLE4_POLICIES = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
 TABLE123_POLICIES = ("no_memory", "linear", "tree", "tree_selection", "tree_summary",

@@ -20,6 +20,12 @@ from wmtsim.core.policies import (
     EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
     EVICT_SIMILARITY,
+    MB_CODE,
+    SEL_BASELINE,
+    THRESHOLD_FIXED,
+    Policy,
+)
+from wmtsim.core.policy_families import (
     FAM_GENERATIVE,
     FAM_MEM0,
     FAM_MEMGPT,
@@ -27,24 +33,10 @@ from wmtsim.core.policies import (
     FAM_TOKEN_BUFFER,
     FAM_TRACERETAIN,
     FAM_WINDOW,
-    MB_CODE,
-    SEL_BASELINE,
-    THRESHOLD_FIXED,
-    Policy,
 )
 from wmtsim.twins.field_memorybank import MemoryBankStore
 from wmtsim.twins.field_queues import QueueStore
-from wmtsim.twins.field_store import (  # noqa: F401 (old names)
-    _SQRT3,
-    PLACES,
-    STORED,
-    Item,
-    StoreBase,
-    fit,
-    minmax,
-    power,
-    top_by,
-)
+from wmtsim.twins.field_store import STORED, fit, minmax, power, top_by
 
 _SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 
