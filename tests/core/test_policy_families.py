@@ -1,4 +1,4 @@
-"""The policy families' registry (`wmtsim.core.policy_families`): one record per family,
+"""The policy families' registry (`wmtsim.core.policies`): one record per family,
 read by the kernels' dispatch, the twin and the studies; an unregistered family is an
 error everywhere, never another family's rules."""
 
@@ -10,15 +10,16 @@ from dataclasses import replace
 
 import pytest
 
-from wmtsim.core import policy_families as pf
+from wmtsim.core import policies as pf
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.knob_readers import READS, Trait, check_narrowing, from_families
-from wmtsim.core.policies import POLICIES, SEL_BASELINE
-from wmtsim.core.policy_families import (
+from wmtsim.core.policies import (
     CAPPED,
     FAMILIES,
     OWN,
+    POLICIES,
     QUEUE,
+    SEL_BASELINE,
     Family,
     ItemCap,
     check_families,

@@ -12,8 +12,7 @@ import pytest
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import C
 from wmtsim.core.params import Params
-from wmtsim.core.policies import POLICIES
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import FAM_WMT, POLICIES
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import (
     OP_ACTION,

@@ -30,8 +30,14 @@ from wmtsim.core.field_knobs import (
 from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.params import Params
-from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES, get_policy
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import (
+    FAM_WMT,
+    FIELD_POLICIES,
+    MB_CODE,
+    MB_STOCHASTIC,
+    POLICIES,
+    get_policy,
+)
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.field_admission import _mem0_admit

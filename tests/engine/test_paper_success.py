@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.core.policies import POLICIES
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import FAM_WMT, POLICIES
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate

@@ -28,7 +28,7 @@ SCRIPT = r"""
 import json, sys
 from numba.core.registry import CPUDispatcher
 from wmtsim.core.policies import POLICIES
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import FAM_WMT
 from wmtsim.engine.simulation import simulate
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.world import generate

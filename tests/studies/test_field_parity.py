@@ -89,10 +89,9 @@ def test_caps_and_signals_are_declared_for_every_policy() -> None:
 
 @pytest.mark.parametrize("own_caps", [False, True])
 def test_declared_item_caps_bound_what_the_engine_puts_in_context(own_caps: bool) -> None:
-    """Each field family's `ItemCap` (`wmtsim.core.policy_families`) is the engine's: no
+    """Each field family's `ItemCap` (`wmtsim.core.policies`) is the engine's: no
     prompt step of any field policy holds more memories than its declared cap."""
-    from wmtsim.core.policies import FIELD_POLICIES
-    from wmtsim.core.policy_families import family_of
+    from wmtsim.core.policies import FIELD_POLICIES, family_of
 
     world = generate(SPEC, seed=5, n=12)
     knobs = Baselines(own_caps=own_caps, ga_top_k=3, mb_code_recent=1, mb_code_top_k=1)

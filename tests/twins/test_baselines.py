@@ -20,8 +20,7 @@ from conftest import counters
 from wmtsim.core.field_knobs import B_DROPPED, B_EVICTED, B_IN, Baselines
 from wmtsim.core.metrics import COUNTERS, C
 from wmtsim.core.params import Params
-from wmtsim.core.policies import FIELD_POLICIES, POLICIES, SEL_BASELINE
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import FAM_WMT, FIELD_POLICIES, POLICIES, SEL_BASELINE
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, World, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from test_engine_differential import SCENARIOS, random_scenario, scenario_world
 
-from wmtsim.core.policies import POLICIES, get_policy
-from wmtsim.core.policy_families import FAM_WMT
+from wmtsim.core.policies import FAM_WMT, POLICIES, get_policy
 from wmtsim.core.world_spec import World
 from wmtsim.engine import dynamics as engine_dynamics
 from wmtsim.engine.simulation import simulate

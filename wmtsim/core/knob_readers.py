@@ -5,7 +5,7 @@ and learns nothing (issue 22: ``baselines.ga_top_k`` with ``generative_agents``,
 with ``a1_unweighted``). `READS` declares, for every knob of `Params`, `Stubs` and
 `Baselines`, the policies whose engine code reads it, as a *trait* of the policy's
 switches (`wmtsim.core.policies`); a knob a policy family lists (`Family.knobs`,
-`wmtsim.core.policy_families`) is read by that family's policies unless `READS` narrows
+`wmtsim.core.policies`) is read by that family's policies unless `READS` narrows
 it to some of their variants; world and poison knobs shape the world every policy
 sees. ``tests/core/test_knob_readers.py`` checks the declaration against the engine: for
 every policy, moving all the knobs the table says it does not read leaves its results
@@ -30,22 +30,20 @@ from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
     EVICT_SIMILARITY,
+    FAMILIES,
+    GENERATIVE,
     MB_CODE,
     MB_STOCHASTIC,
+    MEM0,
+    MEMORYBANK,
     POLICIES,
     SEL_BASELINE,
     SEL_BRANCHES,
     SEL_ITEMS,
     THRESHOLD_Z,
-    Policy,
-)
-from wmtsim.core.policy_families import (
-    FAMILIES,
-    GENERATIVE,
-    MEM0,
-    MEMORYBANK,
     TRACERETAIN,
     Family,
+    Policy,
 )
 
 
@@ -194,7 +192,7 @@ def check_narrowing(reads: dict[str, Trait], families: tuple[Family, ...] = FAMI
                    if trait.test(p) and not (key in listed and listed[key].test(p))]
         if outside:
             raise ValueError(f"READS[{key!r}] names {outside}, whose families do not list "
-                             f"the knob (`Family.knobs`, wmtsim.core.policy_families)")
+                             f"the knob (`Family.knobs`, wmtsim.core.policies)")
 
 
 check_narrowing(READS)

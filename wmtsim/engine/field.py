@@ -31,8 +31,7 @@ from wmtsim.core.codes import ACTION, GLOBAL, TASK
 from wmtsim.core.field_knobs import B_BUFFERED, B_CORE, B_DELETED, B_EVICTED, B_IN, B_RECALL, M
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.core.policies import MB_CODE
-from wmtsim.core.policy_families import (
+from wmtsim.core.policies import (
     FAM_GENERATIVE,
     FAM_MEM0,
     FAM_MEMGPT,
@@ -40,6 +39,7 @@ from wmtsim.core.policy_families import (
     FAM_TOKEN_BUFFER,
     FAM_TRACERETAIN,
     FAM_WINDOW,
+    MB_CODE,
 )
 from wmtsim.engine.field_admission import _mem0_admit, _tr_admit, _tr_evaluate
 from wmtsim.engine.field_common import _cap, _capped, _fit, _fit_newest, _queue_cap, _score_call

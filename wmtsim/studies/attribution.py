@@ -69,8 +69,15 @@ from wmtsim.core.bootstrap import paired_bootstrap
 from wmtsim.core.formatting import did_you_mean
 from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
-from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
-from wmtsim.core.policy_families import WMT
+from wmtsim.core.policies import (
+    POLICIES,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+    WMT,
+    Policy,
+)
 from wmtsim.studies.shapley import (
     _finite_mean,
     permutation_masks,

@@ -27,14 +27,16 @@ import polars as pl
 
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.policies import (
+    QUEUE,
+    REL,
     SEL_BASELINE,
     SEL_BRANCHES,
     SEL_EVERYTHING,
     SEL_ITEMS,
     SEL_NONE,
+    family_of,
     get_policy,
 )
-from wmtsim.core.policy_families import QUEUE, REL, family_of
 from wmtsim.core.stubs import Stubs
 
 PARITY_COLUMNS = ("policy", "budget", "share_mean", "share_max", "cap", "items_max",
@@ -44,7 +46,7 @@ PARITY_COLUMNS = ("policy", "budget", "share_mean", "share_max", "cap", "items_m
 
 def item_cap(policy: str, stubs: Stubs, knobs: Baselines) -> str:
     """The item cap a configuration runs with, as the engine reads it ("none" = 0): its
-    family's `ItemCap` (`wmtsim.core.policy_families`): `Stubs.top_k` for WMT's selector
+    family's `ItemCap` (`wmtsim.core.policies`): `Stubs.top_k` for WMT's selector
     and, unless `Baselines.own_caps`, for every field retrieval, queue and window, with a
     design's own size beneath it."""
     pol = get_policy(policy)

@@ -23,8 +23,7 @@ import polars as pl
 
 from wmtsim.core.inference import adjust
 from wmtsim.core.knob_readers import readers
-from wmtsim.core.policies import FIELD_POLICIES, get_policy
-from wmtsim.core.policy_families import family_of
+from wmtsim.core.policies import FIELD_POLICIES, family_of, get_policy
 from wmtsim.studies.field_curves import verdict
 
 

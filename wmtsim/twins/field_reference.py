@@ -20,12 +20,6 @@ from wmtsim.core.policies import (
     EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
     EVICT_SIMILARITY,
-    MB_CODE,
-    SEL_BASELINE,
-    THRESHOLD_FIXED,
-    Policy,
-)
-from wmtsim.core.policy_families import (
     FAM_GENERATIVE,
     FAM_MEM0,
     FAM_MEMGPT,
@@ -33,6 +27,10 @@ from wmtsim.core.policy_families import (
     FAM_TOKEN_BUFFER,
     FAM_TRACERETAIN,
     FAM_WINDOW,
+    MB_CODE,
+    SEL_BASELINE,
+    THRESHOLD_FIXED,
+    Policy,
 )
 from wmtsim.twins.field_memorybank import MemoryBankStore
 from wmtsim.twins.field_queues import QueueStore

@@ -16,8 +16,7 @@ from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load
 
 def wmt_configurations() -> dict[str, str]:
     """WMT's own configurations (the ones attribution decomposes): name -> label."""
-    from wmtsim.core.policies import POLICIES
-    from wmtsim.core.policy_families import WMT
+    from wmtsim.core.policies import POLICIES, WMT
 
     return {name: p.label for name, p in POLICIES.items() if p.family == WMT.code}
 
