@@ -231,7 +231,7 @@ GENERATIVE = Family(
            "ga_w_importance", "ga_w_relevance", "ga_top_k", "ga_code_decay", "gac_w_recency",
            "gac_w_importance", "gac_w_relevance", "ga_reflect_threshold", "ga_focal_points",
            "ga_thoughts", "summary_is_result", *_FIELD_WIDE),
-    item_cap=_TOP_K, variant_caps={1: ItemCap(CAPPED, ("ga_top_k",))},
+    item_cap=_TOP_K, variant_caps={1: ItemCap(CAPPED, ("ga_top_k",))},  # 1: the public code
     signal=_generative_signal,
     engine=_ENGINE + "field_generative._ga_retrieve", twin=_TWIN + "generative_retrieve")
 MEMORYBANK = Family(
@@ -240,9 +240,9 @@ MEMORYBANK = Family(
            "mb_code_top_k", "mb_code_recent", "mb_summaries", "summary_is_result",
            *_FIELD_WIDE),
     item_cap=_TOP_K,
-    # MB_CODE (`wmtsim.core.policies`): the last turns, then the most similar.
-    variant_caps={2: ItemCap(CAPPED, ("mb_code_recent", "mb_code_top_k"),
-                             "({mb_code_recent} recent + {mb_code_top_k})")},
+    # The public code: the last turns, then the most similar.
+    variant_caps={MB_CODE: ItemCap(CAPPED, ("mb_code_recent", "mb_code_top_k"),
+                                   "({mb_code_recent} recent + {mb_code_top_k})")},
     signal=_memorybank_signal,
     engine=_ENGINE + "field_forgetting._mb_forget", twin=_TWIN + "memorybank_forget")
 MEMGPT = Family(
