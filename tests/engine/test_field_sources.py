@@ -30,7 +30,14 @@ from wmtsim.core.field_knobs import (
 from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.params import Params
-from wmtsim.core.policies import FIELD_POLICIES, MB_CODE, MB_STOCHASTIC, POLICIES, get_policy
+from wmtsim.core.policies import (
+    FAM_WMT,
+    FIELD_POLICIES,
+    MB_CODE,
+    MB_STOCHASTIC,
+    POLICIES,
+    get_policy,
+)
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.field_admission import _mem0_admit
@@ -268,7 +275,7 @@ def test_every_selective_policy_keeps_its_context_within_the_budget(
         used = (res.steps.filter(pl.col("selected"))
                 .group_by(["trajectory", "step"]).agg(pl.col("tokens").sum()))
         assert used.height == 0 or int(used["tokens"].max()) <= budget, p  # type: ignore[arg-type]
-        if top_k > 0 and POLICIES[p].family != 0:  # one shared cap for the whole field
+        if top_k > 0 and POLICIES[p].family != FAM_WMT:  # one shared cap for the whole field
             n_sel = (res.steps.filter(pl.col("selected"))
                      .group_by(["trajectory", "step"]).len())
             assert n_sel.height == 0 or int(n_sel["len"].max()) <= top_k, p  # type: ignore[arg-type]

@@ -27,7 +27,8 @@ GROUPS = ("engine", "field", "trace")
 SCRIPT = r"""
 import json, sys
 from numba.core.registry import CPUDispatcher
-from wmtsim.core.policies import FAM_WMT, POLICIES
+from wmtsim.core.policies import POLICIES
+from wmtsim.core.policies import FAM_WMT
 from wmtsim.engine.simulation import simulate
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.world import generate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from dataclasses import make_dataclass, replace
+from dataclasses import field, make_dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, Policy
+from wmtsim.core.policies import (
+    POLICIES,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SWITCH,
+    Policy,
+)
 from wmtsim.engine import run
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.attribution import (
     DEPENDENCIES,
-    NOT_SWITCHES,
     Attribution,
     attribute,
     coalition_policy,
@@ -118,16 +124,28 @@ def test_all_orders_give_the_exact_values() -> None:
 # --- switches and the dependency rule ------------------------------------------------------
 
 
-def test_switches_are_the_policy_fields_and_a_new_field_is_picked_up() -> None:
-    names = [f for f in Policy.__dataclass_fields__ if f not in NOT_SWITCHES]
-    assert switch_names() == tuple(names)
-    assert {"tree", "scores", "selection", "fold", "reopen", "lifecycle"} <= set(names)
-    wider = make_dataclass("WiderPolicy", [("supersede", bool, False)], bases=(Policy,),
-                           frozen=True)
-    assert switch_names(wider)[-1] == "supersede"
-    a = wider(**{**POLICIES["wmt"].__dict__, "supersede": False})
-    b = wider(**{**POLICIES["wmt"].__dict__, "supersede": True})
-    assert differing_switches(a, b) == ("supersede",)
+def test_switches_are_the_policy_fields_declared_switches() -> None:
+    assert switch_names() == ("tree", "scores", "selection", "fold", "reopen", "lifecycle",
+                              "supersede")
+    # A new field declared a switch is picked up; one not declared never becomes one.
+    wider = make_dataclass("WiderPolicy", [
+        ("echo", bool, field(default=False, metadata=SWITCH)),
+        ("budget_share", float, field(default=1.0))], bases=(Policy,), frozen=True,
+        kw_only=True)
+    assert switch_names(wider)[-1] == "echo"
+    assert "budget_share" not in switch_names(wider)
+    a = wider(**{**POLICIES["wmt"].__dict__, "echo": False, "budget_share": 0.5})
+    b = wider(**{**POLICIES["wmt"].__dict__, "echo": True})
+    assert differing_switches(a, b) == ("echo",)
+
+
+def test_policies_and_attributions_are_built_by_keyword() -> None:
+    """Six unnamed booleans in a row are unreadable: both records take keywords only."""
+    with pytest.raises(TypeError, match="positional"):
+        Policy("x", "X", False, False, SEL_ITEMS, False, False, False)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        Attribution("s", "linear", "wmt", (), "exact", 1, 0, pl.DataFrame(),  # type: ignore[misc]
+                    pl.DataFrame(), 1, 0.0, {})
 
 
 def test_players_of_the_shipped_comparisons() -> None:

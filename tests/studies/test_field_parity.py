@@ -85,3 +85,20 @@ def test_caps_and_signals_are_declared_for_every_policy() -> None:
     assert "evidence" not in ranking_signal("generative_agents")
     assert "evidence" in ranking_signal("generative_agents",
                                         Baselines(importance_reads_evidence=True))
+
+
+@pytest.mark.parametrize("own_caps", [False, True])
+def test_declared_item_caps_bound_what_the_engine_puts_in_context(own_caps: bool) -> None:
+    """Each field family's `ItemCap` (`wmtsim.core.policies`) is the engine's: with B
+    out of the way, the most memories any prompt step holds is its declared cap."""
+    from wmtsim.core.policies import FIELD_POLICIES, family_of
+
+    world = generate(SPEC, seed=5, n=12)
+    knobs = Baselines(own_caps=own_caps, ga_top_k=3, mb_code_recent=1, mb_code_top_k=1)
+    for p in FIELD_POLICIES:
+        pol = POLICIES[p]
+        size = family_of(pol.family).cap(pol.variant).size(2, knobs)
+        r = simulate(world, p, params=Params(budget=2000), stubs=Stubs(top_k=2),
+                     baselines=knobs)
+        most = int(r.trajectories["n_context_items_max"].max())  # type: ignore[arg-type]
+        assert size == 0 or most == size, (p, most, size)

@@ -231,7 +231,7 @@ def test_sliding_window_keeps_only_the_last_k_steps_and_token_buffer_its_limit()
 
 
 def test_generative_agents_code_variant_ranks_recency_oldest_first() -> None:
-    from wmtsim.twins.field_reference import minmax, power
+    from wmtsim.twins.field_store import minmax, power
 
     assert minmax([2.0, 2.0]) == [0.5, 0.5]
     assert power(0.99, 3) == 0.99 * 0.99 * 0.99

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_engine_differential import SCENARIOS, random_scenario, scenario_world
 
-from wmtsim.core.policies import POLICIES, get_policy
+from wmtsim.core.policies import FAM_WMT, POLICIES, get_policy
 from wmtsim.core.world_spec import World
 from wmtsim.engine import dynamics as engine_dynamics
 from wmtsim.engine.simulation import simulate
@@ -21,7 +21,7 @@ from wmtsim.twins import dynamics_reference as twin
 from wmtsim.twins.dynamics_reference import dynamics_reference
 
 # WMT's ten configurations and the field's policies that supersede, summarise or forget.
-CHECKED = (*[p for p in POLICIES if get_policy(p).family == 0], "traceretain_z",
+CHECKED = (*[p for p in POLICIES if get_policy(p).family == FAM_WMT], "traceretain_z",
            "traceretain_conflict", "traceretain_cluster", "memgpt", "sliding_window_summary",
            "token_buffer_summary", "mem0", "memorybank")
 

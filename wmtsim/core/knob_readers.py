@@ -4,7 +4,9 @@ A sweep or a screening that varies a knob no policy in it reads computes identic
 and learns nothing (issue 22: ``baselines.ga_top_k`` with ``generative_agents``, ``rho``
 with ``a1_unweighted``). `READS` declares, for every knob of `Params`, `Stubs` and
 `Baselines`, the policies whose engine code reads it, as a *trait* of the policy's
-switches (`wmtsim.core.policies`); world and poison knobs shape the world every policy
+switches (`wmtsim.core.policies`); a knob a policy family lists (`Family.knobs`,
+`wmtsim.core.policies`) is read by that family's policies unless `READS` narrows
+it to some of their variants; world and poison knobs shape the world every policy
 sees. ``tests/core/test_knob_readers.py`` checks the declaration against the engine: for
 every policy, moving all the knobs the table says it does not read leaves its results
 bit-identical, and every knob of the five knob classes has an entry.
@@ -28,21 +30,19 @@ from wmtsim.core.policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
     EVICT_SIMILARITY,
-    FAM_GENERATIVE,
-    FAM_MEM0,
-    FAM_MEMGPT,
-    FAM_MEMORYBANK,
-    FAM_TOKEN_BUFFER,
-    FAM_TRACERETAIN,
-    FAM_WINDOW,
-    FAM_WMT,
+    FAMILIES,
+    GENERATIVE,
     MB_CODE,
     MB_STOCHASTIC,
+    MEM0,
+    MEMORYBANK,
     POLICIES,
     SEL_BASELINE,
     SEL_BRANCHES,
     SEL_ITEMS,
     THRESHOLD_Z,
+    TRACERETAIN,
+    Family,
     Policy,
 )
 
@@ -58,9 +58,10 @@ class Trait:
         return Trait(f"{self.name} | {other.name}", lambda p: self.test(p) or other.test(p))
 
 
-def _family(name: str, family: int, extra: Callable[[Policy], bool] = lambda p: True
+def _family(family: Family, name: str = "", extra: Callable[[Policy], bool] = lambda p: True
             ) -> Trait:
-    return Trait(name, lambda p: p.family == family and extra(p))
+    """The policies of ``family`` (those of its variants that pass ``extra``)."""
+    return Trait(name or family.label, lambda p: p.family == family.code and extra(p))
 
 
 EVERY = Trait("every policy", lambda p: True)
@@ -73,30 +74,21 @@ SELECTOR = Trait("the selector (items or branches)",
 ITEMS = Trait("the semantic selector (items)", lambda p: p.selection == SEL_ITEMS)
 BRANCHES = Trait("whole-branch retrieval (A3)", lambda p: p.selection == SEL_BRANCHES)
 FIELD = Trait("a policy of the field", lambda p: p.selection == SEL_BASELINE)
-TRACERETAIN = _family("TraceRetain", FAM_TRACERETAIN)
-TR_Z = _family("TraceRetain (z-score)", FAM_TRACERETAIN, lambda p: p.threshold == THRESHOLD_Z)
-TR_IMPORTANCE = _family("TraceRetain (importance + frequency)", FAM_TRACERETAIN,
+TR_Z = _family(TRACERETAIN, "TraceRetain (z-score)", lambda p: p.threshold == THRESHOLD_Z)
+TR_IMPORTANCE = _family(TRACERETAIN, "TraceRetain (importance + frequency)",
                         lambda p: p.eviction == EVICT_IMPORTANCE)
-TR_IMPORTANCE_LRU = _family("TraceRetain (importance + recency)", FAM_TRACERETAIN,
+TR_IMPORTANCE_LRU = _family(TRACERETAIN, "TraceRetain (importance + recency)",
                             lambda p: p.eviction == EVICT_IMPORTANCE_RECENCY)
-TR_SIMILARITY = _family("TraceRetain (similarity)", FAM_TRACERETAIN,
+TR_SIMILARITY = _family(TRACERETAIN, "TraceRetain (similarity)",
                         lambda p: p.eviction == EVICT_SIMILARITY)
-TR_CLUSTER = _family("TraceRetain (clusters)", FAM_TRACERETAIN, lambda p: p.cluster)
-GA = _family("Generative Agents", FAM_GENERATIVE)
-GA_PAPER = _family("Generative Agents (paper)", FAM_GENERATIVE, lambda p: p.variant == 0)
-GA_CODE = _family("Generative Agents (public code)", FAM_GENERATIVE, lambda p: p.variant == 1)
-MEMORYBANK = _family("MemoryBank", FAM_MEMORYBANK)
-MB_NOT_CODE = _family("MemoryBank (paper, stochastic)", FAM_MEMORYBANK,
+TR_CLUSTER = _family(TRACERETAIN, "TraceRetain (clusters)", lambda p: p.cluster)
+GA_PAPER = _family(GENERATIVE, "Generative Agents (paper)", lambda p: p.variant == 0)
+GA_CODE = _family(GENERATIVE, "Generative Agents (public code)", lambda p: p.variant == 1)
+MB_NOT_CODE = _family(MEMORYBANK, "MemoryBank (paper, stochastic)",
                       lambda p: p.variant != MB_CODE)
-MB_STOCH = _family("MemoryBank (stochastic)", FAM_MEMORYBANK,
+MB_STOCH = _family(MEMORYBANK, "MemoryBank (stochastic)",
                    lambda p: p.variant == MB_STOCHASTIC)
-MB_CODE_ = _family("MemoryBank (public code)", FAM_MEMORYBANK, lambda p: p.variant == MB_CODE)
-MEMGPT = _family("MemGPT", FAM_MEMGPT)
-WINDOW = _family("sliding window", FAM_WINDOW)
-TOKEN_BUFFER = _family("token buffer", FAM_TOKEN_BUFFER)
-MEM0 = _family("mem0", FAM_MEM0)
-_WMT_FAMILY = Trait("WMT's configurations", lambda p: p.family == FAM_WMT)
-SCORED_FIELD = TRACERETAIN | GA | MEM0  # the field policies that call the importance scorer
+MB_CODE_ = _family(MEMORYBANK, "MemoryBank (public code)", lambda p: p.variant == MB_CODE)
 
 # knob (canonical key) -> the policies that read it.
 READS: dict[str, Trait] = {
@@ -130,69 +122,28 @@ READS: dict[str, Trait] = {
         "p_persuade", "p_persuade_vs_evidence", "p_guess", "p_use_max", "dilution_tokens",
         "base_tokens", "p_misled", "obs_in_context", "call_latency_ms", "token_latency_ms",
         "persuade_scope")},
-    # Baselines: the field's own knobs (docs/field.md).
-    "baselines.capacity": TRACERETAIN,
-    "baselines.top_k": TRACERETAIN | MB_NOT_CODE | GA_PAPER | MEM0,
-    "baselines.importance_noise": SCORED_FIELD | MEMGPT,  # MemGPT: its saves' rating
-    "baselines.scorer_base_tokens": SCORED_FIELD,
+    # Baselines: the field's own knobs (docs/field.md). A knob a family lists
+    # (`Family.knobs`) is read by every policy of the families that list it; the entries
+    # here narrow it to the variants whose rules read it.
+    "baselines.top_k": _family(TRACERETAIN) | MB_NOT_CODE | GA_PAPER | _family(MEM0),
     "baselines.z_window": TR_Z,
     "baselines.z_threshold": TR_Z,
-    "baselines.raw_threshold": TRACERETAIN,
-    "baselines.dup_threshold": TRACERETAIN,
-    "baselines.min_tokens": TRACERETAIN,
-    "baselines.drop_failed": TRACERETAIN,
-    "baselines.dup_content": TRACERETAIN,
     "baselines.importance_weight": TR_IMPORTANCE | TR_IMPORTANCE_LRU,
     "baselines.frequency_weight": TR_IMPORTANCE,
     "baselines.recency_weight": TR_IMPORTANCE_LRU,
     "baselines.recency_decay": TR_IMPORTANCE_LRU,
     "baselines.replace_threshold": TR_SIMILARITY,
     "baselines.cluster_size": TR_CLUSTER,
-    "baselines.ga_decay": GA_PAPER,
-    "baselines.hours_per_step": GA_PAPER,
-    "baselines.ga_w_recency": GA_PAPER,
-    "baselines.ga_w_importance": GA_PAPER,
-    "baselines.ga_w_relevance": GA_PAPER,
-    "baselines.ga_top_k": GA_CODE,
-    "baselines.ga_code_decay": GA_CODE,
-    "baselines.gac_w_recency": GA_CODE,
-    "baselines.gac_w_importance": GA_CODE,
-    "baselines.gac_w_relevance": GA_CODE,
-    "baselines.mb_threshold": MEMORYBANK,
-    "baselines.mb_time_scale": MEMORYBANK,
-    "baselines.mb_session_steps": MEMORYBANK,
+    **{f"baselines.{k}": GA_PAPER for k in (
+        "ga_decay", "hours_per_step", "ga_w_recency", "ga_w_importance", "ga_w_relevance")},
+    **{f"baselines.{k}": GA_CODE for k in (
+        "ga_top_k", "ga_code_decay", "gac_w_recency", "gac_w_importance", "gac_w_relevance")},
     "baselines.mb_s_cap": MB_STOCH,
     "baselines.mb_code_top_k": MB_CODE_,
     "baselines.mb_code_recent": MB_CODE_,
-    "baselines.window_tokens": MEMGPT,
-    "baselines.evict_fraction": MEMGPT,
-    "baselines.keep_last": MEMGPT,
-    "baselines.recall_k": MEMGPT,
-    "baselines.window_steps": WINDOW,
-    "baselines.token_limit": TOKEN_BUFFER,
-    **{f"baselines.{k}": MEM0 for k in (
-        "mem0_search_k", "mem0_match", "mem0_p_update", "mem0_p_delete", "mem0_p_none",
-        "mem0_random_decision")},
-    # The field on equal terms (issue 20): the rules' switches and their knobs.
-    # The importance stub's readers: TraceRetain, GA and MemGPT's saves (mem0's decision
-    # reads its own signal, `_mem0_information`).
-    "baselines.importance_reads_evidence": TRACERETAIN | GA | MEMGPT,
-    "baselines.own_caps": FIELD,
-    "baselines.letta_walk": MEMGPT,
-    "baselines.search_base_tokens": MEMGPT,
-    "baselines.tr_buffer": TRACERETAIN,
-    "baselines.tr_eval_every": TRACERETAIN,
-    **{f"baselines.{k}": GA for k in ("ga_reflect_threshold", "ga_focal_points",
-                                       "ga_thoughts")},
-    # Round two: Letta's memory tools, MemoryBank's daily summaries, the retrieval noise.
-    **{f"baselines.{k}": MEMGPT for k in ("letta_memory", "warning_fraction",
-                                           "core_fraction", "save_threshold", "archival_k")},
-    "baselines.mb_summaries": MEMORYBANK,
-    "baselines.summary_is_result": GA | MEMORYBANK | TR_CLUSTER,
-    "baselines.retrieval_noise": TRACERETAIN | GA | MEMORYBANK | MEM0 | MEMGPT,
-    # Round three: Letta's core_memory_replace and agent-decided searches.
-    "baselines.core_replace": MEMGPT,
-    "baselines.search_on_need": MEMGPT,
+    # One rule for every derived summary: GA's thoughts, MemoryBank's daily summaries,
+    # TraceRetain's clusters.
+    "baselines.summary_is_result": _family(GENERATIVE) | _family(MEMORYBANK) | TR_CLUSTER,
 }
 
 
@@ -218,11 +169,41 @@ def declared_at_knob(cls: type, section: str) -> dict[str, Trait]:
     return out
 
 
+def from_families(families: tuple[Family, ...] = FAMILIES) -> dict[str, Trait]:
+    """Each `Baselines` knob a family lists (`Family.knobs`), as canonical key -> the
+    policies of every family that lists it."""
+    out: dict[str, Trait] = {}
+    for fam in families:
+        for k in fam.knobs:
+            key = f"baselines.{k}"
+            out[key] = out[key] | _family(fam) if key in out else _family(fam)
+    return out
+
+
+def check_narrowing(reads: dict[str, Trait], families: tuple[Family, ...] = FAMILIES
+                    ) -> None:
+    """A `READS` entry of a `Baselines` knob may only narrow its families' declaration:
+    every policy it names is of a family that lists the knob."""
+    listed = from_families(families)
+    for key, trait in reads.items():
+        if not key.startswith("baselines."):
+            continue
+        outside = [n for n, p in POLICIES.items()
+                   if trait.test(p) and not (key in listed and listed[key].test(p))]
+        if outside:
+            raise ValueError(f"READS[{key!r}] names {outside}, whose families do not list "
+                             f"the knob (`Family.knobs`, wmtsim.core.policies)")
+
+
+check_narrowing(READS)
+for _key, _trait in from_families().items():
+    READS.setdefault(_key, _trait)
+
 # A field policy's own knob may name its readers where it is declared: a new policy and
 # its knob then touch `core/field_knobs.py`, not this table.
 _AT_KNOB = declared_at_knob(Baselines, "baselines")
 if set(_AT_KNOB) & set(READS):
-    raise ValueError(f"readers declared twice (READS and knob(reads=...)): "
+    raise ValueError(f"readers declared twice (READS or Family.knobs, and knob(reads=...)): "
                      f"{sorted(set(_AT_KNOB) & set(READS))}; keep one")
 READS.update(_AT_KNOB)
 

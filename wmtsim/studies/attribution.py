@@ -22,9 +22,10 @@ larger ones, or any with ``permutations=R``, by sampling R random orders of the 
 orders, reported with its standard error over the orders (``perm_se``); efficiency still
 holds exactly, because every order telescopes from P to Q.
 
-**Switches.** A mechanism switch is any field of `wmtsim.core.policies.Policy` other than
-its name, label and the switches of the field's policies (`NOT_SWITCHES`), so a switch
-added to `Policy` is picked up without touching this module. A non-boolean switch
+**Switches.** A mechanism switch is a field of `wmtsim.core.policies.Policy` declared one
+(``field(metadata=SWITCH)``: tree, scores, selection, ...; not its name, label or the
+field's variant switches), so a switch added to `Policy` is picked up without touching
+this module, and a field that is not declared a switch never becomes one. A non-boolean switch
 (``selection``) is one player moving from P's value to Q's.
 
 **Undefined values.** A metric can be undefined for a trajectory (NaN: e.g. IP without an
@@ -68,7 +69,15 @@ from wmtsim.core.bootstrap import paired_bootstrap
 from wmtsim.core.formatting import did_you_mean
 from wmtsim.core.inference import adjust, metric_bound
 from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
-from wmtsim.core.policies import POLICIES, SEL_BRANCHES, SEL_EVERYTHING, SEL_ITEMS, SEL_NONE, Policy
+from wmtsim.core.policies import (
+    POLICIES,
+    SEL_BRANCHES,
+    SEL_EVERYTHING,
+    SEL_ITEMS,
+    SEL_NONE,
+    WMT,
+    Policy,
+)
 from wmtsim.studies.shapley import (
     _finite_mean,
     permutation_masks,
@@ -83,8 +92,6 @@ if TYPE_CHECKING:
     from wmtsim.core.world_spec import World
     from wmtsim.studies.scenario import Scenario
 
-# Fields of `Policy` that are not mechanism switches of WMT's engine.
-NOT_SWITCHES = ("name", "label", "family", "variant", "eviction", "threshold", "cluster")
 EXACT_MAX_SWITCHES = 10  # 2^10 = 1024 coalitions: beyond that, sample permutations
 DEFAULT_METRICS = ("asr", "prr", "br", "tsr", "prompt_tokens")
 SELECTION_NAMES = {SEL_NONE: "none", SEL_EVERYTHING: "everything", SEL_ITEMS: "items",
@@ -101,9 +108,10 @@ SWITCH_LABELS = {
 
 
 def switch_names(policy_class: type = Policy) -> tuple[str, ...]:
-    """The mechanism switches: every field of ``policy_class`` (a `Policy` dataclass)
-    except `NOT_SWITCHES`, in field order."""
-    return tuple(f.name for f in fields(policy_class) if f.name not in NOT_SWITCHES)
+    """The mechanism switches: the fields of ``policy_class`` (a `Policy` dataclass)
+    declared one (``metadata={"switch": True}``, `wmtsim.core.policies.SWITCH`), in field
+    order."""
+    return tuple(f.name for f in fields(policy_class) if f.metadata.get("switch"))
 
 
 def differing_switches(p: Policy, q: Policy) -> tuple[str, ...]:
@@ -240,7 +248,7 @@ class CoalitionRunner:
 # --- the attribution -----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Attribution:
     """The result of `attribute`.
 
@@ -310,7 +318,7 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
     for end, pol in (("--from", p), ("--to", q)):
         if not is_meaningful(pol):
             raise ValueError(f"{end} {pol.name}: not a meaningful configuration")
-        if pol.family != POLICIES["wmt"].family:
+        if pol.family != WMT.code:
             raise ValueError(f"{end} {pol.name}: attribution covers WMT's own "
                              "configurations (the field's policies are not switch sets "
                              "over WMT's mechanisms)")
@@ -383,9 +391,11 @@ def attribute(scenario: Scenario, from_policy: str | Policy, to_policy: str | Po
         "mask": mask, "switches": ",".join(s for j, s in enumerate(players) if mask >> j & 1),
         "configuration": configs[mask][0].name, "moved_by_rule": ",".join(configs[mask][1]),
         **{m: _finite_mean(runs[mask][m]) for m in metrics}} for mask in masks])
-    return Attribution(scenario.name, p.name, q.name, players,
-                       "exact" if exact else "sampled", w.n, seed, pl.DataFrame(rows),
-                       coalitions, runner.runs, time.perf_counter() - t0, common_ids)
+    return Attribution(scenario=scenario.name, from_policy=p.name, to_policy=q.name,
+                       players=players, method="exact" if exact else "sampled", n=w.n,
+                       seed=seed, table=pl.DataFrame(rows), coalitions=coalitions,
+                       runs=runner.runs, seconds=time.perf_counter() - t0,
+                       common=common_ids)
 
 
 # --- rendering and writing -----------------------------------------------------------------

@@ -27,18 +27,14 @@ import polars as pl
 
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.policies import (
-    FAM_GENERATIVE,
-    FAM_MEM0,
-    FAM_MEMGPT,
-    FAM_MEMORYBANK,
-    FAM_TOKEN_BUFFER,
-    FAM_TRACERETAIN,
-    FAM_WINDOW,
-    MB_CODE,
+    QUEUE,
+    REL,
+    SEL_BASELINE,
     SEL_BRANCHES,
     SEL_EVERYTHING,
     SEL_ITEMS,
     SEL_NONE,
+    family_of,
     get_policy,
 )
 from wmtsim.core.stubs import Stubs
@@ -49,46 +45,33 @@ PARITY_COLUMNS = ("policy", "budget", "share_mean", "share_max", "cap", "items_m
 
 
 def item_cap(policy: str, stubs: Stubs, knobs: Baselines) -> str:
-    """The item cap a configuration runs with, as the engine reads it ("none" = 0):
-    `Stubs.top_k` for WMT's selector and, unless `Baselines.own_caps`, for every field
-    retrieval, queue and window, with a design's own size beneath it."""
+    """The item cap a configuration runs with, as the engine reads it ("none" = 0): its
+    family's `ItemCap` (`wmtsim.core.policies`): `Stubs.top_k` for WMT's selector
+    and, unless `Baselines.own_caps`, for every field retrieval, queue and window, with a
+    design's own size beneath it."""
     pol = get_policy(policy)
-
-    def shown(k: int) -> str:
-        return str(k) if k > 0 else "none"
-
-    shared = int(stubs.top_k)
-
-    def capped(size: int) -> int:
-        return size if knobs.own_caps or shared <= 0 else min(size, shared)
-
     if pol.selection == SEL_NONE:
         return "– (no memory)"
     if pol.selection == SEL_EVERYTHING:
         return "– (everything)"
     if pol.selection == SEL_BRANCHES:
         return "– (whole branches)"
-    if pol.selection == SEL_ITEMS:
-        return shown(shared)
-    fam = pol.family
-    if fam == FAM_GENERATIVE and pol.variant == 1:
-        return shown(capped(int(knobs.ga_top_k)))
-    if fam == FAM_MEMORYBANK and pol.variant == MB_CODE:
-        recent, top = int(knobs.mb_code_recent), int(knobs.mb_code_top_k)
-        return f"{shown(capped(recent + top))} ({recent} recent + {top})"
-    if fam in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER):
-        return "none (queue)" if knobs.own_caps else shown(shared)
-    own = int(knobs.top_k) if knobs.top_k > 0 else shared
-    return shown(own)
+    cap = family_of(pol.family).cap(pol.variant)
+    size = cap.size(int(stubs.top_k), knobs)
+    shown = str(size) if size > 0 else "none"
+    if cap.rule == QUEUE and knobs.own_caps:
+        return f"{shown} (queue)"
+    if cap.detail:
+        values = {k: int(getattr(knobs, k)) for k in cap.knobs}
+        return f"{shown} {cap.detail.format(**values)}"
+    return shown
 
 
 def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
-    """What a configuration's ranking (or admission) reads, from its family's rules."""
+    """What a configuration's ranking (or admission) reads: its selection mode, or for a
+    policy of the field its family's declared `signal`."""
     pol = get_policy(policy)
     knobs = knobs or Baselines()
-    rel = "apparent relevance + noise"
-    rating = ("rating: apparent relevance, outcome"
-              + (", evidence flag" if knobs.importance_reads_evidence else ""))
     if pol.selection == SEL_NONE:
         return "–"
     if pol.selection == SEL_EVERYTHING:
@@ -96,33 +79,12 @@ def ranking_signal(policy: str, knobs: Baselines | None = None) -> str:
     if pol.selection == SEL_BRANCHES:
         return "branch priority U_b (Eq. 6)"
     if pol.selection == SEL_ITEMS:
-        return rel + (" + w_u·u + w_b·U_b" if pol.scores else "")
-    fam = pol.family
-    if fam == FAM_TRACERETAIN:
-        return f"admission: {rating}; retrieval: {rel}"
-    if fam == FAM_GENERATIVE:
-        reflect = "; reflection on a poignancy sum" if knobs.ga_reflect_threshold > 0 else ""
-        return f"recency + importance ({rating}) + {rel}{reflect}"
-    if fam == FAM_MEMORYBANK:
-        daily = "; daily summaries" if knobs.mb_summaries else ""
-        return f"{rel}; forgetting: time since recall, strength{daily}"
-    if fam == FAM_MEM0:
-        decision = ("fixed draws" if knobs.mem0_random_decision
-                    else "which looks more informative (apparent relevance, outcome)")
-        return f"{rel}; decision on a match: {decision}"
-    if fam == FAM_MEMGPT:
-        when = ("searches when no successful tool result about the subtask is in context "
-                "(outcome); " if knobs.search_on_need else "")
-        search = (f"{when}conversation_search: string match on the subtask over user "
-                  "messages" if knobs.recall_k > 0 else "no search")
-        if knobs.letta_memory:
-            core = " (or in place of a lower-rated entry)" if knobs.core_replace else ""
-            search += ("; on the memory-pressure warning: saves by rating (apparent "
-                       f"relevance, outcome) to core memory{core} (always in context) or "
-                       "archival"
-                       + (f"; archival_memory_search: {rel}" if knobs.archival_k > 0 else ""))
-        return f"recency (queue); {search}"
-    return "recency (queue)"
+        return REL + (" + w_u·u + w_b·U_b" if pol.scores else "")
+    signal = family_of(pol.family).signal
+    if pol.selection != SEL_BASELINE or signal is None:
+        raise ValueError(f"{pol.name}: selection {pol.selection} of family "
+                         f"{family_of(pol.family).name!r} has no ranking signal")
+    return signal(pol.variant, knobs)
 
 
 def parity_frame(results: Mapping[str, Any], stubs: Stubs, knobs: Baselines,

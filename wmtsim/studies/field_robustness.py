@@ -23,16 +23,7 @@ import polars as pl
 
 from wmtsim.core.inference import adjust
 from wmtsim.core.knob_readers import readers
-from wmtsim.core.policies import (
-    FAM_GENERATIVE,
-    FAM_MEMGPT,
-    FAM_MEMORYBANK,
-    FAM_TOKEN_BUFFER,
-    FAM_WINDOW,
-    FIELD_POLICIES,
-    MB_CODE,
-    get_policy,
-)
+from wmtsim.core.policies import FIELD_POLICIES, family_of, get_policy
 from wmtsim.studies.field_curves import verdict
 
 
@@ -54,12 +45,10 @@ def _readers(*keys: str) -> Callable[[str], bool]:
 
 
 def _own_cap(p: str) -> bool:
-    """The policies whose own cap differs from the shared one (the rest read
-    ``own_caps`` too, but it changes nothing for them)."""
+    """The policies whose own cap differs from the shared one, by their family's declared
+    `ItemCap` (the rest read ``own_caps`` too, but it changes nothing for them)."""
     pol = get_policy(p)
-    return (pol.family in (FAM_MEMGPT, FAM_WINDOW, FAM_TOKEN_BUFFER)
-            or (pol.family == FAM_GENERATIVE and pol.variant == 1)
-            or (pol.family == FAM_MEMORYBANK and pol.variant == MB_CODE))
+    return family_of(pol.family).cap(pol.variant).reads_own_caps
 
 
 def _flip(name: str, overrides: dict[str, Any]) -> Flip:

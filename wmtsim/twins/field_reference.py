@@ -34,17 +34,7 @@ from wmtsim.core.policies import (
 )
 from wmtsim.twins.field_memorybank import MemoryBankStore
 from wmtsim.twins.field_queues import QueueStore
-from wmtsim.twins.field_store import (  # noqa: F401 (old names)
-    _SQRT3,
-    PLACES,
-    STORED,
-    Item,
-    StoreBase,
-    fit,
-    minmax,
-    power,
-    top_by,
-)
+from wmtsim.twins.field_store import STORED, fit, minmax, power, top_by
 
 _SQRT12 = 3.4641016151377544  # a uniform on [-√3, √3] has s.d. 1
 

@@ -19,9 +19,9 @@ STUDY_TABLES = "why_study/tables"
 
 def wmt_configurations() -> dict[str, str]:
     """WMT's own configurations (the ones attribution decomposes): name -> label."""
-    from wmtsim.core.policies import FAM_WMT, POLICIES
+    from wmtsim.core.policies import POLICIES, WMT
 
-    return {name: p.label for name, p in POLICIES.items() if p.family == FAM_WMT}
+    return {name: p.label for name, p in POLICIES.items() if p.family == WMT.code}
 
 
 @dataclass(frozen=True)
