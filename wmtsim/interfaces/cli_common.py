@@ -36,6 +36,16 @@ ClaimsPrecisionOpt = Annotated[float | None, typer.Option(
                                  "are not bounded) has at most this 95% half-width, up "
                                  "to --n-max.",
     show_default=False)]
+
+
+def shipped_scenario_names() -> list[str]:
+    """The names of the scenarios shipped in the package (``wmtsim/data/scenarios``), for
+    the help: the folder `wmtsim.studies.scenario.shipped_scenarios` reads, listed
+    without its imports (``--help`` loads no numpy)."""
+    folder = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+    return sorted(p.stem for p in folder.glob("*.toml"))
+
+
 PRECISION_RANGE = (1e-6, 1.0)
 """What --precision accepts: a half-width of a rate or of a difference of rates. Below
 1e-6 a run needs more than 10^12 trajectories (beyond any --n-max), and 1e-300 once
@@ -145,6 +155,41 @@ _typer_argument_type = typer.core.TyperArgument.display_type_rich
 typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign]
 typer.core.TyperArgument.display_type_rich = _option_type  # type: ignore[method-assign]
 typer.core.TyperOption._get_number_range_help_str = _option_range  # type: ignore[method-assign]
+
+
+def _fold_long_words() -> None:
+    """Make the help's texts fold a word wider than their column (a path, a
+    ``--vary`` example) onto the next line instead of cutting it with "…" (rich's
+    default in a table cell): at 80 columns every help text stays whole. Patched when
+    help is shown, so that commands do not import typer's rich helpers (~0.3 s)."""
+    from typer import rich_utils
+
+    make = rich_utils._make_rich_text
+    if getattr(make, "folds", False):
+        return
+
+    def folding(**kwargs: Any) -> Any:
+        text = make(**kwargs)
+        if isinstance(text, Text):
+            text.overflow = "fold"
+        return text
+
+    folding.folds = True  # type: ignore[attr-defined]
+    rich_utils._make_rich_text = folding
+
+
+def _folding_help(format_help: Callable[..., None]) -> Callable[..., None]:
+    def format_with_folds(self: Any, ctx: Any, formatter: Any) -> None:
+        _fold_long_words()
+        format_help(self, ctx, formatter)
+
+    return format_with_folds
+
+
+typer.core.TyperCommand.format_help = _folding_help(  # type: ignore[method-assign]
+    typer.core.TyperCommand.format_help)
+typer.core.TyperGroup.format_help = _folding_help(  # type: ignore[method-assign]
+    typer.core.TyperGroup.format_help)
 
 
 def unwrap_help(app: typer.Typer) -> None:
