@@ -316,6 +316,20 @@ def _parts(table: Table, width: int, pinned: tuple[str, ...] = PINNED) -> list[T
     return out
 
 
+def _held(table: Table) -> Table:
+    """A copy of ``table`` whose columns with a ``min_width`` (an interval that must not
+    break) are held at it, so that narrowing wraps the other columns (the row labels, a
+    note): rich narrows a table by shrinking its widest columns first and only then
+    finds their minimum, and the table overflows the terminal."""
+    import copy
+
+    held = copy.deepcopy(table)
+    for column in held.columns:
+        if column.min_width is not None:
+            column.width = column.min_width
+    return held
+
+
 def _print_table(table: Table, full: str | None = None,
                  pinned: tuple[str, ...] = PINNED) -> None:
     """Print a table that fits the terminal: whole when it fits (or stdout is not a
@@ -328,11 +342,11 @@ def _print_table(table: Table, full: str | None = None,
         Console(width=min(natural, 1000)).print(table)
         return
     if _widths(table)[0] <= width:
-        Console(width=width).print(table)
+        Console(width=width).print(_held(table))
         return
     parts = _parts(table, width, pinned)
     for part in parts:
-        Console(width=width).print(part)
+        Console(width=width).print(_held(part))
     if full and len(parts) > 1:
         Console(width=width, soft_wrap=False).print(
             f"(split in {len(parts)} parts to fit {width} columns; the whole table is in "

@@ -131,8 +131,9 @@ def compare(
         with _progress(progress):
             comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
                                                  threads=threads, correction=correction)
-    for t in comparison_tables(comp):
-        _cli()._print_table(t, full=str(out_dir / "report.txt"))
+    report = str(out_dir / "report.txt")
+    for t in comparison_tables(comp, brief=f"{report}, checks.json"):
+        _cli()._print_table(t, full=report, pinned=())  # each configuration shown once
     fields = {}
     if history and precision is not None:
         from wmtsim.studies.precision import precision_record

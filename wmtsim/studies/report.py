@@ -243,19 +243,25 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
 
     t = Table(title=title or None, title_justify="left")
     t.add_column("metric")
-    for p in policies:
-        t.add_column(policy_label(p), justify="right")
-        if paper:
-            t.add_column("paper", justify="right", style="dim")
     cells = {(r["policy"], r["metric"]): r for r in comp_summary.iter_rows(named=True)}
+    shown = {(p, m): _ci(cells[(p, m)], value=value) if (p, m) in cells else "–"
+             for p in policies for m in metrics}
+    papers = {(p, m): num(cells[(p, m)].get("paper") if (p, m) in cells else None)
+              for p in policies for m in metrics}  # one precision policy for every number
+    for p in policies:
+        # An interval is never broken across lines: a narrow terminal splits the table
+        # into parts instead (`wmtsim.interfaces.cli_common._print_table`).
+        t.add_column(policy_label(p), justify="right",
+                     min_width=max(len(shown[(p, m)]) for m in metrics))
+        if paper:
+            t.add_column("paper", justify="right", style="dim",
+                         min_width=max(len(papers[(p, m)]) for m in metrics))
     for m in metrics:
         row = [LABELS.get(m, m)]
         for p in policies:
-            c = cells.get((p, m))
-            row.append(_ci(c, value=value) if c else "–")
+            row.append(shown[(p, m)])
             if paper:
-                v = c.get("paper") if c else None
-                row.append(num(v))  # one precision policy for every number shown
+                row.append(papers[(p, m)])
         t.add_row(*row)
     return t
 
@@ -274,17 +280,21 @@ def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS
                     "differing one: rule of three)", title_justify="left")
     t.add_column("metric")
     policies = list(dict.fromkeys(paired["policy"].to_list()))
-    for p in policies:
-        t.add_column(policy_label(p), justify="right")
     cells = {(r["policy"], r["metric"]): r for r in paired.iter_rows(named=True)}
 
     def text(c: dict[str, Any]) -> str:
         pooled = value == "pooled" and c.get("pooled") is not None
         return effect_text(c, "pooled" if pooled else "")
 
+    shown = {(p, m): text(cells[(p, m)]) if (p, m) in cells else "–"
+             for p in policies for m in metrics}
+    for p in policies:
+        # The interval stays on one line (a narrow terminal splits the table into parts);
+        # only the note after it, "(12 of 200 differ; ...)", wraps.
+        widest = max(len(shown[(p, m)].split(" (")[0]) for m in metrics)
+        t.add_column(policy_label(p), justify="right", min_width=widest)
     for m in metrics:
-        t.add_row(LABELS.get(m, m), *[text(cells[(p, m)]) if (p, m) in cells else "–"
-                                      for p in policies])
+        t.add_row(LABELS.get(m, m), *[shown[(p, m)] for p in policies])
     return t
 
 
@@ -292,21 +302,30 @@ VERDICT_STYLE = {"holds (significant)": "green", "holds (not significant)": "",
                  "tie": "dim", "fails (significant)": "red"}
 
 
-def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
+def render_checks(checks: list[dict[str, Any]], title: str, brief: str | None = None
+                  ) -> Table:
     """The checks with their verdicts, tests and corrected p-values; the title states
-    the family and its level."""
+    the family and its level. ``brief`` (the name of the file with the rest): one line
+    per claim, its verdict and corrected p, for a terminal."""
     from rich.table import Table
 
     from wmtsim.core.formatting import num
 
     family = checks[0]["family"] if checks else ""
-    t = Table(title=f"{title} — family: {family}", title_justify="left")
-    for col in ("claim", "verdict", "test", "p (adjusted)", "detail"):
-        t.add_column(col)
+    t = Table(title=f"{title} — family: {family}", title_justify="left",
+              caption=None if brief is None else f"tests and details: {brief}",
+              caption_justify="left")
+    columns = ("claim", "verdict", "p (adjusted)") if brief is not None else (
+        "claim", "verdict", "test", "p (adjusted)", "detail")
+    for col in columns:
+        t.add_column(col, no_wrap=brief is not None and col != "claim")
     for c in checks:
         style = VERDICT_STYLE.get(c["verdict"], "")
         verdict = f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"]
-        t.add_row(c["claim"], verdict, c["test"], num(c["p_adjusted"], 2), c["detail"])
+        if brief is not None:
+            t.add_row(c["claim"], verdict, num(c["p_adjusted"], 2))
+        else:
+            t.add_row(c["claim"], verdict, c["test"], num(c["p_adjusted"], 2), c["detail"])
     return t
 
 
@@ -330,8 +349,9 @@ def render_paper_reading() -> Table:
     return t
 
 
-def comparison_tables(comp: Comparison) -> list[Table]:
-    """The tables `wmtsim compare` prints, in order."""
+def comparison_tables(comp: Comparison, brief: str | None = None) -> list[Table]:
+    """The tables `wmtsim compare` prints, in order; ``brief`` (the name of the written
+    report): the claims one line each, their tests and details left to that file."""
     if comp.scenario.paper == "table4":
         metrics: Sequence[str] = ("asr", "prr", "ip", "br", "af", "tsr", "ccr",
                                   "avg_prompt_tokens")
@@ -351,7 +371,7 @@ def comparison_tables(comp: Comparison) -> list[Table]:
     tables = [main, render_paired(comp.paired, metrics,
                                   "pooled" if comp.scenario.paper == "table4" else "mean")]
     if comp.checks:
-        tables.append(render_checks(comp.checks, title))
+        tables.append(render_checks(comp.checks, title, brief))
     if comp.scenario.paper == "table4":
         tables.append(render_paper_reading())
     return tables
