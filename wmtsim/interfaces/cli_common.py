@@ -219,6 +219,32 @@ def unwrap_help(app: typer.Typer) -> None:
                 command.help = reflow(command.callback.__doc__)
 
 
+def bar_columns() -> list[Any]:
+    """A progress bar's columns: what it does, the bar, done/total, then the time elapsed
+    and, once a rate is measured, the time left, each labelled ("elapsed 0:00:08 left
+    0:00:21"; rich's own columns print two bare times)."""
+    from datetime import timedelta
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    class Left(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            left = task.time_remaining
+            if task.total is None or left is None or task.finished:
+                return Text("")
+            return Text(f"left {timedelta(seconds=round(left))}", style="progress.remaining")
+
+    return [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("elapsed"), TimeElapsedColumn(), Left()]
+
+
 out_console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 

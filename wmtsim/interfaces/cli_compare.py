@@ -92,7 +92,7 @@ def compare(
 
     from wmtsim.core.inference import CORRECTIONS
     from wmtsim.studies.report import compare as run_compare
-    from wmtsim.studies.report import comparison_tables, write_comparison
+    from wmtsim.studies.report import compare_steps, comparison_tables, write_comparison
 
     if correction not in CORRECTIONS:
         raise _cli()._fail(f"--correction {correction!r} is unknown; allowed: "
@@ -122,9 +122,12 @@ def compare(
     history: list[tuple[int, float]] = []
     if precision is None:
         with _progress(progress) as bar:
-            task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
-            comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task),
-                               correction=correction)
+            task = bar.add_task(f"{s.name}: simulating", total=compare_steps(s.policies))
+
+            def done(what: str) -> None:  # a configuration, then the statistics' steps
+                bar.update(task, advance=1, description=f"{s.name}: {what} done")
+
+            comp = run_compare(s, n, seed, threads, progress=done, correction=correction)
     else:
         from wmtsim.studies.precision import compare_to_precision
 

@@ -156,13 +156,12 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
     counts numba kernels compiled during the work: a cache the markers call warm can
     still be stale for numba (a kernel's file changed), and that compile is said, not
     silent."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
 
     from wmtsim.engine.warm import UNCACHED, counting_compiles
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                   console=_cli().err_console, transient=True, disable=not _shown(enabled))
+    bar = Progress(*_cli().bar_columns(), console=_cli().err_console, transient=True,
+                   disable=not _shown(enabled))
     compiling: list[TaskID] = []
 
     def first() -> None:  # said as the first compile starts, not after it

@@ -131,7 +131,8 @@ PAIRED_SCHEMA = {"mean": "f", "low": "f", "high": "f", "n": "i", "n_nonzero": "i
 
 
 def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
-              n_resamples: int = resamples_for(ALPHA)) -> pl.DataFrame:
+              n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None
+              ) -> pl.DataFrame:
     """Per metric, each configuration minus ``reference`` on the same trajectories
     (`wmtsim.engine.simulation.paired_difference`: the per-trajectory mean and, for
     ratio metrics, the pooled value, each with its test, interval and ``n_nonzero``)."""
@@ -148,6 +149,8 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
                 d = paired_difference(r, results[reference], m, 0.95, n_resamples)
                 rows.append({"policy": p, "reference": reference, "metric": m,
                              **{k: d.get(k) for k in PAIRED_SCHEMA}})
+            if progress is not None:
+                progress(f"paired differences of {p}")
     types = {"f": pl.Float64, "i": pl.Int64, "s": pl.Utf8}
     return pl.DataFrame(rows, schema={"policy": pl.Utf8, "reference": pl.Utf8,
                                       "metric": pl.Utf8,
@@ -180,24 +183,34 @@ class Comparison:
         return rows.row(0, named=True)
 
 
+def compare_steps(policies: Sequence[str]) -> int:
+    """How many times `compare` calls its ``progress``: each configuration simulated,
+    the intervals, each configuration's paired differences against wmt, the claims."""
+    return len(policies) + 1 + (len(policies) - 1 if "wmt" in policies else 0) + 1
+
+
 def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
             threads: int | None = None, policies: Sequence[str] | None = None,
             n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None,
             correction: str = "holm", results: dict[str, SimResult] | None = None
             ) -> Comparison:
     """Run the scenario's configurations (or take ``results``) and test the paper's
-    claims on them, as one family (``correction``: holm, bh or none)."""
+    claims on them, as one family (``correction``: holm, bh or none). ``progress`` is
+    called with what was just done (`compare_steps` times): the bootstrap intervals
+    take longer than the simulation."""
     import polars as pl
 
     t0 = time.perf_counter()
     if results is None:
         results = run_policies(scenario, policies, n, seed, threads, progress=progress)
     summary = summarise(results, n_resamples)
+    if progress is not None:
+        progress("intervals")
     paper = _paper_cells(scenario.paper)
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
         .alias("paper"))
-    paired = paired_vs(results, "wmt", n_resamples)
+    paired = paired_vs(results, "wmt", n_resamples, progress)
     comp = Comparison(scenario, next(iter(results.values())).trajectories.height,
                       next(iter(results.values())).seed, tuple(results), summary, paired,
                       [], 0.0, results, correction, n_resamples)
@@ -205,6 +218,8 @@ def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
         comp.checks = table4_checks(comp, correction)
     elif scenario.paper == "table123":
         comp.checks = table123_checks(comp, correction, paper_wmt_token_change())
+    if progress is not None:
+        progress("claims")
     comp.seconds = time.perf_counter() - t0
     return comp
 
