@@ -174,3 +174,4 @@ def test_the_notebook_names_commands_the_install_has() -> None:
             if exe == "jupyter":  # `jupyter lab` runs the program jupyter-lab
                 exe = f"jupyter-{words[1]}"
             assert (bin_dir / exe).exists(), (command, exe)
+
