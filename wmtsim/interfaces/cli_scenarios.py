@@ -308,7 +308,7 @@ def run(
     _cli()._print_table(render_summary(
         summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
                                  f"seed={first.seed} — mean [95% CI]"),
-        full=str(out_dir / "summary.parquet"))
+        full=str(out_dir / "summary.parquet"), pinned=())  # each configuration once
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
 
 
