@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -63,7 +64,8 @@ def examples() -> list[list[str]]:
     """Every example command of every help text, as its words (``wmtsim`` dropped)."""
     found: list[list[str]] = []
     for path in _command_paths():
-        for line in _help(path, 1000).splitlines():
+        text = re.sub(r" *\\ *\n *", " ", _help(path, 1000))  # a shell's line continuation
+        for line in text.splitlines():
             line = line.strip()
             if line.startswith("wmtsim "):
                 # As a shell reads it; the root's list says "command  what it does".
@@ -84,7 +86,7 @@ SMALLER = {
     "screen": ["--n", "10", "-r", "2"],
     "tune": ["--trials", "2", "--batch", "2", "--n", "10"],
     "attribute": ["--n", "30"],
-    "claims": ["--n", "10"],
+    "claims": ["--n", "10", "--n-max", "20"],
 }
 
 MY_GRID = """name = "my_grid"
