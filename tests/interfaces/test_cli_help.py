@@ -91,10 +91,13 @@ SMALLER = {
 
 MY_GRID = """name = "my_grid"
 scenario = "paper_poisoning"
-policies = ["linear", "wmt"]
+policies = ["linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt"]
 
 [parameters.rho]
 values = [0.8, 0.9]
+
+[parameters.M]
+values = [2, 3]
 
 [design]
 kind = "grid"
