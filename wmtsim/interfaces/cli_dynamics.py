@@ -63,7 +63,7 @@ def dynamics(
 
       [cyan]wmtsim dynamics paper_poisoning -p a2_no_controller -p wmt --n 5000[/cyan]
 
-      [cyan]wmtsim dynamics gaia_like --out results/gaia_dynamics[/cyan]
+      [cyan]wmtsim dynamics late_poison --out results/late_dynamics[/cyan]
     """
     from dataclasses import replace
 
