@@ -98,6 +98,31 @@ def test_a_too_wide_table_is_split_not_cut(capsys: pytest.CaptureFixture[str],
     assert "the whole table is in out/report.txt" in " ".join(out.split())
 
 
+def test_an_interval_is_never_broken_and_the_parts_fit(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: at 80 columns a summary's interval stays on one line (its column is held
+    at its widest interval; the row labels wrap instead) and no part overflows; the
+    intervals were broken across lines ("0.930 [0.911," / "0.947]")."""
+    import polars as pl
+
+    from wmtsim.core.formatting import interval
+    from wmtsim.studies.report import render_summary
+
+    policies = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
+    metrics = ("asr", "prr", "br", "tsr", "avg_prompt_tokens")
+    rows = [{"policy": p, "metric": m, "mean": 0.5 + i / 100, "low": 0.4 + i / 100,
+             "high": 0.6 + i / 100, "n": 200, "paper": 0.123}
+            for i, (p, m) in enumerate((p, m) for p in policies for m in metrics)]
+    monkeypatch.setenv("COLUMNS", "80")
+    cli._print_table(render_summary(pl.DataFrame(rows), policies, metrics, paper=True),
+                     pinned=())
+    out = capsys.readouterr().out
+    assert _widest_line(out) <= 80
+    for r in rows:
+        text = interval(r["mean"], r["low"], r["high"])
+        assert out.count(text) == 1, text  # on one line, once
+
+
 def test_compare_fits_a_120_column_terminal(tmp_path: Path) -> None:
     res = runner.invoke(app, ["compare", "paper_poisoning", "--n", "20", "--out",
                               str(tmp_path / "c")], env={"COLUMNS": "120"})

@@ -84,3 +84,11 @@ def test_range_test_of_one_trajectory_has_no_se_and_no_warning() -> None:
         warnings.simplefilter("error")
         r = range_test(np.array([1.0]), np.array([2.0]), 0.4, 0.6)
     assert r["n"] == 1 and math.isnan(r["se"]) and r["p_holds"] == 0.0
+
+
+def test_a_paired_difference_no_trajectory_defines_is_a_dash() -> None:
+    """`compare gaia_like` (its own help example) crashed: a metric no trajectory defines
+    (CCR without memory) has n = 0, and the rule of three divided by it."""
+    from wmtsim.studies.verdicts import effect_text
+
+    assert effect_text({"mean": 0.0, "n": 0, "n_nonzero": 0, "high": float("nan")}) == "–"

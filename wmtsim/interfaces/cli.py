@@ -371,13 +371,14 @@ def sweep(
 
     Results are keyed by a hash of each point's parameters, seed, scenario content and
     wmtsim version, so re-running (or --resume) after a crash computes only what is
-    missing, and results do not depend on --workers or --scheduler.
+    missing, and results do not depend on --workers or --scheduler. On a dask cluster
+    (the cluster extra), add --scheduler with its address, e.g. tcp://HOST:8786.
 
     [bold]Examples[/bold]
 
       [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]
 
-      [cyan]wmtsim sweep sweeps/sobol_gaia.toml -o results/sobol --scheduler tcp://host:8786[/cyan]
+      [cyan]wmtsim sweep sweeps/rho_m_grid.toml -o results/rho_m --resume --workers 2[/cyan]
     """
     from wmtsim.core.output import OutputError
     from wmtsim.studies.sweep import SweepError, load_sweep, run_sweep

@@ -255,11 +255,22 @@ def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: 
 
     try:
         with _progress() as bar:
-            task = bar.add_task(f"{s.name}: searching", total=len(policies) * len(budgets))
+            # Counted in trials, so that the time left is estimated from the first ones
+            # (a search takes minutes); a finished search counts all its trials (resumed
+            # ones, and a worker's, which report only when done).
+            searches = [0]
+            task = bar.add_task(f"{s.name}: searching (trials)",
+                                total=len(policies) * len(budgets) * settings.trials)
+
+            def searched(what: str) -> None:
+                searches[0] += 1
+                bar.update(task, completed=searches[0] * settings.trials,
+                           description=f"{s.name}: {what} searched")
+
             return attack_study(s, policies, budgets, atk_space, settings,
-                                log=log_dir / "trials.jsonl",
-                                progress=lambda what: bar.advance(task), workers=workers,
-                                scheduler=scheduler)
+                                log=log_dir / "trials.jsonl", progress=searched,
+                                workers=workers, scheduler=scheduler,
+                                trial_done=lambda: bar.advance(task))
     except ValueError as e:
         raise _fail(str(e)) from None
     except Exception as e:

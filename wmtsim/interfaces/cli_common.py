@@ -36,6 +36,16 @@ ClaimsPrecisionOpt = Annotated[float | None, typer.Option(
                                  "are not bounded) has at most this 95% half-width, up "
                                  "to --n-max.",
     show_default=False)]
+
+
+def shipped_scenario_names() -> list[str]:
+    """The names of the scenarios shipped in the package (``wmtsim/data/scenarios``), for
+    the help: the folder `wmtsim.studies.scenario.shipped_scenarios` reads, listed
+    without its imports (``--help`` loads no numpy)."""
+    folder = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+    return sorted(p.stem for p in folder.glob("*.toml"))
+
+
 PRECISION_RANGE = (1e-6, 1.0)
 """What --precision accepts: a half-width of a rate or of a difference of rates. Below
 1e-6 a run needs more than 10^12 trajectories (beyond any --n-max), and 1e-300 once
@@ -147,6 +157,41 @@ typer.core.TyperArgument.display_type_rich = _option_type  # type: ignore[method
 typer.core.TyperOption._get_number_range_help_str = _option_range  # type: ignore[method-assign]
 
 
+def _fold_long_words() -> None:
+    """Make the help's texts fold a word wider than their column (a path, a
+    ``--vary`` example) onto the next line instead of cutting it with "…" (rich's
+    default in a table cell): at 80 columns every help text stays whole. Patched when
+    help is shown, so that commands do not import typer's rich helpers (~0.3 s)."""
+    from typer import rich_utils
+
+    make = rich_utils._make_rich_text
+    if getattr(make, "folds", False):
+        return
+
+    def folding(**kwargs: Any) -> Any:
+        text = make(**kwargs)
+        if isinstance(text, Text):
+            text.overflow = "fold"
+        return text
+
+    folding.folds = True  # type: ignore[attr-defined]
+    rich_utils._make_rich_text = folding
+
+
+def _folding_help(format_help: Callable[..., None]) -> Callable[..., None]:
+    def format_with_folds(self: Any, ctx: Any, formatter: Any) -> None:
+        _fold_long_words()
+        format_help(self, ctx, formatter)
+
+    return format_with_folds
+
+
+typer.core.TyperCommand.format_help = _folding_help(  # type: ignore[method-assign]
+    typer.core.TyperCommand.format_help)
+typer.core.TyperGroup.format_help = _folding_help(  # type: ignore[method-assign]
+    typer.core.TyperGroup.format_help)
+
+
 def unwrap_help(app: typer.Typer) -> None:
     """Join the hard-wrapped lines of every command's docstring into paragraphs, so the
     help reflows to the terminal instead of leaving orphan words at the docstring's
@@ -172,6 +217,32 @@ def unwrap_help(app: typer.Typer) -> None:
                 command.help = reflow(command.help)
             elif command.callback is not None and command.callback.__doc__:
                 command.help = reflow(command.callback.__doc__)
+
+
+def bar_columns() -> list[Any]:
+    """A progress bar's columns: what it does, the bar, done/total, then the time elapsed
+    and, once a rate is measured, the time left, each labelled ("elapsed 0:00:08 left
+    0:00:21"; rich's own columns print two bare times)."""
+    from datetime import timedelta
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    class Left(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            left = task.time_remaining
+            if task.total is None or left is None or task.finished:
+                return Text("")
+            return Text(f"left {timedelta(seconds=round(left))}", style="progress.remaining")
+
+    return [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("elapsed"), TimeElapsedColumn(), Left()]
 
 
 out_console = Console(soft_wrap=True)
@@ -271,6 +342,20 @@ def _parts(table: Table, width: int, pinned: tuple[str, ...] = PINNED) -> list[T
     return out
 
 
+def _held(table: Table) -> Table:
+    """A copy of ``table`` whose columns with a ``min_width`` (an interval that must not
+    break) are held at it, so that narrowing wraps the other columns (the row labels, a
+    note): rich narrows a table by shrinking its widest columns first and only then
+    finds their minimum, and the table overflows the terminal."""
+    import copy
+
+    held = copy.deepcopy(table)
+    for column in held.columns:
+        if column.min_width is not None:
+            column.width = column.min_width
+    return held
+
+
 def _print_table(table: Table, full: str | None = None,
                  pinned: tuple[str, ...] = PINNED) -> None:
     """Print a table that fits the terminal: whole when it fits (or stdout is not a
@@ -283,11 +368,11 @@ def _print_table(table: Table, full: str | None = None,
         Console(width=min(natural, 1000)).print(table)
         return
     if _widths(table)[0] <= width:
-        Console(width=width).print(table)
+        Console(width=width).print(_held(table))
         return
     parts = _parts(table, width, pinned)
     for part in parts:
-        Console(width=width).print(part)
+        Console(width=width).print(_held(part))
     if full and len(parts) > 1:
         Console(width=width, soft_wrap=False).print(
             f"(split in {len(parts)} parts to fit {width} columns; the whole table is in "

@@ -95,7 +95,7 @@ def compare(
 
     from wmtsim.core.inference import CORRECTIONS
     from wmtsim.studies.report import compare as run_compare
-    from wmtsim.studies.report import comparison_tables, write_comparison
+    from wmtsim.studies.report import compare_steps, comparison_tables, write_comparison
 
     if correction not in CORRECTIONS:
         raise _fail(f"--correction {correction!r} is unknown; allowed: "
@@ -125,17 +125,21 @@ def compare(
     history: list[tuple[int, float]] = []
     if precision is None:
         with _progress(progress) as bar:
-            task = bar.add_task(f"{s.name}: simulating", total=len(s.policies))
-            comp = run_compare(s, n, seed, threads, progress=lambda p: bar.advance(task),
-                               correction=correction)
+            task = bar.add_task(f"{s.name}: simulating", total=compare_steps(s.policies))
+
+            def done(what: str) -> None:  # a configuration, then the statistics' steps
+                bar.update(task, advance=1, description=f"{s.name}: {what} done")
+
+            comp = run_compare(s, n, seed, threads, progress=done, correction=correction)
     else:
         from wmtsim.studies.precision import compare_to_precision
 
         with _progress(progress):
             comp, history = compare_to_precision(s, precision, n, n_max, seed=seed,
                                                  threads=threads, correction=correction)
-    for t in comparison_tables(comp):
-        _print_table(t, full=str(out_dir / "report.txt"))
+    report = str(out_dir / "report.txt")
+    for t in comparison_tables(comp, brief=f"{report}, checks.json"):
+        _print_table(t, full=report, pinned=())  # each configuration shown once
     fields = {}
     if history and precision is not None:
         from wmtsim.studies.precision import precision_record

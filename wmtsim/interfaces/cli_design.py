@@ -85,7 +85,7 @@ def screen(
 
     [bold]Example[/bold]
 
-      [cyan]wmtsim screen budget_pressure --n 200 -r 10[/cyan]
+      [cyan]wmtsim screen decay_pressure --n 200 -r 10[/cyan]
     """
     from wmtsim.core.metrics import METRICS
     from wmtsim.core.policies import POLICIES
@@ -192,7 +192,7 @@ def tune(
 
     [bold]Example[/bold]
 
-      [cyan]wmtsim tune budget_pressure late_poison --trials 32 --batch 8 --n 150[/cyan]
+      [cyan]wmtsim tune decay_pressure late_poison --trials 32 --batch 8 --n 150[/cyan]
     """
     from wmtsim.core.leftovers import recover_kept
     from wmtsim.core.policies import POLICIES

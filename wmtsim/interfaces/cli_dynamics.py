@@ -7,11 +7,13 @@ writes nothing.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
 
 from wmtsim.interfaces.cli_common import (
+    ProgressOpt,
     _out_folder,
     _writing,
 )
@@ -26,8 +28,8 @@ from wmtsim.interfaces.cli_scenarios import (
     _compile_first,
     _load,
     _note,
+    _progress,
     _say,
-    _watching,
 )
 
 COMMAND = "dynamics"
@@ -46,6 +48,7 @@ def dynamics(
         show_default=False)] = None,
     charts: Annotated[bool, typer.Option(help="Write Altair charts (HTML and PNG).")] = True,
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
 ) -> None:
     """How long does poison stay eligible, and how does it get out? Per configuration.
 
@@ -63,29 +66,39 @@ def dynamics(
 
       [cyan]wmtsim dynamics paper_poisoning -p a2_no_controller -p wmt --n 5000[/cyan]
 
-      [cyan]wmtsim dynamics gaia_like --out results/gaia_dynamics[/cyan]
+      [cyan]wmtsim dynamics late_poison --out results/late_dynamics[/cyan]
     """
     from dataclasses import replace
 
     from wmtsim.studies.dynamics import population_dynamics, write_dynamics
 
+    t0 = time.perf_counter()  # the time printed is the time taken, compiles included
     _check_policies(policy)
     _check_threads(threads)
     s = _load(scenario, set_)
     if policy:
         s = replace(s, policies=tuple(dict.fromkeys(policy)))
     out_dir = _out_folder(out, s.name, COMMAND)
-    _compile_first(s.policies)
+    _compile_first(s.policies, progress)
     from wmtsim.engine.warm import ensure_compiled
 
     ensure_compiled(("dynamics",), say=_note)
-    with _watching():
-        rep = population_dynamics(s, s.policies, n, seed, threads)
+    with _progress(progress) as bar:
+        task = bar.add_task(f"{s.name}: following poison", total=len(s.policies) + 2)
+
+        def done(what: str) -> None:  # each configuration, then the tables
+            bar.update(task, advance=1, description=f"{s.name}: {what} done")
+
+        rep = population_dynamics(s, s.policies, n, seed, threads, progress=done)
+        bar.update(task, description=f"{s.name}: writing tables"
+                                     + (" and charts" if charts else ""))
+        with _writing(out_dir, COMMAND) as work:
+            written = write_dynamics(rep, work, charts=charts)
+        bar.advance(task)
     _say(lifetimes_text(rep.lifetimes, rep.fates))
-    with _writing(out_dir, COMMAND) as work:
-        written = write_dynamics(rep, work, charts=charts)
-    _say(f"{len(rep.policies)} configurations × {rep.n} trajectories in {rep.seconds:.1f} s; "
-         f"written to {out_dir}/: {', '.join(p.name for p in written)}")
+    _say(f"{len(rep.policies)} configurations × {rep.n} trajectories in "
+         f"{time.perf_counter() - t0:.1f} s ({rep.seconds:.1f} s of them simulating and "
+         f"tabulating); written to {out_dir}/: {', '.join(p.name for p in written)}")
 
 
 def lifetimes_text(lifetimes: object, fates: object) -> str:

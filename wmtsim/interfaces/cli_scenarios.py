@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from wmtsim.interfaces import cli_common as _cli_common
 from wmtsim.interfaces.cli_common import (
     CsvOpt,
     NMaxOpt,
@@ -26,6 +27,7 @@ from wmtsim.interfaces.cli_common import (
     _print_table,
     _terminal_width,
     _writing,
+    bar_columns,
     err_console,
     out_console,
     precision_problem,
@@ -38,8 +40,7 @@ if TYPE_CHECKING:
 
 ScenarioArg = Annotated[str, typer.Argument(
     help="A scenario file (TOML, see docs/scenario_format.md) or the name of a shipped "
-         "scenario (paper_poisoning, gaia_like, long_horizon, global_poison, "
-         "decay_pressure, late_poison).",
+         f"scenario ({', '.join(_cli_common.shipped_scenario_names())}).",
     show_default=False)]
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", "-o", help="Output folder, replaced as a whole (default: results/<scenario "
@@ -158,13 +159,12 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
     counts numba kernels compiled during the work: a cache the markers call warm can
     still be stale for numba (a kernel's file changed), and that compile is said, not
     silent."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress
 
     from wmtsim.engine.warm import UNCACHED, counting_compiles
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                   console=err_console, transient=True, disable=not _shown(enabled))
+    bar = Progress(*bar_columns(), console=err_console, transient=True,
+                   disable=not _shown(enabled))
     compiling: list[TaskID] = []
 
     def first() -> None:  # said as the first compile starts, not after it
@@ -309,9 +309,9 @@ def run(
             extra=provenance(first.seed, first.trajectories.height, resamples_for(ALPHA),
                              ALPHA, "none")))
     _print_table(render_summary(
- summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
-                          f"seed={first.seed} — mean [95% CI]"),
- full=str(out_dir / "summary.parquet"))
+        summary, policies, title=f"{s.name}: n={first.trajectories.height}, "
+                                 f"seed={first.seed} — mean [95% CI]"),
+        full=str(out_dir / "summary.parquet"), pinned=())  # each configuration once
     _say(f"wrote {', '.join(p.name for p in written)} to {out_dir}/")
 
 

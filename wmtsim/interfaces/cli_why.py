@@ -82,8 +82,7 @@ def attribute(
 
       [cyan]wmtsim attribute paper_poisoning --from linear --to wmt --n 2000[/cyan]
 
-      [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -m
-      prompt_tokens --out results/why[/cyan]
+      [cyan]wmtsim attribute gaia_like --from a2_no_controller --to wmt -m tsr -o results/why[/cyan]
     """
     from wmtsim.studies.attribution import DEFAULT_METRICS, write_attribution
     from wmtsim.studies.attribution import attribute as run_attribute
@@ -164,16 +163,16 @@ def claims(
 
     [bold]Examples[/bold]
 
-      [cyan]wmtsim claims paper_poisoning --vary 'poison[*].p_supersede=0:1'
-      --vary 'poison[*].persuasiveness=0.2:1'[/cyan]
+      [cyan]wmtsim claims paper_poisoning --vary 'poison[*].p_supersede=0:1' \\
+        --vary 'poison[*].persuasiveness=0.2:1'[/cyan]
 
-      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4
-      --vary stubs.poison_boost=-0.2:0.3 --n 300 -o results/claims_noise[/cyan]
+      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4 \\
+        --vary stubs.poison_boost=-0.2:0.3 --n 300 -o results/claims_noise[/cyan]
 
       [cyan]wmtsim claims --sweep my_grid.toml -o results/my_claims --workers 2[/cyan]
 
-      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4
-      --vary stubs.poison_boost=-0.2:0.3 --levels 3 --n 200 --precision 0.03[/cyan]
+      [cyan]wmtsim claims paper_poisoning --vary stubs.selector_noise=0:0.4 \\
+        --vary stubs.poison_boost=-0.2:0.3 --levels 3 --n 200 --precision 0.03[/cyan]
     """
     from wmtsim.core.leftovers import recover_kept
     from wmtsim.studies.claims import (

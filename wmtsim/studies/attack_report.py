@@ -67,7 +67,8 @@ class AttackStudy:
 def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[float],
                  space: AttackSpace, settings: SearchSettings, log: Path | None = None,
                  progress: Callable[[str], None] | None = None, workers: int = 1,
-                 scheduler: str | None = None) -> AttackStudy:
+                 scheduler: str | None = None,
+                 trial_done: Callable[[], None] | None = None) -> AttackStudy:
     """Every search, the transfer matrix, the worst-case table and the claims.
 
     The searches (one per configuration and budget) are independent, so with ``workers``
@@ -77,7 +78,8 @@ def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[
     There the trial log is kept by this process: a search resumes from the trials logged
     before it started, and its new trials are logged when it finishes (a search killed
     mid-way is run again from its last logged trial; in-process, every trial is logged as
-    it finishes)."""
+    it finishes). ``progress`` is called as each search finishes; ``trial_done`` (in
+    process only) as each new trial of a search finishes."""
     t0 = time.perf_counter()
     results: dict[tuple[str, float], SearchResult] = {}
     jobs = [(p, k) for k in budgets for p in policies]
@@ -86,7 +88,9 @@ def attack_study(scenario: Scenario, policies: Sequence[str], budgets: Sequence[
                                scheduler)
     else:
         for p, k in jobs:
-            results[(p, k)] = search(scenario, p, k, space, settings, log)
+            results[(p, k)] = search(
+                scenario, p, k, space, settings, log,
+                progress=None if trial_done is None else lambda count, best: trial_done())
             if progress is not None:
                 progress(f"{p} k={k:g}")
     results = {job: results[job] for job in jobs}  # the in-process order, whatever finished first

@@ -23,6 +23,7 @@ Poisons of one trajectory are not independent; the intervals treat them as if th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,11 +242,12 @@ def run_dynamics(scenario: Any, policy: str, n: int, seed: int, threads: int | N
 
 def population_dynamics(scenario: Any, policies: tuple[str, ...] | None = None,
                         n: int | None = None, seed: int | None = None,
-                        threads: int | None = None, confidence: float = 0.95
-                        ) -> DynamicsReport:
+                        threads: int | None = None, confidence: float = 0.95,
+                        progress: Callable[[str], None] | None = None) -> DynamicsReport:
     """Every table for ``scenario`` (a `wmtsim.studies.scenario.Scenario`) under each of
     ``policies`` (default: the scenario's), on the same trajectories (common random
-    numbers)."""
+    numbers); ``progress`` is called with each configuration's name as it is run, then
+    with "tables"."""
     from wmtsim.core.policies import get_policy
 
     policies = tuple(policies or scenario.policies)
@@ -254,9 +256,13 @@ def population_dynamics(scenario: Any, policies: tuple[str, ...] | None = None,
     n = int(n or scenario.n)
     seed = int(scenario.seed if seed is None else seed)
     t0 = time.perf_counter()
-    dyns = [run_dynamics(scenario, p, n, seed, threads) for p in policies]
+    dyns = []
+    for p in policies:
+        dyns.append(run_dynamics(scenario, p, n, seed, threads))
+        if progress is not None:
+            progress(p)
     survival = pl.concat([survival_table(d, confidence) for d in dyns], how="diagonal")
-    return DynamicsReport(
+    report = DynamicsReport(
         scenario.name, policies, n, seed,
         steps=pl.concat([steps_table(d) for d in dyns]),
         since=pl.concat([d.since_frame() for d in dyns]),
@@ -264,6 +270,9 @@ def population_dynamics(scenario: Any, policies: tuple[str, ...] | None = None,
         fates=pl.concat([fate_table(d, confidence) for d in dyns]),
         spread=pl.concat([spread_table(d, confidence) for d in dyns]),
         seconds=time.perf_counter() - t0)
+    if progress is not None:
+        progress("tables")
+    return report
 
 
 def write_dynamics(rep: DynamicsReport, out: Path, charts: bool = True) -> list[Path]:

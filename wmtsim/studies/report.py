@@ -131,7 +131,8 @@ PAIRED_SCHEMA = {"mean": "f", "low": "f", "high": "f", "n": "i", "n_nonzero": "i
 
 
 def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
-              n_resamples: int = resamples_for(ALPHA)) -> pl.DataFrame:
+              n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None
+              ) -> pl.DataFrame:
     """Per metric, each configuration minus ``reference`` on the same trajectories
     (`wmtsim.engine.simulation.paired_difference`: the per-trajectory mean and, for
     ratio metrics, the pooled value, each with its test, interval and ``n_nonzero``)."""
@@ -148,6 +149,8 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
                 d = paired_difference(r, results[reference], m, 0.95, n_resamples)
                 rows.append({"policy": p, "reference": reference, "metric": m,
                              **{k: d.get(k) for k in PAIRED_SCHEMA}})
+            if progress is not None:
+                progress(f"paired differences of {p}")
     types = {"f": pl.Float64, "i": pl.Int64, "s": pl.Utf8}
     return pl.DataFrame(rows, schema={"policy": pl.Utf8, "reference": pl.Utf8,
                                       "metric": pl.Utf8,
@@ -180,24 +183,34 @@ class Comparison:
         return rows.row(0, named=True)
 
 
+def compare_steps(policies: Sequence[str]) -> int:
+    """How many times `compare` calls its ``progress``: each configuration simulated,
+    the intervals, each configuration's paired differences against wmt, the claims."""
+    return len(policies) + 1 + (len(policies) - 1 if "wmt" in policies else 0) + 1
+
+
 def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
             threads: int | None = None, policies: Sequence[str] | None = None,
             n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None,
             correction: str = "holm", results: dict[str, SimResult] | None = None
             ) -> Comparison:
     """Run the scenario's configurations (or take ``results``) and test the paper's
-    claims on them, as one family (``correction``: holm, bh or none)."""
+    claims on them, as one family (``correction``: holm, bh or none). ``progress`` is
+    called with what was just done (`compare_steps` times): the bootstrap intervals
+    take longer than the simulation."""
     import polars as pl
 
     t0 = time.perf_counter()
     if results is None:
         results = run_policies(scenario, policies, n, seed, threads, progress=progress)
     summary = summarise(results, n_resamples)
+    if progress is not None:
+        progress("intervals")
     paper = _paper_cells(scenario.paper)
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
         .alias("paper"))
-    paired = paired_vs(results, "wmt", n_resamples)
+    paired = paired_vs(results, "wmt", n_resamples, progress)
     comp = Comparison(scenario, next(iter(results.values())).trajectories.height,
                       next(iter(results.values())).seed, tuple(results), summary, paired,
                       [], 0.0, results, correction, n_resamples)
@@ -205,6 +218,8 @@ def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
         comp.checks = table4_checks(comp, correction)
     elif scenario.paper == "table123":
         comp.checks = table123_checks(comp, correction, paper_wmt_token_change())
+    if progress is not None:
+        progress("claims")
     comp.seconds = time.perf_counter() - t0
     return comp
 
@@ -243,19 +258,25 @@ def render_summary(comp_summary: pl.DataFrame, policies: Sequence[str],
 
     t = Table(title=title or None, title_justify="left")
     t.add_column("metric")
-    for p in policies:
-        t.add_column(policy_label(p), justify="right")
-        if paper:
-            t.add_column("paper", justify="right", style="dim")
     cells = {(r["policy"], r["metric"]): r for r in comp_summary.iter_rows(named=True)}
+    shown = {(p, m): _ci(cells[(p, m)], value=value) if (p, m) in cells else "–"
+             for p in policies for m in metrics}
+    papers = {(p, m): num(cells[(p, m)].get("paper") if (p, m) in cells else None)
+              for p in policies for m in metrics}  # one precision policy for every number
+    for p in policies:
+        # An interval is never broken across lines: a narrow terminal splits the table
+        # into parts instead (`wmtsim.interfaces.cli_common._print_table`).
+        t.add_column(policy_label(p), justify="right",
+                     min_width=max(len(shown[(p, m)]) for m in metrics))
+        if paper:
+            t.add_column("paper", justify="right", style="dim",
+                         min_width=max(len(papers[(p, m)]) for m in metrics))
     for m in metrics:
         row = [LABELS.get(m, m)]
         for p in policies:
-            c = cells.get((p, m))
-            row.append(_ci(c, value=value) if c else "–")
+            row.append(shown[(p, m)])
             if paper:
-                v = c.get("paper") if c else None
-                row.append(num(v))  # one precision policy for every number shown
+                row.append(papers[(p, m)])
         t.add_row(*row)
     return t
 
@@ -274,17 +295,21 @@ def render_paired(paired: pl.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS
                     "differing one: rule of three)", title_justify="left")
     t.add_column("metric")
     policies = list(dict.fromkeys(paired["policy"].to_list()))
-    for p in policies:
-        t.add_column(policy_label(p), justify="right")
     cells = {(r["policy"], r["metric"]): r for r in paired.iter_rows(named=True)}
 
     def text(c: dict[str, Any]) -> str:
         pooled = value == "pooled" and c.get("pooled") is not None
         return effect_text(c, "pooled" if pooled else "")
 
+    shown = {(p, m): text(cells[(p, m)]) if (p, m) in cells else "–"
+             for p in policies for m in metrics}
+    for p in policies:
+        # The interval stays on one line (a narrow terminal splits the table into parts);
+        # only the note after it, "(12 of 200 differ; ...)", wraps.
+        widest = max(len(shown[(p, m)].split(" (")[0]) for m in metrics)
+        t.add_column(policy_label(p), justify="right", min_width=widest)
     for m in metrics:
-        t.add_row(LABELS.get(m, m), *[text(cells[(p, m)]) if (p, m) in cells else "–"
-                                      for p in policies])
+        t.add_row(LABELS.get(m, m), *[shown[(p, m)] for p in policies])
     return t
 
 
@@ -292,21 +317,30 @@ VERDICT_STYLE = {"holds (significant)": "green", "holds (not significant)": "",
                  "tie": "dim", "fails (significant)": "red"}
 
 
-def render_checks(checks: list[dict[str, Any]], title: str) -> Table:
+def render_checks(checks: list[dict[str, Any]], title: str, brief: str | None = None
+                  ) -> Table:
     """The checks with their verdicts, tests and corrected p-values; the title states
-    the family and its level."""
+    the family and its level. ``brief`` (the name of the file with the rest): one line
+    per claim, its verdict and corrected p, for a terminal."""
     from rich.table import Table
 
     from wmtsim.core.formatting import num
 
     family = checks[0]["family"] if checks else ""
-    t = Table(title=f"{title} — family: {family}", title_justify="left")
-    for col in ("claim", "verdict", "test", "p (adjusted)", "detail"):
-        t.add_column(col)
+    t = Table(title=f"{title} — family: {family}", title_justify="left",
+              caption=None if brief is None else f"tests and details: {brief}",
+              caption_justify="left")
+    columns = ("claim", "verdict", "p (adjusted)") if brief is not None else (
+        "claim", "verdict", "test", "p (adjusted)", "detail")
+    for col in columns:
+        t.add_column(col, no_wrap=brief is not None and col != "claim")
     for c in checks:
         style = VERDICT_STYLE.get(c["verdict"], "")
         verdict = f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"]
-        t.add_row(c["claim"], verdict, c["test"], num(c["p_adjusted"], 2), c["detail"])
+        if brief is not None:
+            t.add_row(c["claim"], verdict, num(c["p_adjusted"], 2))
+        else:
+            t.add_row(c["claim"], verdict, c["test"], num(c["p_adjusted"], 2), c["detail"])
     return t
 
 
@@ -330,8 +364,9 @@ def render_paper_reading() -> Table:
     return t
 
 
-def comparison_tables(comp: Comparison) -> list[Table]:
-    """The tables `wmtsim compare` prints, in order."""
+def comparison_tables(comp: Comparison, brief: str | None = None) -> list[Table]:
+    """The tables `wmtsim compare` prints, in order; ``brief`` (the name of the written
+    report): the claims one line each, their tests and details left to that file."""
     if comp.scenario.paper == "table4":
         metrics: Sequence[str] = ("asr", "prr", "ip", "br", "af", "tsr", "ccr",
                                   "avg_prompt_tokens")
@@ -351,7 +386,7 @@ def comparison_tables(comp: Comparison) -> list[Table]:
     tables = [main, render_paired(comp.paired, metrics,
                                   "pooled" if comp.scenario.paper == "table4" else "mean")]
     if comp.checks:
-        tables.append(render_checks(comp.checks, title))
+        tables.append(render_checks(comp.checks, title, brief))
     if comp.scenario.paper == "table4":
         tables.append(render_paper_reading())
     return tables

@@ -174,3 +174,7 @@ def write_schema(path: Path = SCHEMA_FILE) -> Path:
     """Regenerate the shipped schema file."""
     path.write_text(schema_text(), encoding="utf-8")
     return path
+
+
+if __name__ == "__main__":  # `make docs` (scripts/docs.py): the package's own copy
+    print(f"wrote {write_schema()}")

@@ -28,8 +28,10 @@ from wmtsim.studies.sweep_spec import METRIC_NAMES, Sweep, SweepError
 CHUNK_TRAJECTORIES = 100_000
 
 
-def run_task(task: Task) -> ChunkResult:
-    """Simulate a chunk's points; each distinct (world, seed) is generated once.
+def run_task(task: Task, point_done: Callable[[], None] | None = None) -> ChunkResult:
+    """Simulate a chunk's points; each distinct (world, seed) is generated once;
+    ``point_done`` is called as each point is finished (the in-process bar moves per
+    point, not per chunk: a sweep is often one chunk).
 
     This is `wmtsim.engine.simulation.simulate` without the provenance frame (which costs as much
     as the engine on small batches): the same `simulation.run_engine` call and the same
@@ -65,6 +67,8 @@ def run_task(task: Task) -> ChunkResult:
             counts[i, j] = finite.size
             means[i, j] = finite.mean() if finite.size else np.nan
             sds[i, j] = finite.std(ddof=1) if finite.size > 1 else np.nan
+        if point_done is not None:
+            point_done()
     return ChunkResult(task.index, [p.key for p in task.points], means, sds, counts,
                        trajectories, values, time.perf_counter() - t0)
 
@@ -84,9 +88,10 @@ def make_tasks(points: Sequence[Point], size: int, n: int, threads: int | None,
 # --- executors -----------------------------------------------------------------------------
 
 
-def _in_process(tasks: Iterable[Task]) -> Iterator[ChunkResult]:
+def _in_process(tasks: Iterable[Task],
+                point_done: Callable[[], None] | None = None) -> Iterator[ChunkResult]:
     for task in tasks:
-        yield run_task(task)
+        yield run_task(task, point_done)
 
 
 def _process_pool(tasks: Iterable[Any], workers: int,
@@ -294,20 +299,21 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
                                            store.next_chunk_index())
         if max_chunks is not None:
             tasks = itertools.islice(tasks, max_chunks)
-        if client is not None:
-            results = _dask(tasks, client)
-        elif workers > 1:
-            results = _process_pool(tasks, workers)
-        else:
-            results = _in_process(tasks)
         computed = 0
         chunks = 0
         with _progress(progress, len(pl_.points), len(pl_.points) - len(todo)) as advance:
+            if client is not None:
+                results = _dask(tasks, client)
+            elif workers > 1:
+                results = _process_pool(tasks, workers)
+            else:  # the bar moves as each point is finished
+                results = _in_process(tasks, lambda: advance(1))
             for res in results:
                 store.write_chunk(res)
                 computed += len(res.keys)
                 chunks += 1
-                advance(len(res.keys))
+                if client is not None or workers > 1:  # a chunk at a time from workers
+                    advance(len(res.keys))
         if computed + len(pl_.points) - len(todo) == len(pl_.points):
             store.mark_complete()
     finally:
@@ -319,7 +325,7 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike[str], *, workers: int = 1,
 
 
 class _progress:
-    """A rich progress bar (points done, rate, time left), or nothing."""
+    """A rich progress bar (points done, rate, time elapsed and left), or nothing."""
 
     def __init__(self, enabled: bool, total: int, done: int) -> None:
         self.enabled, self.total, self.done = enabled, total, done
@@ -328,6 +334,10 @@ class _progress:
         from rich.console import Console
 
         console = Console(stderr=True)
+        return self.start(console)
+
+    def start(self, console: Any) -> Callable[[int], None]:
+        """The bar on ``console``; returns the function that advances it."""
         self.enabled = self.enabled and console.is_terminal  # quiet in a pipe or a log
         if not self.enabled:
             return lambda k: None
@@ -342,8 +352,8 @@ class _progress:
 
         self.bar = Progress(
             TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("points"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-            TextColumn("left"), TimeRemainingColumn(), console=console)
+            TextColumn("points"), TextColumn("{task.fields[rate]}"), TextColumn("elapsed"),
+            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console)
         self.bar.__enter__()
         self.task = self.bar.add_task("sweep", total=self.total, completed=self.done,
                                       rate="")

@@ -140,7 +140,7 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
 
     mean = d.get(prefix or "mean")
     n, k = d.get("n"), get("n_nonzero")
-    if mean is None or k is None or n is None:
+    if mean is None or k is None or not n:  # n = 0: no trajectory defines the metric
         return "–"
     if k == 0:  # an upper bound, not an interval: never "0 [-b, +b]"
         high = get("high")
