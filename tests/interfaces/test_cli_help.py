@@ -145,7 +145,7 @@ def test_schema_prints_and_writes_nothing_without_out(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """`wmtsim schema scenario` (docs/guide.md) prints the schema; the package's own copy
     is left alone (it once rewrote it)."""
-    from wmtsim.studies.scenario import SCHEMA_FILE, schema_text
+    from wmtsim.studies.scenario_schema import SCHEMA_FILE, schema_text
 
     before = SCHEMA_FILE.stat().st_mtime_ns
     monkeypatch.chdir(tmp_path)
