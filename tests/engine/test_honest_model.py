@@ -19,6 +19,7 @@ from conftest import REPO
 import wmtsim.twins.simulator as simulator_module
 from wmtsim.core.codes import ACTION, DRAW_SUMMARY, SUMMARY, TASK
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.inference import metric_ci
 from wmtsim.core.metrics import RATIOS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
@@ -37,7 +38,7 @@ from wmtsim.core.world_spec import (
 )
 from wmtsim.engine.forest import Forest
 from wmtsim.engine.selector import _select_branches
-from wmtsim.engine.simulation import metric_ci, simulate
+from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
 from wmtsim.studies.scenario import load_scenario
 from wmtsim.studies.sweep import content_hash

@@ -30,11 +30,6 @@ def _root() -> Path:
 REPO = _root()
 
 
-# Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.core.metrics.METRICS).
-PAPER_METRICS = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af",
-                 "TSR": "tsr", "CCR": "ccr"}
-
-
 class Unavailable(RuntimeError):
     """A part of the library this view needs is missing; ``str`` says why."""
 
@@ -136,7 +131,9 @@ def _table4() -> dict[str, dict[str, float]]:
     try:
         from wmtsim.studies.report import paper_table4
     except ImportError:
-        return {config: {PAPER_METRICS[m]: values[k] for m, values in _TABLE4.items()}
+        from wmtsim.core.metrics import PAPER_NAMES
+
+        return {config: {PAPER_NAMES[m]: values[k] for m, values in _TABLE4.items()}
                 for k, config in enumerate(TABLE4_CONFIGS)}
     return paper_table4()
 
