@@ -50,3 +50,14 @@ def test_compare_shows_the_metrics_declared_for_its_table(scenario: str, table: 
     # not declared for the table: not shown
     monkeypatch.setattr(metrics, "DECLARED", (*DECLARED, replace(new, compare=())))
     assert "POOL SHARE" not in tables_markdown(comparison_tables(comp)[:1])
+
+
+def test_a_difference_defined_on_no_trajectory_is_shown_as_undefined() -> None:
+    """No Memory has no candidate memories, so its CCR is undefined on every trajectory
+    and its paired difference has n = 0: compare's paired table shows a dash, it does not
+    divide by n (`wmtsim compare gaia` raised ZeroDivisionError)."""
+    from wmtsim.studies.verdicts import effect_text
+
+    cell = {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0,
+            "n_nonzero": 0, "p": float("nan")}
+    assert effect_text(cell) == "– (defined on no trajectory)"
