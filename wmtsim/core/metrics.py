@@ -1,7 +1,9 @@
 """The paper's metrics (docs/model.md §5, Appendix A.1) from per-trajectory counters.
 
 The engine and the readable simulator both produce the raw counters below; this module
-is the one place where they become ASR, PRR, IP, BR, AF, CCR, TSR and accuracy.
+is the one place where they become ASR, PRR, IP, BR, AF, CCR, TSR and accuracy, and the
+one place that says, for each metric, its direction, its range, how it is pooled over
+trajectories and which `wmtsim compare` tables show it (`Metric`, `DECLARED`).
 """
 
 from __future__ import annotations
