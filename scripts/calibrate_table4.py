@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
-from wmtsim.studies.calibrate import Knob, _current
+from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
 from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES, Family
 from wmtsim.studies.inference import (
-    FIT_METRICS,
     fit,
     held_out,
     inside_share,

@@ -20,9 +20,9 @@ import polars as pl
 
 from wmtsim.core.bootstrap import mean_ci
 from wmtsim.core.formatting import interval, num
-from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS
+from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS, paired_difference
+from wmtsim.core.metrics import SUMMARY_METRICS
 from wmtsim.core.policies import FIELD_POLICIES, POLICIES
-from wmtsim.engine.simulation import METRIC_NAMES, paired_difference
 from wmtsim.studies.field_curves import (
     budget_curves,
     curve_chart,
@@ -35,7 +35,7 @@ from wmtsim.studies.report import run_policies
 from wmtsim.studies.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOWN = [m for m in METRIC_NAMES if m not in ("steps", "llm_calls")] + ["llm_calls"]
+SHOWN = [m for m in SUMMARY_METRICS if m not in ("steps", "llm_calls")] + ["llm_calls"]
 # The shipped comparisons, each over ½B, B and 2B of its own (fitted) budget B, so every
 # curve crosses the point where B starts to bind; `stubs.top_k` is 0 (no item cap) in both.
 SCENARIOS = ("paper_poisoning", "gaia_like")
@@ -192,10 +192,10 @@ def main() -> None:
         docs_blocks(a.n, a.seeds)
     else:
         shown = [m.strip() for m in a.metrics.split(",")]
-        unknown = sorted(set(shown) - set(METRIC_NAMES))
+        unknown = sorted(set(shown) - set(SUMMARY_METRICS))
         if unknown:
             ap.error(f"unknown metric(s) {', '.join(unknown)}; allowed: "
-                     f"{', '.join(METRIC_NAMES)}")
+                     f"{', '.join(SUMMARY_METRICS)}")
         for name in a.scenarios:
             print(table(name, a.n, a.seed, shown))
 

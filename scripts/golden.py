@@ -9,6 +9,11 @@ folder's points, `compare`'s intervals, paired differences and claim checks, and
 replays (the paper's A.4 trace and random traces, whose events are stored in DIR so that
 the comparison does not depend on the test suite's layout).
 Equality is exact: same dtype, same shape, same bits (NaN equal to NaN).
+
+`compare` fails on an array that differs or that the recorded set has and this run lacks;
+an array only this run has (a new column, e.g. a metric added to the trajectories) is
+listed as "added (not in the recorded set)" and does not fail: the refactoring added it,
+and every recorded array is still checked bit for bit.
 """
 
 from __future__ import annotations
@@ -128,15 +133,19 @@ def main(argv: list[str]) -> int:
         return 0
     with np.load(folder / "golden.npz", allow_pickle=False) as saved:
         expected = {k: saved[k] for k in saved.files}
-    missing = sorted(set(expected) ^ set(arrays))
+    missing = sorted(set(expected) - set(arrays))
+    added = sorted(set(arrays) - set(expected))
     bad = [k for k in sorted(expected) if k in arrays and not _same(expected[k], arrays[k])]
+    for k in added:
+        print(f"added (not in the recorded set): {k}")
     for k in missing:
-        print(f"only on one side: {k}")
+        print(f"missing (recorded, not computed): {k}")
     for k in bad:
         print(f"differs: {k}")
     if missing or bad:
         return 1
-    print(f"identical: {len(arrays)} arrays, every bit")
+    extra = f", {len(added)} added" if added else ""
+    print(f"identical: {len(expected)} recorded arrays, every bit{extra}")
     return 0
 
 

@@ -213,7 +213,7 @@ def field_rules_table() -> list[str]:
     """The field's rules, flipped one at a time: Δ TSR vs WMT (default → flipped) at ½B, B
     and 2B of each scenario's budget B (`scripts/field_table.budgets_for`), n = FIELD_N,
     the scenario's seed."""
-    from wmtsim.engine.simulation import paired_difference
+    from wmtsim.core.inference import paired_difference
 
     scenarios = {}
     for name in FIELD_SCENARIOS:
@@ -284,10 +284,8 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
         pol = POLICIES[name]
         if all_supersede:
             pol = replace(pol, supersede=True)
-        r = simulate(world, pol, params=sc.params, stubs=sc.stubs, baselines=sc.baselines)
-        r.trajectories = r.trajectories.with_columns(
-            (pl.col("prompt_tokens") / pl.col("steps")).alias("avg_prompt_tokens"))
-        results[name] = r
+        results[name] = simulate(world, pol, params=sc.params, stubs=sc.stubs,
+                                 baselines=sc.baselines)
     summary = summarise(results, 200)
     paper = _paper_cells("table4")
 
@@ -296,8 +294,9 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
         .alias("paper"))
     from wmtsim.studies.report import Comparison
 
-    comp = Comparison(sc, n, sc.seed, TABLE4_POLICIES, summary, paired_vs(results, "wmt", 200),
-                      [], 0.0, results)
+    comp = Comparison(scenario=sc, n=n, seed=sc.seed, policies=TABLE4_POLICIES,
+                      summary=summary, paired=paired_vs(results, "wmt", 200), checks=[],
+                      seconds=0.0, results=results)
     comp.checks = table4_checks(comp)
     cell = {(r["policy"], r["metric"]): r["pooled"] for r in summary.iter_rows(named=True)}
     return {"cell": cell, "holds": sum(c["passed"] for c in comp.checks),

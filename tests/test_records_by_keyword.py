@@ -1,4 +1,5 @@
-"""Records are built by name (issue 40): no call in the package passes a positional
+"""Records are built by name (issue 40): no call in the package, its scripts, benchmarks or
+study passes a positional
 argument to `Policy`, `Sweep`, `Attribution`, `Comparison` or `SimResult`, so a field
 added, removed or reordered cannot silently shift the others (factories such as
 `_field(...)` are fine: the record they build is itself called with keywords)."""
@@ -11,7 +12,7 @@ import pytest
 from conftest import REPO
 
 RECORDS = ("Policy", "Sweep", "Attribution", "Comparison", "SimResult")
-ON_ANOTHER_BRANCH = ("Policy", "Attribution", "Comparison", "SimResult")
+FOLDERS = ("wmtsim", "scripts", "benchmarks", "why_study")
 
 
 def _called_name(func: ast.expr) -> str | None:
@@ -24,7 +25,7 @@ def _called_name(func: ast.expr) -> str | None:
 
 def _positional_calls(name: str) -> list[str]:
     found = []
-    for path in sorted((REPO / "wmtsim").rglob("*.py")):
+    for path in sorted(p for folder in FOLDERS for p in (REPO / folder).rglob("*.py")):
         tree = ast.parse(path.read_text("utf-8"), filename=str(path))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and _called_name(node.func) == name
@@ -33,9 +34,7 @@ def _positional_calls(name: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.skip(reason="converted on another branch"))
-    if n in ON_ANOTHER_BRANCH else n for n in RECORDS])
+@pytest.mark.parametrize("name", RECORDS)
 def test_records_are_built_by_keyword(name: str) -> None:
     calls = _positional_calls(name)
     assert not calls, f"{name}(...) with positional arguments at: {', '.join(calls)}"

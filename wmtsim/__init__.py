@@ -20,7 +20,7 @@ _LAZY = {
     "replay": "wmtsim.engine.trace",
     "simulate": "wmtsim.engine.simulation",
     "SimResult": "wmtsim.engine.simulation",
-    "paired_difference": "wmtsim.engine.simulation",
+    "paired_difference": "wmtsim.core.inference",
     "WorldSpec": "wmtsim.core.world_spec",
     "PoisonSpec": "wmtsim.core.world_spec",
     "POLICIES": "wmtsim.core.policies",

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from wmtsim.core.metrics import UNIT as UNIT_METRICS
 from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import MAX_INT
@@ -95,7 +96,6 @@ for _name in ("alpha", "beta", "gamma", "delta"):
 # Poison rides along so that the poison metrics (IP, AF, PRR) are defined.
 BASE_WORLD = WorldSpec(n_globals=1, poison=(PoisonSpec("plausible", p_supersede=0.5),
                                             PoisonSpec("global")))
-RATIOS = ("asr", "prr", "ip", "br", "ccr", "tsr", "accuracy")
 POLICIES = ("wmt", "linear", "a2_no_controller", "tree_summary")
 
 
@@ -124,7 +124,7 @@ def _cases() -> list[Any]:
 
 
 def _check_domain(metrics: dict[str, np.ndarray], label: str) -> None:
-    for name in RATIOS:
+    for name in UNIT_METRICS:
         x = metrics[name][np.isfinite(metrics[name])]
         assert ((x >= 0) & (x <= 1)).all(), f"{label}: {name} outside [0, 1]: {x.min()}"
         assert not np.isinf(metrics[name]).any(), f"{label}: {name} infinite"
@@ -147,7 +147,7 @@ def test_knob_end(cls: type, name: str, value: Any, outcome: str) -> None:
         res = simulate(world, policy, n=6, seed=3, params=params, stubs=stubs)
         t = res.trajectories
         _check_domain({c: t[c].to_numpy().astype(np.float64) for c in t.columns
-                       if c in (*RATIOS, "af", "prompt_tokens", "steps", "llm_calls")},
+                       if c in (*UNIT_METRICS, "af", "prompt_tokens", "steps", "llm_calls")},
                       f"{cls.__name__}.{name}={value!r} under {policy}")
 
 

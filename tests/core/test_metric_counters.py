@@ -47,6 +47,7 @@ HAND = {
     "steps": 10.0,
     "llm_calls": 12.0,
     "latency_ms": 50.0,  # simulated latency 500 ms / 10 prompt steps
+    "avg_prompt_tokens": 100.0,  # prompt tokens 1000 / prompt steps 10
 }
 # The numerator and denominator of each ratio metric on ROW, by hand.
 PARTS = {"asr": (1, 4), "prr": (3, 8), "ip": (1, 2), "br": (4, 10), "af": (3, 2),
@@ -119,6 +120,7 @@ ENGINE_RATIOS = {
     "ccr": ("n_ccr_sum", ("n_ccr_steps",)),
     "accuracy": ("n_correct_steps", ("n_critical_steps",)),
     "latency_ms": ("n_latency_ms", ("n_prompt_steps",)),
+    "avg_prompt_tokens": ("n_prompt_tokens", ("n_prompt_steps",)),
 }
 
 
@@ -146,8 +148,9 @@ def test_engine_metric_columns_equal_their_counter_columns(policy: str) -> None:
 
 def test_the_pooled_ratios_are_exactly_these() -> None:
     """`RATIOS` (the metrics a report pools as Σ num / Σ den over trajectories), written
-    out by hand: latency per step is a ratio but averaged per trajectory (not pooled), and
-    a count (TSR, tokens, steps) has no denominator, so neither is pooled as a ratio."""
+    out by hand on purpose (a golden check of the declaration, not a second source):
+    latency and prompt tokens per step are ratios but averaged per trajectory (not
+    pooled), TSR per task likewise, and a count (tokens, steps) has no denominator."""
     from wmtsim.core.metrics import RATIOS
 
     assert RATIOS == {

@@ -39,7 +39,7 @@ def scenario():  # type: ignore[no-untyped-def]
 
 def test_corpus_values_pool_within_blocks() -> None:
     frame = pl.DataFrame({"n_compromised_steps": [1, 0, 2, 2], "n_critical_steps": [2, 2, 2, 2],
-                          "n_success": [1, 0, 0, 0]})
+                          "n_success": [1, 0, 0, 0], "n_tasks": [1, 1, 1, 1]})
     assert corpus_values(frame, "asr", 2).tolist() == [0.25, 1.0]
     assert corpus_values(frame, "tsr", 2).tolist() == [0.5, 0.0]
     assert corpus_values(frame, "asr", 4).tolist() == [5 / 8]

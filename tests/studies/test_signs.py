@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 from wmtsim.core.bootstrap import mean_ci, paired_bootstrap, pooled_ci
-from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, verdict
+from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, paired_difference, verdict
 from wmtsim.core.world_spec import WorldSpec
-from wmtsim.engine.simulation import SimResult, paired_difference, simulate
+from wmtsim.engine.simulation import SimResult, simulate
 from wmtsim.studies.claims import Claim, evaluate
 from wmtsim.studies.report import paired_vs
 from wmtsim.studies.shapley import shapley_exact, shapley_sampled

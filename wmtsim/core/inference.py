@@ -53,9 +53,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from wmtsim.core.bootstrap import mean_cis, pooled_cis
+from wmtsim.core.metrics import RATIOS, UNIT, frame_parts
+
+if TYPE_CHECKING:
+    import polars as pl
 
 ALPHA = 0.05
 """The default level of every test and interval (two-sided)."""
@@ -76,13 +82,12 @@ VERDICTS = (HOLDS, HOLDS_NS, TIE, FAILS)
 """The one vocabulary of verdicts, in every command, table and chart."""
 VERDICT_COLORS = ("#2e7d32", "#a5d6a7", "#bab0ac", "#e45756")
 SIGNIFICANT = (HOLDS, FAILS)
-UNIT_METRICS = ("asr", "prr", "ip", "br", "tsr", "ccr", "accuracy")
-"""Metrics whose per-trajectory value lies in [0, 1]: a difference is bounded by 1."""
 
 
 def metric_bound(metric: str) -> float | None:
-    """The largest |difference| per trajectory of ``metric``, when it is bounded."""
-    return 1.0 if metric in UNIT_METRICS else None
+    """The largest |difference| per trajectory of ``metric``, when it is bounded: 1 for a
+    metric in [0, 1] (`wmtsim.core.metrics.UNIT`)."""
+    return 1.0 if metric in UNIT else None
 
 
 def resamples_for(alpha: float, minimum: int = 2000) -> int:
@@ -250,6 +255,91 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
     lo, hi = np.quantile(stats_, [alpha / 2, 1 - alpha / 2])
     out.update(low=float(lo), high=float(hi), resamples=b,
                interval=f"paired percentile bootstrap ({b} resamples)")
+    return out
+
+
+# --- a metric's intervals and paired differences (trajectory frames) ---------------------
+
+
+class Run(Protocol):
+    """What `paired_difference` reads of a result (`wmtsim.engine.simulation.SimResult`):
+    its seed, world and trajectory frame (metrics and ``n_<counter>`` columns)."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def world(self) -> object: ...
+    @property
+    def trajectories(self) -> pl.DataFrame: ...
+
+
+def _pooled(frame: pl.DataFrame, metric: str) -> bool:
+    """Whether ``metric`` has a pooled value on ``frame``: a ratio (`RATIOS`) whose counter
+    columns the frame holds."""
+    return metric in RATIOS and all(f"n_{c}" in frame.columns
+                                    for part in RATIOS[metric] for c in part)
+
+
+def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
+              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """A metric of a trajectory frame: its mean of per-trajectory values with interval
+    (`mean_ci`) and its pooled value with interval (`pooled_ci`; the mean for metrics that
+    are not ratios)."""
+    return metric_cis([(frame, seed)], (metric,), confidence, n_resamples)[0]
+
+
+def metric_cis(frames: Sequence[tuple[pl.DataFrame, int]], metrics: Sequence[str],
+               confidence: float = 0.95, n_resamples: int = 2000) -> list[dict[str, float]]:
+    """`metric_ci` of every metric of every ``(frame, seed)``, frame by frame, metric by
+    metric: the same numbers to the bit, with each resampling matrix drawn once for all
+    the series it resamples (`mean_cis`, `pooled_cis`) instead of once per interval."""
+    cells = [(frame, seed, m) for frame, seed in frames for m in metrics]
+    means = mean_cis([frame[m].to_numpy().astype(np.float64) for frame, _, m in cells],
+                     confidence, n_resamples, [seed for _, seed, _ in cells])
+    ratio = [k for k, (frame, _, m) in enumerate(cells) if _pooled(frame, m)]
+    pooled = pooled_cis([frame_parts(cells[k][0], cells[k][2]) for k in ratio], confidence,
+                        n_resamples, [cells[k][1] for k in ratio])
+    for k, p in zip(ratio, pooled, strict=True):
+        means[k].update(p)
+    for out in means:
+        if "pooled" not in out:
+            out.update({"pooled": out["mean"], "pooled_low": out["low"],
+                        "pooled_high": out["high"]})
+    return means
+
+
+def paired_difference(a: Run, b: Run, metric: str, confidence: float = 0.95,
+                      n_resamples: int = 2000) -> dict[str, Any]:
+    """Δ = ``a − b`` on ``metric``, paired over trajectories, with its test and interval
+    (`paired_effect`): ``mean``, ``low``, ``high``, ``n``, ``n_nonzero`` (trajectories on
+    which a and b differ), ``p``, ``test``, ``interval`` for the per-trajectory mean; for a
+    ratio metric (`RATIOS`) also ``pooled``, ``pooled_low``, ``pooled_high``,
+    ``pooled_p``, ``pooled_n_nonzero``, ``pooled_test`` for the difference of the pooled
+    values Σ/Σ (the same estimand as the pooled table).
+
+    Both results (`wmtsim.engine.simulation.SimResult`) must come from the same seed and
+    trajectories (common random numbers).
+
+    The sign convention is the command line's, Δ = compared − reference: call
+    ``paired_difference(other, wmt, m)`` for what `wmtsim compare` prints as
+    "configuration − wmt" (a lower-is-better metric such as ASR then has Δ > 0 when WMT
+    is better; for TSR, higher is better, Δ < 0 when WMT is better).
+    """
+    ta, tb = a.trajectories, b.trajectories
+    if a.seed != b.seed or a.world != b.world or not ta["trajectory"].equals(
+            tb["trajectory"]):
+        raise ValueError("paired differences need the same world, seed and trajectories")
+    alpha = 1.0 - confidence
+    bound = metric_bound(metric)
+    out = paired_effect(ta[metric].to_numpy(), tb[metric].to_numpy(), alpha=alpha,
+                        n_resamples=n_resamples, seed=a.seed, bound=bound)
+    if _pooled(ta, metric):
+        (na, da), (nb, db) = (frame_parts(t, metric) for t in (ta, tb))
+        pooled = paired_effect(na, nb, da, db, alpha=alpha, n_resamples=n_resamples,
+                               seed=a.seed, bound=bound)
+        out.update({f"pooled_{k}" if k != "mean" else "pooled": pooled[k]
+                    for k in ("mean", "low", "high", "p", "n_nonzero", "test",
+                              "interval")})
     return out
 
 

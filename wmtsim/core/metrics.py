@@ -1,16 +1,22 @@
 """The paper's metrics (docs/model.md §5, Appendix A.1) from per-trajectory counters.
 
 The engine and the readable simulator both produce the raw counters below; this module
-is the one place where they become ASR, PRR, IP, BR, AF, CCR, TSR and accuracy.
+is the one place where they become ASR, PRR, IP, BR, AF, CCR, TSR and accuracy, and the
+one place that says, for each metric, its direction, its range, how it is pooled over
+trajectories and which `wmtsim compare` tables show it (`Metric`, `DECLARED`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from wmtsim.core.packing import slots
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # Raw per-trajectory counters, in the order of the engine's output columns: (name, doc).
 COUNTER_DOCS: tuple[tuple[str, str], ...] = (
@@ -59,8 +65,9 @@ class Metric:
     """One metric, declared once: everything that lists metrics derives from `DECLARED`.
 
     Its per-trajectory value is Σ ``num`` counters / Σ ``den`` counters (NaN where the
-    denominator is 0), or Σ ``num`` when it has no denominator; a ``pooled`` ratio's
-    corpus-level value is Σ numerator / Σ denominator over trajectories (`RATIOS`).
+    denominator is 0), or Σ ``num`` when it has no denominator (`metrics_from_counters`).
+    Its corpus-level value in reports is Σ numerator / Σ denominator over trajectories
+    when it is ``pooled`` (`RATIOS`), else the mean of its per-trajectory values.
     """
 
     name: str
@@ -70,61 +77,78 @@ class Metric:
     label: str  # its row label in reports ("↓": lower is better)
     num: tuple[str, ...] = ()  # numerator counters (`COUNTERS`)
     den: tuple[str, ...] = ()  # denominator counters (none: the numerator is the value)
-    pooled: bool = True  # a ratio with a corpus-level value (in `RATIOS`)
-    derived: bool = False  # from other metrics' means (not per trajectory, not in METRICS)
+    pooled: bool = True  # a ratio reported as Σ num / Σ den over trajectories (`RATIOS`)
+    unit: bool = False  # its per-trajectory value lies in [0, 1] (`UNIT`)
+    compare: tuple[str, ...] = ()  # the `wmtsim compare` tables that show it (`COMPARE_TABLES`)
+    paper: str = ""  # its name in the paper's tables (wmtsim/data/paper_tables.csv)
     reading: str = ""  # how to read it (docs/guide.md's metrics table, scripts/metrics_table.py)
+
+
+COMPARE_TABLES = ("table4", "table123")
+"""`wmtsim compare`'s main tables: beside the paper's Table 4 (a scenario whose ``paper``
+is "table4"), and the per-trajectory means of every other scenario (Tables 1–3's
+directions)."""
 
 
 DECLARED: tuple[Metric, ...] = (
     Metric("asr", "Eq. 8", "lower", "compromised critical steps / critical steps", "ASR ↓",
-           ("compromised_steps",), ("critical_steps",),
+           ("compromised_steps",), ("critical_steps",), unit=True, compare=("table4",),
+           paper="ASR",
            reading="how often poison in context actually flipped an answer"),
     Metric("prr", "Eq. 9", "lower", "H_p / (H_p + H_c): poisoned share of selections",
-           "PRR ↓", ("h_p",), ("h_p", "h_c"),
+           "PRR ↓", ("h_p",), ("h_p", "h_c"), unit=True, compare=("table4",), paper="PRR",
            reading="the poisoned share of what the selector put in context"),
     Metric("ip", "Eq. 10", "lower", "P_r / P_i: injected poison still eligible at the end",
-           "IP ↓", ("p_r",), ("p_i",),
+           "IP ↓", ("p_r",), ("p_i",), unit=True, compare=("table4",), paper="IP",
            reading=("how much poison a policy leaves reachable: injected poison still eligible "
                     "at the end, or carried by an eligible contaminated summary (suppression "
                     "and supersession retire it; a fold hides it, but a summary that absorbed "
                     "it carries it on)")),
     Metric("br", "Eq. 11", "lower",
            "T_c / T_p: share of prompt steps with contaminated context", "BR ↓",
-           ("contaminated_steps",), ("prompt_steps",),
+           ("contaminated_steps",), ("prompt_steps",), unit=True, compare=("table4",),
+           paper="BR",
            reading=('how long the contamination "burns" in context; a summary that absorbed '
                     "poison counts")),
     Metric("af", "Eq. 12", "lower", "H_p / P_i: poisoned selections per injection", "AF ↓",
-           ("h_p",), ("p_i",),
+           ("h_p",), ("p_i",), compare=("table4",), paper="AF",
            reading=("poisoned selections per injection (can exceed 1: one poison selected many "
                     "times)")),
     Metric("ccr", "Eq. 13", "lower", "mean over steps of selected / candidate memory tokens",
-           "CCR ↓", ("ccr_sum",), ("ccr_steps",),
+           "CCR ↓", ("ccr_sum",), ("ccr_steps",), unit=True, compare=("table4", "table123"),
+           paper="CCR",
            reading=("compression, read with TSR: 1 means everything in the pool went into "
                     "context")),
     Metric("tsr", "Eq. 14", "higher",
            "successful tasks / tasks (the final answer is correct)", "TSR ↑",
-           ("success",), ("tasks",), pooled=False,
+           ("success",), ("tasks",), pooled=False, unit=True,
+           compare=("table4", "table123"), paper="TSR",
            reading=("the final answer was correct (a compromised step is wrong only when "
                     "misled, `p_misled`; the final-answer rule is `world.final_share`, "
                     "`world.p_recover`)")),
     Metric("final_correct", "-", "higher",
            "tasks whose final answer is correct, compromised or not",
            "final answer correct ↑", ("final_correct",), ("tasks",), pooled=False,
+           # in [0, 1], but not `unit` yet: the hand list this flag replaced left it out,
+           # and declaring it gives a sparse paired difference of it a conservative
+           # interval instead of none (one cell of the golden compare set changes)
            reading="reported beside TSR so the two readings stay apart"),
     Metric("accuracy", "-", "higher", "critical steps answered correctly / critical steps",
-           "step accuracy ↑", ("correct_steps",), ("critical_steps",),
+           "step accuracy ↑", ("correct_steps",), ("critical_steps",), unit=True,
+           compare=("table123",),
            reading="subtask answers and the final answer"),
     Metric("prompt_tokens", "-", "lower", "prompt tokens over all LLM calls",
-           "prompt tokens / task ↓", ("prompt_tokens",),
+           "prompt tokens / task ↓", ("prompt_tokens",), compare=("table123",),
            reading="cost"),
-    Metric("avg_prompt_tokens", "-", "lower",
-           "mean prompt tokens / mean prompt steps (from the means)",
-           "avg prompt tokens / step ↓", derived=True,
+    Metric("avg_prompt_tokens", "-", "lower", "prompt tokens / prompt steps",
+           "avg prompt tokens / step ↓", ("prompt_tokens",), ("prompt_steps",), pooled=False,
+           compare=("table4", "table123"), paper="avg_prompt_tokens",
            reading="cost per step"),
     Metric("steps", "-", "-", "prompt-construction steps", "prompt steps", ("prompt_steps",),
+           compare=("table123",),
            reading="effort"),
     Metric("llm_calls", "-", "-", "LLM calls (reasoner, selector, summariser)", "LLM calls",
-           ("llm_calls",),
+           ("llm_calls",), compare=("table123",),
            reading="effort: calls to any stubbed LLM role"),
     # Per step, averaged over trajectories: no corpus-level value is reported for it.
     Metric("latency_ms", "-", "lower", "simulated LLM latency per prompt step (ms)",
@@ -136,15 +160,26 @@ DECLARED: tuple[Metric, ...] = (
 # Per-trajectory metrics (what `metrics_from_counters` returns):
 # name -> (equation, better direction, description).
 METRICS: dict[str, tuple[str, str, str]] = {
-    m.name: (m.equation, m.better, m.description) for m in DECLARED if not m.derived}
-DERIVED_METRICS = tuple(m.name for m in DECLARED if m.derived)
-"""Metrics computed from other metrics' means (`avg_prompt_tokens`)."""
+    m.name: (m.equation, m.better, m.description) for m in DECLARED}
 SUMMARY_METRICS = tuple(m.name for m in DECLARED)
 """Every metric, in report order."""
 LABELS = {m.name: m.label for m in DECLARED}
 """Metric name -> its row label in reports."""
 BETTER = {m.name: m.better for m in DECLARED}
 """Metric name -> "lower", "higher" or "-"."""
+UNIT = tuple(m.name for m in DECLARED if m.unit)
+"""Metrics whose per-trajectory value lies in [0, 1]: a paired difference is bounded by 1
+(`wmtsim.core.inference.metric_bound`)."""
+PAPER_NAMES = {m.paper: m.name for m in DECLARED if m.paper}
+"""A metric's name in the paper's tables (paper_tables.csv) -> its name here."""
+_BY_NAME = {m.name: m for m in DECLARED}
+
+
+def compare_metrics(paper: str | None) -> tuple[str, ...]:
+    """The metrics `wmtsim compare` shows for a scenario whose paper table is ``paper``
+    (`Metric.compare`: "table4" beside Table 4, "table123" otherwise), in report order."""
+    table = "table4" if paper == "table4" else "table123"
+    return tuple(m.name for m in DECLARED if table in m.compare)
 
 
 # Ratio metrics as (numerator, denominator) counters: a corpus-level ("pooled") value is
@@ -173,8 +208,6 @@ def metrics_from_counters(counts: np.ndarray) -> dict[str, np.ndarray]:
     """Per-trajectory metrics from a ``(n, N_COUNTERS)`` counter matrix (`DECLARED`)."""
     out = {}
     for m in DECLARED:
-        if m.derived:
-            continue
         num = _total(counts, m.num)
         out[m.name] = _ratio(num, _total(counts, m.den)) if m.den else num.astype(np.float64)
     return out
@@ -185,3 +218,18 @@ def ratio_parts(counts: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray
     num_names, den_names = RATIOS[metric]
     zero = np.zeros(counts.shape[0])
     return zero + _total(counts, num_names), zero + _total(counts, den_names)
+
+
+def frame_parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-trajectory numerator and denominator of ``metric`` (`DECLARED`) from a
+    trajectory frame's ``n_<counter>`` columns (`simulate(...).trajectories`); a metric
+    without a denominator has 1 per trajectory. Σ numerator / Σ denominator is the
+    metric over a corpus of trajectories (`RATIOS`' pooled value)."""
+    if metric not in _BY_NAME:
+        raise ValueError(f"metric {metric!r} is unknown; allowed: {', '.join(_BY_NAME)}")
+    m = _BY_NAME[metric]
+    zero = np.zeros(frame.height)
+    num = sum((frame[f"n_{c}"].to_numpy() for c in m.num), zero)
+    den = sum((frame[f"n_{c}"].to_numpy() for c in m.den), zero) if m.den else zero + 1.0
+    return num.astype(np.float64), den.astype(np.float64)
+

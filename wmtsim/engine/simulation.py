@@ -2,14 +2,13 @@
 
 ``simulate(world, policy="wmt", n=1000, seed=0, params=Params())`` generates (or takes)
 the trajectories of ``(seed, world)`` and runs them under one policy. Policies compared on
-the same seed see the same trajectories (common random numbers), so `paired_difference`
-reports paired intervals.
+the same seed see the same trajectories (common random numbers), so
+`wmtsim.core.inference.paired_difference` reports paired intervals.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,10 +16,10 @@ import numpy as np
 import polars as pl
 
 from wmtsim import __version__
-from wmtsim.core.bootstrap import mean_cis, pooled_cis
 from wmtsim.core.codes import KIND_NAMES, STATE_NAMES
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import COUNTERS, METRICS, RATIOS, metrics_from_counters
+from wmtsim.core.inference import metric_cis
+from wmtsim.core.metrics import COUNTERS, SUMMARY_METRICS, metrics_from_counters
 from wmtsim.core.params import Params
 from wmtsim.core.policies import Policy, get_policy
 from wmtsim.core.stubs import Stubs
@@ -31,10 +30,8 @@ from wmtsim.engine.forest import Forest
 from wmtsim.engine.loop import run
 from wmtsim.engine.world import generate
 
-METRIC_NAMES = tuple(METRICS)
 
-
-@dataclass
+@dataclass(kw_only=True)
 class SimResult:
     """Results of one policy on a batch of trajectories.
 
@@ -81,89 +78,14 @@ class SimResult:
         corpus (Σ numerator / Σ denominator, `wmtsim.core.metrics.RATIOS`), as a paper's table
         over its scenario set is computed; for the other metrics the same as the mean.
         """
-        cis = metric_cis([(self.trajectories, self.seed)], METRIC_NAMES, confidence,
+        cis = metric_cis([(self.trajectories, self.seed)], SUMMARY_METRICS, confidence,
                          n_resamples)
         return pl.DataFrame([{"policy": self.policy, "metric": name, **ci}
-                             for name, ci in zip(METRIC_NAMES, cis, strict=True)])
+                             for name, ci in zip(SUMMARY_METRICS, cis, strict=True)])
 
     def tree(self, i: int) -> list[dict[str, Any]]:
         """Trajectory ``i``'s final memory tree (readable records)."""
         return self.forest.tree(i - int(self.trajectories["trajectory"][0]))
-
-
-def metric_ci(frame: pl.DataFrame, metric: str, confidence: float = 0.95,
-              n_resamples: int = 2000, seed: int = 0) -> dict[str, float]:
-    """A metric of a trajectory frame: its mean of per-trajectory values with interval
-    (`mean_ci`) and its pooled value with interval (`pooled_ci`; the mean for metrics that
-    are not ratios)."""
-    return metric_cis([(frame, seed)], (metric,), confidence, n_resamples)[0]
-
-
-def metric_cis(frames: Sequence[tuple[pl.DataFrame, int]], metrics: Sequence[str],
-               confidence: float = 0.95, n_resamples: int = 2000) -> list[dict[str, float]]:
-    """`metric_ci` of every metric of every ``(frame, seed)``, frame by frame, metric by
-    metric: the same numbers to the bit, with each resampling matrix drawn once for all
-    the series it resamples (`mean_cis`, `pooled_cis`) instead of once per interval."""
-    cells = [(frame, seed, m) for frame, seed in frames for m in metrics]
-    means = mean_cis([frame[m].to_numpy().astype(np.float64) for frame, _, m in cells],
-                     confidence, n_resamples, [seed for _, seed, _ in cells])
-    ratio = [k for k, (frame, _, m) in enumerate(cells)
-             if m in RATIOS and all(f"n_{c}" in frame.columns
-                                    for part in RATIOS[m] for c in part)]
-    pooled = pooled_cis([_ratio_parts(cells[k][0], cells[k][2]) for k in ratio], confidence,
-                        n_resamples, [cells[k][1] for k in ratio])
-    for k, p in zip(ratio, pooled, strict=True):
-        means[k].update(p)
-    for out in means:
-        if "pooled" not in out:
-            out.update({"pooled": out["mean"], "pooled_low": out["low"],
-                        "pooled_high": out["high"]})
-    return means
-
-
-def paired_difference(a: SimResult, b: SimResult, metric: str, confidence: float = 0.95,
-                      n_resamples: int = 2000) -> dict[str, Any]:
-    """Δ = ``a − b`` on ``metric``, paired over trajectories, with its test and interval
-    (`wmtsim.core.inference.paired_effect`): ``mean``, ``low``, ``high``, ``n``,
-    ``n_nonzero`` (trajectories on which a and b differ), ``p``, ``test``, ``interval``
-    for the per-trajectory mean; for a ratio metric (`RATIOS`) also ``pooled``,
-    ``pooled_low``, ``pooled_high``, ``pooled_p``, ``pooled_n_nonzero``, ``pooled_test``
-    for the difference of the pooled values Σ/Σ (the same estimand as the pooled table).
-
-    Both results must come from the same seed and trajectories (common random numbers).
-
-    The sign convention is the command line's, Δ = compared − reference: call
-    ``paired_difference(other, wmt, m)`` for what `wmtsim compare` prints as
-    "configuration − wmt" (a lower-is-better metric such as ASR then has Δ > 0 when WMT
-    is better; for TSR, higher is better, Δ < 0 when WMT is better).
-    """
-    from wmtsim.core.inference import metric_bound, paired_effect
-
-    if a.seed != b.seed or a.world != b.world or not a.trajectories["trajectory"].equals(
-            b.trajectories["trajectory"]):
-        raise ValueError("paired differences need the same world, seed and trajectories")
-    alpha = 1.0 - confidence
-    bound = metric_bound(metric)
-    out = paired_effect(a.trajectories[metric].to_numpy(), b.trajectories[metric].to_numpy(),
-                        alpha=alpha, n_resamples=n_resamples, seed=a.seed, bound=bound)
-    ta, tb = a.trajectories, b.trajectories
-    if metric in RATIOS and all(f"n_{c}" in ta.columns for part in RATIOS[metric]
-                                for c in part):
-        (na, da), (nb, db) = (_ratio_parts(t, metric) for t in (ta, tb))
-        pooled = paired_effect(na, nb, da, db, alpha=alpha, n_resamples=n_resamples,
-                               seed=a.seed, bound=bound)
-        out.update({f"pooled_{k}" if k != "mean" else "pooled": pooled[k]
-                    for k in ("mean", "low", "high", "p", "n_nonzero", "test",
-                              "interval")})
-    return out
-
-
-def _ratio_parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-trajectory numerator and denominator of a ratio metric (`RATIOS`)."""
-    num_names, den_names = RATIOS[metric]
-    num = sum((frame[f"n_{c}"].to_numpy() for c in num_names), np.zeros(frame.height))
-    den = sum((frame[f"n_{c}"].to_numpy() for c in den_names), np.zeros(frame.height))
-    return num.astype(np.float64), den.astype(np.float64)
 
 
 def run_engine(world: World, policy: str | Policy, params: Params, stubs: Stubs,
@@ -213,8 +135,9 @@ def simulate(world: WorldSpec | World, policy: str | Policy = "wmt", n: int = 10
     seconds = time.perf_counter() - t0
     frame = _trajectory_frame(w, pol.name, params, stubs, counts)
     steps = _steps_frame(w, forest, rec)
-    return SimResult(pol.name, w.seed, params, stubs, w.spec, frame, steps, forest, seconds,
-                     baselines, aggregates_of(rec) if dynamics else None)
+    return SimResult(policy=pol.name, seed=w.seed, params=params, stubs=stubs, world=w.spec,
+                     trajectories=frame, steps=steps, forest=forest, seconds=seconds,
+                     baselines=baselines, aggregates=aggregates_of(rec) if dynamics else None)
 
 
 def _trajectory_frame(w: World, policy: str, params: Params, stubs: Stubs,

@@ -68,7 +68,7 @@ import polars as pl
 from wmtsim.core.bootstrap import paired_bootstrap
 from wmtsim.core.formatting import did_you_mean
 from wmtsim.core.inference import adjust, metric_bound
-from wmtsim.core.metrics import BETTER, DERIVED_METRICS, METRICS, metrics_from_counters
+from wmtsim.core.metrics import BETTER, METRICS, metrics_from_counters
 from wmtsim.core.policies import (
     POLICIES,
     SEL_BRANCHES,
@@ -211,12 +211,8 @@ def coalition_policy(p: Policy, q: Policy, players: Sequence[str], mask: int
 
 
 def _metric_values(counts: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-trajectory metrics, as `simulate(...).trajectories` has them (plus
-    `DERIVED_METRICS`, as `wmtsim.studies.report.run_policies` derives them)."""
-    out = {k: np.asarray(v, dtype=np.float64) for k, v in metrics_from_counters(counts).items()}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["avg_prompt_tokens"] = out["prompt_tokens"] / out["steps"]
-    return out
+    """Per-trajectory metrics, as `simulate(...).trajectories` has them."""
+    return {k: np.asarray(v, dtype=np.float64) for k, v in metrics_from_counters(counts).items()}
 
 
 class CoalitionRunner:
@@ -287,7 +283,7 @@ def _as_policy(policy: str | Policy) -> Policy:
 
 
 def _check_metrics(metrics: Sequence[str]) -> tuple[str, ...]:
-    allowed = (*METRICS, *DERIVED_METRICS)
+    allowed = tuple(METRICS)
     for m in metrics:
         if m not in allowed:
             raise ValueError(f"metric {m!r} is unknown; allowed: {', '.join(allowed)}")

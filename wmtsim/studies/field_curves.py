@@ -4,7 +4,7 @@
 selective policy's context memory must fit, docs/field.md) on the very same generated
 trajectories, and returns one row per (policy, budget, metric): the mean with a 95%
 percentile-bootstrap interval and the paired difference against ``wmt`` at the same
-budget (`wmtsim.engine.simulation.paired_difference`: exact when few trajectories differ).
+budget (`wmtsim.core.inference.paired_difference`: exact when few trajectories differ).
 `read_verdicts` reads each "WMT beats X" on TSR and on ASR as a claim in the verdict
 vocabulary of `wmtsim.core.inference`, one family per metric (every policy × budget of
 the table), Holm by default. `curve_chart` draws TSR against prompt tokens per policy
@@ -40,7 +40,8 @@ def budget_curves(scenario: Scenario, budgets: Sequence[int], policies: Sequence
     trajectories on which the two differ; null for wmt itself), then `read_verdicts`'s
     columns. One world for every budget and policy."""
     from wmtsim.core.bootstrap import mean_ci
-    from wmtsim.engine.simulation import paired_difference, simulate
+    from wmtsim.core.inference import paired_difference
+    from wmtsim.engine.simulation import simulate
     from wmtsim.engine.world import generate
 
     if "wmt" not in policies:

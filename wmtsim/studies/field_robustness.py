@@ -7,7 +7,7 @@ A *flip* is one named modelling choice of the field set the other way (`FLIPS`);
 runs only the policies whose rules read that knob (WMT's configurations read none, so
 WMT's own runs are shared). Every run pairs the policy with ``wmt`` on the same
 trajectories (common random numbers), Δ TSR = policy − wmt with its paired test and 95%
-interval (`wmtsim.engine.simulation.paired_difference`), and the verdict of "WMT beats
+interval (`wmtsim.core.inference.paired_difference`), and the verdict of "WMT beats
 the policy" is `wmtsim.studies.field_curves.verdict` of the p-value after Holm's
 correction over the run's family: every (policy, budget) test of one (seed, setting),
 the same family shape as the budget table's TSR verdicts.
@@ -88,7 +88,7 @@ FLIPS: tuple[Flip, ...] = (
 
 
 def _delta(res: Any, ref: Any, n_resamples: int) -> tuple[float, float, float, float]:
-    from wmtsim.engine.simulation import paired_difference
+    from wmtsim.core.inference import paired_difference
 
     d = paired_difference(res, ref, "tsr", n_resamples=n_resamples)
     return float(d["mean"]), float(d["low"]), float(d["high"]), float(d["p"])

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wmtsim.core.metrics import RATIOS
-from wmtsim.studies.calibrate import Knob, _current
+from wmtsim.core.metrics import compare_metrics, frame_parts
+from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
 
 if TYPE_CHECKING:
     import polars as pl
@@ -51,8 +51,7 @@ if TYPE_CHECKING:
     from wmtsim.studies.scenario import Scenario
 
 CORPUS = 100  # scenarios in the paper's poisoning corpus (Appendix A.3)
-FIT_METRICS = ("asr", "prr", "br", "af", "tsr")
-CELL_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
+CELL_METRICS = compare_metrics("table4")
 # The smallest predictive SD a cell is given, so that a cell the world makes (nearly)
 # deterministic, e.g. Linear's IP of exactly 1, has a finite z.
 SD_FLOOR = {"af": 0.01}
@@ -83,30 +82,11 @@ class Replicates:
         return len(next(iter(next(iter(self.values.values())).values())))
 
 
-def _parts(frame: pl.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-trajectory numerator and denominator of ``metric``'s corpus value."""
-    def col(name: str) -> np.ndarray:
-        return frame[f"n_{name}"].to_numpy().astype(np.float64)
-
-    if metric in RATIOS:
-        num_names, den_names = RATIOS[metric]
-        return sum(col(k) for k in num_names), sum(col(k) for k in den_names)  # type: ignore[return-value]
-    if metric == "avg_prompt_tokens":  # Σ prompt tokens / Σ prompt steps
-        return col("prompt_tokens"), col("prompt_steps")
-    if metric == "prompt_tokens":  # prompt tokens per task
-        return col("prompt_tokens"), np.ones(frame.height)
-    if metric in ("tsr", "final_correct"):  # successful tasks / tasks
-        name = "success" if metric == "tsr" else "final_correct"
-        tasks = col("tasks") if "n_tasks" in frame.columns else np.ones(frame.height)
-        return col(name), tasks  # conversation mode: world.tasks per trajectory
-    raise ValueError(f"metric {metric!r} has no corpus value; allowed: "
-                     + ", ".join((*RATIOS, "avg_prompt_tokens", "prompt_tokens", "tsr",
-                                  "final_correct")))
-
-
 def corpus_values(frame: pl.DataFrame, metric: str, corpus: int) -> np.ndarray:
-    """``metric`` pooled within each block of ``corpus`` consecutive trajectories."""
-    num, den = _parts(frame, metric)
+    """``metric`` pooled within each block of ``corpus`` consecutive trajectories: Σ
+    numerator / Σ denominator of its counters (`wmtsim.core.metrics.frame_parts`; a metric
+    without a denominator, such as prompt tokens per task, counts one per trajectory)."""
+    num, den = frame_parts(frame, metric)
     r = len(num) // corpus
     if r < 1:
         raise ValueError(f"{len(num)} trajectories cannot make one corpus of {corpus}")

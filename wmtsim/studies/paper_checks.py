@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wmtsim.core.inference import ALPHA, HOLDS, level_text, metric_bound
-from wmtsim.core.metrics import BETTER, RATIOS
+from wmtsim.core.metrics import BETTER, RATIOS, frame_parts
 from wmtsim.studies.verdicts import check_claim, read_family
 
 if TYPE_CHECKING:
@@ -45,10 +45,8 @@ def _favour(metric: str, sense: str) -> int:
 def _pooled_values(r: SimResult, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Numerator and denominator per trajectory (a metric that is not a ratio: its
     finite values over 1, so the pooled value is the mean)."""
-    from wmtsim.engine.simulation import _ratio_parts
-
     if metric in RATIOS:
-        return _ratio_parts(r.trajectories, metric)
+        return frame_parts(r.trajectories, metric)
     x = r.trajectories[metric].to_numpy().astype(np.float64)
     ok = np.isfinite(x)
     return np.where(ok, x, 0.0), ok.astype(np.float64)

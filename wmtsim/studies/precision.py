@@ -100,18 +100,18 @@ def compare_to_precision(scenario: Scenario, precision: float, n: int | None = N
 
 def claims_cells(table: pl.DataFrame) -> list[dict[str, Any]]:
     """Per (claim, cell) of a claims table (`wmtsim.studies.claims.evaluate_sweep`) on a
-    rate (a metric in [0, 1], `wmtsim.core.inference.UNIT_METRICS`: one half-width
+    rate (a metric in [0, 1], `wmtsim.core.metrics.UNIT`: one half-width
     cannot serve a rate and a count such as AF): the margin (the smallest difference
     over the rivals), the half-width of its 95% interval and its Monte Carlo standard error
     (half-width / 1.96); cells whose interval is undefined (NaN) are left out."""
-    from wmtsim.core.inference import UNIT_METRICS
+    from wmtsim.core.metrics import UNIT
     from wmtsim.studies.claims import knob_columns
 
     knobs = knob_columns(table)
     rows = []
     for r in table.iter_rows(named=True):
         half = (r["margin_high"] - r["margin_low"]) / 2
-        if r["metric"] in UNIT_METRICS and math.isfinite(half):
+        if r["metric"] in UNIT and math.isfinite(half):
             rows.append({"claim": r["claim"], "row": r["row"],
                          **{k: r[k] for k in knobs}, "closest": r["closest"],
                          "value": r["margin"], "half_width": half, "mcse": half / Z95})

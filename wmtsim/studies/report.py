@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from wmtsim.core.formatting import num
 from wmtsim.core.inference import ALPHA, HOLDS, SIGNIFICANT, resamples_for
-from wmtsim.core.metrics import LABELS, SUMMARY_METRICS
+from wmtsim.core.metrics import LABELS, PAPER_NAMES, SUMMARY_METRICS, compare_metrics
 from wmtsim.core.output import atomic_write_bytes, atomic_write_parquet
 from wmtsim.studies.paper_checks import table4_checks, table123_checks
 
@@ -34,12 +34,6 @@ if TYPE_CHECKING:
     from wmtsim.engine.simulation import SimResult
     from wmtsim.studies.scenario import Scenario
 
-# Table 4's metrics, in the paper's row order, mapped to the simulator's metric names.
-PAPER_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
-_CSV_METRIC = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af", "TSR": "tsr",
-               "CCR": "ccr", "avg_prompt_tokens": "avg_prompt_tokens",
-               "latency_ms": "latency_ms"}
-
 
 @cache
 def paper_rows() -> tuple[dict[str, str], ...]:
@@ -51,11 +45,13 @@ def paper_rows() -> tuple[dict[str, str], ...]:
 
 
 def paper_table4() -> dict[str, dict[str, float]]:
-    """Table 4: policy -> metric -> value (metrics in `PAPER_METRICS`)."""
+    """Table 4: policy -> metric -> value, for the metrics that name their row of the
+    paper's tables (`wmtsim.core.metrics.Metric.paper`; the paper's memory-controller
+    latency is not the simulated one, so it has none)."""
     out: dict[str, dict[str, float]] = {}
     for r in paper_rows():
-        if r["table"] == "table4" and _CSV_METRIC.get(r["metric"]) in PAPER_METRICS:
-            out.setdefault(r["config"], {})[_CSV_METRIC[r["metric"]]] = float(r["value"])
+        if r["table"] == "table4" and r["metric"] in PAPER_NAMES:
+            out.setdefault(r["config"], {})[PAPER_NAMES[r["metric"]]] = float(r["value"])
     return out
 
 
@@ -90,8 +86,6 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
                  record_steps: int = 0, progress: Progress | None = None
                  ) -> dict[str, SimResult]:
     """Every configuration on the same generated trajectories (common random numbers)."""
-    import polars as pl
-
     from wmtsim.engine.simulation import simulate
     from wmtsim.engine.world import generate
 
@@ -101,11 +95,9 @@ def run_policies(scenario: Scenario, policies: Sequence[str] | None = None,
     world = generate(scenario.world, seed=seed, n=n)
     out: dict[str, SimResult] = {}
     for p in policies:
-        r = simulate(world, p, params=scenario.params, stubs=scenario.stubs, threads=threads,
-                     record_steps=record_steps, baselines=scenario.baselines)
-        r.trajectories = r.trajectories.with_columns(
-            (pl.col("prompt_tokens") / pl.col("steps")).alias("avg_prompt_tokens"))
-        out[p] = r
+        out[p] = simulate(world, p, params=scenario.params, stubs=scenario.stubs,
+                          threads=threads, record_steps=record_steps,
+                          baselines=scenario.baselines)
         if progress is not None:
             progress(p)
     return out
@@ -116,7 +108,7 @@ def summarise(results: dict[str, SimResult], n_resamples: int = resamples_for(AL
     """policy, metric, mean, low, high, n (95% percentile-bootstrap intervals)."""
     import polars as pl
 
-    from wmtsim.engine.simulation import metric_cis
+    from wmtsim.core.inference import metric_cis
 
     cis = iter(metric_cis([(r.trajectories, r.seed) for r in results.values()],
                           SUMMARY_METRICS, 0.95, n_resamples))
@@ -134,11 +126,11 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
               n_resamples: int = resamples_for(ALPHA), progress: Progress | None = None
               ) -> pl.DataFrame:
     """Per metric, each configuration minus ``reference`` on the same trajectories
-    (`wmtsim.engine.simulation.paired_difference`: the per-trajectory mean and, for
+    (`wmtsim.core.inference.paired_difference`: the per-trajectory mean and, for
     ratio metrics, the pooled value, each with its test, interval and ``n_nonzero``)."""
     import polars as pl
 
-    from wmtsim.engine.simulation import paired_difference
+    from wmtsim.core.inference import paired_difference
 
     rows = []
     if reference in results:
@@ -157,7 +149,7 @@ def paired_vs(results: dict[str, SimResult], reference: str = "wmt",
                                       **{k: types[t] for k, t in PAIRED_SCHEMA.items()}})
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     scenario: Scenario
     n: int
@@ -211,9 +203,11 @@ def compare(scenario: Scenario, n: int | None = None, seed: int | None = None,
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
         .alias("paper"))
     paired = paired_vs(results, "wmt", n_resamples, progress)
-    comp = Comparison(scenario, next(iter(results.values())).trajectories.height,
-                      next(iter(results.values())).seed, tuple(results), summary, paired,
-                      [], 0.0, results, correction, n_resamples)
+    first = next(iter(results.values()))
+    comp = Comparison(scenario=scenario, n=first.trajectories.height, seed=first.seed,
+                      policies=tuple(results), summary=summary, paired=paired, checks=[],
+                      seconds=0.0, results=results, correction=correction,
+                      resamples=n_resamples)
     if scenario.paper == "table4":
         comp.checks = table4_checks(comp, correction)
     elif scenario.paper == "table123":
@@ -367,9 +361,8 @@ def render_paper_reading() -> Table:
 def comparison_tables(comp: Comparison, brief: str | None = None) -> list[Table]:
     """The tables `wmtsim compare` prints, in order; ``brief`` (the name of the written
     report): the claims one line each, their tests and details left to that file."""
+    metrics = compare_metrics(comp.scenario.paper)
     if comp.scenario.paper == "table4":
-        metrics: Sequence[str] = ("asr", "prr", "ip", "br", "af", "tsr", "ccr",
-                                  "avg_prompt_tokens")
         main = render_summary(comp.summary, comp.policies, metrics, paper=True,
                               value="pooled",
                               title=f"Simulated Table 4 ({comp.scenario.name}, n={comp.n}, "
@@ -377,8 +370,6 @@ def comparison_tables(comp: Comparison, brief: str | None = None) -> list[Table]
                                     "trajectories (Σ/Σ, as the paper's table) [95% CI]")
         title = "Table 4 claims (paired tests of pooled values)"
     else:
-        metrics = ("tsr", "accuracy", "prompt_tokens", "avg_prompt_tokens", "steps",
-                   "llm_calls", "ccr")
         main = render_summary(comp.summary, comp.policies, metrics,
                               title=f"{comp.scenario.name} (n={comp.n}, seed={comp.seed}): "
                                     "mean [95% CI]; accuracy = TSR")

@@ -53,7 +53,6 @@ from wmtsim.interfaces.dashboard.services_population import (  # noqa: F401 (the
 )
 from wmtsim.interfaces.dashboard.services_runs import (  # noqa: F401 (the old module's names)
     _TABLE4,
-    PAPER_METRICS,
     REPO,
     RESULTS_ENV,
     TABLE4_CONFIGS,

@@ -51,11 +51,6 @@ def short_path(path: str) -> str:
     return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else path
 
 
-# Paper metric names (paper_tables.csv) -> wmtsim metric names (wmtsim.core.metrics.METRICS).
-PAPER_METRICS = {"ASR": "asr", "PRR": "prr", "IP": "ip", "BR": "br", "AF": "af",
-                 "TSR": "tsr", "CCR": "ccr"}
-
-
 class Unavailable(RuntimeError):
     """A part of the library this view needs is missing; ``str`` says why."""
 
@@ -79,7 +74,7 @@ def count_metrics() -> tuple[str, ...]:
     denominator: prompt tokens, steps, LLM calls), which tables show as whole numbers."""
     from wmtsim.core.metrics import DECLARED
 
-    return tuple(m.name for m in DECLARED if not m.den and not m.derived)
+    return tuple(m.name for m in DECLARED if not m.den)
 
 
 def default_params() -> dict[str, Any]:
@@ -165,7 +160,9 @@ def _table4() -> dict[str, dict[str, float]]:
     try:
         from wmtsim.studies.report import paper_table4
     except ImportError:
-        return {config: {PAPER_METRICS[m]: values[k] for m, values in _TABLE4.items()}
+        from wmtsim.core.metrics import PAPER_NAMES
+
+        return {config: {PAPER_NAMES[m]: values[k] for m, values in _TABLE4.items()}
                 for k, config in enumerate(TABLE4_CONFIGS)}
     return paper_table4()
 
