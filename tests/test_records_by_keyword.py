@@ -1,8 +1,8 @@
-"""Records are built by name (issue 40): no call in the package, its scripts, benchmarks or
-study passes a positional
-argument to `Policy`, `Sweep`, `Attribution`, `Comparison` or `SimResult`, so a field
-added, removed or reordered cannot silently shift the others (factories such as
-`_field(...)` are fine: the record they build is itself called with keywords)."""
+"""Records are built by name: no call in the package, its scripts, benchmarks or study
+passes a positional argument to `Policy`, `Sweep`, `Attribution`, `Comparison` or
+`SimResult`, so a field added, removed or reordered cannot silently shift the others
+(factories such as `_field(...)` are fine: the record they build is itself called with
+keywords)."""
 
 from __future__ import annotations
 

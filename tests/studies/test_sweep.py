@@ -135,6 +135,25 @@ def test_resume_computes_only_missing_points(tmp_path: Path) -> None:
     assert res.manifest["complete"] and res.table().height == 12
 
 
+def test_a_sweep_resumed_across_a_new_metric_loads(tmp_path: Path) -> None:
+    """Chunks written before a metric was declared lack its columns: the folder still
+    loads, the old points' values of the new metric are null."""
+    import polars as pl
+
+    from wmtsim.studies.sweep_store import CHUNKS
+
+    sweep = load_sweep(write_files(tmp_path))
+    run_sweep(sweep, tmp_path / "part", progress=False, max_chunks=2)
+    old = next((tmp_path / "part" / CHUNKS).glob("points-*.parquet"))
+    frame = pl.read_parquet(old)
+    dropped = [c for c in frame.columns if c.startswith("avg_prompt_tokens")]
+    assert dropped
+    frame.drop(dropped).write_parquet(old)  # as a chunk of the previous version
+    run_sweep(sweep, tmp_path / "part", progress=False, resume=True)
+    points = load_results(tmp_path / "part").points
+    assert points.height == 12 and points["avg_prompt_tokens"].null_count() == 2
+
+
 def test_a_different_sweep_is_refused(tmp_path: Path) -> None:
     run_sweep(load_sweep(write_files(tmp_path)), tmp_path / "out", progress=False,
               max_chunks=1)

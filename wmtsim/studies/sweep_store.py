@@ -351,7 +351,9 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
     design = read_chunk(r / DESIGN)
     files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
     if files:
-        points = pl.concat([read_chunk(f) for f in files], how="vertical_relaxed")
+        # diagonal: a chunk written before a metric was declared lacks its columns (null
+        # there), so a sweep resumed across that change still loads.
+        points = pl.concat([read_chunk(f) for f in files], how="diagonal_relaxed")
         points = points.sort("key")
     else:
         points = pl.DataFrame(schema={"key": pl.Utf8})
