@@ -36,7 +36,7 @@ bench: setup
 study: setup  # regenerate the "why" study: why_study/tables/, docs/figures/, docs/findings.md
 	$(BIN)/python -m why_study.run
 	nice -n 10 $(BIN)/python -m why_study.design_study
-	$(BIN)/python scripts/dynamics_findings.py  # the population-dynamics finding (issue 28)
+	$(BIN)/python scripts/dynamics_findings.py  # the population-dynamics finding
 
 docs: setup  # regenerate every generated block of README.md and docs/ (scripts/docs.py)
 	$(BIN)/python scripts/docs.py

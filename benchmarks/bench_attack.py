@@ -1,4 +1,4 @@
-"""The attack search (issue 24): the five Table 4 configurations at k = 4 on
+"""The attack search: the five Table 4 configurations at k = 4 on
 paper_poisoning, and the search's overhead over the plain simulation of its points."""
 
 from __future__ import annotations

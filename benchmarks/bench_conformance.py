@@ -1,4 +1,4 @@
-"""The conformance kit's goals (issue 23): the shipped corpus covers 100% of the named
+"""The conformance kit's goals: the shipped corpus covers 100% of the named
 rules and checks in < 10 s; every seeded mutation of the example implementation is caught
 and shrunk to <= 12 lines. A measurement, not a test: nothing here asserts a time."""
 

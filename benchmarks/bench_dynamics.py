@@ -1,4 +1,4 @@
-"""The engine's population aggregates (issue 28): their cost over the plain simulation,
+"""The engine's population aggregates: their cost over the plain simulation,
 and their memory as n grows. ``python -m benchmarks.run --only dynamics``.
 
 Both runs are the engine alone (`wmtsim.engine.run`, world generated beforehand) on the

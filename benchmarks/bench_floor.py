@@ -1,4 +1,4 @@
-"""The engine against the floor (issue 26): Full WMT's engine step vs `benchmarks.floor`.
+"""The engine against the floor: Full WMT's engine step vs `benchmarks.floor`.
 
 Both play the same generated `World` on one thread, in one process, interleaved
 (engine, floor, engine, floor, ...), so drifting load hits both alike; each side's best

@@ -1,4 +1,4 @@
-"""Where a step's time goes (issue 26, item 2), without touching the engine's kernels.
+"""Where a step's time goes, without touching the engine's kernels.
 
 Two views on the same default-world `World`, 1 thread, CPU time, repeats interleaved:
 

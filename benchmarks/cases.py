@@ -54,11 +54,11 @@ class Sizes:
     node_steps: int = 100_000  # trajectory-steps per node-count point
     trajectory_counts: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
     memory_trajectories: int = 10_000
-    attribution_trajectories: int = 2_000  # the shipped study's attributions (issue 13)
-    attack_trials: int = 100  # trials per attack search (issue 24)
+    attribution_trajectories: int = 2_000  # the shipped study's attributions
+    attack_trials: int = 100  # trials per attack search
     attack_trajectories: int = 3_000  # search and held-out trajectories of each search
     cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
-    dynamics_trajectories: int = 10_000  # aggregates vs the plain engine (issue 28)
+    dynamics_trajectories: int = 10_000  # aggregates vs the plain engine
 
 
 FULL = Sizes()
@@ -241,7 +241,7 @@ def bench_reference(sz: Sizes) -> dict[str, Any]:
 # --- 2. thread scaling -----------------------------------------------------------------
 
 def bench_threads(sz: Sizes) -> dict[str, Any]:
-    """Full WMT with 1, 2, ... threads on 3,000 (issue 26) and 20,000 trajectories."""
+    """Full WMT with 1, 2, ... threads on 3,000 and 20,000 trajectories."""
     _warm()
     out: dict[str, Any] = {"policy": "wmt", "cores_usable": usable_cores(), "rows": []}
     for n in (sz.thread_small_trajectories, sz.thread_trajectories):

@@ -1,4 +1,4 @@
-"""The floor: the leanest numba step that does Full WMT's memory work (issue 26).
+"""The floor: the leanest numba step that does Full WMT's memory work.
 
 A yardstick for the engine, not a second engine. It plays a generated `World`'s script
 under Full WMT and does, at every prompt-construction step, exactly the memory work of

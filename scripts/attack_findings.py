@@ -1,4 +1,4 @@
-"""Regenerate the attacker's results in docs/findings.md and README.md (issue 24).
+"""Regenerate the attacker's results in docs/findings.md and README.md.
 
     python scripts/attack_findings.py                    # n = 1000, 40 trials per search
     python scripts/attack_findings.py --n 200 --trials 8 --dry-run   # print only

@@ -1,4 +1,4 @@
-"""Regenerate the population-dynamics finding of docs/findings.md (issue 28).
+"""Regenerate the population-dynamics finding of docs/findings.md.
 
     python scripts/dynamics_findings.py            # n = 5000 per configuration
     python scripts/dynamics_findings.py --n 500    # a quick look (rewrites the block)

@@ -93,7 +93,7 @@ GROUPS = (
         "favour or verdict or quantile or paired or shapley or game or mean_ci or pooled' "
         "tests/studies/test_attribution.py::test_two_player_game_by_hand "
         "tests/studies/test_attribution.py::test_glove_game_by_hand", {}),
-    Group("inference", {  # the one estimator and verdict vocabulary (issue 21)
+    Group("inference", {  # the one estimator and verdict vocabulary
         "wmtsim/core/inference.py": ("rule_of_three", "clopper_pearson_upper",
                                      "paired_effect", "adjust", "two_sided", "verdict",
                                      "directed_verdict"),

@@ -100,7 +100,7 @@ def test_the_readable_twins_import_no_numba() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-# Modules that re-export nothing (issue 29): a caller imports each name from the module
+# Modules that re-export nothing: a caller imports each name from the module
 # that defines it, so every name has one import path.
 NO_REEXPORTS = ("wmtsim.engine.world", "wmtsim.engine.field", "wmtsim.engine.loop")
 CALLERS = ("wmtsim", "tests", "scripts", "benchmarks", "why_study", "examples")

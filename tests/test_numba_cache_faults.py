@@ -1,4 +1,4 @@
-"""numba's on-disk cache failing (issue 27, point 2): a corrupt kernel file, a full cache
+"""numba's on-disk cache failing: a corrupt kernel file, a full cache
 disk. Each exits 2 with a message naming the file and the cache folder, no traceback,
 and is not blamed on the user's input (a full cache disk once read as "cannot read the
 trace"). Real files and a real full tmpfs, in fresh processes (docs/faults.md)."""

@@ -38,7 +38,7 @@ TRANSFER = {
     "late_poison": ("asr:min", "accuracy:max", "prompt_tokens:min"),
     "paper_poisoning": ("asr:min", "tsr:max", "prompt_tokens:min"),
     "gaia_like": ("tsr:max", "prompt_tokens:min"),
-    # The worlds built so that a mechanism bites (issue 22): staleness, suppression and
+    # The worlds built so that a mechanism bites: staleness, suppression and
     # obsolescence, conversation mode with promoted summaries.
     "stale_memory": ("accuracy:max", "prompt_tokens:min"),
     "brittle_tools": ("asr:min", "tsr:max"),

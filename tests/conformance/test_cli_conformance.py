@@ -90,7 +90,7 @@ def test_conformance_generate_and_check(tmp_path: Path) -> None:
 
 def test_conformance_run_reports_a_mutant(tmp_path: Path) -> None:
     """The minimal failing trace is a one-file result with its sidecar manifest: a rerun
-    replaces its own, a user's file at that path is refused before any work (issue 27)."""
+    replaces its own, a user's file at that path is refused before any work."""
     r = runner.invoke(app, ["conformance", "run", "nowhere:Nothing"])
     assert r.exit_code == 2 and "cannot be loaded" in r.output
     argv = [sys.executable, "-m", "wmtsim.interfaces.cli", "conformance", "run",

@@ -1,4 +1,4 @@
-"""Hand-derived boundary cases for every threshold and budget rule (issue 30, item 1).
+"""Hand-derived boundary cases for every threshold and budget rule.
 
 Each test builds a case whose answer is worked out by hand in its docstring, with values
 that are exact in binary floating point (halves, quarters, eighths, integers), and runs it

@@ -1,4 +1,4 @@
-"""Hand-worked cases of `wmtsim.core.inference` (issue 30): each threshold at its
+"""Hand-worked cases of `wmtsim.core.inference`: each threshold at its
 boundary, each formula on data small enough to work by hand, each verdict at p exactly
 alpha. Every expected value is derived in the test's docstring, not by the code under test.
 
@@ -73,7 +73,7 @@ def test_a_ratio_contribution_of_zero_counts_on_neither_side() -> None:
     neither). The bound is ± scale · CP(1 of 3, 0.025) = ± scale · x with x the
     Beta(2, 2) 0.975 quantile: 3x² − 2x³ = 0.975, x ≈ 0.9057. Symmetric because k_pos =
     k_neg = 1. A ratio's scale is the largest contribution the metric allows, not the
-    largest observed (issue 38): bound · max(den) / mean(den_a) = 1 · 4 / 2 = 2."""
+    largest observed: bound · max(den) / mean(den_a) = 1 · 4 / 2 = 2."""
     na, da = np.ones(3), np.full(3, 2.0)
     nb, db = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 4.0])
     e = paired_effect(na, nb, da, db, bound=1.0)

@@ -1,6 +1,6 @@
 """The conservative bound of a sparse *ratio* effect (k < SPARSE differing trajectories)
-contains its own estimate (issue 30), and is scaled by the largest contribution the
-metric allows, never the largest observed one (issue 38).
+contains its own estimate, and is scaled by the largest contribution the
+metric allows, never the largest observed one.
 
 D's exact contributions: with δn_t, δd_t the trajectory's differences of numerator and
 denominator and r_b = Σ num_b / Σ den_b, D = Σ_t (δn_t − r_b δd_t) / Σ den_a, so D is the

@@ -1,4 +1,4 @@
-"""Every numeric knob at both ends of its documented range (issue 16, point 1).
+"""Every numeric knob at both ends of its documented range.
 
 Each end is either accepted, and then every metric of a small simulation stays in its
 domain (no overflowed token size, no negative count, no ratio outside [0, 1]), or refused

@@ -1,4 +1,4 @@
-"""Declarative knobs: every knob declares its default, range and doc once (issue 15 point 4)."""
+"""Declarative knobs: every knob declares its default, range and doc once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every ratio metric pinned to its numerator and denominator counters (issue 30, item 2).
+"""Every ratio metric pinned to its numerator and denominator counters.
 
 The metrics of docs/model.md §5 (Eqs. 8–14) are ratios of per-trajectory counters. Two
 places turn counters into values — `metrics_from_counters` (per-trajectory values) and
@@ -27,7 +27,7 @@ ROW = {
     "success": 1, "p_i": 2, "p_r": 1, "prompt_tokens": 1000, "llm_calls": 12,
     "selector_calls": 6, "summariser_calls": 2, "folds": 2, "suppressed": 1,
     "superseded": 0, "nodes": 14, "final_correct": 1, "revisions": 0, "latency_ms": 500,
-    # the parity counters (issue 20): no ratio metric reads them
+    # the parity counters: no ratio metric reads them
     "memory_tokens": 300, "context_tokens": 700, "context_max": 90, "context_items_max": 4,
     "context_overflows": 0,
     "tasks": 2,  # a two-task conversation (world.tasks): TSR is per task

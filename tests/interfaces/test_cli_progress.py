@@ -1,4 +1,4 @@
-"""Honest progress (issue 39): bars move during the work, not only at its end; elapsed
+"""Honest progress: bars move during the work, not only at its end; elapsed
 and remaining time are labelled; the time printed is the time taken."""
 
 from __future__ import annotations

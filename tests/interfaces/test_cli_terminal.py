@@ -1,4 +1,4 @@
-"""The terminal never hides the answer, and says what it is doing (issue 25).
+"""The terminal never hides the answer, and says what it is doing.
 
 At 80 columns a comparison keeps Full WMT and every compared configuration (split into
 parts, never cut); `compare --budget` prints tables, not Markdown; the help shows no

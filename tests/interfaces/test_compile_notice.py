@@ -1,4 +1,4 @@
-"""No command compiles numba kernels silently (issue 26, item 4): a compile says so on
+"""No command compiles numba kernels silently: a compile says so on
 stderr as it starts, in any cache state — a fresh cache, one holding only some kernel
 groups, or one whose markers (`wmtsim.engine.warm`) say "compiled" for kernels numba
 does not find — and a warm cache says nothing.

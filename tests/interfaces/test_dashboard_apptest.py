@@ -570,7 +570,7 @@ def test_trace_replay_follows_a_trace_switch(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The strongest attacker (issue 24)
+# The strongest attacker
 
 
 @pytest.fixture(scope="module")
@@ -645,7 +645,7 @@ def test_population_page_shows_the_library_tables(scenario_file: str) -> None:
     shown = _frame(at, "policy", "median", "median_low", "median_high")
     lib = rep.lifetimes.filter(pl.col("kind") == "all")
     assert shown["policy"].to_list() == lib["policy"].to_list()
-    # As the table writes them (issue 39): whole steps, "–" where there is no median.
+    # As the table writes them: whole steps, "–" where there is no median.
     assert [str(v) for v in shown["median"]] == [
         "–" if math.isnan(v) else str(int(v)) for v in lib["median"]]
     fates = _frame(at, "policy", "fate", "poisons", "share")

@@ -619,7 +619,7 @@ def _click_a_wmt_drop(page: Any) -> re.Match[str]:
 def test_a_point_of_a_survival_curve_opens_its_trajectory(server: str,
                                                            worlds: dict[str, Path],
                                                            page: Any) -> None:
-    """Population dynamics → Poisoning dynamics in one session (issue 28): the Dynamics
+    """Population dynamics → Poisoning dynamics in one session: the Dynamics
     page first shows another scenario; a click on Full WMT's curve names a trajectory,
     its button opens it there — the same scenario (by path, then uploaded), the
     trajectory, the configuration and the step."""

@@ -217,7 +217,7 @@ WARNING = "was created with a default value but also had its value set"
 def test_the_jump_to_dynamics_logs_no_warning(server: str, server_log: Path,
                                               page: Any) -> None:
     """Population (a shipped scenario) → a trajectory on Poisoning dynamics: the
-    server's log has no Streamlit key warning and no stack trace (issue 39)."""
+    server's log has no Streamlit key warning and no stack trace."""
     before = server_log.read_text(encoding="utf-8")
     errors = _console_errors(page)
     _open(page, f"{server}/population", PAGES["population"][1])

@@ -1,4 +1,4 @@
-"""Every label the dashboard shows derives from the current selection (issue 25): switch
+"""Every label the dashboard shows derives from the current selection: switch
 the scenario, the sweep folder or the trace on a page and compare each label, default
 and widget with the new selection; the charts' ticks, legends and titles follow the
 precision policy and are never truncated (checked on the charts drawn by vl-convert);

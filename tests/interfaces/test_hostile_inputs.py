@@ -1,4 +1,4 @@
-"""Hostile inputs, table-driven (issue 16, point 7): scenarios, traces, sweeps, CLI options
+"""Hostile inputs, table-driven: scenarios, traces, sweeps, CLI options
 and output paths. Every case must exit 2, print a message naming the file, line or key
 (and the bad value or what is allowed), and leave the folder exactly as it was.
 
@@ -94,7 +94,7 @@ CASES: dict[str, Case] = {
     "n_actions-huge": scen("[world]\nn_actions = [200000, 200000]\n", "world.n_actions",
                            "100,000"),
     "n_actions-one": scen("[world]\nn_actions = [3]\n", "world.n_actions", "pair"),
-    # n_subtasks: fixed, range or distribution (issue 19); each error names the sub-key.
+    # n_subtasks: fixed, range or distribution; each error names the sub-key.
     "n_subtasks-zero": scen("[world]\nn_subtasks = 0\n", "world.n_subtasks", "0 is invalid",
                             "a pair [min, max]", "dist"),
     "n_subtasks-string": scen('[world]\nn_subtasks = "many"\n', "world.n_subtasks",
@@ -534,7 +534,7 @@ CASES: dict[str, Case] = {
                                ("none.toml", "cannot read")),
 }
 
-# Session 3's fresh cases (issue 27, point 6): the commands the table did not reach yet
+# Session 3's fresh cases: the commands the table did not reach yet
 # (dynamics, expect, conformance), one-file results' sidecar manifests, devices and
 # oversized files as inputs, huge numbers and empty paths for every command.
 DYN = ("-p", "wmt", "--n", "5", "--no-charts")

@@ -1,4 +1,4 @@
-"""Hostile inputs, round three (issue 42): tampered tune journals and attack trial logs,
+"""Hostile inputs, round three: tampered tune journals and attack trial logs,
 FIFOs, devices and links where a command reads a file, conformance specs, options that
 once ended in a traceback. Every case exits 2, names the file, line or option, and
 leaves the folder exactly as it was (the harness of `test_hostile_inputs`, with FIFOs and

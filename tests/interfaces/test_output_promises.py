@@ -1,4 +1,4 @@
-"""Every command that writes keeps the README's promises (issue 27), checked the same way.
+"""Every command that writes keeps the README's promises, checked the same way.
 
 The commands are enumerated from the typer app: each must be listed in `WRITERS` (with a
 small invocation that writes its result to ``{out}``) or in `NOT_WRITING`, so a new command

@@ -143,7 +143,7 @@ def test_a_sobol_sweep_with_scramblings_reports_the_mean_functions_indices(
         tmp_path: Path) -> None:
     """With R ≥ 2 scramblings `analyze` reads each point's trajectories: the indices are
     the mean function's (`sobol_mean_function`, each scrambling on its own trajectories)
-    and ``noise_share`` is computed and written (issue 38), equal to the direct call's."""
+    and ``noise_share`` is computed and written, equal to the direct call's."""
     from wmtsim.studies.analysis import sobol_indices
     from wmtsim.studies.sweep_store import load_results
 

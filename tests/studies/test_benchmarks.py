@@ -1,4 +1,4 @@
-"""Tables 1–3 per model × benchmark (issue 19): the paper's cells, its directions read
+"""Tables 1–3 per model × benchmark: the paper's cells, its directions read
 from its numbers, profiles applied to a benchmark's world, directions checked on replicate
 corpora of the benchmark's size."""
 

@@ -1,4 +1,4 @@
-"""Flat means flat (issue 21, item 6): the flat / not-flat decision is a paired global
+"""Flat means flat: the flat / not-flat decision is a paired global
 test across the grid on common random numbers (`wmtsim.core.inference.grid_test`), the
 same in `wmtsim analyze`, `wmtsim claims`, the dashboard and the docs.
 

@@ -1,4 +1,4 @@
-"""Calibration as inference (issue 19): replicate corpora at the paper's corpus size,
+"""Calibration as inference: replicate corpora at the paper's corpus size,
 common random numbers, the paper value's place in its predictive distribution, a
 likelihood objective, held-out rows and the robustness of claims. Small sizes only."""
 

@@ -1,4 +1,4 @@
-"""What the paper's own Table 4 rows imply (issue 19): the two-parameter reading, not an
+"""What the paper's own Table 4 rows imply: the two-parameter reading, not an
 infeasibility claim. The first test would have caught the README's "Table 4 cannot hold
 under its own definitions": the paper's rows are consistent with a plain reading of its
 Appendix A.1 definitions."""

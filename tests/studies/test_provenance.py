@@ -1,4 +1,4 @@
-"""Provenance (issue 21, item 7): every output folder's manifest records seed, n,
+"""Provenance: every output folder's manifest records seed, n,
 resamples, alpha, correction and the command line, and ``--precision`` records how n was
 grown. The promise test of every writer (tests/interfaces/test_output_promises.py) checks
 the keys on each command's manifest; here: the writers it does not run (compare --parity,
@@ -81,7 +81,7 @@ def test_sweep_manifest_names_the_seed_it_used(tmp_path: Path) -> None:
 
 
 def test_claims_precision_grows_n_until_the_margins_are_narrow(tmp_path: Path) -> None:
-    """``claims --precision H`` (issue 21, item 5): n grows until every margin interval of
+    """``claims --precision H``: n grows until every margin interval of
     a claim on a rate has a half-width ≤ H (or --n-max), and the manifest records the
     target, every n tried and the widest interval's Monte Carlo standard error."""
     import polars as pl

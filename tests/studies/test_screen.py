@@ -61,7 +61,7 @@ def test_screen_names_unread_inert_and_moving_knobs() -> None:
     moving = t.filter(pl.col("parameter").is_in(["params.rho", "params.tau_obs"]))
     assert (moving["mu_star"] > 0).any()
     assert set(moving["verdict"]) <= {"matters", "within noise", "inert"}
-    # "matters" is the corrected test (issue 38): Benjamini–Hochberg over the screening's
+    # "matters" is the corrected test: Benjamini–Hochberg over the screening's
     # tests (the three read knobs × two metrics; "not read" is not a test)
     read = t.filter(pl.col("verdict") != "not read")
     assert read["p"].is_finite().all() and t.filter(pl.col("verdict") == "not read")[

@@ -1,4 +1,4 @@
-"""Sign and direction of every reported difference (issue 30, item 3).
+"""Sign and direction of every reported difference.
 
 Each test constructs a case whose answer's sign is known by construction — one
 configuration is better than the other by a fixed amount on every trajectory, or by a

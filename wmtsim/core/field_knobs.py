@@ -136,7 +136,7 @@ class Baselines:
         doc='TraceRetain near-duplicate test on content (article: embedding cosine > 0.95, i.e. '
             'near-identical text): two traces can only be duplicates when they are of the same '
             'kind, outcome and evidence (the key fact); false = the topic-level similarity alone '
-            '(the rule before issue 12, which dropped unique evidence).')
+            '(the previous rule, which dropped unique evidence).')
     mb_session_steps: int = knob(5, hi=1_000_000,
         doc='MemoryBank: prompt steps per session; the forgetting pass runs at the start of each '
             'session (the public code forgets once per memory load, forget_memory.py '
@@ -177,20 +177,20 @@ class Baselines:
         doc="the importance rater's signal: false (default) = what WMT's selector reads too, "
             'the apparent relevance and the outcome (10 · (0.75 · relevance + 0.25 · [not a '
             'failure]) + noise); true = also the ground-truth evidence flag (10 · (0.6 · '
-            'relevance + 0.2 · [not a failure] + 0.2 · [evidence]) + noise, the rule before '
-            'issue 20), which no WMT configuration sees.')
+            'relevance + 0.2 · [not a failure] + 0.2 · [evidence]) + noise, the previous '
+            'rule), which no WMT configuration sees.')
     own_caps: bool = knob(False, allowed=_TRUE_FALSE,
         doc='false (default) = one item cap for everyone: every field retrieval, queue and '
             "window puts at most `Stubs.top_k` memories in context (0 = none), WMT's cap; "
             "the designs' own sizes (ga_top_k, mb_code_top_k + mb_code_recent, recall_k) "
             'apply beneath it. true = the designs\' own caps only (queues and windows '
-            'uncapped), the rule before issue 20.')
+            'uncapped), the previous rule.')
     mem0_random_decision: bool = knob(False, allowed=_TRUE_FALSE,
         doc="mem0's decision on a matched fact: false (default) = content-aware, as "
             'DEFAULT_UPDATE_MEMORY_PROMPT asks: keep the fact with the most information '
             '(UPDATE when the new fact looks more informative, else NONE), a contradiction '
             '(a supersede event) deletes; true = the fixed draws mem0_p_update / mem0_p_delete '
-            '/ mem0_p_none (the rule before issue 20).')
+            '/ mem0_p_none (the previous rule).')
     letta_walk: bool = knob(True, allowed=_TRUE_FALSE,
         doc="MemGPT's eviction: true (default) = Letta's own walk (letta/agent.py "
             '`Agent.summarize_messages_inplace`, Dec 2024): summarise the messages before the '
@@ -198,7 +198,7 @@ class Baselines:
             'the cutoff moved past a user message and past tool messages; when fewer than two '
             'messages would be summarised Letta raises ContextWindowExceededError, counted in '
             '`context_overflows`; false = pop through the crossing message until the window '
-            'fits (the rule before issue 20).')
+            'fits (the previous rule).')
     tr_buffer: int = knob(5, hi=100_000,
         doc="TraceRetain's short-term buffer (the article §2.3: traces first go to a small "
             'working buffer; the retention evaluator scores its contents periodically or at '
@@ -206,7 +206,7 @@ class Baselines:
             'evaluated in one rating call when full, every tr_eval_every prompt steps and at '
             "every subtask's answer and the final answer; near-duplicates are dropped against "
             'the buffer; buffered traces are not retrievable. 0 = no buffer: each trace is '
-            'rated on arrival, one call each (the rule before issue 20).')
+            'rated on arrival, one call each (the previous rule).')
     tr_eval_every: int = knob(5, lo=1, hi=1_000_000,
         doc="TraceRetain: prompt steps between the buffer's periodic evaluations.")
     ga_reflect_threshold: int = knob(150, hi=1_000_000,
@@ -231,7 +231,7 @@ class Baselines:
             '`archival_memory_insert`, each one charged tool call; core memory is always in '
             "context, counted in B and the window; when it searches at a subtask's answer "
             '(search_on_need) the agent calls `archival_memory_search` (archival_k). false = '
-            'none of it (the rule before issue 20).')
+            'none of it (the previous rule).')
     warning_fraction: float = knob(0.75, lo=0.0, hi=1.0,
         doc='MemGPT: the memory-pressure warning fires when memory context exceeds this share '
             'of W (letta/constants.py MESSAGE_SUMMARY_WARNING_FRAC = 0.75).')
@@ -259,7 +259,7 @@ class Baselines:
             "(that subtask's summary memory: its evidence, poison absorbed with p_leak, an "
             'earlier summary of that subtask merged in), retrievable like any memory, never '
             'forgotten by the curve, dropped when its subtask has no stored memory left. '
-            'false = no summaries (the rule before issue 20).')
+            'false = no summaries (the previous rule).')
     summary_is_result: bool = knob(False, allowed=_TRUE_FALSE,
         doc="one rule for every field policy's own summaries of a subtask (a Generative "
             "Agents thought, a MemoryBank daily summary, a TraceRetain cluster summary): "
@@ -280,13 +280,13 @@ class Baselines:
             'lowest-rated core entry rated below it (ties: the older) when that makes room; '
             'the replaced message leaves core memory for recall storage; one charged tool call '
             '(search_base_tokens + old and new tokens). false = append only, the rest to '
-            'archival (the rule before round three of issue 20).')
+            'archival (the previous rule).')
     search_on_need: bool = knob(True, allowed=_TRUE_FALSE,
         doc="MemGPT: `conversation_search` and `archival_memory_search` are tool calls the "
             "agent decides to make: at a subtask's answer it searches only when its context "
             'holds no successful tool result (action) about the subtask, what the agent reads '
             "(the outcome, as WMT's selector reads it; no evidence flag); false = it searches "
-            "at every subtask's answer (the rule before round three of issue 20).")
+            "at every subtask's answer (the previous rule).")
     search_base_tokens: int = knob(60,
         doc="prompt tokens of one agent tool call besides what it returns (MemGPT's "
             '`conversation_search`): the agent step that makes the call.')

@@ -123,7 +123,7 @@ def zero_difference_share(den: np.ndarray, alpha: float = ALPHA) -> float:
     share of the denominator on differing trajectories, Σ p_t w_t with w_t = den_t / Σ den,
     is then at most the sum of the L = max(3, −log alpha) largest shares (the last one
     fractionally): 3/n with equal denominators, more when a few trajectories hold much of
-    the denominator (issue 38: 3/n covered 69-91% when denominators were 20 and 90)."""
+    the denominator (3/n covered 69-91% when denominators were 20 and 90)."""
     w = np.sort(np.asarray(den, dtype=np.float64))[::-1]
     total = float(w.sum())
     if w.size == 0 or total <= 0:
@@ -227,7 +227,7 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
         if bound is None:
             # an unbounded metric: one rare, large difference can carry the mean, and no
             # interval built from k < SPARSE observed differences bounds it (scaling by
-            # the largest seen covered 18-79%, issue 38); the exact test decides alone
+            # the largest seen covered 18-79%); the exact test decides alone
             out["interval"] = f"none: {k} of {n} differ, unbounded metric (exact test)"
             return out
         # each contribution w_t (module docstring) is at most the largest one the metric
@@ -407,7 +407,7 @@ def _studentised_max(w: np.ndarray, c: np.ndarray, d: np.ndarray, se: np.ndarray
     (m, n), summing to 1) of the contrasts ``c`` (k, n), se*_i the resample's own
     standard error: studentised inside the bootstrap, so the null distribution carries
     the spread of the standard error as well (with se held at the sample's, the test's
-    size at n = 50 was 0.07-0.15, issue 38). A resample in which a contrast has no spread
+    size at n = 50 was 0.07-0.15). A resample in which a contrast has no spread
     (sparse contrasts: it drew none of the trajectories that differ) says nothing about
     its spread, and is scaled by the sample's ``se`` instead; a contrast without spread
     in the sample either has |d*_i − d_i| = 0 and adds 0."""

@@ -1,7 +1,7 @@
 """Which policy reads which knob: one declared table (docs/sweeps.md, "Knobs nobody reads").
 
 A sweep or a screening that varies a knob no policy in it reads computes identical points
-and learns nothing (issue 22: ``baselines.ga_top_k`` with ``generative_agents``, ``rho``
+and learns nothing (``baselines.ga_top_k`` with ``generative_agents``, ``rho``
 with ``a1_unweighted``). `READS` declares, for every knob of `Params`, `Stubs` and
 `Baselines`, the policies whose engine code reads it, as a *trait* of the policy's
 switches (`wmtsim.core.policies`); a knob a policy family lists (`Family.knobs`,

@@ -19,7 +19,7 @@ from wmtsim.core.jit import jit
 # The purposes and the world's step as typed values, for the kernels to import from here
 # (the registry, with plain ints, is `wmtsim.core.draws`). numba types a Python int global
 # as a literal, and a kernel called with a literal argument compiles once per value: each
-# purpose cost `_uniform` and `_uniform_at` a compile of their own (issue 26, item 4). A
+# purpose cost `_uniform` and `_uniform_at` a compile of their own. A
 # numpy scalar global is typed int64, so every draw shares one specialisation; the bits
 # are the same (a literal is an int64 too). The pure-Python twins keep the plain ints:
 # numpy 2 raises OverflowError when an np.int64 meets the hash's 64-bit constants.

@@ -1,4 +1,4 @@
-"""Population dynamics of poison, accumulated inside the engine (issue 28).
+"""Population dynamics of poison, accumulated inside the engine.
 
 The step records of `wmtsim.engine.loop` cost O(trajectories · steps · slots); these
 aggregates cost O(steps) per thread, so a run of any size can say how poison lives,

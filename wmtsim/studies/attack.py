@@ -19,7 +19,7 @@ evaluated on *held-out* trajectories (``holdout_seed``, trajectories 0..n_holdou
 beside the scripted attack on the same trajectories, with a paired interval of the
 difference (`paired_ratio`). No choice is made on the held-out data, so the held-out harm
 of the worst case is an unbiased estimate of its harm (choosing the more harmful of the
-two there overstated it, issue 38); the held-out worst case can therefore come out below
+two there overstated it); the held-out worst case can therefore come out below
 the scripted attack, and the paired interval says whether the search beat the script.
 """
 
@@ -196,7 +196,7 @@ class SearchResult:
         the scripted attack when none beat it. Chosen on the search data only, so its
         held-out harm (`chosen_eval`) is an unbiased estimate of its harm; picking the
         more harmful of two candidates on the held-out data itself overstated it
-        (+0.003 ASR when nothing beat the script, issue 38)."""
+        (+0.003 ASR when nothing beat the script)."""
         return self.best
 
     @property

@@ -1,4 +1,4 @@
-"""The attacker's space: poisoning attacks declared like any other knob set (issue 24).
+"""The attacker's space: poisoning attacks declared like any other knob set.
 
 A *point* of the space is an `Attack`: a tuple of `Injection` s, each one memory the
 attacker writes into a trajectory: its kind (``failed``, ``plausible``, ``global``,

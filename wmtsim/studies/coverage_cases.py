@@ -1,10 +1,10 @@
-"""Known-truth cases for the coverage studies of docs/statistics.md ("Coverage", issue 38).
+"""Known-truth cases for the coverage studies of docs/statistics.md ("Coverage").
 
 Each function runs one of the project's procedures on synthetic data whose answer is
 known, and returns what a coverage study counts (hits, rejections or errors per run).
 tests/studies/test_coverage_studies.py runs them small and asserts the levels (within
 3 Monte Carlo errors); scripts/coverage_study.py runs them large for the docs' table.
-With ``old=True`` a case applies the rule issue 38 replaced instead (reimplemented here,
+With ``old=True`` a case applies the rule the current one replaced instead (reimplemented here,
 in a few lines each, only so that the "before" column is measured by the same code as
 the "after" one).
 

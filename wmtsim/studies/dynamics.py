@@ -1,4 +1,4 @@
-"""How poison lives, spreads and dies over a population of trajectories (issue 28).
+"""How poison lives, spreads and dies over a population of trajectories.
 
 The engine counts (`wmtsim.engine.dynamics`, no step records); this module turns the
 counts into statistics, with our own numpy:

@@ -1,6 +1,6 @@
 """How robust is each "WMT beats X"? Every verdict of the field's budget table
 (docs/field.md) re-tested over seeds and over the flips of the field's modelling
-choices (issue 20): the verdict's share of (seed, flip) settings that agree, and the
+choices: the verdict's share of (seed, flip) settings that agree, and the
 settings that flip it.
 
 A *flip* is one named modelling choice of the field set the other way (`FLIPS`); it

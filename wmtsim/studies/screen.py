@@ -31,7 +31,7 @@ tests of one scenario) and, per knob, a false "matters" rate at most 5%; "holm" 
 family-wise error instead. The previous rule ("the μ* interval's lower end above the
 expected |EE| of noise") called a null knob "matters" 3.8% of the time at r = 6 with no
 correction across the atlas, and 19% for a knob that is read but moves only the
-noise under common random numbers (issue 38). ``noise``, the mean over the knob's steps
+noise under common random numbers. ``noise``, the mean over the knob's steps
 of sqrt(2/π) · se / Δ (the expected |EE| of noise alone), is reported beside μ*.
 Knobs that no screened policy reads (`wmtsim.core.knob_readers`) are not simulated and
 are reported as "not read", with the reason.

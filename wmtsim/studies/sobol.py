@@ -14,7 +14,7 @@ of x fixed by the trajectories' draws, shared by every point and every scramblin
 point-mean estimators then estimate the indices of μ + ε, not of the mean function μ,
 and the replicate interval misses ε's spread: on a sweep like ``sobol_gaia`` S1 and ST
 covered 0.87 and 0.81, and a knob that is read but does not move the mean got ST ≈ 0.03,
-"non-zero" every time (issue 38). `sobol_mean_function` estimates μ's indices from the
+"non-zero" every time. `sobol_mean_function` estimates μ's indices from the
 per-trajectory values: each product of point means in the estimators is corrected by its
 covariance over trajectories divided by n (E[ā b̄] = μ_a μ_b + Cov(a, b) / n), which
 removes ε's contribution to the variance of f, to Jansen's numerator and to Saltelli's;

@@ -100,7 +100,7 @@ def margin_interval(subject: str, rivals: Sequence[str], favour: int,
     of simultaneous intervals for every D_o (Bonferroni: each at ``alpha / m``, m rivals).
     When all m cover, [min low_o, min high_o] holds min_o D_o, so it covers at 1 − alpha
     whichever rival is closest. The interval of the rival closest on the point estimate,
-    at 1 − alpha, covered 0.913-0.919 when all five configurations tie (issue 38): picking
+    at 1 − alpha, covered 0.913-0.919 when all five configurations tie: picking
     the rival on the data shifts its estimate down. NaN when a rival has no interval
     (a sparse effect on an unbounded metric)."""
     m = len(rivals)
