@@ -282,7 +282,7 @@ def _read_branch(T, step, s, n):
     n_warnings = 0
     in_branch = np.zeros(n, np.bool_)
     read = np.empty(n, np.int64)
-    k = 0
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for v in range(n):
         in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
         if not in_branch[v]:

@@ -234,7 +234,7 @@ def _tr_cluster(T, K, X, step, t, n):
         imp = bimp[z]
     has_ev = False
     read = np.empty(n, np.int64)
-    k = 0
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for w in range(n):
         if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
             continue

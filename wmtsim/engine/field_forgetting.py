@@ -202,7 +202,7 @@ def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
     summary_rel = K.wk.summary_relevance
     tokens = F.tokens
     read = np.empty(n, np.int64)
-    k = 0
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for v in range(n):
         if bs[v] != B_POPPING:
             continue

@@ -150,7 +150,7 @@ def _ga_reflect(T, K, X, step, n, since):
         raw = 0.0
         has_ev = False
         about = np.empty(n, np.int64)  # the memories about t it reads
-        n_read = 0
+        n_read = np.int64(0)  # typed: a literal start would compile `_absorb` twice
         for j in range(n):
             w = n - 1 - j
             if n_read >= int(bl.ga_top_k):

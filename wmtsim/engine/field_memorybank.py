@@ -118,7 +118,7 @@ def _mb_part(T, K, X, step, n, n0, d, t):
     raw = merged
     has_ev = False
     read = np.empty(n0, np.int64)
-    k = 0
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     scale = X.knobs[0].mb_time_scale
     for v in range(n0):
         if not _of_day(v, bs, kind, created, d, scale) or topic[v] != t:
