@@ -14,7 +14,7 @@ Derived from the declaration: the named rows the kernels take (`rows_type`:
 (`allocate`). The containers `World` and `Forest` keep typed fields (mypy and readers see
 them), and the writers `_add_node`, `_add_world_node` and `_add_summary` set each array
 explicitly (what a new slot of each kind starts with is a rule); tests check each of them
-against this list (tests/core/test_node_arrays.py). The readable twin's `Facts` field of
+against this list (tests/engine/test_node_arrays.py). The readable twin's `Facts` field of
 the same name takes a world array's value (`wmtsim.twins.stubs_reference.WORLD_FACTS`).
 """
 
