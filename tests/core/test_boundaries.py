@@ -221,7 +221,7 @@ class _TwinSelector(AgentStubs):
         self.st = Stubs(**FILL, selector_noise=0.0, top_k=top_k)
         self.tree = tree
         self.slot = {v: k for k, v in enumerate(tree.nodes)}
-        self.facts = {v: Facts(self.slot[v], 0, topics.get(v, 0.0), False, 0.0, False, -1)
+        self.facts = {v: Facts(wid=self.slot[v], topic=0, rel=topics.get(v, 0.0), top=-1)
                       for v in tree.nodes}
         self.cross = 0.5
         self.struct = struct

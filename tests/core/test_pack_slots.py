@@ -23,8 +23,6 @@ import wmtsim.core.policies as policies
 import wmtsim.core.stubs as stubs
 import wmtsim.core.world_spec as world_spec
 from wmtsim.core.knobs import knob_of
-from wmtsim.engine.forest import Forest, ForestRows
-from wmtsim.engine.world import WorldRows
 
 # Packed values derived from the knobs, not knobs themselves.
 _DERIVED = {"ga_step_decay", "mb_forget_after"}
@@ -117,13 +115,3 @@ def test_counter_columns_are_the_counter_list() -> None:
     # Every metric's counters are declared counters.
     for m in metrics.DECLARED:
         assert set(m.num) | set(m.den) <= set(metrics.COUNTERS), m.name
-
-
-def test_named_rows_carry_the_container_field_names() -> None:
-    forest = [f.name for f in dataclasses.fields(Forest)]
-    assert list(ForestRows._fields) == forest[: len(ForestRows._fields)]
-    assert set(forest) - set(ForestRows._fields) == {"slot_of", "n_slots", "active"}
-    world = [f.name for f in dataclasses.fields(world_spec.World)]
-    assert set(WorldRows._fields) <= set(world)
-    assert set(world) - set(WorldRows._fields) == {
-        "seed", "start", "spec", "n_nodes", "n_events", "n_injected"}

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from wmtsim.core.codes import ACTION, FAILURE, GLOBAL, NO_PARENT, ROOT, SUCCESS, TASK
+from wmtsim.core.node_arrays import WORLD_ARRAYS
 from wmtsim.core.world_spec import (
     OP_ACTION,
     OP_COMPLETE,
@@ -26,8 +27,7 @@ SPEC = WorldSpec(
     n_globals=2,
     poison=(PoisonSpec("failed", p_supersede=0.5), PoisonSpec("plausible", p_supersede=0.5),
             PoisonSpec("global"), PoisonSpec("summary", count=2, p_inject=0.5)))
-NODE_ARRAYS = ("parent", "kind", "tokens", "topic", "rel", "evidence", "poisoned",
-               "persuasiveness", "outcome", "rider", "top")
+NODE_ARRAYS = tuple(a.name for a in WORLD_ARRAYS if not a.per_event)
 
 
 def row(w: World, i: int) -> dict[str, np.ndarray]:

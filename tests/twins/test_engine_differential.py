@@ -10,6 +10,7 @@ odd parameter corners.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ from conftest import counters
 
 from wmtsim.core.codes import KIND_NAMES, OUTCOME_NAMES, STATE_NAMES
 from wmtsim.core.metrics import COUNTERS, C
+from wmtsim.core.node_arrays import FOREST_ARRAYS
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
@@ -38,6 +40,7 @@ from wmtsim.engine.simulation import SimResult, simulate
 from wmtsim.engine.world import generate
 from wmtsim.twins.reference import MemoryTree
 from wmtsim.twins.simulator import simulate_reference
+from wmtsim.twins.stubs_reference import Facts
 
 N = 30
 
@@ -163,8 +166,16 @@ def engine_run(name: str, policy: str) -> SimResult:
     return simulate(scenario_world(name), policy, params=params, stubs=stubs)
 
 
-def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World) -> None:
-    """Engine slot v of trajectory i is the v-th node (creation order) of its tree."""
+# The per-slot arrays the twin keeps in its `Facts` (wid, topic, rel, evidence, ...):
+# every one is compared, so a new per-node property is checked without a line here.
+FACT_ARRAYS = tuple(f.name for f in dataclasses.fields(Facts)
+                    if f.name in {a.name for a in FOREST_ARRAYS})
+
+
+def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World,
+                      facts: list[dict[str, Facts]]) -> None:
+    """Engine slot v of trajectory i is the v-th node (creation order) of its tree, with
+    the same `Facts`."""
     for i, tree in enumerate(trees):
         ids = list(tree.nodes)
         assert int(forest.n_slots[i]) == len(ids), f"trajectory {i}: node count"
@@ -186,6 +197,8 @@ def assert_same_trees(forest: Forest, trees: list[MemoryTree], world: World) -> 
             assert node.poisoned == forest.poisoned[i, v], where
             if node.kind == "action":
                 assert node.outcome == OUTCOME_NAMES[forest.outcome[i, v]], where
+            for name in FACT_ARRAYS:
+                assert getattr(facts[i][id], name) == getattr(forest, name)[i, v], (where, name)
             promoted = bool(((world.op[i] == OP_PROMOTE) & (world.arg[i] == wid)).any())
             if wid >= 0 and not promoted:  # a promoted summary absorbs poison like a fold
                 assert bool(world.poisoned[i, wid]) == node.poisoned or node.kind == "summary"
@@ -198,11 +211,12 @@ def test_engine_equals_simulator(scenario: str, policy: str) -> None:
     _, params, stubs, _ = SCENARIOS[scenario]
     world = scenario_world(scenario)
     res = engine_run(scenario, policy)
-    counts, trees = simulate_reference(world, policy, params, stubs)
+    facts: list[dict[str, Facts]] = []
+    counts, trees = simulate_reference(world, policy, params, stubs, facts=facts)
     eng = counters(res)
     for k, name in enumerate(COUNTERS):
         np.testing.assert_array_equal(eng[:, k], counts[:, k], err_msg=name)
-    assert_same_trees(res.forest, trees, world)
+    assert_same_trees(res.forest, trees, world, facts)
 
 
 def test_scenarios_exercise_the_mechanisms() -> None:
@@ -302,9 +316,10 @@ def test_engine_equals_simulator_on_random_points(seed: int) -> None:
     world = generate(spec, seed=seed, n=10, start=seed)
     for policy in POLICIES:
         res = simulate(world, policy, params=params, stubs=stubs)
-        counts, trees = simulate_reference(world, policy, params, stubs)
+        facts: list[dict[str, Facts]] = []
+        counts, trees = simulate_reference(world, policy, params, stubs, facts=facts)
         np.testing.assert_array_equal(counters(res), counts, err_msg=policy)
-        assert_same_trees(res.forest, trees, world)
+        assert_same_trees(res.forest, trees, world, facts)
 
 
 def test_simulator_uses_no_engine_code() -> None:

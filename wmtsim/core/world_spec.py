@@ -422,11 +422,13 @@ row, the target subtask, the position, the depth, on a resumed visit (``inj[q, I
 class World:
     """A generated batch: world nodes ``(n, max_nodes)`` and scripts ``(n, max_events)``.
 
-    Node arrays: ``parent`` (world id, -1 for globals), ``kind``, ``tokens``, ``topic``
-    (the subtask a memory is about, -1 for none), ``rel`` (relevance to its topic as the
-    selector sees it), ``evidence`` (carries its subtask's evidence), ``poisoned``,
-    ``persuasiveness``, ``outcome``, ``rider`` (summary-riding poison), ``top`` (the
-    top-level subtask a subtask belongs to, for the final answer).
+    The node and script arrays are `wmtsim.core.node_arrays.WORLD_ARRAYS`, in its order
+    (each declared there with its dtype, empty value and meaning; a test checks the
+    fields): ``parent`` (world id, -1 for globals), ``kind``, ``tokens``, ``outcome``,
+    ``poisoned``, ``evidence`` (carries its subtask's evidence), ``topic`` (the subtask a
+    memory is about, -1 for none), ``rel`` (relevance to its topic as the selector sees
+    it), ``persuasiveness``, ``rider`` (summary-riding poison), ``top`` (the top-level
+    subtask a subtask belongs to, for the final answer); the script ``op``, ``arg``.
     """
 
     seed: int
@@ -435,12 +437,12 @@ class World:
     parent: np.ndarray
     kind: np.ndarray
     tokens: np.ndarray
+    outcome: np.ndarray
+    poisoned: np.ndarray
+    evidence: np.ndarray
     topic: np.ndarray
     rel: np.ndarray
-    evidence: np.ndarray
-    poisoned: np.ndarray
     persuasiveness: np.ndarray
-    outcome: np.ndarray
     rider: np.ndarray
     top: np.ndarray
     op: np.ndarray

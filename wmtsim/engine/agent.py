@@ -34,7 +34,6 @@ from wmtsim.core.policies import (
 from wmtsim.core.rng import (
     PURPOSE_DILUTION,
     PURPOSE_GUESS,
-    PURPOSE_LEAK,
     PURPOSE_MISLED,
     PURPOSE_PERSUADE,
     _step_key,
@@ -47,10 +46,10 @@ from wmtsim.engine.dynamics import _dyn_persuaded
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
 from wmtsim.engine.field_common import _retrieval_similarity
 from wmtsim.engine.forest import (
+    _absorb,
     _add_summary,
     _add_world_node,
     _draw_id,
-    _task_depth,
 )
 from wmtsim.engine.selector import _select_branches, _select_items
 
@@ -268,25 +267,22 @@ def _reason(T, K, step, n, topic_now, last_obs, ctx_tokens, active, D):
 
 
 @jit
-def _read_branch(T, K, step, s, n):
+def _read_branch(T, step, s, n):
     """The summariser stub reads branch ``s`` (``s`` and its descendants) at ``step``, as a
     fold (docs/model.md §3) and a promotion do: its raw tokens (summaries excluded), its
     failure warnings (one per failed action), whether it holds subtask ``s``'s evidence,
-    and the poison that leaks into the summary — each poisoned memory eligible at this
-    step leaks with p_leak (p_leak_rider for summary-riding poison), recorded in its
-    ``leak`` provenance at the bit of ``s``'s depth (the root: bit 0). Returns
-    ``(raw, n_warnings, has_evidence, leaked, leak_pers)``."""
-    seed, traj, F, eligible = T.seed, T.traj, T.F, T.eligible
-    st = K.st
+    and the memories eligible at this step, whose poison may leak into the summary
+    (`_absorb`). Returns ``(raw, n_warnings, has_evidence, read, k)``: the eligible
+    memories are ``read[:k]``."""
+    F, eligible = T.F, T.eligible
     f_wid, parent, kind, tokens = F.wid, F.parent, F.kind, F.tokens
-    poisoned, evidence, topic, outcome = F.poisoned, F.evidence, F.topic, F.outcome
+    evidence, topic, outcome = F.evidence, F.topic, F.outcome
     raw = 0.0
     has_evidence = False
-    leaked = False
-    leak_pers = 0.0
     n_warnings = 0
-    bit = np.int64(1) << np.int64(_task_depth(parent, s))
     in_branch = np.zeros(n, np.bool_)
+    read = np.empty(n, np.int64)
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for v in range(n):
         in_branch[v] = v == s or (parent[v] >= 0 and in_branch[parent[v]])
         if not in_branch[v]:
@@ -297,13 +293,10 @@ def _read_branch(T, K, step, s, n):
             n_warnings += 1
         if evidence[v] and topic[v] == f_wid[s]:
             has_evidence = True
-        if poisoned[v] and eligible[v]:
-            p_leak = st.p_leak_rider if F.rider[v] else st.p_leak
-            if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
-                leaked = True
-                leak_pers = max(leak_pers, F.persuasiveness[v])
-                F.leak[v] |= bit
-    return raw, n_warnings, has_evidence, leaked, leak_pers
+        if eligible[v]:
+            read[k] = v
+            k += 1
+    return raw, n_warnings, has_evidence, read, k
 
 
 @jit
@@ -321,14 +314,14 @@ def _fold(T, K, step, s, n):
 
     The root becomes folded and its summary node (created on the first fold, refreshed on
     a re-fold) gets ceil(c_sum · branch tokens) tokens, the branch's evidence, its failure
-    warnings (``warning_tokens`` each) and the poison that leaked into it
-    (`_read_branch`). Returns the new slot count.
+    warnings (``warning_tokens`` each) and the poison that leaks into it from the
+    branch's eligible memories (`_read_branch`, `_absorb`). Returns the new slot count.
     """
     F, out = T.F, T.out
     p, st, wk = K.p, K.st, K.wk
-    u, m, tokens, poisoned, pers = F.u, F.m, F.tokens, F.poisoned, F.persuasiveness
+    u, m, tokens = F.u, F.m, F.tokens
     evidence, state, summary = F.evidence, F.state, F.summary
-    raw, n_warnings, has_evidence, leaked, leak_pers = _read_branch(T, K, step, s, n)
+    raw, n_warnings, has_evidence, read, k = _read_branch(T, step, s, n)
     z = summary[s]
     if z < 0:
         z = n
@@ -342,9 +335,7 @@ def _fold(T, K, step, s, n):
     F.warnings[z] = n_warnings
     tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
     evidence[z] = evidence[z] or has_evidence
-    if leaked:
-        poisoned[z] = True
-        pers[z] = max(pers[z], leak_pers)
+    _absorb(T.seed, T.traj, step, F, st, read, k, s, z)
     if state[s] != OBSOLETE:
         state[s] = FOLDED
     F.folded_at[s] = step  # what this fold covers (`WorldSpec.resume_folded`)
@@ -358,23 +349,21 @@ def _promote(T, K, step, r, n, W, g):
     """Conversation mode (docs/model.md §3): the finished task's summary becomes global
     memory ``g`` (a world node of ``W``), for configurations that fold when
     ``Params.promote_summaries`` is on. The summariser reads the task's tree (root slot
-    ``r``) as a fold does (`_read_branch`: the eligible poison leaks at the final answer,
-    ``step``, recorded in leak bit 0; the root's ``summary`` names the global). It carries
+    ``r``) as a fold does (`_read_branch`; `_absorb`: the eligible poison leaks at the final
+    answer, ``step``, recorded in leak bit 0; the root's ``summary`` names the global). It carries
     the task's result when the final answer was correct, starts at u_init_global and
     decays with ρ_G (Eq. 4). Returns the new slot count."""
     F = T.F
     p, st = K.p, K.st
     # A root holds no subtask evidence of its own: the result is the final answer's.
-    raw, n_warnings, _, leaked, leak_pers = _read_branch(T, K, step, r, n)
+    raw, n_warnings, _, read, k = _read_branch(T, step, r, n)
     z = n
     _add_world_node(F, T.slot_of, W, z, g, np.int64(NO_PARENT), p.u_init_global, step + 1)
     T.is_global[z] = True
     F.tokens[z] = math.ceil(st.c_sum * raw) + n_warnings * int(st.warning_tokens)
     F.warnings[z] = n_warnings
     F.evidence[z] = T.answered[F.wid[r]]
-    if leaked:
-        F.poisoned[z] = True
-        F.persuasiveness[z] = leak_pers
+    _absorb(T.seed, T.traj, step, F, st, read, k, r, z)
     F.summary[r] = z
     _charge_summariser(T.out, st, raw)
     return n + 1

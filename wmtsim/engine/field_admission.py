@@ -33,7 +33,6 @@ from wmtsim.core.policies import (
 )
 from wmtsim.core.rng import PURPOSE_MEM0, _uniform
 from wmtsim.engine.field_common import (
-    _absorb,
     _content_similarity,
     _power,
     _rate,
@@ -43,6 +42,7 @@ from wmtsim.engine.field_common import (
     _top_by,
 )
 from wmtsim.engine.forest import (
+    _absorb,
     _add_summary,
     _draw_id,
 )
@@ -223,8 +223,8 @@ def _tr_cluster(T, K, X, step, t, n):
     seed, traj, F, slot_of, out = T.seed, T.traj, T.F, T.slot_of, T.out
     p, st, summary_rel = K.p, K.st, K.wk.summary_relevance
     bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
-    kind, tokens, poisoned, evidence = F.kind, F.tokens, F.poisoned, F.evidence
-    topic, pers, top, summary = F.topic, F.persuasiveness, F.top, F.summary
+    kind, tokens, evidence = F.kind, F.tokens, F.evidence
+    topic, top, summary = F.topic, F.top, F.summary
     ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
     z = summary[ts]
     raw = 0.0
@@ -233,8 +233,8 @@ def _tr_cluster(T, K, X, step, t, n):
         raw += tokens[z]
         imp = bimp[z]
     has_ev = False
-    leaked = False
-    leak_pers = 0.0
+    read = np.empty(n, np.int64)
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for w in range(n):
         if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
             continue
@@ -242,9 +242,8 @@ def _tr_cluster(T, K, X, step, t, n):
         imp = max(imp, bimp[w])
         if evidence[w]:
             has_ev = True
-        if _absorb(seed, traj, step, w, F, st, ts):
-            leaked = True
-            leak_pers = max(leak_pers, pers[w])
+        read[k] = w
+        k += 1
         bs[w] = B_ARCHIVED
     if z < 0:
         z = n
@@ -255,9 +254,7 @@ def _tr_cluster(T, K, X, step, t, n):
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
     _result_of(F, z, top[ts], X.knobs[0])  # a result only with the subtask's evidence
-    if leaked:
-        poisoned[z] = True
-        pers[z] = max(pers[z], leak_pers)
+    _absorb(seed, traj, step, F, st, read, k, ts, z)
     bs[z] = B_IN
     bimp[z] = imp
     blast[z] = step

@@ -1,6 +1,7 @@
 """Small kernels shared by the field's policies (docs/field.md): the importance rating, the
 similarity of two memories, greedy fitting under the token budget, powers as products,
-top-k, min–max scaling and the summariser's absorb step.
+top-k and min–max scaling (the summariser's absorb step is `wmtsim.engine.forest._absorb`,
+one rule for every summary).
 
 The policies' dispatch is `wmtsim.engine.field`; the store rules are
 `wmtsim.engine.field_admission` and `wmtsim.engine.field_forgetting`.
@@ -16,11 +17,8 @@ from wmtsim.core.codes import ACTION, FAILURE, SUMMARY
 from wmtsim.core.field_knobs import _SQRT3, B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.core.rng import PURPOSE_IMPORTANCE, PURPOSE_LEAK, _uniform
-from wmtsim.engine.forest import (
-    _draw_id,
-    _task_depth,
-)
+from wmtsim.core.rng import PURPOSE_IMPORTANCE, _uniform
+from wmtsim.engine.forest import _draw_id
 from wmtsim.engine.selector import _relevance, _utility
 
 
@@ -164,20 +162,6 @@ def _top_by(score, cands, k_cands, k):
     for j in range(out.shape[0]):
         out[j] = cands[order[j]]
     return out
-
-
-@jit
-def _absorb(seed, traj, step, v, F, st, host):
-    """Does the summariser carry poisoned item ``v`` into the summary of task slot
-    ``host``? (p_leak draw; on a leak, ``v``'s ``leak`` provenance records it for IP.)"""
-    poisoned, rider = F.poisoned, F.rider
-    if not poisoned[v]:
-        return False
-    p_leak = st.p_leak_rider if rider[v] else st.p_leak
-    if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
-        F.leak[v] |= np.int64(1) << np.int64(_task_depth(F.parent, host))
-        return True
-    return False
 
 
 @jit

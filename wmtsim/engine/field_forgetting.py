@@ -26,8 +26,8 @@ from wmtsim.core.field_knobs import (
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
 from wmtsim.core.rng import PURPOSE_FORGET, _uniform
-from wmtsim.engine.field_common import _absorb
 from wmtsim.engine.forest import (
+    _absorb,
     _add_summary,
     _draw_id,
 )
@@ -200,19 +200,16 @@ def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
     seed, traj, F, out = T.seed, T.traj, T.F, T.out
     p, st, bs, bmisc = K.p, K.st, X.store.place, X.misc
     summary_rel = K.wk.summary_relevance
-    tokens, poisoned, pers = F.tokens, F.poisoned, F.persuasiveness
-    leaked = False
-    leak_pers = 0.0
-    any_popped = False
+    tokens = F.tokens
+    read = np.empty(n, np.int64)
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     for v in range(n):
         if bs[v] != B_POPPING:
             continue
-        any_popped = True
         bs[v] = final_state
-        if summarize and _absorb(seed, traj, step, v, F, st, np.int64(0)):
-            leaked = True
-            leak_pers = max(leak_pers, pers[v])
-    if not (summarize and any_popped):
+        read[k] = v
+        k += 1
+    if not (summarize and k > 0):
         return n
     z = bmisc[M.summary]
     if z < 0:
@@ -224,9 +221,7 @@ def _finish_pop(T, K, X, step, n, final_state, summarize, s_old, popped):
         F.summary[0] = z  # the root's summary: IP follows what it absorbed
     raw = s_old + popped
     tokens[z] = math.ceil(st.c_sum * raw)
-    if leaked:
-        poisoned[z] = True
-        pers[z] = max(pers[z], leak_pers)
+    _absorb(seed, traj, step, F, st, read, k, np.int64(0), z)
     bs[z] = B_IN
     out[C.summariser_calls] += 1
     out[C.llm_calls] += 1

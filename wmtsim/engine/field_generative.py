@@ -15,7 +15,6 @@ from wmtsim.core.field_knobs import B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
 from wmtsim.engine.field_common import (
-    _absorb,
     _cap,
     _capped,
     _fit,
@@ -24,7 +23,7 @@ from wmtsim.engine.field_common import (
     _rate,
     _result_of,
 )
-from wmtsim.engine.forest import _add_summary
+from wmtsim.engine.forest import _absorb, _add_summary
 
 
 @jit
@@ -103,7 +102,7 @@ def _ga_reflect(T, K, X, step, n, since):
     p, st, bl, summary_rel = K.p, K.st, X.knobs[0], K.wk.summary_relevance
     bs, bimp, blast, bfreq = X.store.place, X.store.importance, X.store.last, X.store.freq
     kind, tokens, topic, evidence = F.kind, F.tokens, F.topic, F.evidence
-    poisoned, pers, top, summary = F.poisoned, F.persuasiveness, F.top, F.summary
+    top, summary = F.top, F.summary
     base = bl.scorer_base_tokens
     recent = np.empty(n, np.int64)
     m = 0
@@ -150,22 +149,19 @@ def _ga_reflect(T, K, X, step, n, since):
         ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
         raw = 0.0
         has_ev = False
-        leaked = False
-        leak_pers = 0.0
-        n_read = 0
+        about = np.empty(n, np.int64)  # the memories about t it reads
+        n_read = np.int64(0)  # typed: a literal start would compile `_absorb` twice
         for j in range(n):
             w = n - 1 - j
             if n_read >= int(bl.ga_top_k):
                 break
             if bs[w] != B_IN or kind[w] == SUMMARY or topic[w] != t:
                 continue
+            about[n_read] = w
             n_read += 1
             raw += tokens[w]
             if evidence[w]:
                 has_ev = True
-            if _absorb(seed, traj, step, w, F, st, ts):
-                leaked = True
-                leak_pers = max(leak_pers, pers[w])
         z = summary[ts]
         if z < 0:
             z = n
@@ -175,9 +171,7 @@ def _ga_reflect(T, K, X, step, n, since):
         tokens[z] = math.ceil(st.c_sum * raw)
         evidence[z] = evidence[z] or has_ev
         _result_of(F, z, top[ts], bl)  # a result only with the subtask's evidence
-        if leaked:
-            poisoned[z] = True
-            pers[z] = max(pers[z], leak_pers)
+        _absorb(seed, traj, step, F, st, about, n_read, ts, z)
         out[C.llm_calls] += 1  # the insights and their evidence
         out[C.prompt_tokens] += base + raw
         out[C.memory_tokens] += base + raw

@@ -23,8 +23,8 @@ from wmtsim.core.codes import SUMMARY
 from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN
 from wmtsim.core.jit import jit
 from wmtsim.core.metrics import C
-from wmtsim.engine.field_common import _absorb, _result_of
-from wmtsim.engine.forest import _add_summary
+from wmtsim.engine.field_common import _result_of
+from wmtsim.engine.forest import _absorb, _add_summary
 
 
 @jit
@@ -109,7 +109,7 @@ def _mb_part(T, K, X, step, n, n0, d, t):
     p, st = K.p, K.st
     bs, blast, bfreq, bstr = X.store.place, X.store.last, X.store.freq, X.store.strength
     kind, tokens, topic, evidence, created = F.kind, F.tokens, F.topic, F.evidence, F.created
-    poisoned, pers, top, summary = F.poisoned, F.persuasiveness, F.top, F.summary
+    top, summary = F.top, F.summary
     ts = np.int64(slot_of[t])  # int64, as every slot argument: one compile each
     z = summary[ts]
     merged = 0.0
@@ -117,8 +117,8 @@ def _mb_part(T, K, X, step, n, n0, d, t):
         merged = float(tokens[z])
     raw = merged
     has_ev = False
-    leaked = False
-    leak_pers = 0.0
+    read = np.empty(n0, np.int64)
+    k = np.int64(0)  # typed: a literal start would compile `_absorb` twice
     scale = X.knobs[0].mb_time_scale
     for v in range(n0):
         if not _of_day(v, bs, kind, created, d, scale) or topic[v] != t:
@@ -126,9 +126,8 @@ def _mb_part(T, K, X, step, n, n0, d, t):
         raw += tokens[v]
         if evidence[v]:
             has_ev = True
-        if _absorb(seed, traj, step, v, F, st, ts):
-            leaked = True
-            leak_pers = max(leak_pers, pers[v])
+        read[k] = v
+        k += 1
     if z < 0:
         z = n
         n += 1
@@ -138,9 +137,7 @@ def _mb_part(T, K, X, step, n, n0, d, t):
     tokens[z] = math.ceil(st.c_sum * raw)
     evidence[z] = evidence[z] or has_ev
     _result_of(F, z, top[ts], X.knobs[0])  # a result only with the subtask's evidence
-    if leaked:
-        poisoned[z] = True
-        pers[z] = max(pers[z], leak_pers)
+    _absorb(seed, traj, step, F, st, read, k, ts, z)
     bs[z] = B_IN
     blast[z] = step
     bfreq[z] = 0

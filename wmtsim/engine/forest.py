@@ -5,12 +5,17 @@ A slot is a node of one trajectory's memory tree, numbered in creation order (so
 holds up to ``world nodes + subtasks`` slots. There are no Python objects per node: the
 engine walks these arrays with the lifecycle kernels. `Forest.tree(i)` turns one
 trajectory back into readable records for the dashboard and for debugging.
+
+The per-slot arrays are declared once, in `wmtsim.core.node_arrays`. This module also
+holds what writes a slot: `_add_node`, `_add_world_node` (a world node, also a promoted
+conversation summary) and `_add_summary` (a policy's summary), and the one rule by which a
+summary absorbs what it summarises (`_absorb`, `_carry`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -24,43 +29,22 @@ from wmtsim.core.codes import (
     SUMMARY,
 )
 from wmtsim.core.jit import jit
+from wmtsim.core.node_arrays import FOREST_ARRAYS, allocate, rows_type
+from wmtsim.core.rng import PURPOSE_LEAK, _uniform
 
-
-class ForestRows(NamedTuple):
-    """The per-slot arrays of a `Forest`, as the kernels take them (`Forest.rows`).
-
-    A named tuple of arrays (numba reads it natively, like pynndescent's ``FlatTree``), so
-    the order is written once, here, and kernels read ``F.u[v]``. The fields carry the
-    `Forest` field names (a test checks it); each is ``(n, capacity)`` for the whole batch,
-    or ``(capacity,)`` for one trajectory (`row`).
-    """
-
-    wid: np.ndarray
-    parent: np.ndarray
-    kind: np.ndarray
-    state: np.ndarray
-    u: np.ndarray
-    m: np.ndarray
-    tokens: np.ndarray
-    created: np.ndarray
-    outcome: np.ndarray
-    poisoned: np.ndarray
-    evidence: np.ndarray
-    topic: np.ndarray
-    rel: np.ndarray
-    persuasiveness: np.ndarray
-    rider: np.ndarray
-    top: np.ndarray
-    summary: np.ndarray
-    warnings: np.ndarray
-    leak: np.ndarray
-    folded_at: np.ndarray
+ForestRows = rows_type("ForestRows", FOREST_ARRAYS, __name__)
+"""The per-slot arrays of a `Forest`, as the kernels take them (`Forest.rows`): one field
+per array of `wmtsim.core.node_arrays.FOREST_ARRAYS` (numba reads a named tuple natively,
+like pynndescent's ``FlatTree``, ``F.u[v]``); each is ``(n, capacity)`` for the whole
+batch, or ``(capacity,)`` for one trajectory (`row`, `wmtsim.core.rows._row_of`)."""
 
 
 @dataclass
 class Forest:
     """Per-slot arrays ``(n, capacity)`` and per-trajectory counters ``(n,)``.
 
+    The per-slot arrays are `wmtsim.core.node_arrays.FOREST_ARRAYS`, in its order (each
+    declared there with its dtype and empty value; a test checks the fields).
     wid: the world node a slot holds (-1 for a fold summary); parent: parent slot;
     kind, state, u, m: docs/model.md §1; tokens; created: prompt step at creation; outcome;
     poisoned (for a summary: contaminated); evidence; topic: the world subtask a memory is
@@ -100,26 +84,16 @@ class Forest:
 
     @classmethod
     def allocate(cls, n: int, capacity: int, world_nodes: int) -> Forest:
-        def full(dtype: Any, value: Any = 0) -> np.ndarray:
-            return np.full((n, capacity), value, dtype=dtype)
+        """Every per-slot array at its empty value (`wmtsim.core.node_arrays`)."""
+        return cls(**allocate(FOREST_ARRAYS, (n, capacity)),
+                   slot_of=np.full((n, world_nodes), -1, dtype=np.int32),
+                   n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64))
 
-        return cls(
-            wid=full(np.int32, -1), parent=full(np.int32, NO_PARENT), kind=full(np.int8),
-            state=full(np.int8), u=full(np.float64), m=full(np.int64),
-            tokens=full(np.int32), created=full(np.int32), outcome=full(np.int8),
-            poisoned=full(np.bool_), evidence=full(np.bool_), topic=full(np.int32, -1),
-            rel=full(np.float64), persuasiveness=full(np.float64), rider=full(np.bool_),
-            top=full(np.int32, -1), summary=full(np.int32, -1), warnings=full(np.int32),
-            leak=full(np.int64), folded_at=full(np.int32, -1),
-            slot_of=np.full((n, world_nodes), -1, dtype=np.int32),
-            n_slots=np.zeros(n, dtype=np.int64), active=np.zeros(n, dtype=np.int64),
-        )
-
-    def rows(self) -> ForestRows:
+    def rows(self) -> Any:
         """The per-slot arrays ``(n, capacity)`` as the engine kernel takes them."""
         return ForestRows(**{name: getattr(self, name) for name in ForestRows._fields})
 
-    def row(self, i: int) -> ForestRows:
+    def row(self, i: int) -> Any:
         """Trajectory ``i``'s per-slot arrays (views), as the lifecycle kernels take them."""
         return ForestRows._make(a[i] for a in self.rows())
 
@@ -169,18 +143,6 @@ class Forest:
         for root in children.get(NO_PARENT, []):
             walk(root, 0)
         return "\n".join(lines)
-
-
-@jit
-def _forest_row(F, i):
-    """Row ``i`` of the batch's `ForestRows` (one trajectory's per-slot arrays)."""
-    return ForestRows(
-        wid=F.wid[i], parent=F.parent[i], kind=F.kind[i], state=F.state[i], u=F.u[i],
-        m=F.m[i], tokens=F.tokens[i], created=F.created[i], outcome=F.outcome[i],
-        poisoned=F.poisoned[i], evidence=F.evidence[i], topic=F.topic[i], rel=F.rel[i],
-        persuasiveness=F.persuasiveness[i], rider=F.rider[i], top=F.top[i],
-        summary=F.summary[i], warnings=F.warnings[i], leak=F.leak[i],
-        folded_at=F.folded_at[i])
 
 
 @jit
@@ -260,3 +222,39 @@ def _add_summary(F, z, parent_slot, topic, top, rel, u0, step):
     F.rel[z] = rel
     F.persuasiveness[z] = 0.0
     F.rider[z] = False
+
+
+@jit
+def _absorb(seed, traj, step, F, st, read, k, host, z):
+    """The summarise-and-absorb rule (docs/model.md §3), the one rule of every summary: a
+    fold, a promoted conversation summary and the field's running, cluster, reflection
+    and daily summaries. Of the memories the summariser reads, ``read[:k]``, each poisoned
+    one leaks into summary ``z`` of task slot ``host`` with p_leak (p_leak_rider for a
+    summary rider), one draw keyed by the memory's identity (`PURPOSE_LEAK`); a leaked
+    memory records it in its ``leak`` provenance at the bit of ``host``'s depth (IP,
+    Eq. 10) and ``z`` takes on its properties (`_carry`). Every draw is made before ``z``
+    takes anything: a re-fold reads its own summary as it was. ``read`` is scratch (it
+    ends holding the leaked memories). Returns whether any memory leaked."""
+    bit = np.int64(1) << np.int64(_task_depth(F.parent, host))
+    leaked = 0
+    for j in range(k):
+        v = read[j]
+        if not F.poisoned[v]:
+            continue
+        p_leak = st.p_leak_rider if F.rider[v] else st.p_leak
+        if _uniform(seed, traj, step, _draw_id(F, v), PURPOSE_LEAK) < p_leak:
+            F.leak[v] |= bit
+            read[leaked] = v
+            leaked += 1
+    for j in range(leaked):
+        _carry(F, read[j], z)
+    return leaked > 0
+
+
+@jit
+def _carry(F, v, z):
+    """What summary ``z`` takes from memory ``v`` that leaked into it: the poison, at the
+    highest persuasiveness of what leaked (a property that follows poison into summaries
+    is one line here and one in the twin's `AgentStubs.absorb`)."""
+    F.poisoned[z] = True
+    F.persuasiveness[z] = max(F.persuasiveness[z], F.persuasiveness[v])

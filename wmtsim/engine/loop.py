@@ -47,6 +47,7 @@ from wmtsim.core.lifecycle import (
 from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.policies import SEL_BASELINE, SEL_NONE
+from wmtsim.core.rows import _row_of
 from wmtsim.core.scoring import _event_score
 from wmtsim.core.stubs import IP_CARRIED
 from wmtsim.core.world_spec import (
@@ -75,7 +76,6 @@ from wmtsim.engine.field import (
 from wmtsim.engine.forest import (
     Forest,
     _add_world_node,
-    _forest_row,
 )
 from wmtsim.engine.records import (
     Batch,
@@ -85,7 +85,7 @@ from wmtsim.engine.records import (
     StepRecords,
     Trajectory,
 )
-from wmtsim.engine.world import _world_row, world_rows
+from wmtsim.engine.world import world_rows
 
 
 def run(world: World, policy_switches: Any, p: Any, st: Any,
@@ -180,8 +180,8 @@ def _run_batch(B, W, F, K1, R, store, bl, D):
         r = np.int64(i) if i < R.u.shape[0] else np.int64(-1)
         traj = np.int64(B.start) + np.int64(i)
         # Row i of the world's and the forest's arrays (`WorldRows`, `ForestRows`).
-        f_row = _forest_row(F, np.int64(i))
-        w_row = _world_row(W, np.int64(i))
+        f_row = _row_of(F, np.int64(i))
+        w_row = _row_of(W, np.int64(i))
         cap = f_row.kind.shape[0]
         T = _trajectory(B.seed, traj, f_row, slot_of[i], w_row.kind.shape[0], counts[i])
         X = _field_scratch(store, np.int64(i), cap, bl)

@@ -22,7 +22,7 @@ from wmtsim.core.world_spec import (
     POISON_SUMMARY,
     PZ,
 )
-from wmtsim.engine.world_nodes import _action_tokens, _new_action
+from wmtsim.engine.world_nodes import _action_tokens, _new_action, _poison_look
 
 
 @jit
@@ -61,9 +61,7 @@ def _reinject(q, D, W, nn, ne, n_injected):
     nn += 1
     s = np.int64(W.parent[q])  # int64, as `_emit_actions`' subtask: one _new_action compile
     _new_action(v, s, W.parent, W.kind, W.topic, W.top)
-    W.poisoned[v] = True
-    W.persuasiveness[v] = poison[k, PZ.persuasiveness]
-    W.rel[v] = poison[k, PZ.apparent_relevance]
+    _poison_look(v, k, poison, W)
     if poison[k, PZ.tokens] > 0:
         W.tokens[v] = int(poison[k, PZ.tokens])
     else:

@@ -61,14 +61,21 @@ def _set_poison(v, k, D, W, c):
     """Common properties of an injected memory (draws counters c-1 and c): ``D`` the
     `ScriptDraft`, ``W`` the world row."""
     poison, w, seed, traj = D.poison, D.w, D.seed, D.traj
-    tokens, rel, poisoned, persuasiveness = W.tokens, W.rel, W.poisoned, W.persuasiveness
-    poisoned[v] = True
-    persuasiveness[v] = poison[k, PZ.persuasiveness]
-    rel[v] = poison[k, PZ.apparent_relevance]
+    _poison_look(v, k, poison, W)
     if poison[k, PZ.tokens] > 0:
-        tokens[v] = int(poison[k, PZ.tokens])
+        W.tokens[v] = int(poison[k, PZ.tokens])
     else:
-        tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
+        W.tokens[v] = _action_tokens(w, _draw(seed, traj, c - 1), _draw(seed, traj, c))
+
+
+@jit
+def _poison_look(v, k, poison, W):
+    """What world node ``v`` takes from injection ``k`` (row ``k`` of the injection
+    matrix ``poison``), scripted or re-injected (`wmtsim.engine.world_attack._reinject`):
+    it is poisoned, with the injection's persuasiveness and apparent relevance."""
+    W.poisoned[v] = True
+    W.persuasiveness[v] = poison[k, PZ.persuasiveness]
+    W.rel[v] = poison[k, PZ.apparent_relevance]
 
 
 @jit

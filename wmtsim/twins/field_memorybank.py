@@ -83,25 +83,17 @@ class MemoryBankStore(StoreBase):
         if sid in self.items and self.items[sid].place == "in":
             merged = float(nodes[sid].tokens)
         raw = merged
-        has_ev, leaked, leak_pers = False, False, 0.0
-        absorbed: set[str] = set()
+        has_ev = False
         for v in about:
             raw += nodes[v].tokens
             has_ev = has_ev or h.facts[v].evidence
-            if self.absorbs(v):
-                leaked = True
-                absorbed.add(v)
-                leak_pers = max(leak_pers, h.facts[v].persuasiveness)
         if sid not in nodes:
             h.add_summary(sid, task, t, h.facts[task].top)
         node, f = nodes[sid], h.facts[sid]
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
         self.result_of(sid, task)  # a result only with the subtask's evidence
-        f.absorbed = (f.absorbed or set()) | absorbed
-        if leaked:
-            node.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        h.absorb(sid, about, h.step)
         it = self.item(sid)
         it.place, it.last, it.freq, it.strength = "in", h.step, 0, 1.0
         return merged

@@ -273,25 +273,15 @@ class QueueStore(StoreBase):
         """Popped items go to ``to``; with ``summarize`` one recursive summary absorbs
         them (ceil(c_sum·(old + popped tokens)) tokens, no evidence, poison w.p. p_leak)."""
         h = self.h
-        leaked, leak_pers = False, 0.0
-        absorbed: set[str] = set()
         for v in out:
             self.items[v].place = to
-            if summarize and self.absorbs(v):
-                leaked = True
-                absorbed.add(v)
-                leak_pers = max(leak_pers, h.facts[v].persuasiveness)
         if not (summarize and out):
             return
         if self.summary is None:
             self.summary = f"{h.tree.root_id}/summary"
             h.add_summary(self.summary, h.tree.root_id, -1, -1)
-        node, f = h.tree.nodes[self.summary], h.facts[self.summary]
         raw = s_old + popped
-        node.tokens = math.ceil(float(h.st.c_sum) * raw)
-        f.absorbed = (f.absorbed or set()) | absorbed
-        if leaked:
-            node.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        h.tree.nodes[self.summary].tokens = math.ceil(float(h.st.c_sum) * raw)
+        h.absorb(self.summary, out, h.step)
         self.item(self.summary).place = "in"
         self.summariser_call(raw)

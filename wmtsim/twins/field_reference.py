@@ -279,16 +279,11 @@ class BaselineMemory(QueueStore, MemoryBankStore):
         if sid in self.items and self.items[sid].place == "in":
             raw += h.tree.nodes[sid].tokens
             imp = self.items[sid].importance
-        has_ev, leaked, leak_pers = False, False, 0.0
-        absorbed: set[str] = set()
+        has_ev = False
         for w in members:
             raw += h.tree.nodes[w].tokens
             imp = max(imp, self.items[w].importance)
             has_ev = has_ev or h.facts[w].evidence
-            if self.absorbs(w):
-                leaked = True
-                absorbed.add(w)
-                leak_pers = max(leak_pers, h.facts[w].persuasiveness)
             self.items[w].place = "archived"
         if sid not in h.tree.nodes:
             h.add_summary(sid, task, topic, h.facts[task].top)
@@ -296,10 +291,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
         node.tokens = math.ceil(float(h.st.c_sum) * raw)
         f.evidence = f.evidence or has_ev
         self.result_of(sid, task)  # a result only with the subtask's evidence
-        f.absorbed = (f.absorbed or set()) | absorbed
-        if leaked:
-            node.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        h.absorb(sid, members, h.step)
         it = self.item(sid)
         it.place, it.importance, it.last, it.freq = "in", imp, h.step, 0
         self.summariser_call(raw)
@@ -363,25 +355,17 @@ class BaselineMemory(QueueStore, MemoryBankStore):
             task = h.wid_id(t)
             sid = f"{task}/summary"
             about = [w for w in reversed(stored) if h.facts[w].topic == t][:k.ga_top_k]
-            raw, has_ev, leaked, leak_pers = 0.0, False, False, 0.0
-            absorbed: set[str] = set()
+            raw, has_ev = 0.0, False
             for w in about:
                 raw += nodes[w].tokens
                 has_ev = has_ev or h.facts[w].evidence
-                if self.absorbs(w):
-                    leaked = True
-                    absorbed.add(w)
-                    leak_pers = max(leak_pers, h.facts[w].persuasiveness)
             if sid not in nodes:
                 h.add_summary(sid, task, t, h.facts[task].top)
             node, f = nodes[sid], h.facts[sid]
             node.tokens = math.ceil(float(h.st.c_sum) * raw)
             f.evidence = f.evidence or has_ev
             self.result_of(sid, task)  # a result only with the subtask's evidence
-            f.absorbed = (f.absorbed or set()) | absorbed
-            if leaked:
-                node.poisoned = True
-                f.persuasiveness = max(f.persuasiveness, leak_pers)
+            h.absorb(sid, about, h.step)
             self.charge(base + raw, 1)  # the insights and their evidence
             thoughts = k.ga_thoughts
             self.charge(2.0 * thoughts * (base + node.tokens), 2 * thoughts)

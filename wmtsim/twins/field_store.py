@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from wmtsim.core.draws import PURPOSE_IMPORTANCE, PURPOSE_LEAK
+from wmtsim.core.draws import PURPOSE_IMPORTANCE
 from wmtsim.core.field_knobs import Baselines
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
@@ -74,7 +74,8 @@ class StoreBase:
 
     ``host`` is the simulator's trajectory: it owns the memory tree (``tree``), the
     world facts (``facts``), slots (``slot``), the draw (``draw``), the selector stub's
-    relevance and noise, the counters (``out``) and ``add_summary``.
+    relevance and noise, the counters (``out``), ``add_summary`` and ``absorb`` (the
+    summarise-and-absorb rule).
     """
 
     def __init__(self, host: Any, pol: Policy, knobs: Baselines) -> None:
@@ -164,14 +165,6 @@ class StoreBase:
         x = 10.0 * signal + float(self.k.importance_noise) * ((s - 2.0) * _SQRT3)
         _ = st
         return min(10.0, max(lo, float(math.floor(x + 0.5))))
-
-    def absorbs(self, v: str) -> bool:
-        """Does the summariser carry poisoned item ``v`` into its summary (p_leak)?"""
-        if not self.h.tree.nodes[v].poisoned:
-            return False
-        st = self.h.st
-        p_leak = st.p_leak_rider if self.h.facts[v].rider else st.p_leak
-        return bool(self.h.draw(self.h.draw_id(v), PURPOSE_LEAK) < p_leak)
 
     def summariser_call(self, raw: float) -> None:
         out = self.h.out

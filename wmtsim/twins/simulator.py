@@ -24,10 +24,7 @@ import math
 import numpy as np
 
 from wmtsim.core.codes import DRAW_SUMMARY, SUCCESS
-from wmtsim.core.draws import (
-    PURPOSE_LEAK,
-    uniform_py,
-)
+from wmtsim.core.draws import uniform_py
 from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.params import Params
 from wmtsim.core.policies import (
@@ -62,7 +59,8 @@ from wmtsim.twins.stubs_reference import WORLD_FACTS, AgentStubs, Facts
 __all__ = ["simulate_reference"]
 
 def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
-                       baselines: object = None, memories: list[object] | None = None
+                       baselines: object = None, memories: list[object] | None = None,
+                       facts: list[dict[str, Facts]] | None = None
                        ) -> tuple[np.ndarray, list[MemoryTree]]:
     """Play every trajectory of ``world`` under ``policy``, slowly and readably.
 
@@ -71,7 +69,8 @@ def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
     field (selection ``baseline``) keeps its store in a
     `wmtsim.twins.field_reference.BaselineMemory` with knobs ``baselines`` (a
     `wmtsim.core.field_knobs.Baselines`; defaults when None); pass a list as ``memories`` to get
-    each trajectory's.
+    each trajectory's, as ``facts`` to get each trajectory's `Facts` by node id (they too
+    equal the engine's per-slot arrays of the same names).
     """
     pol = get_policy(policy)
     counters = np.zeros((world.n, N_COUNTERS))
@@ -82,6 +81,8 @@ def simulate_reference(world: World, policy: str, params: Params, stubs: Stubs,
         trees.append(run.tree)
         if memories is not None:
             memories.append(run.memory)
+        if facts is not None:
+            facts.append(run.facts)
     return counters, trees
 
 
@@ -136,7 +137,7 @@ class _Trajectory(AgentStubs):
         return f"w{w}"
 
     def _world_facts(self, w: int) -> Facts:
-        return Facts(w, **{name: values[w] for name, values in self.w_facts.items()})
+        return Facts(wid=w, **{name: values[w] for name, values in self.w_facts.items()})
 
     def _created(self, id: str, facts: Facts) -> None:
         self.slot[id] = len(self.slot)
@@ -146,7 +147,7 @@ class _Trajectory(AgentStubs):
         """A summary node made by a field policy (cluster or running summary)."""
         self.tree._add(Node(id, "summary", parent, u=self.params.u_init_summary,
                             created=self.step))
-        self._created(id, Facts(-1, topic, self.summary_rel, False, 0.0, False, top))
+        self._created(id, Facts(wid=-1, topic=topic, rel=self.summary_rel, top=top))
 
     def draw(self, node: int, purpose: int) -> float:
         return uniform_py(self.seed, self.traj, self.step, node, purpose)
@@ -313,30 +314,23 @@ class _Trajectory(AgentStubs):
         tree, st, out, facts = self.tree, self.st, self.out, self.facts
         raw = 0.0
         warnings = 0
-        leaked: list[str] = []
-        leak_pers = 0.0
+        read: list[str] = []
         for v in self.tree_of(self.root):
             node = tree.nodes[v]
             if node.kind != "summary":
                 raw += node.tokens
             if node.kind == "action" and node.outcome == "failure":
                 warnings += 1
-            if node.poisoned and v in eligible:
-                p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
-                if uniform_py(self.seed, self.traj, self.step - 1, self.draw_id(v),
-                              PURPOSE_LEAK) < p_leak:
-                    leaked.append(v)
-                    leak_pers = max(leak_pers, facts[v].persuasiveness)
+            if v in eligible:
+                read.append(v)
         id = self.wid_id(g)
         tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
-        tree.add_global(id, tokens=tokens, poisoned=bool(leaked))
+        tree.add_global(id, tokens=tokens)
         f = self._world_facts(g)
         f.evidence = self.answered.get(facts[self.root].wid, False)
         f.warnings = warnings
-        f.absorbed = set(leaked)
-        if leaked:
-            f.persuasiveness = leak_pers
         self._created(id, f)
+        self.absorb(id, read, self.step - 1)  # read at the final answer, the step before
         out[C.summariser_calls] += 1
         out[C.llm_calls] += 1
         out[C.prompt_tokens] += float(st.summariser_base_tokens) + raw

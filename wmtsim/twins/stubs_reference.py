@@ -20,6 +20,7 @@ from wmtsim.core.draws import (
     PURPOSE_MISLED,
     PURPOSE_PERSUADE,
     PURPOSE_SELECTOR_NOISE,
+    uniform_py,
 )
 from wmtsim.core.metrics import C
 from wmtsim.core.policies import Policy
@@ -31,21 +32,23 @@ from wmtsim.twins.reference import MemoryTree
 _SQRT3 = math.sqrt(3.0)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Facts:
-    """What the world knows about a memory beyond docs/model.md's node fields.
+    """What the world knows about a memory beyond docs/model.md's node fields, built by
+    name; a field left out keeps what a new summary starts with (no evidence, no poison).
 
-    topic: the world subtask it is about (NO_TOPIC: none); rel: its relevance to that
-    topic; evidence: it carries its topic's evidence; persuasiveness; rider: poison made
-    to ride into a fold summary; top: the top-level subtask it belongs to.
+    wid: its world node (-1: a summary); topic: the world subtask it is about (NO_TOPIC:
+    none); rel: its relevance to that topic; evidence: it carries its topic's evidence;
+    persuasiveness; rider: poison made to ride into a fold summary; top: the top-level
+    subtask it belongs to.
     """
 
     wid: int
     topic: int
     rel: float
-    evidence: bool
-    persuasiveness: float
-    rider: bool
+    evidence: bool = False
+    persuasiveness: float = 0.0
+    rider: bool = False
     top: int
     warnings: int = 0  # a summary: the failure warnings it keeps
     absorbed: set[str] | None = None  # a summary: the memories that leaked into it
@@ -62,6 +65,8 @@ class AgentStubs:
 
     pol: Policy
     st: Stubs
+    seed: int
+    traj: int
     tree: MemoryTree
     facts: dict[str, Facts]
     slot: dict[str, int]
@@ -260,17 +265,15 @@ class AgentStubs:
         """Fold ``task`` on completion (docs/model.md §3) with the summariser.
 
         The summary gets ceil(c_sum · branch tokens) tokens, the branch's own evidence,
-        its failure warnings (one per failed action, ``warning_tokens`` each), and each
-        poisoned memory eligible at this step with probability p_leak (p_leak_rider for
-        summary-riding poison), which it then carries (`absorbed_closure`, for IP).
+        its failure warnings (one per failed action, ``warning_tokens`` each), and the
+        poison of the branch's memories eligible at this step (`absorb`).
         """
         tree, st, out, facts = self.tree, self.st, self.out, self.facts
         nodes = tree.nodes
         w = facts[task].wid
         raw = 0.0
         has_evidence = False
-        leaked: list[str] = []
-        leak_pers = 0.0
+        read: list[str] = []
         warnings = 0
         for v in tree.branch_nodes(task):  # slot order, root first
             node = nodes[v]
@@ -280,27 +283,42 @@ class AgentStubs:
                 warnings += 1
             if facts[v].evidence and facts[v].topic == w:
                 has_evidence = True
-            if node.poisoned and v in eligible:
-                p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
-                if self.draw(self.draw_id(v), PURPOSE_LEAK) < p_leak:
-                    leaked.append(v)
-                    leak_pers = max(leak_pers, facts[v].persuasiveness)
+            if v in eligible:
+                read.append(v)
         new = nodes[task].summary is None
         tokens = math.ceil(float(st.c_sum) * raw) + warnings * int(st.warning_tokens)
         sid = tree.complete(task, fold=True, summary_tokens=tokens, strict=False)
         assert sid is not None
         if new:
-            self._created(sid, Facts(-1, w, self.summary_rel, False, 0.0, False,
-                                     facts[task].top))
-        summary, f = nodes[sid], facts[sid]
+            self._created(sid, Facts(wid=-1, topic=w, rel=self.summary_rel,
+                                     top=facts[task].top))
+        f = facts[sid]
         f.evidence = f.evidence or has_evidence
         f.warnings = warnings
-        f.absorbed = (f.absorbed or set()) | set(leaked)
-        if leaked:
-            summary.poisoned = True
-            f.persuasiveness = max(f.persuasiveness, leak_pers)
+        self.absorb(sid, read, self.step)
         out[C.folds] += 1
         out[C.summariser_calls] += 1
         out[C.llm_calls] += 1
         out[C.prompt_tokens] += float(st.summariser_base_tokens) + raw
         out[C.memory_tokens] += float(st.summariser_base_tokens) + raw
+
+    def absorb(self, sid: str, read: list[str], step: int) -> None:
+        """The summarise-and-absorb rule, the one rule of every summary (the engine's
+        `wmtsim.engine.forest._absorb`): of the memories the summariser reads at ``step``,
+        ``read``, each poisoned one leaks into summary ``sid`` with p_leak (p_leak_rider for
+        a summary rider), one draw keyed by its identity; ``sid`` then carries it
+        (`absorbed_closure`, for IP) and takes on its properties: the poison, at the
+        highest persuasiveness of what leaked. Every draw is made before ``sid`` changes.
+        """
+        st, nodes, facts = self.st, self.tree.nodes, self.facts
+        leaked = []
+        for v in read:
+            p_leak = st.p_leak_rider if facts[v].rider else st.p_leak
+            if nodes[v].poisoned and uniform_py(self.seed, self.traj, step, self.draw_id(v),
+                                                PURPOSE_LEAK) < p_leak:
+                leaked.append(v)
+        f = facts[sid]
+        f.absorbed = (f.absorbed or set()) | set(leaked)
+        for v in leaked:
+            nodes[sid].poisoned = True
+            f.persuasiveness = max(f.persuasiveness, facts[v].persuasiveness)
