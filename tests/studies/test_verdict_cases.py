@@ -91,4 +91,5 @@ def test_a_paired_difference_no_trajectory_defines_is_a_dash() -> None:
     (CCR without memory) has n = 0, and the rule of three divided by it."""
     from wmtsim.studies.verdicts import effect_text
 
-    assert effect_text({"mean": 0.0, "n": 0, "n_nonzero": 0, "high": float("nan")}) == "–"
+    assert effect_text({"mean": 0.0, "n": 0, "n_nonzero": 0, "high": float("nan")}) == (
+        "– (defined on no trajectory)")

@@ -104,7 +104,7 @@ def run(world: World, policy_switches: Any, p: Any, st: Any,
     if policy_switches.selection != SEL_BASELINE:
         # WMT's own configurations pass no field knobs: numba prunes every branch into the
         # field's kernels (``X is None``), so a run of WMT's configurations never compiles
-        # them (cold start, issue 14).
+        # them (cold start).
         bl = None
     elif bl is None:
         from wmtsim.core.field_knobs import Baselines

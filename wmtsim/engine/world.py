@@ -74,7 +74,7 @@ def _generate_batch(w1, poison, cdf, seed, start, counts, W, fill):
     One kernel for both passes of `generate`: a parallel kernel compiles the whole world
     script several times over (numba's gufunc, its wrappers, the kernel itself each
     optimise and emit the code they link), so two kernels cost a second such compile on
-    a cold cache (issue 26, item 4). ``w1``: the packed `WorldSpec` as a one-element
+    a cold cache. ``w1``: the packed `WorldSpec` as a one-element
     array (`wmtsim.core.packing.as_array`); ``cdf``: `WorldSpec.n_subtasks_cdf` (empty: a
     uniform range).
     """

@@ -95,7 +95,7 @@ def _generate_one(w, poison, cdf, seed, traj, W):
     c = 0  # draw counter
     # Typed (not literal) zeros, as the arguments below: numba compiles a callee once per
     # literal argument, and once more for a loop variable typed from its literal start
-    # before its type settles (issue 26, item 4).
+    # before its type settles.
     zero = np.int64(0)
 
     # Root (world id 0) and the top-level subtasks (ids 1..n_top, reserved up front so
@@ -436,7 +436,7 @@ def _emit_actions(s, resumed, D, W, c, nn, ne, n_injected):
         pos = min(pos, order.shape[0])
         # Element by element, not by slices: a slice assignment compiles numba's
         # shape-mismatch error path (string formatting, ~1.5 s on a cold cache), and every
-        # kernel that calls this one compiles that code again (issue 26, item 4).
+        # kernel that calls this one compiles that code again.
         new_order = np.empty(order.shape[0] + 1, np.int64)
         for j in range(pos):
             new_order[j] = order[j]

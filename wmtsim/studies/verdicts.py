@@ -140,10 +140,10 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
 
     mean = d.get(prefix or "mean")
     n, k = d.get("n"), get("n_nonzero")
-    if mean is None or k is None or not n:  # n = 0: no trajectory defines the metric
-        return "–"
     if n == 0:  # defined on no trajectory (CCR of a policy that never has candidates)
         return "– (defined on no trajectory)"
+    if mean is None or k is None or not n:
+        return "–"
     if k == 0:  # an upper bound, not an interval: never "0 [-b, +b]"
         high = get("high")
         if isinstance(high, int | float) and math.isfinite(high) and high > 0:
