@@ -33,6 +33,17 @@ def test_dynamics_writes_tables_charts_and_a_manifest(tmp_path: Path) -> None:
     assert not (out / "fates.png").exists()
 
 
+def test_a_world_without_poison_gives_empty_charts(tmp_path: Path) -> None:
+    """gaia_like injects nothing: the survival and fate tables are empty and their charts
+    are drawn empty (it raised inside Altair: a field's type guessed from no rows)."""
+    out = tmp_path / "dyn"
+    r = CliRunner().invoke(app, ["dynamics", "gaia_like", "-p", "wmt", "--n", "20",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    for chart in ("survival", "fates", "contamination"):
+        assert (out / f"{chart}.png").stat().st_size > 0
+
+
 def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "dyn"
     for args in (["paper_poisoning", "-p", "bogus"], ["no_such_scenario"],

@@ -32,7 +32,8 @@ def _tip(field: str, title: str | None = None) -> Any:
 
 def survival_chart(survival: pl.DataFrame, title: str = "", kinds: list[str] | None = None
                    ) -> Any:
-    """Step curves of S(k) with bands, one facet per poison kind."""
+    """Step curves of S(k) with bands, one facet per poison kind. Every field's type is
+    stated, so a world without poison (no rows) gives an empty chart, not an error."""
     import altair as alt
 
     frame = survival if kinds is None else survival.filter(pl.col("kind").is_in(kinds))
@@ -44,8 +45,8 @@ def survival_chart(survival: pl.DataFrame, title: str = "", kinds: list[str] | N
         y2="high:Q")
     line = base.mark_line(interpolate="step-after").encode(
         y="survival:Q",
-        tooltip=["policy", "kind", "k", _tip("survival"), _tip("low"), _tip("high"),
-                 "at_risk"])
+        tooltip=["policy:N", "kind:N", "k:Q", _tip("survival"), _tip("low"), _tip("high"),
+                 "at_risk:Q"])
     chart = alt.layer(band, line, data=frame.to_pandas()).properties(width=230, height=180)
     out = chart.facet(facet=alt.Facet("kind:N", title=None), columns=3)
     return out.properties(title=title) if title else out
@@ -62,9 +63,9 @@ def fate_chart(fates: pl.DataFrame, title: str = "") -> Any:
         color=alt.Color("fate:N", scale=alt.Scale(domain=list(FATES),
                                                   range=list(FATE_COLOURS)), title="fate"),
         order=alt.Order("fate_order:Q"),
-        tooltip=["policy", "kind", "fate", "poisons", _tip("share"),
+        tooltip=["policy:N", "kind:N", "fate:N", "poisons:Q", _tip("share"),
                  _tip("mean_k", "mean steps after injection"),
-                 "never_selected"],
+                 "never_selected:Q"],
     ).transform_calculate(
         fate_order=" + ".join(f"(datum.fate == '{f}') * {i}" for i, f in enumerate(FATES))
     ).properties(width=300, height=22 * max(1, frame["policy"].n_unique()))
@@ -84,7 +85,7 @@ def steps_chart(steps: pl.DataFrame, title: str = "") -> Any:
         x=alt.X("step:Q", title="prompt step index"),
         y=alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title=None),
         color=alt.Color("policy:N", title="configuration"),
-        tooltip=["policy", "step", "prompts", _tip("share")],
+        tooltip=["policy:N", "step:Q", "prompts:Q", _tip("share")],
     ).properties(width=300, height=180).facet(  # two a row: fits a 1,280 px page
         facet=alt.Facet("series:N", title=None), columns=2)
     return chart.properties(title=title) if title else chart
