@@ -364,15 +364,15 @@ def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
 def test_running_rates_end_at_the_library_values(scenario_file: str, policy: str) -> None:
     """The running BR / PRR after the last step are the trajectory's BR and PRR (the step
     records keep each step's poisoned flags, fold summaries included)."""
-    from wmtsim.interfaces.dashboard import services
+    from wmtsim.interfaces.dashboard import services_dynamics
 
     lib = simulate(WORLD, policy, n=N, seed=SEED, threads=1).trajectories
     for k in (0, 4, 9):
-        view = services.trajectory_view(scenario_file, "", policy, SEED, k)
-        last = services.running_rates(view.steps).tail(1)
+        view = services_dynamics.trajectory_view(scenario_file, "", policy, SEED, k)
+        last = services_dynamics.running_rates(view.steps).tail(1)
         assert last["br"][0] == pytest.approx(lib["br"][k])
         assert last["prr"][0] == pytest.approx(lib["prr"][k])
-        assert services.n_steps(view.steps) == lib["n_prompt_steps"][k]
+        assert services_dynamics.n_steps(view.steps) == lib["n_prompt_steps"][k]
 
 
 def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
@@ -517,14 +517,14 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
         sweeps: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import os
 
-    from wmtsim.interfaces.dashboard import services
+    from wmtsim.interfaces.dashboard import services_runs, services_sweep
 
     # Only sweep folders are offered: a compare folder's manifest is not a sweep's.
     root = Path(sweeps["grid"]).parent
     (root / "compare_out").mkdir(exist_ok=True)
     (root / "compare_out" / "manifest.json").write_text('{"command": "compare"}')
     os.utime(Path(sweeps["sobol"]) / "manifest.json")  # the newest
-    monkeypatch.setenv(services.RESULTS_ENV, str(root))
+    monkeypatch.setenv(services_runs.RESULTS_ENV, str(root))
     at = _page("sweep").run()
     no_exception(at)
     assert at.sidebar.selectbox(key="sweep_folder").options == [sweeps["sobol"],
@@ -548,8 +548,8 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     assert "tsr over params.rho × params.M" in titles
     heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
     assert heat["encoding"]["x"]["type"] == "ordinal"  # type: ignore[index]
-    front = services.pareto(services.load_sweep_folder(sweeps["grid"]).table,
-                            "prompt_tokens", "tsr")
+    front = services_sweep.pareto(services_sweep.load_sweep_folder(sweeps["grid"]).table,
+                                  "prompt_tokens", "tsr")
     assert f"{plural(front.height, 'point')} on the front" in [e.label for e in at.expander]
 
 

@@ -18,7 +18,14 @@ pytest.importorskip("streamlit")
 from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
-from wmtsim.interfaces.dashboard import charts, export, services
+from wmtsim.interfaces.dashboard import (
+    charts,
+    export,
+    services_dynamics,
+    services_runs,
+    services_sweep,
+    services_why,
+)
 
 PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300
@@ -112,7 +119,7 @@ def test_why_follows_a_scenario_switch_and_labels_the_claims_map(
     assert (r"Claims map: paper\_poisoning, over poison\[\*\].p\_supersede × "
             r"poison\[\*\].persuasiveness") in labels, labels
     claims_map = _specs(at)[-1]
-    assert _find(claims_map, "columns") == [services.CLAIMS_COLUMNS]
+    assert _find(claims_map, "columns") == [services_why.CLAIMS_COLUMNS]
     tooltips_follow_the_policy(at)  # the waterfall and the claims map
 
 
@@ -126,7 +133,7 @@ def test_compare_axis_panels_and_paper_note_follow_the_selection(
     at = _pick(_page("compare").run(), "cmp", scenarios["table_world"])
     spec = _specs(at)[0]
     assert "pooled (Σ/Σ)" in _find(spec, "title")
-    order = list(services.metric_info())
+    order = list(services_runs.metric_info())
     shown = _find(spec, "facet")[0]["sort"]
     assert shown == [m for m in order if m in shown]
     assert any("black tick marks: the paper's Table 4 value" in c.value for c in at.caption)
@@ -179,9 +186,9 @@ def results(tmp_path_factory: pytest.TempPathFactory, scenarios: dict[str, str])
 
 def test_sweep_picker_drives_the_point_the_url_and_the_labels(
         results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(services.RESULTS_ENV, str(results))
+    monkeypatch.setenv(services_runs.RESULTS_ENV, str(results))
     first, second = str(results / "rho_m"), str(results / "budget")
-    assert sorted(services.find_sweeps()) == sorted([first, second])  # not claims/sweep
+    assert sorted(services_sweep.find_sweeps()) == sorted([first, second])  # not claims/sweep
     at = _page("sweep")
     at.query_params["folder"] = first
     at.run()
@@ -197,7 +204,7 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
     assert at.subheader[0].value.startswith("budget:")
     points = at.selectbox(key="sweep_point")
     assert all("params.budget=" in o and "params.M" not in o for o in points.options)
-    table = services.load_sweep_folder(second).table
+    table = services_sweep.load_sweep_folder(second).table
     assert points.value in table["key"].to_list()
     # The first point of the default configuration (the table's first; the table's order
     # follows the points' keys, which hash the whole world spec: not "linear" by rule).
@@ -257,7 +264,7 @@ def _tree(leaves: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     rows += [{"slot": k, "parent": 0, "kind": "action", "state": "active", "u": 0.29,
               "m": 1, "poisoned": k % 2 == 0, "selected": k == 1, "eligible": k < 4}
              for k in range(1, leaves + 1)]
-    return services.tree_layout(pl.DataFrame(rows))
+    return services_dynamics.tree_layout(pl.DataFrame(rows))
 
 
 def test_charts_follow_the_precision_policy_and_truncate_nothing() -> None:

@@ -215,7 +215,7 @@ def _tip(frame: pl.DataFrame, name: str) -> alt.Tooltip:
 def heatmap(frame: pl.DataFrame, x: str, y: str, metric: str) -> alt.Chart:
     """Mean of ``metric`` over a grid of two parameters: ordinal levels, or continuous
     axes when the frame has bin bounds (``x_low``, ``x_high``, ... of
-    `services.grid_means`)."""
+    `services_sweep.grid_means`)."""
     tooltip = [tip(_field(metric), metric), "points:Q"]
     color = alt.Color(field=_field(metric), type="quantitative", title=metric,
                       scale=alt.Scale(scheme="viridis"),

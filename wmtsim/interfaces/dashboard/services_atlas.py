@@ -1,5 +1,7 @@
 """Dashboard services of the Atlas page: screening tables (`wmtsim.studies.screen`), the
-shipped atlas (why_study/tables/atlas.parquet) and folders written by ``wmtsim screen``."""
+shipped atlas (why_study/tables/atlas.parquet) and folders written by ``wmtsim screen``.
+Part of the service layer (`wmtsim.interfaces.dashboard`).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Dashboard services of the Attack page: results of ``wmtsim attack`` (docs/attack.md).
-Part of `wmtsim.interfaces.dashboard.services`.
+Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Dashboard services of the Dynamics page: one simulated trajectory's step records, the
 step window around a chosen step, score bands, running rates and the tree layout.
-Part of `wmtsim.interfaces.dashboard.services`.
+Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Dashboard services of the Population dynamics page: a scenario's configurations over
 many trajectories with the engine's aggregates (`wmtsim.studies.dynamics`), and the
 search for one trajectory that shows a point of a curve (opened on the Poisoning dynamics
-page). Part of `wmtsim.interfaces.dashboard.services`.
+page). Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

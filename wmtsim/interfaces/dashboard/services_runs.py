@@ -1,6 +1,7 @@
 """Dashboard services shared by every page, and the Compare page's: the scenario catalog,
 parameter defaults, one cached simulation summary per (scenario, policy, n, seed,
-overrides), and the paper's reference values. Part of `wmtsim.interfaces.dashboard.services`.
+overrides), and the paper's reference values. Part of the service layer
+(`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

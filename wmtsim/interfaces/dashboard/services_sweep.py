@@ -1,6 +1,6 @@
 """Dashboard services of the Sweep page: finding and reading sweep folders, grid means,
 Pareto fronts, sensitivity indices and re-simulating one point's trajectory.
-Part of `wmtsim.interfaces.dashboard.services`.
+Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Dashboard services of the Trace page: replay of a pasted JSON Lines trace and the tree at
-a chosen step. Part of `wmtsim.interfaces.dashboard.services`.
+a chosen step. Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Dashboard services of the Why page: mechanism attribution (`wmtsim.studies.attribution`)
-and claims maps (`wmtsim.studies.claims`). Part of `wmtsim.interfaces.dashboard.services`.
+and claims maps (`wmtsim.studies.claims`). Part of the service layer
+(`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations

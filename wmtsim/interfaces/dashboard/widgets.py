@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.core.formatting import MISSING, num, plural
-from wmtsim.interfaces.dashboard import charts, export, services
+from wmtsim.interfaces.dashboard import charts, export, services_dynamics, services_runs
 
 DEFAULT_SCENARIO = "paper_poisoning"
 
@@ -122,8 +122,8 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
     returns None when no scenario can be loaded.
     """
     try:
-        catalog = services.scenario_catalog()
-    except services.Unavailable as e:
+        catalog = services_runs.scenario_catalog()
+    except services_runs.Unavailable as e:
         catalog = {}
         not_available("Shipped scenarios", e)
     options = ["shipped", "upload TOML", "file path"] if catalog else ["upload TOML",
@@ -165,8 +165,8 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
                                     help="the scenarios shipped with wmtsim")
         ref = (str(name), "")
     try:
-        info = services.scenario_info(*ref)
-    except (services.Unavailable, ValueError, OSError) as e:
+        info = services_runs.scenario_info(*ref)
+    except (services_runs.Unavailable, ValueError, OSError) as e:
         st.error(f"cannot load the scenario: {e}")
         return None
     st.sidebar.caption(info["description"])
@@ -259,9 +259,9 @@ def params_editor(defaults: dict[str, Any], key: str) -> tuple[tuple[str, Any], 
     return tuple(changed)
 
 
-def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None:
+def trajectory_panel(view: services_dynamics.TrajectoryView, step: int, key: str) -> None:
     """One trajectory at ``step``: its metrics, tree, scores, selections and running
-    BR/PRR; a large trajectory (more than `services.DETAIL_LIMIT` memories) as a summary:
+    BR/PRR; a large trajectory (more than `services_dynamics.DETAIL_LIMIT` memories) as a summary:
     score bands, a window of steps, an unlabelled tree. ``key`` keeps the widgets of two
     panels on one page apart. Every step record of the trajectory can be downloaded."""
     m = view.metrics
@@ -271,7 +271,7 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
     c3, c4 = st.columns(2)
     c3.metric("ASR (trajectory)", num(m["asr"]), help=_help("asr"))
     c4.metric("TSR (trajectory)", f"{m['tsr']:.0f}", help=_help("tsr"))
-    last = max(services.n_steps(view.steps) - 1, 0)
+    last = max(services_dynamics.n_steps(view.steps) - 1, 0)
     at = view.steps.filter(pl.col("step") == min(step, last))
     if step > last:
         st.caption(f"this configuration has {plural(last + 1, 'step')}; showing the last")
@@ -280,8 +280,8 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
         st.caption(f"step {step}: after the `{event}` event, "
                    f"{plural(at.height, 'memory', 'memories')}")
     name = f"{view.policy} trajectory {view.trajectory}"
-    large = services.memory_count(view.steps) > services.DETAIL_LIMIT
-    nodes, edges = services.tree_layout(at)
+    large = services_dynamics.memory_count(view.steps) > services_dynamics.DETAIL_LIMIT
+    nodes, edges = services_dynamics.tree_layout(at)
     tree_title = f"memory tree at step {min(step, last)}"
     if large:
         tree_title += f" ({plural(at.height, 'node')})"
@@ -295,10 +295,10 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
         st.caption("A large trajectory: the tree without labels (scroll on it to zoom, "
                    "drag to pan), the scores as a band per class, the selections of a "
                    "window of steps.")
-        chart(charts.score_bands(services.score_bands(view.steps), step,
+        chart(charts.score_bands(services_dynamics.score_bands(view.steps), step,
                                  "retention score u: mean and range per class"),
               f"{key}_bands", f"{name} score bands")
-        w = services.step_window(view.steps, step)
+        w = services_dynamics.step_window(view.steps, step)
         pool = plural(w.in_pool, "memory", "memories")
         chart(charts.selection_raster(w.rows, step, f"selections, steps {w.first}–{w.last}"),
               f"{key}_raster", f"{name} selections {w.first}-{w.last}")
@@ -310,7 +310,7 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
               f"{name} retention scores")
         chart(charts.selection_raster(view.steps, step, "selections per step"),
               f"{key}_raster", f"{name} selections")
-    rates = services.running_rates(view.steps)
+    rates = services_dynamics.running_rates(view.steps)
     now = rates.filter(pl.col("step") <= step).tail(1)
     if now.height:
         r1, r2 = st.columns(2)
@@ -328,5 +328,5 @@ def trajectory_panel(view: services.TrajectoryView, step: int, key: str) -> None
 
 
 def _help(metric: str) -> str:
-    eq, better, text = services.metric_info()[metric]
+    eq, better, text = services_runs.metric_info()[metric]
     return f"{eq}: {text} ({better} is better); the library's value for this trajectory"

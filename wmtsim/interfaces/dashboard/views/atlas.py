@@ -5,8 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import services_atlas as atlas
-from wmtsim.interfaces.dashboard import services_runs, widgets
+from wmtsim.interfaces.dashboard import services_atlas, services_runs, widgets
 
 st.title("Screening atlas")
 st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`): μ* is "
@@ -16,7 +15,7 @@ st.caption("Morris elementary effects of Full WMT's parameters (`wmtsim screen`)
            "when it changes nothing; not read when the policy does not read it there. "
            "docs/atlas.md says how the ranges were chosen.")
 
-found = atlas.find_screenings()
+found = services_atlas.find_screenings()
 with st.sidebar:
     choice = st.selectbox("Screening", [*found, "other path"], key="atlas_source",
                           format_func=services_runs.short_path)
@@ -27,7 +26,7 @@ if not path:
             "SCENARIO --out results/screen`, or give a path in the sidebar.")
     st.stop()
 try:
-    table = atlas.screening(path)
+    table = services_atlas.screening(path)
 except ValueError as e:
     st.info(str(e))
     st.stop()
@@ -36,7 +35,7 @@ metrics = table["metric"].unique(maintain_order=True).to_list()
 with st.sidebar:
     chosen = st.multiselect("Metrics", metrics, default=metrics, key="atlas_metrics")
 shown = table.filter(pl.col("metric").is_in(chosen))
-widgets.chart(atlas.atlas_chart(shown), "atlas_chart", "screening atlas", stretch=False)
+widgets.chart(services_atlas.atlas_chart(shown), "atlas_chart", "screening atlas", stretch=False)
 top = shown.filter(pl.col("verdict") == "matters").sort("mu_star", descending=True)
 st.subheader(f"{top.height} (world, metric, knob) cells matter beyond noise")
 widgets.table(top.select("scenario", "metric", "parameter", "mu_star", "mu_star_low",

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import services, widgets
+from wmtsim.interfaces.dashboard import services_attack, services_runs, widgets
 
 st.title("The strongest attacker")
 st.caption("Results of `wmtsim attack` (docs/attack.md): per configuration, the most "
@@ -15,26 +15,26 @@ st.caption("Results of `wmtsim attack` (docs/attack.md): per configuration, the 
            "on held-out trajectories (95% intervals); the transfer matrix runs the attack "
            "found against each configuration (row) on every other (column).")
 
-found = services.find_attacks()
+found = services_attack.find_attacks()
 default = st.query_params.get("attack") or (found[0] if found else "")
 path = st.text_input("Attack result (a `wmtsim attack` folder)", value=default,
                      key="atk_path")
 if found:
-    st.caption("found: " + ", ".join(services.short_path(f) for f in found[:10]))
+    st.caption("found: " + ", ".join(services_runs.short_path(f) for f in found[:10]))
 if not path:
     st.info("Run `wmtsim attack paper_poisoning --budget 1,2,3,4`, then enter its output "
             "folder here.")
     st.stop()
 try:
-    view = services.attack_view(path, services.attack_mtime(path))
+    view = services_attack.attack_view(path, services_attack.attack_mtime(path))
 except (ValueError, OSError) as e:
     widgets.not_available("This attack result", e)
     st.stop()
 
 st.subheader(f"{view.harm} vs attacker budget")
-widgets.chart(services.attack_budget_chart(view), "atk_budget", "attack harm vs budget",
+widgets.chart(services_attack.attack_budget_chart(view), "atk_budget", "attack harm vs budget",
               stretch=False)
-table = services.attack_effects(view.robust.select(
+table = services_attack.attack_effects(view.robust.select(
     [c for c in view.robust.columns if c in ("policy", "budget", "scripted_asr", "worst_asr",
                                              "scripted_tsr", "worst_tsr", "worst_is_scripted")
      or c == "gain" or c.startswith("gain_")]), "gain", "worst − scripted")
@@ -43,9 +43,9 @@ st.caption("worst − scripted: paired over the held-out trajectories, 95% inter
            "no trajectory differs, an upper bound (rule of three), not an interval.")
 
 st.subheader("Transfer")
-widgets.chart(services.attack_transfer_chart(view), "atk_transfer", "attack transfer",
+widgets.chart(services_attack.attack_transfer_chart(view), "atk_transfer", "attack transfer",
               stretch=False)
-widgets.table(services.attack_effects(view.transfer, "vs_scripted", "vs scripted"),
+widgets.table(services_attack.attack_effects(view.transfer, "vs_scripted", "vs scripted"),
               "atk_transfer_table", "attack transfer")
 
 if view.claims:

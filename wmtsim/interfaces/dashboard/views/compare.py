@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.core.formatting import interval, plural
-from wmtsim.interfaces.dashboard import charts, services, widgets
+from wmtsim.interfaces.dashboard import charts, services_runs, widgets
 
 st.title("Compare configurations")
 st.caption("Every configuration runs on the same trajectories (common random numbers). "
@@ -21,9 +21,9 @@ MEAN = "mean of per-trajectory values"
 ref = widgets.scenario_picker("cmp")
 if ref is None:
     st.stop()
-info = services.scenario_info(*ref)
-labels = services.policy_labels()
-metrics = services.metric_info()
+info = services_runs.scenario_info(*ref)
+labels = services_runs.policy_labels()
+metrics = services_runs.metric_info()
 
 # A benign study (the paper's Tables 1-3, or none) is read by its step accuracy too.
 attack = {"asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"}
@@ -51,18 +51,18 @@ if not chosen:
     st.info("Choose at least one configuration in the sidebar.")
     st.stop()
 
-summary = services.compare(*ref, tuple(chosen), n, seed, params)
+summary = services_runs.compare(*ref, tuple(chosen), n, seed, params)
 summary = summary.filter(pl.col("metric").is_in(shown_metrics))
 if value == POOLED:  # the pooled value and its interval take the shown columns
     summary = summary.with_columns(mean=pl.col("pooled"), low=pl.col("pooled_low"),
                                    high=pl.col("pooled_high"))
 try:
-    paper = services.paper_values(info["paper"])
+    paper = services_runs.paper_values(info["paper"])
     summary = summary.join(paper, on=["policy", "metric"], how="left")
     if params:
         st.caption("Parameters differ from the scenario's: the paper's values are shown for "
                    "reference only.")
-except services.Unavailable as e:  # most scenarios have no paper table: a quiet note
+except services_runs.Unavailable as e:  # most scenarios have no paper table: a quiet note
     if info["paper"] == "table4":
         widgets.not_available("The paper's values", e)
     elif info["paper"] is None:
@@ -105,10 +105,10 @@ if info["paper"] == "table123":
                 "models and benchmarks — a different scale from the simulator's step "
                 "accuracy and tokens per task, shown for the ordering of configurations)")
     try:
-        widgets.table(services.paper_benign(tuple(chosen)).with_columns(
+        widgets.table(services_runs.paper_benign(tuple(chosen)).with_columns(
             configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy"))
         ), "cmp_paper_benign", "paper tables 1-3")
-    except services.Unavailable as e:
+    except services_runs.Unavailable as e:
         widgets.not_available("The paper's Tables 1–3", e)
 with st.expander("metric definitions"):
     widgets.table(pl.DataFrame([{"metric": k, "equation": v[0], "better": v[1],

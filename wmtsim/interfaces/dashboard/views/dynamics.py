@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import services, widgets
+from wmtsim.interfaces.dashboard import services_dynamics, services_runs, widgets
 
 st.title("Poisoning dynamics")
 st.caption("One trajectory of the scenario, step by step: the memory tree, the retention "
@@ -16,8 +16,8 @@ st.caption("One trajectory of the scenario, step by step: the memory tree, the r
 ref = widgets.scenario_picker("dyn")
 if ref is None:
     st.stop()
-info = services.scenario_info(*ref)
-labels = services.policy_labels()
+info = services_runs.scenario_info(*ref)
+labels = services_runs.policy_labels()
 policies = list(labels)
 first = info["policies"][-1] if info["policies"] else "wmt"
 second = info["policies"][0] if info["policies"] else "linear"
@@ -45,8 +45,8 @@ with st.sidebar:
 params = widgets.params_editor(info["params"], "dyn")
 
 shown = [policy_a] + ([policy_b] if compare_b else [])
-views = {p: services.trajectory_view(*ref, p, seed, trajectory, params) for p in shown}
-n_steps = max(services.n_steps(v.steps) for v in views.values())
+views = {p: services_dynamics.trajectory_view(*ref, p, seed, trajectory, params) for p in shown}
+n_steps = max(services_dynamics.n_steps(v.steps) for v in views.values())
 widgets.clamp_state("dyn_step", n_steps - 1, 0, max(n_steps - 1, 0))
 step = st.slider("Step", 0, max(n_steps - 1, 1), key="dyn_step",
                  help="prompt-construction step of the trajectory")

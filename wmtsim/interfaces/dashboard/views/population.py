@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import charts, services, widgets
+from wmtsim.interfaces.dashboard import charts, services_population, services_runs, widgets
 
 st.title("Population dynamics")
 st.caption("Every trajectory of the scenario at once, from the engine's aggregates (no step "
@@ -24,8 +24,8 @@ st.caption("Every trajectory of the scenario at once, from the engine's aggregat
 ref = widgets.scenario_picker("pop")
 if ref is None:
     st.stop()
-info = services.scenario_info(*ref)
-labels = services.policy_labels()
+info = services_runs.scenario_info(*ref)
+labels = services_runs.policy_labels()
 widgets.derive_state("pop", ref, {
     "pop_policies": list(info["policies"]) or ["a2_no_controller", "wmt"],
     "pop_n": 1000, "pop_seed": info["seed"], "pop_kind": "all"},
@@ -42,7 +42,7 @@ if not chosen:
     st.info("Choose at least one configuration in the sidebar.")
     st.stop()
 
-tables = services.population_tables(*ref, tuple(chosen), n, seed)
+tables = services_population.population_tables(*ref, tuple(chosen), n, seed)
 survival = tables["survival"].filter(pl.col("kind") == kind)
 if survival.is_empty():
     st.info(f"No injected poison of kind {kind!r} in this scenario.")
@@ -72,10 +72,10 @@ else:
     points = list(selection.get("pick", []))
     if points:
         policy, k = points[0]["policy"], int(points[0]["k"])
-        hit = services.trajectory_showing(*ref, policy, seed, kind, k)
+        hit = services_population.trajectory_showing(*ref, policy, seed, kind, k)
         if hit is None:
-            st.info(f"None of the first {services.SEARCH_LIMIT} trajectories has a poison "
-                    f"that stops remaining {k} steps after injection under {policy}.")
+            st.info(f"None of the first {services_population.SEARCH_LIMIT} trajectories has a "
+                    f"poison that stops remaining {k} steps after injection under {policy}.")
         else:
             st.write(f"Trajectory {hit['trajectory']}: a {hit['kind']} poison under "
                      f"{labels[policy]} stops remaining {k} steps after injection "
@@ -92,12 +92,12 @@ else:
                 st.switch_page("views/dynamics.py")
 
 st.subheader("Fates of injected poison")
-widgets.chart(services.fate_chart(tables["fates"]), "pop_fates", f"{info['name']} fates")
+widgets.chart(services_population.fate_chart(tables["fates"]), "pop_fates", f"{info['name']} fates")
 widgets.table(tables["fates"].filter(pl.col("kind") == kind).select(
     "policy", "fate", "poisons", "share", "low", "high", "never_selected", "mean_k"),
     "pop_fates_table", f"{info['name']} fates {kind}")
 st.subheader("Contamination per step, and its route through summaries")
-widgets.chart(services.steps_chart(tables["steps"]), "pop_steps",
+widgets.chart(services_population.steps_chart(tables["steps"]), "pop_steps",
               f"{info['name']} contamination per step")
 widgets.table(tables["spread"].select("policy", "prompts", "contaminated_share",
                                       "via_summary_share", "summary_only_share"),

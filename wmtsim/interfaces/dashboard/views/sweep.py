@@ -6,14 +6,20 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.core.formatting import interval, plural
-from wmtsim.interfaces.dashboard import charts, services, widgets
+from wmtsim.interfaces.dashboard import (
+    charts,
+    services_dynamics,
+    services_runs,
+    services_sweep,
+    widgets,
+)
 
 st.title("Sweep explorer")
 st.caption("Open a sweep output folder (`wmtsim sweep ... --out DIR`): per-point means "
            "over any two parameters, the TSR / prompt-token Pareto front, sensitivity "
            "indices, and any point's trajectories.")
 
-found = services.find_sweeps()
+found = services_sweep.find_sweeps()
 # ?folder=DIR in the address opens that sweep (a shareable link); the address follows the
 # picker, so a copied link always opens the sweep shown.
 linked = st.query_params.get("folder")
@@ -25,16 +31,16 @@ if not options:
 if linked and st.session_state.get("sweep__linked") != linked:
     st.session_state["sweep_folder"] = linked  # a new link wins over the last pick
 folder = st.sidebar.selectbox("Sweep folder", options, key="sweep_folder",
-                              format_func=services.short_path,
+                              format_func=services_runs.short_path,
                               help="the sweeps under results/, newest first")
 st.query_params["folder"] = folder
 st.session_state["sweep__linked"] = folder
 try:
-    view = services.load_sweep_folder(folder, services.sweep_mtime(folder))
-except (services.Unavailable, ValueError, OSError) as e:
+    view = services_sweep.load_sweep_folder(folder, services_sweep.sweep_mtime(folder))
+except (services_runs.Unavailable, ValueError, OSError) as e:
     widgets.not_available("This sweep", e)
     st.stop()
-mtime = services.sweep_mtime(folder)
+mtime = services_sweep.sweep_mtime(folder)
 table = view.table
 m = view.manifest
 st.subheader(f"{m.get('name', '?')}: {m['design']['kind']} design, "
@@ -63,9 +69,9 @@ if len(params) >= 2:
     if x == y:
         st.info("Choose two different parameters.")
     else:
-        continuous = services.is_continuous(view, x) and services.is_continuous(view, y)
-        cells = services.grid_means(rows, x, y, metric,
-                                    bins=services.HEATMAP_BINS if continuous else None)
+        continuous = services_sweep.is_continuous(view, x) and services_sweep.is_continuous(view, y)
+        bins = services_sweep.HEATMAP_BINS if continuous else None
+        cells = services_sweep.grid_means(rows, x, y, metric, bins=bins)
         if continuous:
             st.caption(widgets.literal(f"{x} and {y}") + " are drawn from ranges: each "
                        "cell is the mean over the points in its bin (hover for the bounds "
@@ -77,22 +83,22 @@ elif len(params) == 1:
 else:
     st.info("The sweep varies no parameter.")
 try:
-    flat = services.flatness(view.root, metric, mtime)
+    flat = services_sweep.flatness(view.root, metric, mtime)
     flat = flat.filter(pl.col("policy") == policy) if flat.height else flat
     if flat.height:
         row = flat.row(0, named=True)
         best = rows.filter(pl.col("row") == row["best_row"])
-        text = services.flatness_text(row, tuple(params),
-                                      best.row(0, named=True) if best.height else None)
+        text = services_sweep.flatness_text(row, tuple(params),
+                                            best.row(0, named=True) if best.height else None)
         (st.info if row["flat"] else st.success)(text)
-except (services.Unavailable, ValueError) as e:
+except (services_runs.Unavailable, ValueError) as e:
     widgets.not_available("The flatness test", e)
 
 st.markdown("#### Pareto front: task success vs prompt tokens")
 if not {"tsr", "prompt_tokens"} <= set(table.columns):
     widgets.not_available("The Pareto front", "the sweep has no tsr / prompt_tokens")
 else:
-    front = services.pareto(table, "prompt_tokens", "tsr")
+    front = services_sweep.pareto(table, "prompt_tokens", "tsr")
     tooltip = ["policy", *params, "tsr", "prompt_tokens", "asr", "br"]
     tooltip = [t for t in tooltip if t in table.columns]
     widgets.chart(charts.pareto_chart(table, front, "prompt_tokens", "tsr", tooltip),
@@ -102,12 +108,12 @@ else:
 
 st.markdown("#### Sensitivity indices")
 try:
-    sens = services.sensitivity(view.root, metric, mtime)
+    sens = services_sweep.sensitivity(view.root, metric, mtime)
     sens = sens.filter(pl.col("policy") == policy) if sens.height else sens
     if sens.is_empty():
         st.info("No complete group of A, B and AB rows yet for this configuration.")
     else:
-        widgets.chart(services.sensitivity_chart(sens), "sweep_sens",
+        widgets.chart(services_sweep.sensitivity_chart(sens), "sweep_sens",
                       f"{m.get('name', 'sweep')} {metric} sensitivity", stretch=False)
         how = sens["method"][0] if "method" in sens.columns else "bootstrap"
         st.caption(f"index [95% interval: {how}]; – where the metric does not vary "
@@ -121,7 +127,7 @@ try:
             hide_index=True, key="sweep_sens_table")
         widgets.table_downloads(sens, "sweep_sens_table", f"{m.get('name', 'sweep')} "
                                 f"{metric} sensitivity")
-except (services.Unavailable, ValueError) as e:
+except (services_runs.Unavailable, ValueError) as e:
     widgets.not_available("Sensitivity indices", e)
 
 st.markdown("#### Drill down")
@@ -131,21 +137,21 @@ labels = {r["key"]: ", ".join(f"{p}={r[p]:.3g}" if isinstance(r[p], float)
 if st.session_state.get("sweep_point") not in labels:  # a new folder or configuration
     st.session_state["sweep_point"] = next(iter(labels))
 key = st.selectbox("Point", list(labels), format_func=lambda k: labels[k],
-                   key="sweep_point", help=f"a point of {services.short_path(folder)}")
-traj = services.point_trajectories(view.root, key, mtime)
+                   key="sweep_point", help=f"a point of {services_runs.short_path(folder)}")
+traj = services_sweep.point_trajectories(view.root, key, mtime)
 widgets.table(traj.drop("key"), "sweep_traj_table", f"{m.get('name', 'sweep')} point "
-              f"{labels[key]} trajectories", height=200, whole=services.count_metrics())
+              f"{labels[key]} trajectories", height=200, whole=services_runs.count_metrics())
 if traj.height:
     t_ids = traj["trajectory"].to_list()
     if st.session_state.get("sweep_trajectory") not in t_ids:
         st.session_state["sweep_trajectory"] = t_ids[0]
     trajectory = st.selectbox("Trajectory", t_ids, key="sweep_trajectory")
     try:
-        tv = services.sweep_trajectory(view.root, key, int(trajectory), mtime)
-    except (services.Unavailable, ValueError, OSError) as e:
+        tv = services_sweep.sweep_trajectory(view.root, key, int(trajectory), mtime)
+    except (services_runs.Unavailable, ValueError, OSError) as e:
         widgets.not_available("This trajectory's steps", e)
     else:
-        n_steps = services.n_steps(tv.steps)
+        n_steps = services_dynamics.n_steps(tv.steps)
         widgets.clamp_state("sweep_step", 0, 0, max(n_steps - 1, 0))
         step = st.slider("Step", 0, max(n_steps - 1, 1), key="sweep_step")
         widgets.trajectory_panel(tv, step, key="sweep_panel")

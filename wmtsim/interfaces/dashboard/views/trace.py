@@ -8,7 +8,7 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.core.formatting import plural
-from wmtsim.interfaces.dashboard import charts, services, widgets
+from wmtsim.interfaces.dashboard import charts, services_trace, widgets
 
 st.title("Trace replay")
 st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "
@@ -28,14 +28,14 @@ if up is None and path:
     source = path
 elif up is None:
     st.sidebar.caption("No file given: showing the paper's worked example (A.4).")
-    data = services.demo_trace_bytes()
+    data = services_trace.demo_trace_bytes()
     source = "paper A.4 worked example"
 else:
     data = up.getvalue()
     source = up.name
 
 try:
-    view = services.replay_trace(data)
+    view = services_trace.replay_trace(data)
 except ValueError as e:  # TraceError: "line N: ..."
     st.error(f"{source}: cannot replay: {e}")
     st.stop()
@@ -62,7 +62,7 @@ widgets.derive_state("trace", data, {"trace_step": 1}, keep={"trace_upload", "tr
 step = st.slider("Select step", 1, max(view.steps, 2), key="trace_step",
                  disabled=view.steps < 2)
 at = view.frame.filter(pl.col("step") == step)
-nodes, edges = services.trace_tree(view, step)
+nodes, edges = services_trace.trace_tree(view, step)
 name = f"{Path(source).stem} step {step}"
 left, right = st.columns(2)
 with left:

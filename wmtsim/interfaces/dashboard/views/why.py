@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard import services, widgets
+from wmtsim.interfaces.dashboard import services_runs, services_why, widgets
 
 st.title("Why does a configuration win?")
 st.caption("Attribution: the difference between two configurations split into one "
@@ -16,10 +16,10 @@ st.caption("Attribution: the difference between two configurations split into on
 ref = widgets.scenario_picker("why")
 if ref is None:
     st.stop()
-info = services.scenario_info(*ref)
-configs = services.wmt_configurations()
+info = services_runs.scenario_info(*ref)
+configs = services_why.wmt_configurations()
 names = list(configs)
-metrics = list(services.metric_info())
+metrics = list(services_runs.metric_info())
 default_metrics = ["asr", "prr", "br", "tsr", "prompt_tokens"] if info["paper"] == "table4" \
     else ["tsr", "accuracy", "prompt_tokens"]
 
@@ -41,7 +41,7 @@ if not chosen:
     st.info("Choose at least one metric in the sidebar.")
 else:
     try:
-        view = services.attribution(*ref, p, q, tuple(chosen), n, seed)
+        view = services_why.attribution(*ref, p, q, tuple(chosen), n, seed)
     except ValueError as e:
         st.info(f"Nothing to attribute: {e}")
     else:
@@ -52,7 +52,7 @@ else:
                    "trajectories (per metric: those where it is defined under every "
                    "coalition).")
         name = f"{info['name']} {p} to {q} attribution"
-        widgets.chart(services.waterfall_chart(t), "why_waterfall", name, stretch=False)
+        widgets.chart(services_why.waterfall_chart(t), "why_waterfall", name, stretch=False)
         widgets.table(t.select("metric", "mechanism", "contribution", "low", "high", "n",
                                "from_mean", "to_mean"), "why_table", name)
         moved = view.coalitions.filter(pl.col("moved_by_rule") != "")
@@ -69,17 +69,17 @@ st.caption("Table 4's claims tested in every cell of a grid over two knobs (`wmt
            "Verdicts: holds (significant), holds (not significant), tie, fails "
            "(significant: another configuration is significantly better). The number in "
            "a cell is the margin against the closest competitor.")
-found = services.find_claims()
+found = services_why.find_claims()
 default = st.query_params.get("claims") or (found[0] if found else "")
 path = st.text_input("Claims map (a `wmtsim claims` folder or a claims .parquet)",
                      value=default, key="why_claims")
 if found:
-    st.caption("found: " + ", ".join(services.short_path(f) for f in found[:10]))
+    st.caption("found: " + ", ".join(services_runs.short_path(f) for f in found[:10]))
 if not path:
     st.info("Run `wmtsim claims ...` or `make study`, then enter its output here.")
     st.stop()
 try:
-    claims_map = services.claims_view(path, services.claims_mtime(path))
+    claims_map = services_why.claims_view(path, services_why.claims_mtime(path))
 except (ValueError, OSError) as e:
     widgets.not_available("This claims map", e)
     st.stop()
@@ -99,10 +99,10 @@ rows = table.filter(pl.col("claim").is_in(shown))
 if rows.is_empty():
     st.info("Choose at least one claim.")
     st.stop()
-st.caption(services.claims_family(path, table))
-widgets.chart(services.claims_chart(rows, *knobs), "why_claims_map",
+st.caption(services_why.claims_family(path, table))
+widgets.chart(services_why.claims_chart(rows, *knobs), "why_claims_map",
               f"{claims_map.scenario} claims map", stretch=False)
-widgets.table(services.claims_summary(rows, path), "why_claims_summary",
+widgets.table(services_why.claims_summary(rows, path), "why_claims_summary",
               f"{claims_map.scenario} claims summary")
 st.caption("margin across the grid: does the claim's margin (against each cell's closest "
            "rival) differ across the cells at all? The paired test on common random "
