@@ -540,10 +540,9 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     no_exception(at)
     assert at.subheader[0].value == "grid: grid design, 12 of 12 points computed"
     assert at.sidebar.selectbox(key="sweep_metric").value == "tsr"  # the default again
-    # The default again: the grid's first configuration in its table's order (points are
-    # ordered by their content key, which changes with the scenario's knobs).
-    first = at.sidebar.selectbox(key="sweep_policy").options[0]
-    assert at.sidebar.selectbox(key="sweep_policy").value == first
+    # The default again: Full WMT, the configuration that reads the swept knobs.
+    assert "wmt" in at.sidebar.selectbox(key="sweep_policy").options
+    assert at.sidebar.selectbox(key="sweep_policy").value == "wmt"
     titles = [_title(spec) for spec, _ in _charts(at)]
     assert "tsr over params.rho × params.M" in titles
     heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))

@@ -206,9 +206,8 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
     assert all("params.budget=" in o and "params.M" not in o for o in points.options)
     table = services_sweep.load_sweep_folder(second).table
     assert points.value in table["key"].to_list()
-    # The first point of the default configuration (the table's first; the table's order
-    # follows the points' keys, which hash the whole world spec: not "linear" by rule).
-    assert points.value == table.filter(pl.col("policy") == table["policy"][0])["key"][0]
+    # The first point of the default configuration, Full WMT (the sweep has it).
+    assert points.value == table.filter(pl.col("policy") == "wmt")["key"][0]
     assert second in str(points.help)
     tooltips_follow_the_policy(at)  # heatmap, Pareto front, the point's trajectory
     # The drill-down's tables write a missing value as the one mark, never None or nan.

@@ -53,7 +53,10 @@ metrics = [x for x in view.metrics if x in table.columns]
 params = list(view.parameters)
 policies = table["policy"].unique(maintain_order=True).to_list()
 widgets.derive_state("sweep", folder, {
-    "sweep_policy": policies[0], "sweep_metric": "tsr" if "tsr" in metrics else metrics[0],
+    # Full WMT first when the sweep has it: the other configurations may not read the
+    # swept knobs at all (Linear reads neither rho nor M), so their grid is flat.
+    "sweep_policy": "wmt" if "wmt" in policies else policies[0],
+    "sweep_metric": "tsr" if "tsr" in metrics else metrics[0],
     **({"sweep_x": params[0], "sweep_y": params[1]} if len(params) >= 2 else {}),
 }, keep={"sweep_folder", "sweep__linked"})
 with st.sidebar:
