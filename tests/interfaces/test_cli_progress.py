@@ -127,3 +127,13 @@ def test_an_attack_reports_each_trial() -> None:
                  trial_done=lambda: trials.append(time.perf_counter()))
     assert searches == ["wmt k=1"]
     assert len(trials) >= settings.trials - 1  # trial 0 may be the scripted attack
+
+
+def test_attack_takes_no_progress_like_every_command(tmp_path: Path) -> None:
+    """`attack` had no --no-progress (run, compare, sweep, claims, dynamics do)."""
+    r = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "--budget", "1",
+                                 "--trials", "2", "--n", "20", "--n-holdout", "20",
+                                 "--no-charts", "--no-progress", "--out",
+                                 str(tmp_path / "atk")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "atk" / "results.parquet").exists()

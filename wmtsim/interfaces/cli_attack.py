@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from wmtsim.interfaces.cli_common import (
+    ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
     _fail,
@@ -128,6 +129,7 @@ def attack(
                           "result stays whole until the new one replaces it; default: "
                           "continue the searches it holds).")] = False,
     charts: Annotated[bool, typer.Option(help="Write harm_vs_budget.png.")] = True,
+    progress: ProgressOpt = True,
     out: OutOpt = None,
     set_: SetOpt = None,
 ) -> None:
@@ -208,9 +210,9 @@ def attack(
     try:
         if fresh is not None:
             shutil.rmtree(fresh, ignore_errors=True)
-        _compile_first(policies)
+        _compile_first(policies, progress)
         study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
-                        scheduler)
+                        scheduler, progress)
         _say(report_markdown(study))
         with _writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
             if fresh is not None and log_dir.exists():
@@ -248,13 +250,13 @@ def _reach(scheduler: str) -> None:
 
 def _search(s: Any, policies: tuple[str, ...], budgets: list[float], atk_space: Any,
             settings: Any, log_dir: Path, workers: int = 1,
-            scheduler: str | None = None) -> Any:
+            scheduler: str | None = None, progress: bool = True) -> Any:
     """`attack_study` with a progress bar, logging to ``log_dir``; bad input or a trial log
     that cannot be written (a full disk) exits 2."""
     from wmtsim.studies.attack_report import attack_study
 
     try:
-        with _progress() as bar:
+        with _progress(progress) as bar:
             # Counted in trials, so that the time left is estimated from the first ones
             # (a search takes minutes); a finished search counts all its trials (resumed
             # ones, and a worker's, which report only when done).
