@@ -67,7 +67,8 @@ SCENARIOS: dict[str, tuple[WorldSpec, Params, Stubs, int]] = {
         # step's own subtask's poison, IP through summaries; the other worlds take the
         # paper-text defaults.
         Stubs(selector_noise=0.0, p_leak=0.6, selector_rule="fill", branch_retrieval="fit",
-              persuade_scope="topic", ip_rule="carried"), 22),
+              persuade_scope="topic", ip_rule="carried", branch_folded="summary",
+              selector_read_fraction=0.25), 22),
     # The default world with the paper's two action-level poisons.
     "defaults": (
         WorldSpec(poison=(PoisonSpec("plausible", p_supersede=0.7), PoisonSpec("failed"))),
@@ -307,6 +308,9 @@ def random_scenario(seed: int) -> tuple[WorldSpec, Params, Stubs]:
     if seed >= 400:  # conversation mode (its own seeds: the points above stay as they were)
         spec = replace(spec, tasks=pick(2, 3), p_related=pick(0.5, 1.0))
         params = replace(params, promote_summaries=pick(True, False), rho_g=pick(0.5, 0.98))
+    # A3's reach into folded branches and the selector's read (drawn last, as above).
+    stubs = replace(stubs, branch_folded=pick("nodes", "summary", "both"),
+                    selector_read_fraction=pick(1.0, 0.25))
     return spec, params, stubs
 
 

@@ -113,6 +113,30 @@ def _candidate_pool_into(parent: np.ndarray, kind: np.ndarray, state: np.ndarray
 
 
 @jit
+def _replay_folded(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
+                   on_path: np.ndarray, n: int, eligible: np.ndarray, S: LifecycleScratch,
+                   keep_summary: bool) -> None:
+    """A3's whole-branch retrieval of folded branches (`Stubs.branch_folded`, docs/world.md).
+
+    Run after `_candidate_pool_into` (it reads the scratch flags that call set). A node that
+    only a fold hides (a strict ancestor is folded; nothing on its way up is obsolete) is a
+    candidate: a folded branch is retrieved as the memories it holds, its task node
+    included. Its fold summary stays a candidate with ``keep_summary`` (``both``) and is
+    dropped without it (``nodes``: the branch replaces the summary that stood for it).
+    Obsolete nodes and branches stay out, as in every pool; the active path is never a
+    candidate.
+    """
+    in_obsolete = S.in_obsolete
+    for v in range(n):
+        k = kind[v]
+        if k == ROOT or k == GLOBAL or on_path[v] or in_obsolete[v]:
+            continue
+        # Every other node is reached, except the summary of a folded task without
+        # ``keep_summary`` (a reopened task's summary stays, as in every pool).
+        eligible[v] = keep_summary or k != SUMMARY or state[parent[v]] != FOLDED
+
+
+@jit
 def _reveal_resumed(parent: np.ndarray, kind: np.ndarray, state: np.ndarray,
                     on_path: np.ndarray, created: np.ndarray, folded_at: np.ndarray,
                     n: int, eligible: np.ndarray, S: LifecycleScratch) -> None:

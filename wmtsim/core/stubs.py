@@ -19,6 +19,8 @@ SELECTOR_RULES = ("choose", "fill")
 SELECT_CHOOSE, SELECT_FILL = range(2)
 BRANCH_RETRIEVAL_RULES = ("whole", "fit")
 BRANCH_WHOLE, BRANCH_FIT = range(2)
+BRANCH_FOLDED_RULES = ("nodes", "summary", "both")
+FOLDED_NODES, FOLDED_SUMMARY, FOLDED_BOTH = range(3)
 PERSUADE_SCOPES = ("any", "topic")
 PERSUADE_ANY, PERSUADE_TOPIC = range(2)
 IP_RULES = ("own", "carried")
@@ -41,9 +43,13 @@ class Stubs:
     terms counted from a neutral ½), best first, B the ceiling; under ``"fill"`` (the
     previous rule) it takes the best that fit until B is full. At most ``top_k`` items
     (0 = no cap). A3 (no semantic selection) takes whole branches by priority: all of
-    them (``branch_retrieval = "whole"``) or those that fit in B (``"fit"``).
-    Its call reads a compact index of every candidate: ``selector_base_tokens`` +
-    ``selector_read_fraction`` · candidate tokens (+ ``struct_tokens`` per candidate).
+    them (``branch_retrieval = "whole"``) or those that fit in B (``"fit"``); a folded
+    branch is retrieved as the nodes it holds (``branch_folded = "nodes"``, the paper's
+    "whole-branch retrieval" that "reintroduces" what the fold kept out), as its summary
+    (``"summary"``, the previous rule) or as both.
+    Its call reads every candidate in full (``selector_read_fraction`` = 1: an LLM judges a
+    memory's relevance by reading it) plus ``selector_base_tokens`` (+ ``struct_tokens``
+    per candidate); a smaller fraction is the previous rule's compact index.
 
     Summariser: a fold summary has ceil(``c_sum`` · branch tokens) tokens, keeps the
     branch's supported result (its evidence) and its warnings, and absorbs each poisoned
@@ -103,8 +109,10 @@ class Stubs:
     base_tokens: int = knob(100,
         doc="fixed prompt tokens of every LLM call (query, tools, instructions)")
     selector_base_tokens: int = knob(50, doc="fixed tokens of a selector call")
-    selector_read_fraction: float = knob(0.25, lo=0.0, hi=1.0,
-        doc="share of each candidate's tokens the selector call reads")
+    selector_read_fraction: float = knob(1.0, lo=0.0, hi=1.0,
+        doc="share of each candidate's tokens the selector call reads (1: every candidate "
+            "in full, the paper's LLM-based relevance selector, App. A.2; below 1: a "
+            "compact index, the previous rule)")
     summariser_base_tokens: int = knob(50,
         doc="fixed tokens of a summariser call (plus the branch's tokens)")
     struct_tokens: int = knob(4, doc="tokens per serialised memory in tree-structured contexts")
@@ -129,6 +137,12 @@ class Stubs:
         doc="A3 (no semantic selection): ``whole`` retrieves every eligible branch whole, by "
             "priority, with no selector to stop it (the paper's 'whole-branch retrieval'); "
             "``fit``: only the branches that fit in B (the previous rule)")
+    branch_folded: str = knob("nodes", choices=BRANCH_FOLDED_RULES,
+        doc="what A3's whole-branch retrieval reaches of a folded, non-obsolete branch, and "
+            "so what its IP counts: ``nodes``: the branch's own memories, replayed (the "
+            "paper: whole-branch retrieval 'reintroduces irrelevant or poisoned "
+            "information'); ``summary``: only its fold summary (the previous rule); "
+            "``both``: the memories and the summary")
     persuade_scope: str = knob("any", choices=PERSUADE_SCOPES,
         doc="which poisoned memory in context can compromise a critical step: ``any`` (the "
             "paper's ASR: steps 'compromised by poisoned memory') or ``topic``: only poison "

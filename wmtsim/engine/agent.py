@@ -20,6 +20,7 @@ from wmtsim.core.lifecycle import (
     _branch_priorities_update,
     _candidate_pool_into,
     _mark_active_path,
+    _replay_folded,
     _reveal_resumed,
     _suppress,
 )
@@ -40,7 +41,7 @@ from wmtsim.core.rng import (
     _uniform,
 )
 from wmtsim.core.scoring import _selection_feedback
-from wmtsim.core.stubs import BRANCH_WHOLE, PERSUADE_ANY
+from wmtsim.core.stubs import BRANCH_WHOLE, FOLDED_BOTH, FOLDED_SUMMARY, PERSUADE_ANY
 from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
 from wmtsim.engine.dynamics import _dyn_persuaded
 from wmtsim.engine.field import _baseline_retrieve, _baseline_step
@@ -52,6 +53,31 @@ from wmtsim.engine.forest import (
     _draw_id,
 )
 from wmtsim.engine.selector import _select_branches, _select_items
+
+
+@jit
+def _context_pool(T, K, n):
+    """ε_t: what this configuration's context construction can reach (docs/model.md §4
+    step 2), into ``T.eligible``; the active path must be marked. The one pool of both the
+    selector and IP (Eq. 10: poison "eligible for ordinary context construction"), so the
+    two cannot drift. WMT's candidate pool (`_candidate_pool_into`); a fold without a
+    reopen covers only what it folded (`WorldSpec.resume_folded`); A3's whole-branch
+    retrieval reaches inside folded branches (`Stubs.branch_folded`).
+    """
+    F, S, sw, st = T.F, T.S, K.sw, K.st
+    eligible = T.eligible
+    if sw.selection == SEL_NONE:
+        for v in range(n):
+            eligible[v] = False
+        return
+    _candidate_pool_into(F.parent, F.kind, F.state, T.on_path, n, eligible, S)
+    if sw.selection == SEL_BRANCHES and st.branch_folded != FOLDED_SUMMARY:
+        # Every node a fold hides is reached, so nothing is left for `_reveal_resumed`.
+        _replay_folded(F.parent, F.kind, F.state, T.on_path, n, eligible, S,
+                       st.branch_folded == FOLDED_BOTH)
+    elif K.wk.resume_folded == RESUME_NEW:
+        _reveal_resumed(F.parent, F.kind, F.state, T.on_path, F.created, F.folded_at, n,
+                        eligible, S)
 
 
 @jit(inline=True)  # one call site, per step: no call that passes the records
@@ -86,14 +112,7 @@ def _prompt_step(T, K, X, step, n, active, topic_now, critical, last_obs, D):
                                                 st, X.knobs[0])
             _baseline_retrieve(T, K, X, step, n, critical, util, topic_now)
     if not field:
-        if mode == SEL_NONE:
-            for v in range(n):
-                eligible[v] = False
-        else:
-            _candidate_pool_into(parent, kind, state, on_path, n, eligible, S)
-            if wk.resume_folded == RESUME_NEW:
-                _reveal_resumed(parent, kind, state, on_path, F.created, F.folded_at, n,
-                                eligible, S)
+        _context_pool(T, K, n)
     pool_tokens = 0.0
     n_pool = 0
     for v in range(n):

@@ -9,7 +9,7 @@ so results are the same for any thread count or chunking.
 One prompt-construction cycle (docs/model.md §4, `_prompt_step`):
 
 1. new nodes and outcome events are recorded (by the script event that precedes it);
-2. the candidate pool is built (`_candidate_pool`);
+2. the candidate pool is built (`agent._context_pool`);
 3. the selector stub picks S_t under the budget B (items, whole branches, everything or
    nothing, by policy);
 4. selection feedback, Eqs. 3–5 (policies with retention scores);
@@ -40,7 +40,6 @@ from wmtsim.core.codes import (
 from wmtsim.core.field_knobs import N_MISC, M
 from wmtsim.core.jit import jit
 from wmtsim.core.lifecycle import (
-    _candidate_pool,
     _lifecycle_scratch,
     _mark_active_path,
 )
@@ -67,7 +66,7 @@ from wmtsim.core.world_spec import (
     World,
     max_prompt_steps,
 )
-from wmtsim.engine.agent import _fold, _promote, _prompt_step
+from wmtsim.engine.agent import _context_pool, _fold, _promote, _prompt_step
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
 from wmtsim.engine.field import (
     _baseline_eligible,
@@ -396,7 +395,7 @@ def _run_one(T, K, X, W, n_ev, r, R, D):
             field = True
             _baseline_eligible(n, on_path, X.store.place, eligible)
     if not field:
-        _candidate_pool(parent, kind, state, on_path, n, eligible)
+        _context_pool(T, K, n)  # the pool context construction reaches, as at every step
     for v in range(n):
         if poisoned[v] and kind[v] != SUMMARY and W.poisoned[f_wid[v]]:  # injected
             out[C.p_i] += 1

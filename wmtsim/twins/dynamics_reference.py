@@ -130,7 +130,7 @@ class _Watched(_Trajectory):
         if self.memory is not None:
             eligible = self.memory.eligible(set(tree.active_path()))
         else:
-            eligible = set(tree.candidate_pool())
+            eligible = set(self.context_pool())
         carried = self.carried_by(eligible)
         memory = self.pol.selection != SEL_NONE
         for id, node in self.poisons():

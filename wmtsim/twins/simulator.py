@@ -269,7 +269,7 @@ class _Trajectory(AgentStubs):
         if self.memory is not None:
             eligible = self.memory.eligible(set(tree.active_path()))
         else:
-            eligible = set(tree.candidate_pool())
+            eligible = set(self.context_pool())
         out[C.p_i] = 0.0
         out[C.p_r] = 0.0
         # A memory also remains when an eligible summary carries it (it leaked into the
@@ -350,6 +350,31 @@ class _Trajectory(AgentStubs):
 
     # ---------------------------------------------------------------- one prompt
 
+    def context_pool(self) -> list[str]:
+        """ε_t: what this configuration's context construction reaches, in creation order;
+        the one pool of the selector and of IP (engine: `agent._context_pool`).
+
+        WMT's candidate pool (`WMTTree.candidate_pool`), except A3 under
+        ``branch_folded`` = nodes or both: its whole-branch retrieval reaches every node a
+        fold hides; a folded task's summary only under ``both``. Obsolete nodes, the root
+        and the active path stay out.
+        """
+        tree, rule = self.tree, self.st.branch_folded
+        if self.pol.selection == SEL_NONE:
+            return []
+        if self.pol.selection != SEL_BRANCHES or rule == "summary":
+            return tree.candidate_pool()
+        path = set(tree.active_path())
+        pool = []
+        for id, node in tree.nodes.items():
+            if node.kind == "root" or id in path or tree._in_obsolete(id):
+                continue
+            if (node.kind == "summary" and node.parent is not None
+                    and tree.nodes[node.parent].state == "folded" and rule != "both"):
+                continue
+            pool.append(id)
+        return pool
+
     def prompt_step(self, topic_now: int, critical: bool, last_obs: str | None
                     ) -> set[str]:
         """One prompt-construction cycle (docs/model.md §4); returns the candidate pool."""
@@ -360,7 +385,7 @@ class _Trajectory(AgentStubs):
         if pol.selection == SEL_BASELINE:
             pool, chosen = self.memory.step(topic_now, critical, set(tree.active_path()))
         else:
-            pool = [] if pol.selection == SEL_NONE else tree.candidate_pool()
+            pool = self.context_pool()
         pool_tokens = 0.0
         for v in pool:
             pool_tokens += nodes[v].tokens
