@@ -39,6 +39,7 @@ from wmtsim.studies.inference import (
     inside_share,
     objective_noise,
     plausible_threshold,
+    reevaluate,
     robustness,
 )
 from wmtsim.studies.report import paper_table4
@@ -81,6 +82,7 @@ def knobs_of(family: Family) -> tuple[Knob, ...]:
 # Fitted cells: Table 4's ASR, PRR, BR, AF and TSR (the target's 25 cells), and, as
 # constraints on the same footing, CCR and the average prompt tokens per step.
 METRICS = (*FIT_METRICS, "ccr", "avg_prompt_tokens")
+METRICS_ALL = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
 # poison[2] is a second plausible injection (9% of scenarios): it copies poison[0].
 TIED = {"poison[2].apparent_relevance": "poison[0].apparent_relevance",
         "poison[2].p_supersede": "poison[0].p_supersede"}
@@ -93,7 +95,14 @@ def _tied(values: dict[str, Any]) -> dict[str, Any]:
 def _budget(args: argparse.Namespace) -> dict[str, Any]:
     return {"replicates": args.replicates, "corpus": 100, "maxiter": args.maxiter,
             "start": "latin hypercube (seed 0)",
-            "popsize": args.popsize, "polish": args.polish, "kind": args.objective, "seed": 0}
+            "popsize": args.popsize, "polish": args.polish, "kind": args.objective, "seed": 0,
+            "reevaluation": {"seeds": list(FRESH_SEEDS), "replicates": REEVAL_REPLICATES}}
+
+
+# Every number a fit reports is re-evaluated at seeds it was not selected on, at R = 20
+# replicate corpora (the search runs at --replicates, seed 0): `inference.reevaluate`.
+FRESH_SEEDS = tuple(range(1, 11))
+REEVAL_REPLICATES = 20
 
 
 def _save(name: str, data: Any) -> Path:
@@ -125,26 +134,36 @@ def stage_fit(args: argparse.Namespace) -> None:
     b = _budget(args)
     start = {k.key: k.value(_current(sc, k)) for k in knobs}
     t0 = time.perf_counter()
+    journal = OUT / f"fit-{family.name}.journal"
     r = fit(sc, table, knobs, metrics=METRICS, replicates=b["replicates"],
             corpus=b["corpus"], maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
-            polish=b["polish"], progress=_tick, from_current=False)
+            polish=b["polish"], progress=_tick, from_current=False, workers=args.workers,
+            journal=journal, tied=TIED)
     fitted = _tied(r.fitted)
     threshold, dispersion = plausible_threshold(r)
-    # Keep what the robustness stage needs (the plausible set), not every evaluation.
+    # Keep what the robustness stage needs (the plausible set), not every evaluation; the
+    # journal keeps them all (the reachability table reads it).
     plausible = [e for e in r.evaluations if e.objective <= r.objective + threshold]
+    fresh = reevaluate(r, FRESH_SEEDS, REEVAL_REPLICATES, table)
     noise = objective_noise(r, plausible, seeds=args.noise_seeds)
     _save(f"fit-{family.name}", {
         "family": family.name, "rules": family.rules, "budget": b, "start": start,
         "fitted": fitted, "objective": r.objective, "evaluations": len(r.evaluations),
-        "seconds": time.perf_counter() - t0, "inside_fitted": inside_share(r.cells),
-        "cells": r.cells, "threshold": threshold, "dispersion": dispersion,
-        "noise": noise,
+        "seconds": time.perf_counter() - t0, "workers": args.workers,
+        "inside_fitted_at_fit_seed": inside_share(r.cells),
+        "inside_fitted": inside_share(fresh["cells"]),
+        "cells": fresh["cells"], "cells_at_fit_seed": r.cells, "reevaluation": fresh,
+        "threshold": threshold, "dispersion": dispersion, "noise": noise,
+        "journal": journal.name,
         "plausible": [{"knobs": e.knobs, "objective": e.objective, "pooled": e.pooled}
                       for e in plausible]})
-    print(f"fit ({family.name}): objective {r.objective:.2f}, {inside_share(r.cells):.0%} "
-          f"of fitted cells inside their 95% prediction interval, {len(r.evaluations)} "
-          f"evaluations, {len(plausible)} plausible (threshold {threshold:.1f}, "
-          f"dispersion {dispersion:.1f})")
+    print(f"fit ({family.name}): objective {r.objective:.2f} at its own seed, "
+          f"{fresh['objective_mean']:.1f} ± {fresh['objective_sd']:.1f} at "
+          f"{len(FRESH_SEEDS)} fresh seeds (R = {REEVAL_REPLICATES}); "
+          f"{fresh['rows'][0]['inside']}/{fresh['rows'][0]['of']} fitted cells inside their "
+          f"95% prediction interval at seed {FRESH_SEEDS[0]}, tokens within 15% for "
+          f"{fresh['rows'][0]['tokens_within_15']}/{fresh['rows'][0]['tokens_of']} rows; "
+          f"{len(r.evaluations)} evaluations, {len(plausible)} plausible")
 
 
 def stage_ship(args: argparse.Namespace) -> None:
@@ -183,9 +202,11 @@ def stage_held_out(args: argparse.Namespace) -> None:
                                       for k in knobs_of(family) if k.key in start}))
     b = _budget(args)
     rows = held_out(sc, paper_table4(), knobs_of(family), rows=args.row or None,
+                    fresh_seed=FRESH_SEEDS[0], fresh_replicates=REEVAL_REPLICATES,
                     metrics=METRICS, replicates=b["replicates"], corpus=b["corpus"],
                     maxiter=b["maxiter"], popsize=b["popsize"], kind=b["kind"],
-                    polish=b["polish"], from_current=False)
+                    polish=b["polish"], from_current=False, workers=args.workers,
+                    tied=TIED)
     for row in rows:  # one file per held-out row, so rows can be run one at a time
         _save(f"held_out-{family.name}-{row['held_out']}",
               {"family": family.name, "budget": b, "rows": [row]})
@@ -223,12 +244,53 @@ def stage_robustness(args: argparse.Namespace) -> None:
     b = data["budget"]
     result = Fit(sc, data["fitted"], data["objective"], data["cells"], TABLE4_POLICIES,
                  METRICS, knobs_of(family), b["replicates"], b["corpus"], b["kind"], evals)
-    rows = robustness(result, flips=_flips(), threshold=data["threshold"])
+    rows = robustness(result, flips=_flips(), threshold=data["threshold"],
+                      fresh_seed=FRESH_SEEDS[0])
     _save("robustness", {"family": family.name, "budget": b, "threshold": data["threshold"],
                          "dispersion": data["dispersion"], "rows": rows})
     for r in rows:
         print(f"{r['claim']}: {r['share']:.0%} of plausible worlds "
               f"({r['n_near_optimal']} plausible fits, {r['n_flips']} flips)")
+
+
+def stage_reach(args: argparse.Namespace) -> None:
+    """Reachability: the range of each Table 4 cell over every point the fit evaluated
+    (its journal: the knob box as the search covered it, from a Latin hypercube over the
+    whole box to the optimum) and under every rule flip of docs/model_decisions.md at the
+    fit (at a fresh seed, R = 20). Written into fit-<family>.json as ``reach``."""
+    from wmtsim.studies.inference import _Journal, replicate
+
+    family = FAMILIES[args.family]
+    data = _load(f"fit-{family.name}")
+    rows = _Journal(OUT / data["journal"], _journal_head(OUT / data["journal"])).rows
+    evals = [_Journal.evaluation(r) for r in rows]
+    box: dict[str, dict[str, Any]] = {}
+    for p in TABLE4_POLICIES:
+        for m in METRICS_ALL:
+            vals = [(e.pooled[p][m], e) for e in evals if p in e.pooled
+                    and m in e.pooled[p] and e.pooled[p][m] == e.pooled[p][m]]
+            if not vals:
+                continue
+            lo, hi = min(vals, key=lambda t: t[0]), max(vals, key=lambda t: t[0])
+            box[f"{p}.{m}"] = {"min": lo[0], "max": hi[0], "argmin": lo[1].knobs,
+                               "argmax": hi[1].knobs}
+    sc = _scenario(family).with_overrides(data["fitted"])
+    flips = {}
+    for label, overrides, policies in _flips():
+        rep = replicate(sc.with_overrides(overrides), TABLE4_POLICIES, REEVAL_REPLICATES,
+                        100, FRESH_SEEDS[0], metrics=METRICS_ALL, policy_objects=policies)
+        flips[label] = rep.pooled
+    data["reach"] = {"evaluations": len(evals), "box": box, "flips": flips,
+                     "flip_seed": FRESH_SEEDS[0], "flip_replicates": REEVAL_REPLICATES}
+    _save(f"fit-{family.name}", data)
+    print(f"reach ({family.name}): {len(box)} cells over {len(evals)} evaluations and "
+          f"{len(flips)} rule flips")
+
+
+def _journal_head(path: Path) -> dict[str, Any]:
+    """The fingerprint a journal was written under (the reach stage reads a finished one)."""
+    with path.open(encoding="utf-8") as f:
+        return json.loads(f.readline())["fingerprint"]
 
 
 def _held_out(family: str) -> dict[str, Any] | None:
@@ -260,16 +322,22 @@ def main() -> None:
     global OUT
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stage", choices=("fit", "noise", "ship", "held-out", "robustness",
-                                      "docs"))
+    ap.add_argument("stage", choices=("fit", "noise", "ship", "held-out", "reach",
+                                      "robustness", "docs"))
     ap.add_argument("--family", default=DEFAULT_FAMILY, choices=tuple(FAMILIES),
                     help=f"the mechanism family (default {DEFAULT_FAMILY}; "
                          "wmtsim.studies.families)")
     ap.add_argument("--noise-seeds", type=int, default=6,
                     help="fit: seeds at which the objective's run-to-run SD is measured")
+    # The default budget: 20 generations of 15 × 17 points (5,100 evaluations) and 200
+    # Powell steps, at 10 replicate corpora per evaluation (about 0.1 s each on 2 cores).
     ap.add_argument("--replicates", type=int, default=10)
-    ap.add_argument("--maxiter", type=int, default=4)
-    ap.add_argument("--popsize", type=int, default=3)
+    ap.add_argument("--maxiter", type=int, default=19)
+    ap.add_argument("--popsize", type=int, default=15)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="processes evaluating a generation at once (default 1: each "
+                         "evaluation already runs on every core, numba's parallel loop "
+                         "over trajectories)")
     ap.add_argument("--polish", type=int, default=200,
                     help="Powell evaluations after differential evolution")
     ap.add_argument("--objective", default="nll", choices=("nll", "z2"))
@@ -281,7 +349,8 @@ def main() -> None:
     args = ap.parse_args()
     OUT = args.dir
     stages = {"fit": stage_fit, "noise": stage_noise, "ship": stage_ship,
-              "held-out": stage_held_out, "robustness": stage_robustness, "docs": stage_docs}
+              "held-out": stage_held_out, "reach": stage_reach,
+              "robustness": stage_robustness, "docs": stage_docs}
     stages[args.stage](args)
 
 

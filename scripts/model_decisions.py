@@ -62,6 +62,33 @@ RULES = (
          "whole-branch retrieval … A3 increases prompt size and contamination metrics\"",
          "`whole`: every eligible branch, by priority", "`stubs.branch_retrieval` (`whole` / `fit`)",
          "`fit`: only the branches that fit in B", {"stubs.branch_retrieval": "fit"}),
+    Rule("A3's whole-branch retrieval reaches inside folded branches, and IP counts what it reaches",
+         "paper §4: \"removing semantic retrieval reintroduces irrelevant or poisoned information through "
+         "whole-branch retrieval\"; App. A.4: the folded summary \"avoids replaying the full branch\" (what "
+         "whole-branch retrieval does); App. A.1: IP counts poison \"eligible for ordinary context construction\". "
+         "The paper is silent on folded branches under A3: the rule is ours, chosen to keep the direction its text states",
+         "`nodes`: a folded branch is retrieved as its memories (its summary left out)",
+         "`stubs.branch_folded` (`nodes` / `summary` / `both`)",
+         "`summary`: A3 sees a folded branch only as its summary (the previous rule)",
+         {"stubs.branch_folded": "summary"}),
+    Rule("A3's whole-branch retrieval takes a folded branch's memories and its summary",
+         "as above: the fold summary is a node of the branch's subtree, so the literal whole branch holds both",
+         "`nodes`", "`stubs.branch_folded`", "`both`", {"stubs.branch_folded": "both"}),
+    Rule("The selector's call reads every candidate in full",
+         "paper §3: prompt-token usage \"counts all language-model calls, including base reasoning, semantic "
+         "selection, and branch summarization\"; App. A.2: \"Tree + Selection adds an LLM-based relevance "
+         "selector\" and \"Selection generally improves accuracy but increases token usage\". How much of a "
+         "candidate the selector reads is not stated: reading it whole is ours",
+         "1 (every candidate's tokens)", "`stubs.selector_read_fraction`",
+         "0.1: a compact index of a tenth of each candidate (the previous rule)",
+         {"stubs.selector_read_fraction": 0.1}),
+    Rule("Where poison lands: a random subtask, at a random position",
+         "the paper does not say where in a scenario its \"injected memories\" (App. A.3) land; random "
+         "placement is ours ([world.md, injections](world.md#scripted-poison-injections))",
+         "random subtask and position (`subtask` = `position` = -1)",
+         "`poison[i].subtask`, `poison[i].position`",
+         "every injection at the start of the task (first subtask, first position), before any critical step",
+         {"poison[*].subtask": 0, "poison[*].position": 0}),
     Rule("Any poisoned memory in context can compromise a critical step",
          "paper App. A.1: \"ASR measures the proportion of critical reasoning steps compromised by poisoned "
          "memory\"; §2.1: a linear agent serialises \"most or all of H_t into every subsequent prompt\"",
@@ -308,15 +335,16 @@ def render(n: int) -> str:
     base = run(sc, n)
     lines = [HEADER.format(n=n, seed=sc.seed), ""]
     # The columns: Linear's ASR (what the persuasion rule decides), Full WMT and A2 (the
-    # headline's contest), A3 (whose retrieval rule is here), Full WMT's IP (whose
-    # counting rule is here).
+    # headline's contest), A3 (whose retrieval rule is here) and its IP (which counts
+    # what that retrieval reaches), Full WMT's IP (whose counting rule is here), and the
+    # tokens per step of Full WMT and A3 (the selector's read, A3's retrieval).
     shown = (("linear", "asr"), ("wmt", "asr"), ("wmt", "tsr"), ("wmt", "ip"),
              ("a2_no_controller", "asr"),
-             ("a2_no_controller", "tsr"), ("a3_no_semantic", "asr"),
-             ("a3_no_semantic", "prompt_tokens"))
+             ("a2_no_controller", "tsr"), ("a3_no_semantic", "asr"), ("a3_no_semantic", "ip"),
+             ("wmt", "avg_prompt_tokens"), ("a3_no_semantic", "avg_prompt_tokens"))
     lines.append("| rule | source | default | knob | flip | Linear ASR | Full WMT ASR | "
-                 "Full WMT TSR | Full WMT IP | A2 ASR | A2 TSR | A3 ASR | A3 prompt tokens / task | "
-                 "claims holding |")
+                 "Full WMT TSR | Full WMT IP | A2 ASR | A2 TSR | A3 ASR | A3 IP | "
+                 "Full WMT tokens / step | A3 tokens / step | claims holding |")
     lines.append("|---|---|---|---|---|" + "---|" * (len(shown) + 1))
 
     def fmt(v: float) -> str:

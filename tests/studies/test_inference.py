@@ -132,3 +132,57 @@ def test_claims_over_plausible_worlds(scenario) -> None:  # type: ignore[no-unty
     assert row["n_flips"] == 1
     assert 0.0 <= row["share"] <= 1.0
     assert predictive_cells(replicate(scenario, ("wmt",), 2, 10), {"wmt": {"asr": 0.3}})
+
+
+KNOBS = [Knob("stubs.p_persuade", 0.0, 1.0), Knob("params.budget", 20, 200, integer=True)]
+
+
+def _small_fit(scenario, table, journal, workers=1):  # type: ignore[no-untyped-def]
+    return fit(scenario, table, KNOBS, metrics=("asr",), replicates=2, corpus=20,
+               maxiter=2, popsize=2, polish=4, kind="z2", journal=journal, workers=workers)
+
+
+def test_a_fit_resumes_from_its_journal_as_if_uninterrupted(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    table = _target(scenario, 0.5)
+    whole = _small_fit(scenario, table, tmp_path / "whole.journal")
+    lines = (tmp_path / "whole.journal").read_text().splitlines(keepends=True)
+    assert len(lines) == 1 + len(whole.evaluations)  # the fingerprint, then one per point
+    # Interrupted after five evaluations, the sixth half-written: the rerun replays the
+    # five, drops the cut line, and goes on to the same end.
+    cut = tmp_path / "cut.journal"
+    cut.write_text("".join(lines[:6]) + lines[6][: len(lines[6]) // 2])
+    resumed = _small_fit(scenario, table, cut)
+    assert resumed.fitted == whole.fitted and resumed.objective == whole.objective
+    assert [e.knobs for e in resumed.evaluations] == [e.knobs for e in whole.evaluations]
+    assert cut.read_text() == (tmp_path / "whole.journal").read_text()
+    # Two worker processes search the same way (the population is one batch either way).
+    two = _small_fit(scenario, table, None, workers=2)
+    assert [e.knobs for e in two.evaluations] == [e.knobs for e in whole.evaluations]
+    assert two.objective == whole.objective
+
+
+def test_a_journal_of_another_fit_or_a_bad_line_is_refused(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    table = _target(scenario, 0.5)
+    path = tmp_path / "f.journal"
+    _small_fit(scenario, table, path)
+    with pytest.raises(ValueError, match=r"f\.journal: line 1: the journal of another fit"):
+        fit(scenario, table, KNOBS[:1], metrics=("asr",), replicates=2, corpus=20,
+            maxiter=2, popsize=2, polish=4, kind="z2", journal=path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + lines[1] + "{not json}\n" + "".join(lines[2:]))
+    with pytest.raises(ValueError, match=r"f\.journal: line 3: not an evaluation"):
+        _small_fit(scenario, table, path)
+
+
+def test_reevaluation_never_uses_the_fit_seed(scenario) -> None:  # type: ignore[no-untyped-def]
+    from wmtsim.studies.inference import reevaluate
+
+    table = _target(scenario, 0.5)
+    r = fit(scenario, table, KNOBS[:1], metrics=("asr",), replicates=2, corpus=20,
+            maxiter=1, popsize=2, kind="z2")
+    with pytest.raises(ValueError, match="selected on"):
+        reevaluate(r, [scenario.seed, 5], replicates=2, table=table)
+    out = reevaluate(r, [5, 6], replicates=3, table=table)
+    assert [row["seed"] for row in out["rows"]] == [5, 6]
+    assert math.isfinite(out["objective_mean"]) and math.isfinite(out["objective_at_own_seed"])
+    assert {c["policy"] for c in out["cells"]} == set(T4)

@@ -36,6 +36,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -227,17 +228,123 @@ class Fit:
     seconds: float = 0.0
 
 
+def _evaluate(task: tuple[Any, ...]) -> tuple[float, dict[str, dict[str, float]]]:
+    """One evaluation of `fit`'s objective (module level, so a worker process can run it):
+    the scenario under ``values``, R replicate corpora at ``seed``, the objective and the
+    pooled cells."""
+    scenario, table, values, replicates, corpus, seed, fit_on, metrics, kind = task
+    rep = replicate(scenario.with_overrides(values), tuple(table), replicates, corpus, seed)
+    return objective(predictive_cells(rep, table), fit_on, metrics, kind), rep.pooled
+
+
+def _worker_threads(workers: int) -> None:
+    """Each of ``workers`` processes gets its share of the cores for the engine's own
+    parallel loop over trajectories (numba's threads), so they do not oversubscribe."""
+    import os
+
+    from numba import config, set_num_threads
+
+    set_num_threads(max(1, min(config.NUMBA_NUM_THREADS, (os.cpu_count() or 1) // workers)))
+
+
+class _Journal:
+    """The evaluations of one fit, one JSON line each, appended as they finish.
+
+    Differential evolution with a fixed seed proposes the same points in the same order,
+    and every point is simulated on the same seed (common random numbers), so a fit rerun
+    over its journal replays what it already evaluated from the file and goes on where it
+    stopped: a resumed fit is the uninterrupted one. The first line is the fit's
+    fingerprint (knobs, ranges, seed, budget, scenario); a journal of another fit is
+    refused. A last line cut by an interruption is dropped (that point is evaluated
+    again); any other bad line is an error naming the file and line.
+    """
+
+    def __init__(self, path: Path, fingerprint: dict[str, Any]) -> None:
+        import json
+
+        self.path = path
+        self.rows: list[dict[str, Any]] = []
+        if path.is_file() and path.stat().st_size > 0:
+            lines = path.read_text(encoding="utf-8").split("\n")
+            complete = lines[:-1]  # the text after the last newline was never finished
+            try:
+                head = json.loads(complete[0]) if complete else None
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: line 1: not a fit journal ({e.msg})") from None
+            if head != {"fingerprint": fingerprint}:
+                raise ValueError(f"{path}: line 1: the journal of another fit (its knobs, "
+                                 "ranges, seed, budget or scenario differ); allowed: a journal "
+                                 "this fit wrote, or a new --journal path")
+            for i, line in enumerate(complete[1:], start=2):
+                try:
+                    row = json.loads(line)
+                    ok = (isinstance(row, dict) and isinstance(row.get("knobs"), dict)
+                          and (row.get("objective") is None
+                               or isinstance(row.get("objective"), (int, float)))
+                          and isinstance(row.get("pooled"), dict))
+                except json.JSONDecodeError:
+                    ok = False
+                if not ok:
+                    raise ValueError(f"{path}: line {i}: not an evaluation; allowed: "
+                                     '{"knobs": {...}, "objective": x or null, '
+                                     '"pooled": {...}}')
+                self.rows.append(row)
+            # Rewrite without a cut tail, so the next append starts on a fresh line.
+            text = "\n".join(complete) + "\n"
+            if text != "\n".join(lines):
+                path.write_text(text, encoding="utf-8")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"fingerprint": fingerprint}) + "\n", encoding="utf-8")
+
+    def append(self, evaluation: Evaluation) -> None:
+        import json
+        import os
+
+        # NaN and infinity are not JSON: a cell without a denominator, an objective that
+        # could not be computed, are written as null and read back as NaN / infinity.
+        pooled = {p: {m: (v if math.isfinite(v) else None) for m, v in cells.items()}
+                  for p, cells in evaluation.pooled.items()}
+        obj = evaluation.objective if math.isfinite(evaluation.objective) else None
+        line = json.dumps({"knobs": evaluation.knobs, "objective": obj, "pooled": pooled},
+                          allow_nan=False)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    @staticmethod
+    def evaluation(row: dict[str, Any]) -> Evaluation:
+        """A journal row as the `Evaluation` it recorded (nulls back to NaN / infinity)."""
+        pooled = {p: {m: (math.nan if v is None else float(v)) for m, v in cells.items()}
+                  for p, cells in row["pooled"].items()}
+        obj = math.inf if row["objective"] is None else float(row["objective"])
+        return Evaluation(row["knobs"], obj, pooled)
+
+
 def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
         knobs: Sequence[Knob], fit_on: Sequence[str] | None = None,
         metrics: Sequence[str] = FIT_METRICS, replicates: int = 20, corpus: int = CORPUS,
         seed: int | None = None, maxiter: int = 8, popsize: int = 5, kind: str = "nll",
         polish: int = 0, progress: Callable[[int, float], None] | None = None,
-        from_current: bool = True) -> Fit:
-    """Minimise `objective` over ``knobs`` (differential evolution, seeded, its first
+        from_current: bool = True, workers: int = 1, journal: Path | None = None,
+        tied: Mapping[str, str] | None = None) -> Fit:
+    """Minimise `objective` over ``knobs``.
+
+    Differential evolution (`scipy.optimize.differential_evolution`, seeded; its first
     population a Latin hypercube over the knobs' ranges that also holds the scenario's
-    current values unless ``from_current`` is False, then ``polish`` evaluations of
-    Powell's method from the best point); every configuration of ``table`` is simulated,
-    the ``fit_on`` rows' ``metrics`` cells are fitted."""
+    current values unless ``from_current`` is False), then ``polish`` evaluations of
+    Powell's method from the best point. Every configuration of ``table`` is simulated
+    and the ``fit_on`` rows' ``metrics`` cells are fitted. Every evaluation runs on the
+    same seed (common random numbers across candidates), so the fit ranks settings, not
+    noise draws.
+
+    The population is evaluated as a batch (``updating="deferred"``), over ``workers``
+    processes when above 1; the search is the same for any ``workers``. With ``journal``
+    each evaluation is appended to that file as it finishes, and a fit rerun over its
+    journal resumes (`_Journal`). ``tied`` maps a knob key to a fitted one it copies
+    (``poison[2].p_supersede`` ← ``poison[0].p_supersede``), in every evaluation.
+    """
     from scipy import optimize
 
     policies = tuple(table)
@@ -248,7 +355,10 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
                              + ", ".join(policies))
     if kind not in OBJECTIVES:
         raise ValueError(f"objective {kind!r}; allowed: {', '.join(OBJECTIVES)}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     knobs = tuple(knobs)
+    tied = dict(tied or {})
     for k in knobs:  # validate keys and ranges up front (errors name the key)
         scenario.with_overrides({k.key: k.value(k.low)})
         scenario.with_overrides({k.key: k.value(k.high)})
@@ -256,33 +366,79 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
     t0 = time.perf_counter()
     evaluations: list[Evaluation] = []
     cache: dict[tuple[float | int, ...], float] = {}
+    log = None
+    if journal is not None:
+        fingerprint = {"knobs": [[k.key, k.low, k.high, k.integer] for k in knobs],
+                       "fit_on": list(fit_on), "metrics": list(metrics),
+                       "replicates": replicates, "corpus": corpus, "seed": seed,
+                       "maxiter": maxiter, "popsize": popsize, "kind": kind,
+                       "polish": polish, "from_current": from_current, "tied": tied,
+                       "scenario": _scenario_digest(scenario), "table": _digest(table)}
+        log = _Journal(Path(journal), fingerprint)
+        for row in log.rows:
+            e = _Journal.evaluation(row)
+            cache[tuple(e.knobs.values())] = e.objective
+            evaluations.append(e)
 
     def decode(x: np.ndarray) -> dict[str, float | int]:
-        return {k.key: k.value(float(v)) for k, v in zip(knobs, x, strict=True)}
+        values = {k.key: k.value(float(v)) for k, v in zip(knobs, x, strict=True)}
+        return {**values, **{a: values[b] for a, b in tied.items() if b in values}}
 
-    def f(x: np.ndarray) -> float:
-        values = decode(x)
-        key = tuple(values.values())
-        if key in cache:  # integer knobs make identical points; no need to rerun them
-            return cache[key]
-        rep = replicate(scenario.with_overrides(values), policies,  # type: ignore[arg-type]
-                        replicates, corpus, seed)
-        val = objective(predictive_cells(rep, table), fit_on, metrics, kind)
-        cache[key] = val
-        evaluations.append(Evaluation(values, val, rep.pooled))
+    def record(values: dict[str, float | int], val: float,
+               pooled: dict[str, dict[str, float]]) -> None:
+        cache[tuple(values.values())] = val
+        e = Evaluation(values, val, pooled)
+        evaluations.append(e)
+        if log is not None:
+            log.append(e)
         if progress is not None:
             progress(len(evaluations), min(e.objective for e in evaluations))
-        return val
+
+    def task(values: dict[str, float | int]) -> tuple[Any, ...]:
+        return (scenario, table, values, replicates, corpus, seed, fit_on, tuple(metrics),
+                kind)
+
+    pool = None
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_worker_threads, initargs=(workers,))
+
+    def batch(_func: Any, xs: Any) -> list[float]:
+        """Differential evolution's map: every point of a generation, the ones not in the
+        cache evaluated (in parallel with ``workers``), recorded in proposal order."""
+        points = [decode(np.asarray(x)) for x in xs]
+        todo: dict[tuple[float | int, ...], dict[str, float | int]] = {}
+        for v in points:
+            key = tuple(v.values())
+            if key not in cache:
+                todo.setdefault(key, v)
+        tasks = [task(v) for v in todo.values()]
+        results = (list(pool.map(_evaluate, tasks)) if pool is not None
+                   else [_evaluate(t) for t in tasks])
+        for v, (val, pooled) in zip(todo.values(), results, strict=True):
+            record(v, val, pooled)
+        return [cache[tuple(v.values())] for v in points]
+
+    def one(x: np.ndarray) -> float:
+        return batch(None, [x])[0]
 
     bounds = [(k.low, k.high) for k in knobs]
     x0 = np.clip([_current(scenario, k) for k in knobs], [b[0] for b in bounds],
                  [b[1] for b in bounds])
-    res = optimize.differential_evolution(f, bounds, maxiter=maxiter, popsize=popsize,
-                                          seed=seed, polish=False, tol=1e-8,
-                                          x0=x0 if from_current else None)
-    if polish > 0:
-        optimize.minimize(f, res.x, method="Powell", bounds=bounds,
-                          options={"maxfev": polish, "xtol": 1e-3, "ftol": 1e-4})
+    try:
+        res = optimize.differential_evolution(one, bounds, maxiter=maxiter, popsize=popsize,
+                                              seed=seed, polish=False, tol=1e-8,
+                                              x0=x0 if from_current else None,
+                                              updating="deferred", workers=batch)
+        if polish > 0:
+            optimize.minimize(one, res.x, method="Powell", bounds=bounds,
+                              options={"maxfev": polish, "xtol": 1e-3, "ftol": 1e-4})
+    finally:
+        if pool is not None:
+            pool.shutdown()
     best = min(evaluations, key=lambda e: e.objective)
     fitted_scenario = scenario.with_overrides(best.knobs)  # type: ignore[arg-type]
     rep = replicate(fitted_scenario, policies, replicates, corpus, seed)
@@ -291,6 +447,68 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
         c["fitted"] = c["policy"] in fit_on and c["metric"] in metrics
     return Fit(fitted_scenario, best.knobs, best.objective, cells, fit_on, tuple(metrics),
                knobs, replicates, corpus, kind, evaluations, time.perf_counter() - t0)
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _scenario_digest(scenario: Scenario) -> str:
+    """A short hash of everything a scenario simulates (its knobs and seed)."""
+    from dataclasses import asdict
+
+    return _digest({"world": asdict(scenario.world), "stubs": asdict(scenario.stubs),
+                    "params": asdict(scenario.params), "seed": scenario.seed})
+
+
+def reevaluate(result: Fit, seeds: Sequence[int], replicates: int = 20,
+               table: Mapping[str, Mapping[str, float]] | None = None,
+               knobs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fit's best point (or ``knobs``) evaluated afresh: at each of ``seeds`` (never the
+    seed it was selected on), ``replicates`` corpora. A fit's own value is flattered by
+    the seed it was chosen on (the winner's curse); every number a fit reports comes from
+    here. Returns, per seed, the objective, the fitted cells inside their prediction
+    interval and the token rows within 15% of the paper; the first seed's cells in full;
+    and the objective at the fit's own seed at the same ``replicates``, for comparison."""
+    from wmtsim.studies.report import paper_table4
+
+    table = table or paper_table4()
+    policies = tuple(table)
+    sc = result.scenario if knobs is None else result.scenario.with_overrides(dict(knobs))
+    own = result.scenario.seed
+    if own in seeds:
+        raise ValueError(f"seed {own} is the one the fit was selected on; choose others")
+
+    def at(seed: int) -> tuple[float, list[dict[str, Any]]]:
+        rep = replicate(sc, policies, replicates, result.corpus, seed)
+        cells = predictive_cells(rep, table)
+        for c in cells:
+            c["fitted"] = c["policy"] in result.fit_on and c["metric"] in result.metrics
+        return objective(cells, result.fit_on, result.metrics, result.kind), cells
+
+    rows = []
+    first: list[dict[str, Any]] = []
+    for s in seeds:
+        val, cells = at(s)
+        first = first or cells
+        tokens = [c for c in cells if c["metric"] == "avg_prompt_tokens"]
+        rows.append({"seed": s, "objective": val,
+                     # Table 4's fitted cells (ASR, PRR, BR, AF, TSR of every row);
+                     # CCR and tokens are constraints, counted apart.
+                     "inside": sum(bool(c["inside"]) for c in cells if c["fitted"]
+                                   and c["metric"] in FIT_METRICS),
+                     "of": sum(c["fitted"] and c["metric"] in FIT_METRICS for c in cells),
+                     "tokens_within_15": sum(abs(c["pooled"] - c["paper"])
+                                             <= 0.15 * abs(c["paper"]) for c in tokens),
+                     "tokens_of": len(tokens)})
+    objectives = np.array([r["objective"] for r in rows])
+    return {"seeds": list(seeds), "replicates": replicates, "rows": rows,
+            "objective_mean": float(objectives.mean()),
+            "objective_sd": float(objectives.std(ddof=1)) if len(rows) > 1 else math.nan,
+            "objective_at_own_seed": at(own)[0], "cells": first}
 
 
 def plausible_threshold(result: Fit, level: float = 0.95) -> tuple[float, float]:
@@ -360,21 +578,28 @@ def inside_share(cells: Sequence[Mapping[str, Any]], fitted_only: bool = True) -
 
 def held_out(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
              knobs: Sequence[Knob], rows: Sequence[str] | None = None,
+             fresh_seed: int | None = None, fresh_replicates: int = 20,
              **fit_kwargs: Any) -> list[dict[str, Any]]:
     """Fit on every row but one, predict that one, each row in turn.
 
     Each fit starts from the scenario's own values (never from a fit that saw the held-out
     row). One record per held-out row: the fit's objective on the other rows, the fitted
     knobs and the held-out row's predictive cells (``inside``: the paper value lies in the
-    95% predictive interval).
+    95% predictive interval). With ``fresh_seed`` the prediction is made afresh, at that
+    seed and ``fresh_replicates`` corpora, not on the seed the fit was selected on.
     """
     out = []
     for p in rows or tuple(table):
         others = tuple(q for q in table if q != p)
         r = fit(scenario, table, knobs, fit_on=others, **fit_kwargs)
-        cells = [c for c in r.cells if c["policy"] == p]
+        cells = r.cells
+        if fresh_seed is not None:
+            rep = replicate(r.scenario, tuple(table), fresh_replicates, r.corpus, fresh_seed)
+            cells = predictive_cells(rep, table)
+        cells = [c for c in cells if c["policy"] == p]
         out.append({"held_out": p, "objective": r.objective, "fitted": r.fitted,
-                    "cells": cells, "seconds": r.seconds,
+                    "cells": cells, "seconds": r.seconds, "evaluations": len(r.evaluations),
+                    "seed": fresh_seed if fresh_seed is not None else r.scenario.seed,
                     "inside": sum(bool(c["inside"]) for c in cells
                                   if c["metric"] in r.metrics),
                     "of": sum(c["metric"] in r.metrics for c in cells)})
@@ -403,18 +628,34 @@ def near_optimal(result: Fit, threshold: float | None = None) -> list[Evaluation
 def robustness(result: Fit, flips: Sequence[tuple[str, dict[str, Any],
                                                   Mapping[str, Policy] | None]] = (),
                claims: Sequence[Claim] | None = None,
-               threshold: float | None = None) -> list[dict[str, Any]]:
+               threshold: float | None = None, fresh_seed: int | None = None,
+               cap: int = 200) -> list[dict[str, Any]]:
     """Per claim: the share of near-optimal calibrations and of rule flips (each applied
-    to the best fit, on the same replicates) in which it holds."""
+    to the best fit, on the same replicates) in which it holds.
+
+    With ``fresh_seed`` every world is simulated afresh at that seed (the near-optimal
+    set was chosen on the fit's seed, whose noise flatters it), at most ``cap`` of the
+    near-optimal calibrations, spread evenly over their objective ranks.
+    """
     from wmtsim.studies.claims import table4_claims
 
     claims = tuple(claims or table4_claims())
-    worlds = near_optimal(result, threshold)
+    worlds = sorted(near_optimal(result, threshold), key=lambda e: e.objective)
     policies = tuple(result.evaluations[0].pooled) if result.evaluations else ()
+    if fresh_seed is not None:
+        if len(worlds) > cap:
+            worlds = [worlds[round(i * (len(worlds) - 1) / (cap - 1))] for i in range(cap)]
+        worlds = [Evaluation(e.knobs, e.objective, replicate(
+            result.scenario.with_overrides(dict(e.knobs)), policies, result.replicates,
+            result.corpus, fresh_seed).pooled) for e in worlds]
+    best = (replicate(result.scenario, policies, result.replicates, result.corpus,
+                      fresh_seed).pooled if fresh_seed is not None
+            else min(result.evaluations, key=lambda e: e.objective).pooled)
     flipped = []
     for label, overrides, policy_objects in flips:
         rep = replicate(result.scenario.with_overrides(overrides), policies,
-                        result.replicates, result.corpus, policy_objects=policy_objects)
+                        result.replicates, result.corpus, fresh_seed,
+                        policy_objects=policy_objects)
         flipped.append((label, rep.pooled))
     rows = []
     for c in claims:
@@ -422,12 +663,12 @@ def robustness(result: Fit, flips: Sequence[tuple[str, dict[str, Any],
         fl = [claim_holds(c, pooled) for _, pooled in flipped]
         every = near + fl
         rows.append({"claim": c.label, "metric": c.metric, "subject": c.subject,
-                     "best_fit": claim_holds(c, min(result.evaluations,
-                                                    key=lambda e: e.objective).pooled),
+                     "best_fit": claim_holds(c, best),
                      "near_optimal": sum(near) / len(near) if near else math.nan,
                      "n_near_optimal": len(near),
                      "flips": sum(fl) / len(fl) if fl else math.nan, "n_flips": len(fl),
                      "failing_flips": [lb for (lb, _), ok in zip(flipped, fl, strict=True)
                                        if not ok],
-                     "share": sum(every) / len(every) if every else math.nan})
+                     "share": sum(every) / len(every) if every else math.nan,
+                     "seed": fresh_seed if fresh_seed is not None else result.scenario.seed})
     return rows
