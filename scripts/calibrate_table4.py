@@ -303,15 +303,23 @@ def _held_out(family: str) -> dict[str, Any] | None:
 
 
 def stage_docs(args: argparse.Namespace) -> None:
+    """The shipped fit (``fit-paper.json``) and the family comparison (``families/``, every
+    family at the same comparison budget) rendered into docs/calibration.md and README."""
+    global OUT
     from calibration_doc import write_docs  # the Markdown renderings of the stages
 
-    fits = {f: _load(f"fit-{f}") for f in FAMILIES if (OUT / f"fit-{f}.json").is_file()}
-    if not fits:
-        raise SystemExit(f"{OUT}: no fit-<family>.json to write the docs from (run the fit "
-                         f"stage with --dir {OUT}, or use the shipped --dir "
+    if not (OUT / f"fit-{DEFAULT_FAMILY}.json").is_file():
+        raise SystemExit(f"{OUT}: no fit-{DEFAULT_FAMILY}.json to write the docs from (run "
+                         f"the fit stage with --dir {OUT}, or use the shipped --dir "
                          f"{SHIPPED.relative_to(ROOT)})")
+    main = _load(f"fit-{DEFAULT_FAMILY}")
+    rb, audit = _maybe("robustness"), _maybe("audit")
+    top = OUT
+    OUT = top / "families"
+    fits = {f: _load(f"fit-{f}") for f in FAMILIES if (OUT / f"fit-{f}.json").is_file()}
     held = {f: _held_out(f) for f in fits}
-    write_docs(ROOT, fits, held, _maybe("robustness"), _maybe("audit"))
+    OUT = top
+    write_docs(ROOT, main, fits or {DEFAULT_FAMILY: main}, held, rb, audit)
 
 
 def _maybe(name: str) -> Any:

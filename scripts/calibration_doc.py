@@ -32,14 +32,36 @@ def _budget(b: dict[str, Any]) -> str:
             f"Powell evaluations, seed {b['seed']}")
 
 
+def _reevaluation(fit: dict[str, Any]) -> str:
+    """The fit re-evaluated at fresh seeds (`inference.reevaluate`): what every number of
+    the fit rests on."""
+    rv = fit.get("reevaluation")
+    if not rv:
+        return ""
+    rows = rv["rows"]
+    ins = [r["inside"] for r in rows]
+    tok = [r["tokens_within_15"] for r in rows]
+    return (f"Re-evaluated at {len(rows)} fresh seeds ({rows[0]['seed']}–{rows[-1]['seed']}, "
+            f"{rv['replicates']} replicate corpora each; the table is seed {rows[0]['seed']}'s): "
+            f"{min(ins)}–{max(ins)} of {rows[0]['of']} cells of ASR, PRR, BR, AF and TSR inside "
+            f"(mean {sum(ins) / len(ins):.1f}); tokens within 15% for {min(tok)}–{max(tok)} of "
+            f"{rows[0]['tokens_of']} rows; objective {rv['objective_mean']:.0f} ± "
+            f"{rv['objective_sd']:.0f} at the fresh seeds against "
+            f"{rv['objective_at_own_seed']:.0f} at the seed the fit was selected on (the "
+            "same replicate count): the winner's curse, measured.")
+
+
 def predictive_markdown(fit: dict[str, Any]) -> str:
     cells = {(c["policy"], c["metric"]): c for c in fit["cells"]}
     fitted = [c for c in fit["cells"] if c["fitted"]]
     inside = sum(c["inside"] for c in fitted)
-    lines = [f"**{inside} of {len(fitted)} fitted cells** lie inside the simulator's 95% "
-             f"prediction interval for a 100-scenario corpus (objective "
-             f"{fit['objective']:.1f}, {fit['evaluations']} evaluations, "
+    target = [c for c in fitted if c["metric"] in ("asr", "prr", "br", "af", "tsr")]
+    lines = [f"**{sum(c['inside'] for c in target)} of {len(target)}** of Table 4's ASR, PRR, "
+             f"BR, AF and TSR cells ({inside} of {len(fitted)} fitted cells with CCR and "
+             "tokens) lie inside the simulator's 95% prediction interval for a "
+             f"100-scenario corpus at a fresh seed ({fit['evaluations']:,} evaluations, "
              f"{fit['seconds'] / 60:.0f} min; {_budget(fit['budget'])}).", "",
+             _reevaluation(fit), "",
              "Each cell: the paper's value, then the simulator's 95% prediction interval for "
              "one new corpus (t, from the replicate corpora) and the paper value's z; "
              "✓ inside, ✗ outside, * fitted.",
@@ -67,6 +89,84 @@ def predictive_markdown(fit: dict[str, Any]) -> str:
     lines += ["", "Fitted values: " + ", ".join(f"`{k}` = {v:g}"
                                                 for k, v in fit["fitted"].items()) + "."]
     return "\n".join(lines)
+
+
+# Why a Table 4 cell lies outside everything the model reaches (the knob box and every rule
+# flip): the paper's own text ruling the value out (quoted), or the mechanism of ours that
+# stands in the way. A cell out of reach with no entry here is shown as unexplained.
+OUT_OF_REACH: dict[tuple[str, str], str] = {
+    ("a2_no_controller", "ip"):
+        "ruled out by the paper's own text: \"A2 yields complete infection persistence\" "
+        "(§4) and IP counts poison \"eligible for ordinary context construction\" (App. A.1): "
+        "A2 has no memory controller, so nothing retires its poison and IP = 1 (the "
+        "contradiction ledger)",
+    ("a3_no_semantic", "ip"):
+        "ruled out by the paper's own text under whole-branch retrieval: A3 \"reintroduces "
+        "irrelevant or poisoned information through whole-branch retrieval\" (§4), and IP "
+        "counts what context construction can reach (App. A.1); the previous rule "
+        "(`branch_folded` = summary) reaches 0.009 but reverses A3's contamination and "
+        "tokens (the contradiction ledger)",
+}
+
+
+def reach_markdown(fit: dict[str, Any]) -> str:
+    """Each Table 4 cell: the paper's value, the fit's prediction interval, the range over
+    every evaluated point of the knob box and over every rule flip at the fit, and, for a
+    cell outside both, why (`OUT_OF_REACH`)."""
+    reach = fit.get("reach")
+    if not reach:
+        return "Not computed: run `python scripts/calibrate_table4.py reach`."
+    cells = {(c["policy"], c["metric"]): c for c in fit["cells"]}
+    lines = [f"Over the fit's {reach['evaluations']:,} evaluations (the knob box as the "
+             "search covered it: a Latin hypercube over every range, then the generations "
+             f"around the optimum; pooled over {fit['budget']['replicates']} × 100 "
+             f"trajectories each) and {len(reach['flips'])} rule flips of "
+             "[model_decisions.md](model_decisions.md) at the fit (seed "
+             f"{reach['flip_seed']}, {reach['flip_replicates']} × 100 trajectories). A cell is "
+             "*reached* when the paper's value lies within the range, widened by the half-width "
+             "of the cell's 95% prediction interval at the fit (one corpus's noise).", "",
+             "| cell | paper | fit: 95% prediction interval | knob box: min – max | rule "
+             "flips: min – max (the flip at the nearer end) | reached | if not, why |",
+             "|---|---|---|---|---|---|---|"]
+    n_reached = n_out = 0
+    unexplained = []
+    for p in T4:
+        for m in METRICS:
+            c = cells.get((p, m))
+            box = reach["box"].get(f"{p}.{m}")
+            if c is None or box is None:
+                continue
+            flips = [(label, pooled[p][m]) for label, pooled in reach["flips"].items()
+                     if pooled.get(p, {}).get(m) is not None
+                     and math.isfinite(pooled[p][m])]
+            fl_lo = min(flips, key=lambda t: t[1]) if flips else None
+            fl_hi = max(flips, key=lambda t: t[1]) if flips else None
+            lo = min([box["min"]] + ([fl_lo[1]] if fl_lo else []))
+            hi = max([box["max"]] + ([fl_hi[1]] if fl_hi else []))
+            half = (c["high"] - c["low"]) / 2.0 if math.isfinite(c["high"] - c["low"]) else 0.0
+            paper = c["paper"]
+            reached = lo - half <= paper <= hi + half
+            near = fl_lo if fl_lo and abs(fl_lo[1] - paper) <= abs(fl_hi[1] - paper) else fl_hi
+            why = "–"
+            if reached:
+                n_reached += 1
+            else:
+                n_out += 1
+                why = OUT_OF_REACH.get((p, m), "")
+                if not why:
+                    why = "**unexplained**"
+                    unexplained.append(f"{POLICIES[p].label} {LABELS.get(m, m)}")
+            flip_text = (f"{_n(fl_lo[1])} – {_n(fl_hi[1])} ({near[0]})"
+                         if fl_lo and fl_hi and near else "–")
+            lines.append(f"| {POLICIES[p].label} {LABELS.get(m, m)} | {_n(paper)} | "
+                         f"[{_n(c['low'])}, {_n(c['high'])}] | {_n(box['min'])} – "
+                         f"{_n(box['max'])} | {flip_text} | {'yes' if reached else '**no**'} "
+                         f"| {why} |")
+    head = (f"**{n_reached} of {n_reached + n_out}** of Table 4's cells are within reach of "
+            f"the model (knob box or rule flip); {n_out} are not"
+            + (f", of which {len(unexplained)} unexplained: {', '.join(unexplained)}."
+               if unexplained else ", each explained below."))
+    return head + "\n\n" + "\n".join(lines)
 
 
 def held_out_markdown(ho: dict[str, Any]) -> str:
@@ -140,8 +240,18 @@ def summary_markdown(fit: dict[str, Any], ho: dict[str, Any] | None,
     ok = sum(abs(c["pooled"] / c["paper"] - 1.0) <= 0.15 for c in tok)
     lines = [f"* Fit: **{inside} of {len(target)}** of Table 4's ASR, PRR, BR, AF and TSR "
              "cells lie inside the simulator's 95% prediction interval for a 100-scenario "
-             f"corpus (target: 80%); average prompt tokens per step within 15% of the paper "
-             f"for **{ok} of {len(tok)}** rows."]
+             f"corpus at a fresh seed (target: 15); average prompt tokens per step within "
+             f"15% of the paper for **{ok} of {len(tok)}** rows (target: 3)."]
+    rv = fit.get("reevaluation")
+    if rv:
+        ins = [r["inside"] for r in rv["rows"]]
+        lines.append(f"* Over {len(ins)} fresh seeds: {min(ins)}–{max(ins)} cells inside; "
+                     f"objective {rv['objective_mean']:.0f} ± {rv['objective_sd']:.0f} "
+                     f"against {rv['objective_at_own_seed']:.0f} at the fit's own seed.")
+    if fit.get("reach"):
+        lines.append("* " + reach_markdown(fit).split("\n")[0].split(";")[0]
+                     + " ([docs/calibration.md](docs/calibration.md#reachability-what-the-"
+                     "model-can-reach-of-each-cell)).")
     if ho is not None:
         parts = [f"{POLICIES[r['held_out']].label} {r['inside']}/{r['of']}"
                  for r in ho["rows"]]
@@ -265,13 +375,16 @@ def comparison_markdown(fits: dict[str, dict[str, Any]],
     return "\n".join(lines)
 
 
-def write_docs(root: Path, fits: dict[str, dict[str, Any]],
+def write_docs(root: Path, fit: dict[str, Any], fits: dict[str, dict[str, Any]],
                held: dict[str, dict[str, Any] | None], rb: dict[str, Any] | None,
                audit: dict[str, Any] | None) -> None:
-    fit, ho = fits[DEFAULT_FAMILY], held.get(DEFAULT_FAMILY)
+    """``fit``: the shipped fit (the default family, the full budget); ``fits`` and
+    ``held``: every family at the comparison budget, the same for each."""
+    ho = held.get(DEFAULT_FAMILY)
     cal = root / "docs" / "calibration.md"
     text = cal.read_text(encoding="utf-8")
     text = replace_block(text, "table4-predictive", predictive_markdown(fit))
+    text = replace_block(text, "reachability", reach_markdown(fit))
     if ho is not None:
         text = replace_block(text, "held-out", held_out_markdown(ho))
     if rb is not None:

@@ -65,8 +65,11 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("calibration", ("scripts/calibrate_table4.py", "docs", "--dir",
                               "docs/calibration"), blocks=(
         *(("docs/calibration.md", b) for b in ("table4-predictive", "held-out",
-                                               "robustness", "family-comparison")),
+                                               "reachability", "robustness",
+                                               "family-comparison")),
         ("README.md", "calibration-summary"), ("README.md", "claims-robustness"))),
+    Generator("paper_ledger", ("scripts/paper_ledger.py", "--write"), blocks=(
+        ("README.md", "contradictions"), ("docs/calibration.md", "contradictions"))),
     Generator("benchmarks_fit", ("scripts/fit_benchmarks.py", "check", "--docs"),
               blocks=(("docs/calibration.md", "table123-cells"),)),
     Generator("knob_tables", ("scripts/knob_tables.py",), blocks=(
