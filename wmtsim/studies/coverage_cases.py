@@ -175,13 +175,33 @@ def crn_values(x: np.ndarray, z: np.ndarray, u: np.ndarray) -> np.ndarray:
             + np.sin(2 * np.pi * (u[None, :] + x[:, 0:1] + x[:, 1:2])))
 
 
+def narrow_tsr_values(x: np.ndarray, z: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Per-trajectory 0/1 task successes (points, n) with a narrow mean function, like
+    gaia_like's TSR: μ(x) = 0.176 + 0.044 (x_1 + 2 x_2²) / 3, in [0.176, 0.220], whose
+    indices are `SOBOL_TRUTH`; trajectory t succeeds when a x_3-weighted mix of its
+    common draw z_t and a draw of its own at the point falls below Φ⁻¹(μ(x)), so x_3 is
+    read but does not move the mean (common random numbers: most trajectories agree at
+    every point)."""
+    from scipy import stats
+
+    mu = 0.176 + 0.044 * (x[:, 0] + 2 * x[:, 1] ** 2) / 3
+    w = 0.6 + 0.3 * x[:, 2:3]
+    own = np.random.default_rng([int(u[0] * 2**31), x.shape[0]]).normal(size=(x.shape[0],
+                                                                              z.size))
+    latent = w * z[None, :] + np.sqrt(1 - w * w) * own
+    return (latent < stats.norm.ppf(mu)[:, None]).astype(np.float64)
+
+
 def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings: int = 4,
-              old: bool = False) -> tuple[list[bool], list[bool], list[float]]:
+              old: bool = False, narrow: bool = False
+              ) -> tuple[list[bool], list[bool], list[float], list[bool]]:
     """A sweep like `sobol_gaia` (R scramblings of N points, n trajectories per point,
     the same at every point) read by `sobol_table`, the path `wmtsim analyze` takes:
-    (coverage hits of S1 and ST against `SOBOL_TRUTH`, whether x_3's ST interval excludes
-    0, ``noise_share``) per run. ``old``: the indices of the point means (no
-    trajectories given)."""
+    (coverage hits of S1 and ST against `SOBOL_TRUTH` in the runs whose indices are
+    defined, whether x_3's ST interval excludes 0, ``noise_share``, whether the design
+    was read as flat (indices undefined; no NaN in the table)) per run. ``old``: the
+    indices of the point means (no trajectories given). ``narrow``: the outcomes are
+    `narrow_tsr_values` (a TSR between 0.176 and 0.220) instead of `crn_values`."""
     import polars as pl
 
     from wmtsim.studies.analysis import sobol_table
@@ -190,7 +210,7 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
 
     rng = np.random.default_rng(seed)
     specs = tuple(ParameterSpec(f"x{i}", low=0.0, high=1.0) for i in (1, 2, 3))
-    hits, inert_nonzero, shares = [], [], []
+    hits, inert_nonzero, shares, flat = [], [], [], []
     for it in range(runs):
         sweep = Sweep(name="crn", description="", path=None, scenarios=(),
                       policies=("wmt",), parameters=specs, kind="sobol", points=points,
@@ -198,7 +218,8 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
                       scramblings=scramblings)
         rows = list(design_rows(sweep))
         x = np.array([[r.values[s.key] for s in specs] for r in rows])
-        values = crn_values(x, rng.normal(size=n), rng.random(n))
+        values = (narrow_tsr_values if narrow else crn_values)(x, rng.normal(size=n),
+                                                               rng.random(n))
         frame = pl.DataFrame({"policy": "wmt", "scenario": "s", "replicate": 0,
                               "block": [r.block for r in rows],
                               "base": [r.base for r in rows],
@@ -207,12 +228,19 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
                               "f_t": pl.Series(list(values), dtype=pl.List(pl.Float64))})
         out = sobol_table(frame, [s.key for s in specs], points, "f",
                           trajectories=None if old else "f_t")
+        is_flat = out["method"][0].startswith("flat")
+        flat.append(is_flat)
+        if is_flat:  # undefined, said so: no NaN and no interval to cover
+            assert out["S1"].null_count() == out.height and not any(
+                np.isnan(out[c].drop_nulls().to_numpy()).any() for c in out.columns
+                if out[c].dtype == pl.Float64)
+            continue
         for name in ("S1", "ST"):
             hits += list((out[f"{name}_low"].to_numpy() <= SOBOL_TRUTH)
                          & (SOBOL_TRUTH <= out[f"{name}_high"].to_numpy()))
         inert_nonzero.append(bool(out["ST_low"][2] > 0))
         shares.append(float(out["noise_share"][0]))
-    return [bool(h) for h in hits], inert_nonzero, shares
+    return [bool(h) for h in hits], inert_nonzero, shares, flat
 
 
 # --- attack's worst case, and the claims margin --------------------------------------------
