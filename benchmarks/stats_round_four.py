@@ -49,7 +49,8 @@ def main() -> None:
     for misfit in (0.0, 139.0):
         for r in (8, 20):
             out = toy_coverage(runs, r, misfit, seed)
-            rows.append((f"plausible set, toy world, {'misspecified φ≈140' if misfit else 'correct'}, R = {r}",
+            world = "misspecified φ≈140" if misfit else "correct"
+            rows.append((f"plausible set, toy world, {world}, R = {r}",
                          f"χ² {_rate(out['chi2'])}; χ²·φ {_rate(out['chi2_phi'])}",
                          _rate(out["r_aware"])))
     for ratio in (1.5, 2.0, 3.0):

@@ -242,7 +242,7 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
                            f"none: {k} of {n} differ (under {DENSE:.0%}), unbounded "
                            "metric (t-test)")
         return out
-    if k < SPARSE:
+    if k < SPARSE and bound is not None:  # (bound None returned above)
         # each contribution w_t (module docstring) is at most the largest one the metric
         # allows: bound for a mean; bound · den_t / mean(den_a) for a ratio (a rate's
         # |δn − r_b δd| ≤ max(den_a,t, den_b,t)), never the largest one observed

@@ -68,7 +68,8 @@ def zero_bound_conditional(runs: int, ratio: float, seed: int, n: int = 100
     (1 − p)^n ≤ 5% exactly when p ≥ 3/n, so above 3/n it misses every run with k = 0."""
     rng = np.random.default_rng([seed, int(ratio * 100), n])
     p = ratio * 3.0 / n
-    zero, some = [], []
+    zero: list[bool] = []
+    some: list[bool] = []
     for _ in range(runs):
         d = (rng.random(n) < p).astype(np.float64)
         e = paired_effect(d, np.zeros(n), bound=1.0, n_resamples=400)
@@ -238,7 +239,8 @@ def morris_false_matters(runs: int, seed: int, r: int = 6, d: int = 5, n: int = 
                          old: bool = False) -> np.ndarray:
     """Per knob, the share of runs in which a screening calls it "matters" at 5% (before
     the screening's correction; `morris_pvalues` gives the p-values themselves), at the
-    atlas's r = 6 and n = 150 simulated trajectories per point on common random numbers: y_t(x) = 0.3 x_0 + z_t (x_1 − 0.5) + 0.3 ε_t(x).
+    atlas's r = 6 and n = 150 simulated trajectories
+    per point on common random numbers: y_t(x) = 0.3 x_0 + z_t (x_1 − 0.5) + 0.3 ε_t(x).
     Knob 0 moves the mean; knob 1 is read but moves only the noise (its effect on
     trajectory t is ±z_t at every step: common random numbers correlate its steps);
     knobs 2.. are not in f, but their points carry fresh noise. ``old``: "matters" when
