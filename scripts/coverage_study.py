@@ -145,7 +145,8 @@ def issue38_rows(runs: int, seed: int) -> list[tuple[str, str, str, str]]:
                      "false 'matters' ≤ 0.05",
                      _rate_of(before[i], m_runs), _rate_of(after[i], m_runs)))
     s_runs = max(runs // 10, 20)
-    (hb, nb, _), (ha, na, sa) = (cases.sobol_crn(s_runs, seed, old=o) for o in (True, False))
+    (hb, nb, _, _), (ha, na, sa, _) = (cases.sobol_crn(s_runs, seed, old=o)
+                                       for o in (True, False))
     rows.append(("Sobol on CRN, R = 4 × N = 64, 500 trajectories: S1 and ST (6 intervals a run)",
                  "coverage 0.95", _rate(hb), _rate(ha) + f"; noise_share {np.mean(sa):.3f}"))
     rows.append(("… the read-but-inert knob's ST called non-zero", "≤ 0.05", _rate(nb),

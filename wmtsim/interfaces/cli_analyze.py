@@ -85,6 +85,9 @@ def analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], met
                 r = rows.row(0, named=True)
                 how = (sobol.filter(pl.col("policy") == policy)["method"][0]
                        if "method" in sobol.columns else "")
+                if r["ST"] is None or how.startswith("flat"):  # no index, and why
+                    lines.append(f"  Sobol ({metric}, {policy}): {how}")
+                    continue
                 lines.append(f"  Sobol ({metric}, {policy}): largest total index "
                              f"{r['parameter']} ST = "
                              f"{interval(r['ST'], r['ST_low'], r['ST_high'])}"

@@ -236,8 +236,9 @@ def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
             res = sobol_mean_function(*fin, confidence)
             est = {k: res[k] for k in ("S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high")}
             noise = res["noise_share"]
-            method = (f"mean function: replicate t over {r} scramblings, each on its own "
-                      f"{res['trajectories']} trajectories, noise removed")
+            method = res["flat"] or (
+                f"mean function: Fieller over {r} scramblings, each on its own "
+                f"{res['trajectories']} trajectories, noise removed")
         elif r >= 2:
             s1_r, st_r = (np.stack(e) for e in zip(*(sobol_estimate(*x) for x in blocks),
                                                    strict=True))
@@ -251,13 +252,18 @@ def sobol_table(table: pl.DataFrame, params: Sequence[str], n_base: int,
         else:
             est = sobol_from_blocks(*blocks[0], confidence, n_resamples, seed)
             method = "bootstrap over one scrambling's points (too wide)"
+        if not all(np.all(np.isfinite(v)) for v in est.values()):  # no NaN to a user
+            method = (method if method.startswith("flat") else
+                      "flat: indices undefined (the output does not vary over the design)")
         for i, p in enumerate(params):
             rows.append({"policy": policy, "scenario": scenario, "replicate": replicate,
                          "metric": metric, "parameter": p,
-                         **{k: float(v[i]) for k, v in est.items()},
+                         **{k: (float(v[i]) if math.isfinite(float(v[i])) else None)
+                            for k, v in est.items()},
                          "n_base": int(blocks[0][0].size), "scramblings": r,
                          "noise_share": float(noise), "method": method})
-    return pl.DataFrame(rows)
+    floats = ("S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high", "noise_share")
+    return pl.DataFrame(rows, schema_overrides=dict.fromkeys(floats, pl.Float64))
 
 
 def _common_trajectories(per: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> int:

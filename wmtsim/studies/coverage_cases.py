@@ -32,7 +32,70 @@ def mc_error(rate: float, runs: int) -> float:
     return math.sqrt(max(rate * (1 - rate), 0.05 * 0.95) / runs)
 
 
+def runs_for(nominal: float, off: float, sigmas: float = 3.0, power: float = 0.9) -> int:
+    """Monte Carlo runs a rate test needs to have teeth: the test passes while the rate
+    is within ``sigmas`` standard errors of ``nominal`` (so a procedure at its nominal
+    rate fails it with probability ≤ 0.13% at 3σ), and fails with probability ≥
+    ``power`` when the true rate is ``off`` (one-sided normal approximation:
+    N = ((sigmas·√(p₀q₀) + z_power·√(p₁q₁)) / |p₁ − p₀|)²). E.g. a 40% liberal test at
+    20% (0.28): 493 runs; a 5-point coverage loss (0.90 against 0.95): 432 runs."""
+    from scipy import stats
+
+    z = float(stats.norm.ppf(power))
+    n = ((sigmas * math.sqrt(nominal * (1 - nominal)) + z * math.sqrt(off * (1 - off)))
+         / abs(off - nominal)) ** 2
+    return math.ceil(n)
+
+
+def within(rate: float, nominal: float, runs: int, side: str, sigmas: float = 3.0) -> bool:
+    """Whether an observed ``rate`` over ``runs`` runs is within ``sigmas`` standard
+    errors of ``nominal`` on the side that matters: ``"above"`` for a size (not above
+    nominal + 3 SE), ``"below"`` for a coverage (not below nominal − 3 SE)."""
+    se = math.sqrt(nominal * (1 - nominal) / runs)
+    return rate <= nominal + sigmas * se if side == "above" else rate >= nominal - sigmas * se
+
+
 # --- paired_effect: no difference, and sparse unbounded differences -----------------------
+
+
+def zero_bound_conditional(runs: int, ratio: float, seed: int, n: int = 100
+                           ) -> tuple[list[bool], list[bool]]:
+    """Coverage hits of `paired_effect`'s interval for a rate that differs on each of n
+    trajectories with probability p = ``ratio`` · 3/n (differences 0 or 1, true mean
+    difference p), split by what the run saw: (hits when no trajectory differed, k = 0:
+    the rule of three; hits when some did, k > 0: the exact test's conservative bound
+    or the bootstrap). The rule of three is an unconditional bound: P(k = 0) =
+    (1 − p)^n ≤ 5% exactly when p ≥ 3/n, so above 3/n it misses every run with k = 0."""
+    rng = np.random.default_rng([seed, int(ratio * 100), n])
+    p = ratio * 3.0 / n
+    zero: list[bool] = []
+    some: list[bool] = []
+    for _ in range(runs):
+        d = (rng.random(n) < p).astype(np.float64)
+        e = paired_effect(d, np.zeros(n), bound=1.0, n_resamples=400)
+        (zero if e["n_nonzero"] == 0 else some).append(bool(e["low"] <= p <= e["high"]))
+    return zero, some
+
+
+def sparse_tails(runs: int, share: float, tail: str, seed: int, n: int = 400
+                 ) -> tuple[list[bool], int]:
+    """An AF-like metric (unbounded; most paired differences 0): each of n trajectories
+    differs with probability ``share``, by a positive amount with ``tail`` "two-point"
+    (1 w.p. 0.8, 20 w.p. 0.2: mean 4.8) or "lognormal" (σ = 1.5: mean e^1.125).
+    Returns (coverage hits of every interval `paired_effect` reports, runs with an
+    interval): below `wmtsim.core.inference.DENSE` it must report none."""
+    rng = np.random.default_rng([seed, int(share * 1000), n])
+    mean = 4.8 if tail == "two-point" else math.exp(1.5**2 / 2)
+    hits = []
+    for _ in range(runs):
+        nz = rng.random(n) < share
+        size = (np.where(rng.random(n) < 0.8, 1.0, 20.0) if tail == "two-point"
+                else rng.lognormal(0.0, 1.5, n))
+        e = paired_effect(nz * size, np.zeros(n), n_resamples=1000)
+        if math.isfinite(e["low"]):
+            hits.append(bool(e["low"] <= share * mean <= e["high"]))
+    return hits, len(hits)
+
 
 
 def pooled_zero_bound(runs: int, p: float, seed: int, n: int = 200, heavy: int = 20,
@@ -85,6 +148,53 @@ def sparse_unbounded(runs: int, seed: int, n: int = 400, old: bool = False
 # --- grid_test -----------------------------------------------------------------------------
 
 
+def grid_pvalues(runs: int, kind: str, seed: int, k: int = 8, n: int = 50,
+                 resamples: int = 1000) -> np.ndarray:
+    """`grid_test`'s p-values on ``runs`` flat grids of `grid_size`'s ``kind`` or
+    "binary": 0/1 outcomes on common random numbers, each trajectory's outcome shared by
+    every point except that with probability 0.1 a point draws its own (P = 0.5 either
+    way), so most trajectories agree at every point (issue 49's size 0.000)."""
+    from wmtsim.core.inference import grid_test
+
+    rng = np.random.default_rng([seed, k, n])
+    out = np.empty(runs)
+    for s in range(runs):
+        if kind == "binary":
+            own = rng.random((k, n)) < 0.1
+            x = np.where(own, rng.random((k, n)) < 0.5, rng.random(n) < 0.5).astype(float)
+        else:
+            x = _flat_grid(rng, kind, k, n)
+        out[s] = grid_test(x, n_resamples=resamples, seed=s)["p"]
+    return out
+
+
+def grid_power(runs: int, seed: int, shift: float = 0.3, k: int = 8, n: int = 50
+               ) -> float:
+    """`grid_test`'s power on the binary grid of `grid_pvalues` with one point's success
+    chance moved from 0.5 to 0.5 + ``shift`` on the trajectories that draw their own."""
+    from wmtsim.core.inference import grid_test
+
+    rng = np.random.default_rng([seed, k, n, 1])
+    hits = 0
+    for s in range(runs):
+        u = rng.random((k, n))
+        chance = np.full((k, 1), 0.5)
+        chance[0] += shift
+        own = rng.random((k, n)) < 0.3
+        x = np.where(own, u < chance, rng.random(n) < 0.5).astype(float)
+        hits += grid_test(x, n_resamples=1000, seed=s)["p"] <= 0.05
+    return hits / runs
+
+
+def _flat_grid(rng: np.random.Generator, kind: str, k: int, n: int) -> np.ndarray:
+    common = rng.normal(0.0, 1.0, n)
+    if kind == "skewed":
+        return np.asarray(np.exp(common) + rng.exponential(1.0, (k, n)))
+    if kind == "rate":
+        return (rng.random((k, n)) < 0.3 + 0.4 * (common > 0)).astype(float)
+    return np.asarray(common + rng.normal(0.0, 0.5, (k, n)))
+
+
 def grid_size(runs: int, kind: str, seed: int, k: int = 8, n: int = 50,
               old: bool = False) -> list[bool]:
     """`grid_test`'s rejections at 5% of flat grids: k points on n shared trajectories,
@@ -128,34 +238,51 @@ def _old_grid_p(x: np.ndarray, b: int, seed: int) -> float:
 def morris_false_matters(runs: int, seed: int, r: int = 6, d: int = 5, n: int = 150,
                          old: bool = False) -> np.ndarray:
     """Per knob, the share of runs in which a screening calls it "matters" at 5% (before
-    the screening's correction), at the atlas's r = 6 and n = 150 simulated trajectories
+    the screening's correction; `morris_pvalues` gives the p-values themselves), at the
+    atlas's r = 6 and n = 150 simulated trajectories
     per point on common random numbers: y_t(x) = 0.3 x_0 + z_t (x_1 − 0.5) + 0.3 ε_t(x).
     Knob 0 moves the mean; knob 1 is read but moves only the noise (its effect on
     trajectory t is ±z_t at every step: common random numbers correlate its steps);
     knobs 2.. are not in f, but their points carry fresh noise. ``old``: "matters" when
     the lower end of μ*'s bootstrap interval is above the noise floor
     mean_steps(sqrt(2/π) · se / Δ)."""
-    from wmtsim.studies.screen import morris_design, morris_indices, morris_test
+    if not old:
+        return np.asarray((morris_pvalues(runs, seed, r, d, n) <= 0.05).mean(axis=0))
+    from wmtsim.studies.screen import morris_indices
 
     rng = np.random.default_rng(seed)
     called = np.zeros(d)
     for it in range(runs):
-        design = morris_design(d, r, seed=it)
-        z = rng.normal(size=n)
-        effects = np.empty((d, r, n))
-        for k in range(r):
-            y = [0.3 * x[0] + z * (x[1] - 0.5) + 0.3 * rng.normal(size=n)
-                 for x in design.x[k]]
-            for s in range(d):
-                effects[design.moved[k, s], k] = (y[s + 1] - y[s]) / design.step[k, s]
-        if old:
-            ee = effects.mean(axis=2).T  # (r, d)
-            floor = (math.sqrt(2 / math.pi) * effects.std(axis=2, ddof=1) / math.sqrt(n)
-                     ).mean(axis=1)
-            called += morris_indices(ee, n_resamples=1000, seed=it)["mu_star_low"] > floor
-        else:
-            called += morris_test(effects, n_resamples=1000, seed=it) <= 0.05
+        effects = _morris_effects(rng, it, r, d, n)
+        ee = effects.mean(axis=2).T  # (r, d)
+        floor = (math.sqrt(2 / math.pi) * effects.std(axis=2, ddof=1) / math.sqrt(n)
+                 ).mean(axis=1)
+        called += morris_indices(ee, n_resamples=1000, seed=it)["mu_star_low"] > floor
     return called / runs
+
+
+def _morris_effects(rng: np.random.Generator, it: int, r: int, d: int, n: int
+                    ) -> np.ndarray:
+    from wmtsim.studies.screen import morris_design
+
+    design = morris_design(d, r, seed=it)
+    z = rng.normal(size=n)
+    effects = np.empty((d, r, n))
+    for k in range(r):
+        y = [0.3 * x[0] + z * (x[1] - 0.5) + 0.3 * rng.normal(size=n) for x in design.x[k]]
+        for s in range(d):
+            effects[design.moved[k, s], k] = (y[s + 1] - y[s]) / design.step[k, s]
+    return effects
+
+
+def morris_pvalues(runs: int, seed: int, r: int = 6, d: int = 5, n: int = 150
+                   ) -> np.ndarray:
+    """`morris_test`'s p-values (runs, d) on `morris_false_matters`'s world."""
+    from wmtsim.studies.screen import morris_test
+
+    rng = np.random.default_rng(seed)
+    return np.stack([morris_test(_morris_effects(rng, it, r, d, n), n_resamples=1000,
+                                 seed=it) for it in range(runs)])
 
 
 # --- Sobol indices under common random numbers ---------------------------------------------
@@ -175,13 +302,33 @@ def crn_values(x: np.ndarray, z: np.ndarray, u: np.ndarray) -> np.ndarray:
             + np.sin(2 * np.pi * (u[None, :] + x[:, 0:1] + x[:, 1:2])))
 
 
+def narrow_tsr_values(x: np.ndarray, z: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Per-trajectory 0/1 task successes (points, n) with a narrow mean function, like
+    gaia_like's TSR: μ(x) = 0.176 + 0.044 (x_1 + 2 x_2²) / 3, in [0.176, 0.220], whose
+    indices are `SOBOL_TRUTH`; trajectory t succeeds when a x_3-weighted mix of its
+    common draw z_t and a draw of its own at the point falls below Φ⁻¹(μ(x)), so x_3 is
+    read but does not move the mean (common random numbers: most trajectories agree at
+    every point)."""
+    from scipy import stats
+
+    mu = 0.176 + 0.044 * (x[:, 0] + 2 * x[:, 1] ** 2) / 3
+    w = 0.6 + 0.3 * x[:, 2:3]
+    own = np.random.default_rng([int(u[0] * 2**31), x.shape[0]]).normal(size=(x.shape[0],
+                                                                              z.size))
+    latent = w * z[None, :] + np.sqrt(1 - w * w) * own
+    return (latent < stats.norm.ppf(mu)[:, None]).astype(np.float64)
+
+
 def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings: int = 4,
-              old: bool = False) -> tuple[list[bool], list[bool], list[float]]:
+              old: bool = False, narrow: bool = False
+              ) -> tuple[list[bool], list[bool], list[float], list[bool]]:
     """A sweep like `sobol_gaia` (R scramblings of N points, n trajectories per point,
     the same at every point) read by `sobol_table`, the path `wmtsim analyze` takes:
-    (coverage hits of S1 and ST against `SOBOL_TRUTH`, whether x_3's ST interval excludes
-    0, ``noise_share``) per run. ``old``: the indices of the point means (no
-    trajectories given)."""
+    (coverage hits of S1 and ST against `SOBOL_TRUTH` in the runs whose indices are
+    defined, whether x_3's ST interval excludes 0, ``noise_share``, whether the design
+    was read as flat (indices undefined; no NaN in the table)) per run. ``old``: the
+    indices of the point means (no trajectories given). ``narrow``: the outcomes are
+    `narrow_tsr_values` (a TSR between 0.176 and 0.220) instead of `crn_values`."""
     import polars as pl
 
     from wmtsim.studies.analysis import sobol_table
@@ -190,7 +337,7 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
 
     rng = np.random.default_rng(seed)
     specs = tuple(ParameterSpec(f"x{i}", low=0.0, high=1.0) for i in (1, 2, 3))
-    hits, inert_nonzero, shares = [], [], []
+    hits, inert_nonzero, shares, flat = [], [], [], []
     for it in range(runs):
         sweep = Sweep(name="crn", description="", path=None, scenarios=(),
                       policies=("wmt",), parameters=specs, kind="sobol", points=points,
@@ -198,7 +345,8 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
                       scramblings=scramblings)
         rows = list(design_rows(sweep))
         x = np.array([[r.values[s.key] for s in specs] for r in rows])
-        values = crn_values(x, rng.normal(size=n), rng.random(n))
+        values = (narrow_tsr_values if narrow else crn_values)(x, rng.normal(size=n),
+                                                               rng.random(n))
         frame = pl.DataFrame({"policy": "wmt", "scenario": "s", "replicate": 0,
                               "block": [r.block for r in rows],
                               "base": [r.base for r in rows],
@@ -207,12 +355,19 @@ def sobol_crn(runs: int, seed: int, n: int = 500, points: int = 64, scramblings:
                               "f_t": pl.Series(list(values), dtype=pl.List(pl.Float64))})
         out = sobol_table(frame, [s.key for s in specs], points, "f",
                           trajectories=None if old else "f_t")
+        is_flat = out["method"][0].startswith("flat")
+        flat.append(is_flat)
+        if is_flat:  # undefined, said so: no NaN and no interval to cover
+            assert out["S1"].null_count() == out.height and not any(
+                np.isnan(out[c].drop_nulls().to_numpy()).any() for c in out.columns
+                if out[c].dtype == pl.Float64)
+            continue
         for name in ("S1", "ST"):
             hits += list((out[f"{name}_low"].to_numpy() <= SOBOL_TRUTH)
                          & (SOBOL_TRUTH <= out[f"{name}_high"].to_numpy()))
         inert_nonzero.append(bool(out["ST_low"][2] > 0))
         shares.append(float(out["noise_share"][0]))
-    return [bool(h) for h in hits], inert_nonzero, shares
+    return [bool(h) for h in hits], inert_nonzero, shares, flat
 
 
 # --- attack's worst case, and the claims margin --------------------------------------------

@@ -157,6 +157,8 @@ def effect_text(d: Mapping[str, Any], prefix: str = "") -> str:
     if k <= EXACT_MAX:  # a sparse effect on an unbounded metric has no interval
         text += (f" ({k} of {n} differ; {'no interval, ' if bare else ''}"
                  f"exact p = {num(get('p'), 2)})")
+    elif bare:  # sparse differences (under DENSE) of an unbounded metric: no interval
+        text += f" ({k} of {n} differ; no interval, sparse; p = {num(get('p'), 2)})"
     return text
 
 
