@@ -235,19 +235,33 @@ def _flips() -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
 
 
 def stage_robustness(args: argparse.Namespace) -> None:
-    from wmtsim.studies.inference import Evaluation, Fit
+    """Each claim over the plausible worlds: every evaluation in the fit's journal within
+    the plausible set's threshold (`inference.plausible_threshold`, recomputed here, so a
+    new threshold rule needs no refit), re-simulated at a fresh seed, and the rule flips
+    at the fit."""
+    from wmtsim.studies.inference import Fit, _Journal
 
     family = FAMILIES[DEFAULT_FAMILY]
     data = _load(f"fit-{family.name}")
     sc = _scenario(family).with_overrides(data["fitted"])
-    evals = [Evaluation(h["knobs"], h["objective"], h["pooled"]) for h in data["plausible"]]
     b = data["budget"]
-    result = Fit(sc, data["fitted"], data["objective"], data["cells"], TABLE4_POLICIES,
-                 METRICS, knobs_of(family), b["replicates"], b["corpus"], b["kind"], evals)
-    rows = robustness(result, flips=_flips(), threshold=data["threshold"],
+    journal = OUT / data.get("journal", f"fit-{family.name}.journal")
+    if journal.is_file():
+        evals = [_Journal.evaluation(r) for r in
+                 _Journal(journal, _journal_head(journal)).rows]
+    else:  # a fit JSON without its journal: the plausible set it kept
+        from wmtsim.studies.inference import Evaluation
+
+        evals = [Evaluation(h["knobs"], h["objective"], h["pooled"])
+                 for h in data["plausible"]]
+    result = Fit(sc, data["fitted"], data["objective"],
+                 data.get("cells_at_fit_seed", data["cells"]), TABLE4_POLICIES, METRICS,
+                 knobs_of(family), b["replicates"], b["corpus"], b["kind"], evals)
+    threshold, dispersion = plausible_threshold(result)
+    rows = robustness(result, flips=_flips(), threshold=threshold,
                       fresh_seed=FRESH_SEEDS[0])
-    _save("robustness", {"family": family.name, "budget": b, "threshold": data["threshold"],
-                         "dispersion": data["dispersion"], "rows": rows})
+    _save("robustness", {"family": family.name, "budget": b, "threshold": threshold,
+                         "dispersion": dispersion, "seed": FRESH_SEEDS[0], "rows": rows})
     for r in rows:
         print(f"{r['claim']}: {r['share']:.0%} of plausible worlds "
               f"({r['n_near_optimal']} plausible fits, {r['n_flips']} flips)")

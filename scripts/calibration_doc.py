@@ -195,10 +195,12 @@ def held_out_markdown(ho: dict[str, Any]) -> str:
 
 def robustness_markdown(rb: dict[str, Any]) -> str:
     lines = [f"Plausible fits: every evaluation of the fit whose objective is within "
-             f"{rb['threshold']:.0f} of the best (χ²(0.95, k) inflated by the misfit's "
-             f"dispersion φ = {rb['dispersion']:.0f}, `wmtsim.studies.inference."
-             "plausible_threshold`); rule flips: each of docs/model_decisions.md's rules "
-             "flipped on the best fit.", "",
+             f"{rb['threshold']:.0f} of the best (a confidence set at the replicate count "
+             f"used, with the misfit's dispersion φ = {rb['dispersion']:.0f}: "
+             "`wmtsim.studies.plausible`), at most 200 of them spread over their ranks, each "
+             f"re-simulated at seed {rb.get('seed', 0)} (not the seed the fit was selected "
+             "on); rule flips: each of docs/model_decisions.md's rules flipped on the best "
+             "fit, at the same seed.", "",
              "| claim | at the best fit | plausible fits | rule flips | all plausible "
              "worlds | flips where it fails |", "|---|---|---|---|---|---|"]
     for r in rb["rows"]:
