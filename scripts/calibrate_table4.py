@@ -33,13 +33,14 @@ from typing import Any
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
 from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES, Family
+from wmtsim.studies.fit_journal import FitJournal
+from wmtsim.studies.fresh_seeds import objective_noise, reevaluate
 from wmtsim.studies.inference import (
     fit,
     held_out,
     inside_share,
-    objective_noise,
     plausible_threshold,
-    reevaluate,
+    replicate,
     robustness,
 )
 from wmtsim.studies.report import paper_table4
@@ -100,7 +101,7 @@ def _budget(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # Every number a fit reports is re-evaluated at seeds it was not selected on, at R = 20
-# replicate corpora (the search runs at --replicates, seed 0): `inference.reevaluate`.
+# replicate corpora (the search runs at --replicates, seed 0): `fresh_seeds.reevaluate`.
 FRESH_SEEDS = tuple(range(1, 11))
 REEVAL_REPLICATES = 20
 
@@ -239,7 +240,7 @@ def stage_robustness(args: argparse.Namespace) -> None:
     the plausible set's threshold (`inference.plausible_threshold`, recomputed here, so a
     new threshold rule needs no refit), re-simulated at a fresh seed, and the rule flips
     at the fit."""
-    from wmtsim.studies.inference import Fit, _Journal
+    from wmtsim.studies.inference import Fit
 
     family = FAMILIES[DEFAULT_FAMILY]
     data = _load(f"fit-{family.name}")
@@ -247,8 +248,8 @@ def stage_robustness(args: argparse.Namespace) -> None:
     b = data["budget"]
     journal = OUT / data.get("journal", f"fit-{family.name}.journal")
     if journal.is_file():
-        evals = [_Journal.evaluation(r) for r in
-                 _Journal(journal, _journal_head(journal)).rows]
+        evals = [FitJournal.evaluation(r) for r in
+                 FitJournal(journal, _journal_head(journal)).rows]
     else:  # a fit JSON without its journal: the plausible set it kept
         from wmtsim.studies.inference import Evaluation
 
@@ -272,12 +273,10 @@ def stage_reach(args: argparse.Namespace) -> None:
     (its journal: the knob box as the search covered it, from a Latin hypercube over the
     whole box to the optimum) and under every rule flip of docs/model_decisions.md at the
     fit (at a fresh seed, R = 20). Written into fit-<family>.json as ``reach``."""
-    from wmtsim.studies.inference import _Journal, replicate
-
     family = FAMILIES[args.family]
     data = _load(f"fit-{family.name}")
-    rows = _Journal(OUT / data["journal"], _journal_head(OUT / data["journal"])).rows
-    evals = [_Journal.evaluation(r) for r in rows]
+    rows = FitJournal(OUT / data["journal"], _journal_head(OUT / data["journal"])).rows
+    evals = [FitJournal.evaluation(r) for r in rows]
     box: dict[str, dict[str, Any]] = {}
     for p in TABLE4_POLICIES:
         for m in METRICS_ALL:

@@ -33,7 +33,7 @@ def _budget(b: dict[str, Any]) -> str:
 
 
 def _reevaluation(fit: dict[str, Any]) -> str:
-    """The fit re-evaluated at fresh seeds (`inference.reevaluate`): what every number of
+    """The fit re-evaluated at fresh seeds (`fresh_seeds.reevaluate`): what every number of
     the fit rests on."""
     rv = fit.get("reevaluation")
     if not rv:

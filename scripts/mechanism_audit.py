@@ -16,8 +16,8 @@ and fails otherwise.
 Table 4 and the text about it: `paper_poisoning` at n trajectories at seeds 1, 2 and 3
 (never seed 0, the seed every fit was selected on), the five configurations on common
 random numbers: the shipped fit (docs/calibration/fit-paper.json) and each family at its
-comparison fit (docs/calibration/families/fit-<family>.json). Tables 1–3: each model × benchmark world
-(`wmtsim.studies.benchmarks`) under the family's rules and its fitted own knob (the
+comparison fit (docs/calibration/families/fit-<family>.json). Tables 1–3: each model ×
+benchmark world (`wmtsim.studies.benchmarks`) under the family's rules and its fitted own knob (the
 profiles were fitted once and are not refitted per family), R replicate corpora of the
 benchmark's size; the interval is the mean difference's, normal, from the replicate spread.
 The quotes are the paper's text (arXiv 2608.20631v1, §4 and Appendix A.2) as its

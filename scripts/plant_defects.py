@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEETH = "tests/studies/test_coverage_teeth.py"
 DEFECTS = (
-    ("grid_test p-values × 0.7", "wmtsim/core/inference.py",
+    ("grid_test p-values × 0.7", "wmtsim/core/grid_test.py",
      "out.update(p=float((1 + np.sum(t_star >= t_obs)) / (b + 1)),",
      "out.update(p=0.7 * float((1 + np.sum(t_star >= t_obs)) / (b + 1)),",
      f"{TEETH}::test_grid_test_size_at_every_level"),

@@ -1,5 +1,5 @@
 """Flat means flat: the flat / not-flat decision is a paired global
-test across the grid on common random numbers (`wmtsim.core.inference.grid_test`), the
+test across the grid on common random numbers (`wmtsim.core.grid_test.grid_test`), the
 same in `wmtsim analyze`, `wmtsim claims`, the dashboard and the docs.
 
 Constructed cases with known answers: a flat grid (the test rejects at about its level),
@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from wmtsim.core.inference import grid_test
+from wmtsim.core.grid_test import grid_test
 from wmtsim.interfaces.cli import app
 from wmtsim.studies.flatness import flatness, flatness_text, margin_flatness
 

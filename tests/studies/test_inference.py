@@ -175,7 +175,7 @@ def test_a_journal_of_another_fit_or_a_bad_line_is_refused(scenario, tmp_path) -
 
 
 def test_reevaluation_never_uses_the_fit_seed(scenario) -> None:  # type: ignore[no-untyped-def]
-    from wmtsim.studies.inference import reevaluate
+    from wmtsim.studies.fresh_seeds import reevaluate
 
     table = _target(scenario, 0.5)
     r = fit(scenario, table, KNOBS[:1], metrics=("asr",), replicates=2, corpus=20,

@@ -117,6 +117,7 @@ READS: dict[str, Trait] = {
     "stubs.selector_rule": ITEMS,
     "stubs.select_threshold": ITEMS,
     "stubs.branch_retrieval": BRANCHES,
+    "stubs.branch_folded": BRANCHES,
     "stubs.ip_rule": FOLD | FIELD,
     **{f"stubs.{k}": EVERY for k in (
         "p_persuade", "p_persuade_vs_evidence", "p_guess", "p_use_max", "dilution_tokens",

@@ -154,7 +154,7 @@ def grid_pvalues(runs: int, kind: str, seed: int, k: int = 8, n: int = 50,
     "binary": 0/1 outcomes on common random numbers, each trajectory's outcome shared by
     every point except that with probability 0.1 a point draws its own (P = 0.5 either
     way), so most trajectories agree at every point (issue 49's size 0.000)."""
-    from wmtsim.core.inference import grid_test
+    from wmtsim.core.grid_test import grid_test
 
     rng = np.random.default_rng([seed, k, n])
     out = np.empty(runs)
@@ -172,7 +172,7 @@ def grid_power(runs: int, seed: int, shift: float = 0.3, k: int = 8, n: int = 50
                ) -> float:
     """`grid_test`'s power on the binary grid of `grid_pvalues` with one point's success
     chance moved from 0.5 to 0.5 + ``shift`` on the trajectories that draw their own."""
-    from wmtsim.core.inference import grid_test
+    from wmtsim.core.grid_test import grid_test
 
     rng = np.random.default_rng([seed, k, n, 1])
     hits = 0
@@ -201,7 +201,7 @@ def grid_size(runs: int, kind: str, seed: int, k: int = 8, n: int = 50,
     all with the same mean. ``kind``: "skewed" (a common lognormal part plus exponential
     noise), "rate" (0/1 outcomes whose chance the trajectory sets) or "normal". ``old``:
     the bootstrap with the standard errors held at the sample's."""
-    from wmtsim.core.inference import grid_test
+    from wmtsim.core.grid_test import grid_test
 
     rng = np.random.default_rng(seed)
     out = []

@@ -6,7 +6,7 @@ scenario and replicate is generated from the same ``(seed, t)``. Per-point inter
 ignore that pairing, so a test built on them (a χ² test of equal means over the points'
 intervals) is very conservative: a small effect that every trajectory shows is lost in
 the spread between trajectories. `flatness` tests the grid the way the sweep was run,
-with `wmtsim.core.inference.grid_test`, the paired global test of "every setting has the
+with `wmtsim.core.grid_test.grid_test`, the paired global test of "every setting has the
 same mean": each setting's deviation from the grand mean on the same trajectories, the
 largest of them studentised (max-t), its null distribution a bootstrap over whole
 trajectories (which keeps the pairing).
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim.core.inference import ALPHA, CORRECTION_NAMES, adjust, grid_test
+from wmtsim.core.grid_test import grid_test
+from wmtsim.core.inference import ALPHA, CORRECTION_NAMES, adjust
 from wmtsim.core.metrics import METRICS
 
 if TYPE_CHECKING:

@@ -44,6 +44,7 @@ import numpy as np
 
 from wmtsim.core.metrics import compare_metrics, frame_parts
 from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
+from wmtsim.studies.fit_journal import FitJournal, digest, scenario_digest
 
 if TYPE_CHECKING:
     import polars as pl
@@ -243,84 +244,9 @@ def _worker_threads(workers: int) -> None:
     parallel loop over trajectories (numba's threads), so they do not oversubscribe."""
     import os
 
-    from numba import config, set_num_threads
+    from numba import get_num_threads, set_num_threads
 
-    set_num_threads(max(1, min(config.NUMBA_NUM_THREADS, (os.cpu_count() or 1) // workers)))
-
-
-class _Journal:
-    """The evaluations of one fit, one JSON line each, appended as they finish.
-
-    Differential evolution with a fixed seed proposes the same points in the same order,
-    and every point is simulated on the same seed (common random numbers), so a fit rerun
-    over its journal replays what it already evaluated from the file and goes on where it
-    stopped: a resumed fit is the uninterrupted one. The first line is the fit's
-    fingerprint (knobs, ranges, seed, budget, scenario); a journal of another fit is
-    refused. A last line cut by an interruption is dropped (that point is evaluated
-    again); any other bad line is an error naming the file and line.
-    """
-
-    def __init__(self, path: Path, fingerprint: dict[str, Any]) -> None:
-        import json
-
-        self.path = path
-        self.rows: list[dict[str, Any]] = []
-        if path.is_file() and path.stat().st_size > 0:
-            lines = path.read_text(encoding="utf-8").split("\n")
-            complete = lines[:-1]  # the text after the last newline was never finished
-            try:
-                head = json.loads(complete[0]) if complete else None
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}: line 1: not a fit journal ({e.msg})") from None
-            if head != {"fingerprint": fingerprint}:
-                raise ValueError(f"{path}: line 1: the journal of another fit (its knobs, "
-                                 "ranges, seed, budget or scenario differ); allowed: a journal "
-                                 "this fit wrote, or a new --journal path")
-            for i, line in enumerate(complete[1:], start=2):
-                try:
-                    row = json.loads(line)
-                    ok = (isinstance(row, dict) and isinstance(row.get("knobs"), dict)
-                          and (row.get("objective") is None
-                               or isinstance(row.get("objective"), (int, float)))
-                          and isinstance(row.get("pooled"), dict))
-                except json.JSONDecodeError:
-                    ok = False
-                if not ok:
-                    raise ValueError(f"{path}: line {i}: not an evaluation; allowed: "
-                                     '{"knobs": {...}, "objective": x or null, '
-                                     '"pooled": {...}}')
-                self.rows.append(row)
-            # Rewrite without a cut tail, so the next append starts on a fresh line.
-            text = "\n".join(complete) + "\n"
-            if text != "\n".join(lines):
-                path.write_text(text, encoding="utf-8")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"fingerprint": fingerprint}) + "\n", encoding="utf-8")
-
-    def append(self, evaluation: Evaluation) -> None:
-        import json
-        import os
-
-        # NaN and infinity are not JSON: a cell without a denominator, an objective that
-        # could not be computed, are written as null and read back as NaN / infinity.
-        pooled = {p: {m: (v if math.isfinite(v) else None) for m, v in cells.items()}
-                  for p, cells in evaluation.pooled.items()}
-        obj = evaluation.objective if math.isfinite(evaluation.objective) else None
-        line = json.dumps({"knobs": evaluation.knobs, "objective": obj, "pooled": pooled},
-                          allow_nan=False)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-
-    @staticmethod
-    def evaluation(row: dict[str, Any]) -> Evaluation:
-        """A journal row as the `Evaluation` it recorded (nulls back to NaN / infinity)."""
-        pooled = {p: {m: (math.nan if v is None else float(v)) for m, v in cells.items()}
-                  for p, cells in row["pooled"].items()}
-        obj = math.inf if row["objective"] is None else float(row["objective"])
-        return Evaluation(row["knobs"], obj, pooled)
+    set_num_threads(max(1, min(get_num_threads(), (os.cpu_count() or 1) // workers)))
 
 
 def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
@@ -343,8 +269,9 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
     The population is evaluated as a batch (``updating="deferred"``), over ``workers``
     processes when above 1; the search is the same for any ``workers``. With ``journal``
     each evaluation is appended to that file as it finishes, and a fit rerun over its
-    journal resumes (`_Journal`). ``tied`` maps a knob key to a fitted one it copies
-    (``poison[2].p_supersede`` ← ``poison[0].p_supersede``), in every evaluation.
+    journal resumes (`wmtsim.studies.fit_journal.FitJournal`). ``tied`` maps a knob key
+    to a fitted one it copies (``poison[2].p_supersede`` ← ``poison[0].p_supersede``), in
+    every evaluation.
     """
     from scipy import optimize
 
@@ -374,10 +301,10 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
                        "replicates": replicates, "corpus": corpus, "seed": seed,
                        "maxiter": maxiter, "popsize": popsize, "kind": kind,
                        "polish": polish, "from_current": from_current, "tied": tied,
-                       "scenario": _scenario_digest(scenario), "table": _digest(table)}
-        log = _Journal(Path(journal), fingerprint)
+                       "scenario": scenario_digest(scenario), "table": digest(table)}
+        log = FitJournal(Path(journal), fingerprint)
         for row in log.rows:
-            e = _Journal.evaluation(row)
+            e = FitJournal.evaluation(row)
             cache[tuple(e.knobs.values())] = e.objective
             evaluations.append(e)
 
@@ -450,68 +377,6 @@ def fit(scenario: Scenario, table: Mapping[str, Mapping[str, float]],
                knobs, replicates, corpus, kind, evaluations, time.perf_counter() - t0)
 
 
-def _digest(value: Any) -> str:
-    import hashlib
-    import json
-
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _scenario_digest(scenario: Scenario) -> str:
-    """A short hash of everything a scenario simulates (its knobs and seed)."""
-    from dataclasses import asdict
-
-    return _digest({"world": asdict(scenario.world), "stubs": asdict(scenario.stubs),
-                    "params": asdict(scenario.params), "seed": scenario.seed})
-
-
-def reevaluate(result: Fit, seeds: Sequence[int], replicates: int = 20,
-               table: Mapping[str, Mapping[str, float]] | None = None,
-               knobs: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The fit's best point (or ``knobs``) evaluated afresh: at each of ``seeds`` (never the
-    seed it was selected on), ``replicates`` corpora. A fit's own value is flattered by
-    the seed it was chosen on (the winner's curse); every number a fit reports comes from
-    here. Returns, per seed, the objective, the fitted cells inside their prediction
-    interval and the token rows within 15% of the paper; the first seed's cells in full;
-    and the objective at the fit's own seed at the same ``replicates``, for comparison."""
-    from wmtsim.studies.report import paper_table4
-
-    table = table or paper_table4()
-    policies = tuple(table)
-    sc = result.scenario if knobs is None else result.scenario.with_overrides(dict(knobs))
-    own = result.scenario.seed
-    if own in seeds:
-        raise ValueError(f"seed {own} is the one the fit was selected on; choose others")
-
-    def at(seed: int) -> tuple[float, list[dict[str, Any]]]:
-        rep = replicate(sc, policies, replicates, result.corpus, seed)
-        cells = predictive_cells(rep, table)
-        for c in cells:
-            c["fitted"] = c["policy"] in result.fit_on and c["metric"] in result.metrics
-        return objective(cells, result.fit_on, result.metrics, result.kind), cells
-
-    rows = []
-    first: list[dict[str, Any]] = []
-    for s in seeds:
-        val, cells = at(s)
-        first = first or cells
-        tokens = [c for c in cells if c["metric"] == "avg_prompt_tokens"]
-        rows.append({"seed": s, "objective": val,
-                     # Table 4's fitted cells (ASR, PRR, BR, AF, TSR of every row);
-                     # CCR and tokens are constraints, counted apart.
-                     "inside": sum(bool(c["inside"]) for c in cells if c["fitted"]
-                                   and c["metric"] in FIT_METRICS),
-                     "of": sum(c["fitted"] and c["metric"] in FIT_METRICS for c in cells),
-                     "tokens_within_15": sum(abs(c["pooled"] - c["paper"])
-                                             <= 0.15 * abs(c["paper"]) for c in tokens),
-                     "tokens_of": len(tokens)})
-    objectives = np.array([r["objective"] for r in rows])
-    return {"seeds": list(seeds), "replicates": replicates, "rows": rows,
-            "objective_mean": float(objectives.mean()),
-            "objective_sd": float(objectives.std(ddof=1)) if len(rows) > 1 else math.nan,
-            "objective_at_own_seed": at(own)[0], "cells": first}
-
-
 def plausible_threshold(result: Fit, level: float = 0.95) -> tuple[float, float]:
     """The objective threshold of the plausible set and the misfit's dispersion φ: a
     confidence set at the replicate count the fit used, the LR statistic's quantile over
@@ -521,46 +386,6 @@ def plausible_threshold(result: Fit, level: float = 0.95) -> tuple[float, float]
     from wmtsim.studies.plausible import plausible_threshold as at_r
 
     return at_r(result.cells, len(result.knobs), result.replicates, level)
-
-
-def objective_noise(result: Fit, plausible: Sequence[Evaluation], seeds: int = 6,
-                    table: Mapping[str, Mapping[str, float]] | None = None
-                    ) -> dict[str, Any]:
-    """Run-to-run noise of the objective: the best fit and a rival evaluated at ``seeds``
-    fresh seeds, each pair on common random numbers. The rival is the plausible
-    evaluation whose objective lies closest to best + χ²(0.95, k), the smallest
-    difference an (uninflated) likelihood-ratio set would resolve. The fit ranks settings
-    on one seed, so what must be small is the SD of their *difference* against the
-    difference itself; the fresh seeds' mean against the fit's own value shows how much
-    the optimum owes to its seed's noise (a winner's curse)."""
-    from scipy import stats
-
-    from wmtsim.studies.report import paper_table4
-
-    table = table or paper_table4()
-    policies = tuple(table)
-    if len(plausible) < 2 or seeds < 2:
-        return {"seeds": 0}
-    target = result.objective + float(stats.chi2.ppf(0.95, len(result.knobs)))
-    rival = min((e for e in plausible if e.knobs != result.fitted),
-                key=lambda e: abs(e.objective - target))
-
-    def value(knobs: Mapping[str, Any], seed: int) -> float:
-        rep = replicate(result.scenario.with_overrides(dict(knobs)), policies,
-                        result.replicates, result.corpus, seed)
-        return objective(predictive_cells(rep, table), result.fit_on, result.metrics,
-                         result.kind)
-
-    base = result.scenario.seed
-    best = np.array([value(result.fitted, base + 1 + i) for i in range(seeds)])
-    other = np.array([value(rival.knobs, base + 1 + i) for i in range(seeds)])
-    diff = other - best
-    return {"seeds": seeds, "best_mean": float(best.mean()), "best_sd": float(best.std(ddof=1)),
-            "rival_objective_at_fit": rival.objective,
-            "rival_mean": float(other.mean()), "rival_sd": float(other.std(ddof=1)),
-            "difference_at_fit": rival.objective - result.objective,
-            "difference_mean": float(diff.mean()),
-            "difference_sd": float(diff.std(ddof=1))}
 
 
 def inside_share(cells: Sequence[Mapping[str, Any]], fitted_only: bool = True) -> float:
