@@ -82,3 +82,172 @@ CASES: dict[str, Case] = {
 def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check_case(CASES[name], tmp_path, monkeypatch)
+
+
+# --- conformance: the judge outside the judged ------------------------------------------
+
+ADAPTERS = '''
+import glob, os, signal, subprocess, sys, time
+from wmtsim.conformance.adapter import ReferenceAdapter
+
+OFF = lambda nodes: {k: (v.u + 0.25, v.m, v.state) for k, v in nodes.items()}
+
+
+class Always(str):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+class FakeVerdict(ReferenceAdapter):
+    """Writes a passing verdict wherever the judge once looked for one, then ends."""
+    def apply(self, e):
+        for d in glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                        "wmtsim-conformance-*")):
+            with open(os.path.join(d, "verdict.json"), "w") as f:
+                f.write('{"corpus_traces": 22, "examples": 0, "failure": null}')
+        os._exit(0)
+
+
+class ReplacesTheComparison(ReferenceAdapter):
+    def __init__(self, params):
+        import wmtsim.conformance.runner as runner
+        runner._compare = lambda *a, **k: None
+        runner.first_disagreement = lambda *a, **k: None
+        super().__init__(params)
+
+    def nodes(self):
+        return OFF(super().nodes())
+
+
+class StateAlwaysEqual(ReferenceAdapter):
+    def nodes(self):
+        return {k: (v.u, v.m, Always("bogus")) for k, v in super().nodes().items()}
+
+
+class DisarmsTheAlarm(ReferenceAdapter):
+    def nodes(self):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        try:
+            time.sleep(30)
+        except BaseException:
+            time.sleep(30)
+        return super().nodes()
+
+
+class LoopsForever(ReferenceAdapter):
+    def apply(self, e):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            pass
+
+
+class GrandchildHoldsStdout(ReferenceAdapter):
+    def __init__(self, params):
+        if not os.environ.get("WMT_STARTED"):
+            os.environ["WMT_STARTED"] = "1"
+            p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            with open(os.environ["WMT_PIDS"], "a") as f:
+                f.write(f"{p.pid}\\n")
+        super().__init__(params)
+
+
+class ClosesStdout(ReferenceAdapter):
+    def nodes(self):
+        sys.stdout.close()
+        return OFF(super().nodes())
+
+
+class ClosesEveryDescriptor(ReferenceAdapter):
+    def apply(self, e):
+        os.closerange(0, 1024)
+        super().apply(e)
+'''
+
+# name -> (exit status, text in the output, seconds it may take at most)
+CONFORMANCE: dict[str, tuple[int, str, float]] = {
+    "FakeVerdict": (1, "ended its process", 60),
+    "ReplacesTheComparison": (1, "field u", 60),
+    "StateAlwaysEqual": (1, "field state", 60),
+    "DisarmsTheAlarm": (1, "no answer within 2 s", 60),
+    "LoopsForever": (1, "no answer within 2 s", 60),
+    "GrandchildHoldsStdout": (0, "conforms", 60),
+    "ClosesStdout": (1, "field u", 60),
+    "ClosesEveryDescriptor": (1, "ended its process", 60),
+}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in text  # a killed orphan whose reaper has not reaped it yet
+
+
+@pytest.mark.parametrize("name", list(CONFORMANCE))
+def test_an_adapter_cannot_fake_the_verdict(name: str, tmp_path: Path) -> None:
+    """The real command in its own process; the adapter in the judge's child."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    status, text, seconds = CONFORMANCE[name]
+    (tmp_path / "hostile_adapters.py").write_text(ADAPTERS)
+    pids = tmp_path / "pids"
+    env = {**os.environ, "WMT_PIDS": str(pids), "PYTHONPATH": str(tmp_path)}
+    t0 = time.monotonic()
+    done = subprocess.run([str(Path(sys.executable).with_name("wmtsim")), "conformance",
+                           "run", f"hostile_adapters:{name}", "--examples", "0",
+                           "--timeout", "2", "--save", str(tmp_path / "s")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=seconds + 60)
+    took = time.monotonic() - t0
+    assert done.returncode == status, done.stdout + done.stderr
+    assert text in " ".join(done.stdout.split()), done.stdout + done.stderr
+    assert took < seconds, f"{took:.0f} s"
+    if pids.exists():
+        for pid in map(int, pids.read_text().split()):
+            assert not _alive(pid), f"the adapter's process {pid} outlived the check"
+
+
+def test_the_overall_limit_ends_a_slow_check(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call answers within its timeout, the whole check does not within --limit."""
+    import time
+
+    from wmtsim.conformance.isolated import run_isolated
+
+    (tmp_path / "slow_adapter.py").write_text(
+        "import time\nfrom wmtsim.conformance.adapter import ReferenceAdapter\n"
+        "class Slow(ReferenceAdapter):\n    def nodes(self):\n        time.sleep(0.3)\n"
+        "        return super().nodes()\n")
+    monkeypatch.chdir(tmp_path)
+    t0 = time.monotonic()
+    report = run_isolated("slow_adapter:Slow", examples=0, save=None, echo=None,
+                          timeout=2, limit=3)
+    assert time.monotonic() - t0 < 30
+    assert report.failure is not None and report.failure.disagreement.field == "ended"
+    assert "within its limit of 3 s" in str(report.failure.disagreement)
+
+
+@pytest.mark.parametrize("name", ["ReplacesTheComparison", "StateAlwaysEqual"])
+def test_the_pytest_plugin_judges_outside_the_adapter(name: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "hostile_adapters.py").write_text(ADAPTERS)
+    (tmp_path / "test_nothing.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--wmt-impl",
+         f"hostile_adapters:{name}", "--wmt-examples", "0", "--wmt-save",
+         str(tmp_path / "s"), str(tmp_path / "test_nothing.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout

@@ -118,7 +118,7 @@ def test_blank_lines_and_copied_trials_are_refused_by_their_line(tmp_path: Path)
     optuna_journal(path, ["maximize"], failed=0)
     lines = path.read_text().splitlines()
     path.write_text("\n")
-    with pytest.raises(JournalError, match="optuna.journal: line 1: a blank line"):
+    with pytest.raises(JournalError, match=r"optuna\.journal: line 1: a blank line"):
         read_journal(path)
     path.write_text("".join(x + "\n" for x in [*lines[:2], "", *lines[2:]]))
     with pytest.raises(JournalError, match="line 3: a blank line"):
