@@ -251,3 +251,32 @@ def test_the_pytest_plugin_judges_outside_the_adapter(name: str, tmp_path: Path)
         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed" in done.stdout
+
+
+# --- attack: one writer per result, as tune ------------------------------------------------
+
+ATTACK = ("attack", "paper_poisoning", "-p", "wmt", "--budget", "1", "--trials", "2", "--n",
+          "5", "--n-holdout", "5", "--no-charts", "--no-progress")
+
+
+def test_a_second_attack_on_the_same_result_is_refused(tmp_path: Path) -> None:
+    """Two `attack --out X` at once once both exited 0, leaving a manifest naming
+    ``search`` with no ``search/``, or a log with duplicate trial numbers."""
+    import fcntl
+    import os
+
+    out = tmp_path / "a"
+    first = CliRunner().invoke(app, [*ATTACK, "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in (out / "search").iterdir()}
+    held = os.open(out / "search", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run holds the search log
+        second = CliRunner().invoke(app, [*ATTACK, "--trials", "4", "--out", str(out)])
+    finally:
+        os.close(held)
+    assert second.exit_code == 2, second.output
+    assert "another `wmtsim attack` is running this search" in " ".join(second.stderr.split())
+    assert {p.name: p.read_bytes() for p in (out / "search").iterdir()} == before
+    third = CliRunner().invoke(app, [*ATTACK, "--trials", "4", "--out", str(out)])
+    assert third.exit_code == 0, third.output  # the lock is gone with its holder
