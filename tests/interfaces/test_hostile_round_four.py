@@ -280,3 +280,22 @@ def test_a_second_attack_on_the_same_result_is_refused(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in (out / "search").iterdir()} == before
     third = CliRunner().invoke(app, [*ATTACK, "--trials", "4", "--out", str(out)])
     assert third.exit_code == 0, third.output  # the lock is gone with its holder
+
+
+# --- tune manifests never claim more than happened -----------------------------------------
+
+
+def test_a_manifest_claims_uninterrupted_only_for_the_whole_history(tmp_path: Path) -> None:
+    argv = [*TUNE, "--objective", "tsr:max", "--out", str(tmp_path / "x")]
+    assert CliRunner().invoke(app, [*argv, "--trials", "4"]).exit_code == 0
+    other = CliRunner().invoke(app, [*argv, "--trials", "8", "--batch", "4"])
+    assert other.exit_code == 2 and "--batch 4" in other.stderr and "--batch 2" in other.stderr
+    # resumed inside a generation once (3), extended at a boundary later (6): not the
+    # uninterrupted schedule, and every run is recorded
+    argv = [*TUNE, "--objective", "tsr:max", "--out", str(tmp_path / "y")]
+    for trials in (3, 4, 6):
+        assert CliRunner().invoke(app, [*argv, "--trials", str(trials)]).exit_code == 0
+    manifest = json.loads((tmp_path / "y" / "manifest.json").read_text())
+    assert manifest["equals_uninterrupted"] is False
+    assert [(r["batch"], r["resumed_from"], r["finished"]) for r in manifest["runs"]] == [
+        (2, 0, 3), (2, 3, 4), (2, 4, 6)]
