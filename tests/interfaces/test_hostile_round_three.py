@@ -46,7 +46,7 @@ TUNE_RESULT = {"o/manifest.json": '{"command": "tune"}'}
 ATTACK_RESULT = {"a/manifest.json": '{"command": "attack"}'}
 CREATE = ('{"op_code":0,"worker_id":"w","study_name":"wmtsim-tune","directions":[2]}\n')
 TRIAL = {"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": None,
-         "datetime_complete": None, "state": 1, "value": None, "values": [0.5],
+         "datetime_complete": None, "state": 1, "value": 0.5, "values": None,
          "distributions": {"params.rho": json.dumps(
              {"name": "FloatDistribution",
               "attributes": {"step": None, "low": 0.5, "high": 0.99, "log": False}})},
@@ -86,8 +86,8 @@ CASES: dict[str, Case] = {
     "tune-journal-op-string": tune_case(journal('{"op_code": "4", "worker_id": "w"}'),
                                         "line 2", "op_code '4'"),
     "tune-journal-deep": tune_case(journal(DEEP), "line 2", "nested too deeply"),
-    "tune-journal-infinity": tune_case(journal(json.dumps({**TRIAL, "values": [1e999]})),
-                                       "line 2", "values"),
+    "tune-journal-infinity": tune_case(journal(json.dumps({**TRIAL, "value": 1e999})),
+                                       "line 2", "value inf"),
     "tune-journal-param-outside": tune_case(
         journal(json.dumps({**TRIAL, "params": {"params.rho": 7.0}})), "line 2",
         "params['params.rho']"),
@@ -204,7 +204,11 @@ def _unblock(fifos: list[Path], stop: threading.Event, after: float = 3.0) -> No
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_input_exits_2_names_the_problem_and_writes_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    case = CASES[name]
+    check_case(CASES[name], tmp_path, monkeypatch)
+
+
+def check_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run ``case``: exit 2, every expected part in the message, nothing written."""
     work = tmp_path / "work"
     work.mkdir()
     fifos = _make(work, case.files)

@@ -1,6 +1,7 @@
 """The pytest plugin of the conformance kit (registered as the ``pytest11`` entry point
 ``wmtsim``): ``pytest --wmt-impl module:Class`` adds one test, ``wmt_conformance``, that runs
-`wmtsim.conformance.runner.run_conformance` on the implementation, in a child process
+`wmtsim.conformance.runner.run_conformance` on the implementation, judged in the pytest
+process while the implementation runs in a child that only answers calls
 (`wmtsim.conformance.isolated`), and fails with the minimal disagreeing trace. Without
 ``--wmt-impl`` the plugin does nothing.
 """
@@ -22,6 +23,8 @@ def pytest_addoption(parser: Any) -> None:
                     help="Hypothesis-generated event streams after the corpus (default 200)")
     group.addoption("--wmt-timeout", type=float, default=10.0, metavar="SECONDS",
                     help="seconds one call of the implementation may take (default 10)")
+    group.addoption("--wmt-limit", type=float, default=3600.0, metavar="SECONDS",
+                    help="seconds the whole check may take (default 3600)")
     group.addoption("--wmt-save", default=".wmt-conformance", metavar="DIR",
                     help="folder for minimal failing traces (default .wmt-conformance)")
 
@@ -36,12 +39,12 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         from wmtsim.conformance.isolated import run_isolated
 
-        # In a child process: an adapter's sys.exit or os._exit cannot end the session
-        # with a passing status.
+        # The implementation in a child process, the judge here: nothing it does (exit,
+        # hang, patch the comparison) ends the session or passes the test.
         opt = self.config.getoption
         report = run_isolated(self.spec, examples=opt("--wmt-examples"),
                               save=Path(opt("--wmt-save")), echo=None,
-                              timeout=opt("--wmt-timeout"))
+                              timeout=opt("--wmt-timeout"), limit=opt("--wmt-limit"))
         if report.failure is not None:
             f = report.failure
             raise ConformanceFailure(

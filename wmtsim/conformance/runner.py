@@ -35,14 +35,18 @@ class Disagreement:
 
     line: int  # trace line (1-based) of the event after which they differ
     node: str | None  # None when the implementation raised
-    field: str  # "u", "m", "state", "exists" (a node missing or extra), "raised", "ended"
+    # "u", "m", "state", "exists" (a node missing or extra), "raised", "timeout" (no
+    # answer within the call's timeout), "ended" (the implementation's process ended)
+    field: str
     expected: object
     got: object
     rules: tuple[str, ...] = ()  # the rules that last set the node in the reference
 
     def __str__(self) -> str:
         if self.field == "ended":  # the process ended (`wmtsim.conformance.isolated`)
-            return str(self.got)
+            return f"after line {self.line}: {self.got}" if self.line else str(self.got)
+        if self.field == "timeout":
+            return f"after line {self.line}: the implementation gave {self.got}"
         if self.field == "raised":
             return f"after line {self.line}: the implementation raised {self.got}"
         rules = f" [rules: {', '.join(self.rules)}]" if self.rules else ""
@@ -87,6 +91,21 @@ CALL_TIMEOUT = 10.0
 class CallTimeout(BaseException):
     """A call of the implementation ran past its timeout (a BaseException, so that an
     adapter's ``except Exception`` cannot swallow it)."""
+
+
+class ProcessEnded(BaseException):
+    """The implementation's process ended, or the check ran past its overall limit
+    (`wmtsim.conformance.isolated`): nothing more can be asked."""
+
+
+class Raised(Exception):
+    """What the implementation raised in its own process, as "Type: message"
+    (`wmtsim.conformance.isolated`)."""
+
+
+FINAL = ("timeout", "ended")
+"""Disagreements that are not shrunk: replaying would wait out the timeout, or end the
+process, once more per candidate (a hanging adapter once took 92 s to report)."""
 
 
 @contextlib.contextmanager
@@ -158,7 +177,13 @@ def first_disagreement(factory: Factory, events: Iterable[Mapping[str, Any] | st
                     impl = factory(view.params.to_dict())
                 impl.apply(_clean(event))
                 got = impl.nodes()
-        except BaseException as e:  # SystemExit, KeyboardInterrupt, CallTimeout
+        except ProcessEnded as e:
+            return Disagreement(line, None, "ended", None, str(e))
+        except CallTimeout as e:
+            return Disagreement(line, None, "timeout", None, str(e))
+        except Raised as e:
+            return Disagreement(line, None, "raised", None, str(e))
+        except BaseException as e:  # SystemExit, KeyboardInterrupt
             return Disagreement(line, None, "raised", None, f"{type(e).__name__}: {e}")
         try:
             with _deadline(timeout):  # reading what nodes() returned runs its code too
@@ -313,6 +338,9 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float,
     class _Found(Exception):
         pass
 
+    class _Stop(BaseException):  # Hypothesis does not shrink past a BaseException
+        pass
+
     @hypothesis_seed(seed)
     @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
               verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
@@ -322,7 +350,7 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float,
         found = _disagrees(factory, events, tol, timeout)
         if found is not None:
             failing.append((events, found))  # the last call is Hypothesis's shrunk example
-            raise _Found
+            raise _Stop if found.field in FINAL else _Found
 
     import tempfile
 
@@ -333,7 +361,7 @@ def _hypothesis_search(factory: Factory, examples: int, seed: int, tol: float,
         with tempfile.TemporaryDirectory(prefix="wmtsim-hypothesis-") as tmp:
             configuration.set_hypothesis_home_dir(tmp)
             search()
-    except _Found:
+    except (_Found, _Stop):
         return failing[-1]
     except Exception:  # Hypothesis's Flaky: an implementation that answers differently
         if failing:
@@ -381,8 +409,9 @@ def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
     The first disagreement is shrunk (`shrink`) to a minimal trace, printed through
     ``echo`` as JSON Lines and saved in ``save`` as ``minimal_<impl>.jsonl``. Each call
     of the implementation may take ``timeout`` seconds. In this process an adapter's
-    ``os._exit`` still ends everything: `wmtsim.conformance.isolated` runs the check in
-    a child process, as the CLI and the pytest plugin do.
+    ``os._exit`` still ends everything, and the implementation can change the comparison
+    itself: `wmtsim.conformance.isolated` runs the implementation in a child process and
+    judges here, as the CLI and the pytest plugin do.
     """
     from wmtsim.conformance.corpus import corpus_files
     from wmtsim.core.input_files import open_regular
@@ -411,6 +440,8 @@ def run_conformance(impl: Factory | str, *, corpus: Path | bool | None = None,
             echo(f"{name}: conforms ({len(files)} corpus traces, {ran} generated streams)")
         return ConformanceReport(len(files), ran, None)
     try:
+        if failing[2].field in FINAL:
+            raise ValueError("not shrunk")
         events, d = shrink(factory, failing[1], tol, timeout=timeout)
     except ValueError:  # it agreed on a second run: the trace as first found
         events, d = _events(failing[1])[:failing[2].line], failing[2]

@@ -155,6 +155,7 @@ def attack(
     With --workers N or --scheduler ADDRESS the searches (one per configuration and
     budget) run whole on local processes or a dask cluster, with the same results.
     """
+    import contextlib
     import os
     import shutil
 
@@ -163,6 +164,7 @@ def attack(
     from wmtsim.core.output import write_manifest
     from wmtsim.studies.attack import HARMS, SearchSettings
     from wmtsim.studies.attack import RESAMPLES as PAIRED_RESAMPLES
+    from wmtsim.studies.attack_log import LogLocked, log_lock
     from wmtsim.studies.attack_report import (
         CLAIMS_CORRECTION,
         LOG,
@@ -207,34 +209,43 @@ def attack(
     # that becomes the new result's search/.
     fresh = out_dir.with_name(f".{out_dir.name}.restart-{os.getpid()}") if restart else None
     log_dir = out_dir / LOG if fresh is None else fresh / LOG
-    try:
-        if fresh is not None:
-            shutil.rmtree(fresh, ignore_errors=True)
-        _compile_first(policies, progress)
-        study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
-                        scheduler, progress)
-        _say(report_markdown(study))
-        with _writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
-            if fresh is not None and log_dir.exists():
-                os.rename(log_dir, work / LOG)
-            written = write_study(study, work, charts=charts)
-            names = sorted([p.name for p in written] + [LOG])
-            write_manifest(work, COMMAND, {
-                "scenario": s.to_dict(), "source": s.source, "policies": list(policies),
-                "budgets": list(budgets), "settings": settings.to_dict(),
-                "space": study.space.to_dict(), "seconds": round(study.seconds, 3),
-                "sim_seconds": round(study.sim_seconds, 3), "files": names,
-                "family": study.claims[0]["family"] if study.claims else None},
-                extra=provenance({"search": settings.search_seed,
-                                  "held_out": settings.holdout_seed},
-                                 {"search": settings.n_search, "held_out": settings.n_holdout},
-                                 PAIRED_RESAMPLES, ALPHA, CLAIMS_CORRECTION))
-    finally:
-        if fresh is not None:
-            shutil.rmtree(fresh, ignore_errors=True)
-    _say(f"{sum(len(r.trials) for r in study.results.values())} trials "
-         f"({sum(r.new_trials for r in study.results.values())} run now) in "
-         f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")
+    with contextlib.ExitStack() as held:
+        try:
+            # One run per result, as tune: the lock on the kept search/ is held until the
+            # new result (with search/ moved in) is in place.
+            held.enter_context(log_lock(out_dir / LOG))
+        except (LogLocked, OSError) as e:
+            raise _fail(str(e) if isinstance(e, LogLocked) else
+                        f"{out_dir / LOG}: cannot lock the search log: "
+                        f"{e.strerror or e}") from None
+        try:
+            if fresh is not None:
+                shutil.rmtree(fresh, ignore_errors=True)
+            _compile_first(policies, progress)
+            study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
+                            scheduler, progress)
+            _say(report_markdown(study))
+            with _writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
+                if fresh is not None and log_dir.exists():
+                    os.rename(log_dir, work / LOG)
+                written = write_study(study, work, charts=charts)
+                names = sorted([p.name for p in written] + [LOG])
+                write_manifest(work, COMMAND, {
+                    "scenario": s.to_dict(), "source": s.source, "policies": list(policies),
+                    "budgets": list(budgets), "settings": settings.to_dict(),
+                    "space": study.space.to_dict(), "seconds": round(study.seconds, 3),
+                    "sim_seconds": round(study.sim_seconds, 3), "files": names,
+                    "family": study.claims[0]["family"] if study.claims else None},
+                    extra=provenance({"search": settings.search_seed,
+                                      "held_out": settings.holdout_seed},
+                                     {"search": settings.n_search, "held_out": settings.n_holdout},
+                                     PAIRED_RESAMPLES, ALPHA, CLAIMS_CORRECTION))
+        finally:
+            if fresh is not None:
+                shutil.rmtree(fresh, ignore_errors=True)
+        _say(f"{sum(len(r.trials) for r in study.results.values())} trials "
+             f"({sum(r.new_trials for r in study.results.values())} run now) in "
+             f"{study.seconds:.1f} s; written to {out_dir}/: {', '.join(names)}")
 
 
 def _reach(scheduler: str) -> None:

@@ -172,12 +172,16 @@ def run_cmd(
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.001, max=3600.0, help="Seconds one call of the implementation "
         "may take (longer: a disagreement).")] = 10.0,
+    limit: Annotated[float, typer.Option(
+        "--limit", min=1.0, max=86_400.0, help="Seconds the whole check may take (longer: "
+        "the implementation's process is killed and the check fails).")] = 3600.0,
 ) -> None:
     """Check your implementation against the reference; on a disagreement print and save
     the minimal trace (exit 1).
 
-    The check runs in a child process: whatever the implementation does (raise, exit,
-    hang past --timeout, end the process) is a disagreement or a failure, and exit 0 means
+    Your implementation runs in a child process that only answers calls; this process
+    compares and decides: whatever the implementation does (raise, exit, hang past
+    --timeout, end its process, run past --limit) is a disagreement, and exit 0 means
     every corpus trace and generated stream was compared. Nothing is written outside
     --save.
 
@@ -190,13 +194,14 @@ def run_cmd(
     from wmtsim.conformance.isolated import run_isolated
     from wmtsim.conformance.runner import check_spec, save_path
 
-    if not math.isfinite(timeout):
-        raise _fail(f"--timeout {timeout!r}: allowed: a finite number of seconds")
+    for option, value in (("--timeout", timeout), ("--limit", limit)):
+        if not math.isfinite(value):
+            raise _fail(f"{option} {value!r}: allowed: a finite number of seconds")
     try:
         check_spec(impl)  # imported only in the child: its import may exit
         save_path(save, impl.rpartition(".")[2].rpartition(":")[2])  # refused before work
         report = run_isolated(impl, examples=examples, seed=seed, tol=tol, save=save,
-                              timeout=timeout, echo=_say)
+                              timeout=timeout, limit=limit, echo=_say)
     except (ValueError, RuntimeError) as e:
         raise _fail(str(e)) from None
     if not report.passed:

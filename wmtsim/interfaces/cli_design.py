@@ -248,11 +248,13 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
     journal = folder / STORAGE
     try:
         check_study(fit, journal)  # a journal of another request: refused, nothing written
+        history = _history(folder, batch)
         folder.mkdir(parents=True, exist_ok=True)
         # One run per study: the lock is held until the result (with the journal) is in
         # place, so a second run waits for nothing and interleaves nothing.
         with study_lock(journal):
             tuning = run_tune(fit, journal, trials, batch, seed, tick)
+            _record_run(tuning, history, batch, trials)
             picked = chosen(tuning, choose)
             seeds = [seed + 10_000 + j for j in range(holdout)]
             table = validate(tuning, picked, seeds, held) if holdout else None
@@ -271,6 +273,50 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
     for line in summary(table) if table is not None else []:
         _say(line)
     _say(f"written to {folder}/: {', '.join(p.name for p in written)}")
+
+
+def _history(folder: Path, batch: int) -> dict[str, Any]:
+    """The runs an earlier result in ``folder`` recorded (its manifest's ``runs``, its
+    trials and whether they were the uninterrupted schedule); refused (ValueError) when
+    they ran with another --batch: a study's generations are --batch trials each, so
+    another batch continues a different search."""
+    import json
+
+    from wmtsim.core.input_files import read_regular
+
+    path = folder / "manifest.json"
+    try:
+        data = json.loads(read_regular(path, inside=True))
+    except (OSError, ValueError):
+        return {"runs": [], "trials": 0, "uninterrupted": False, "known": False}
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        return {"runs": [], "trials": 0, "uninterrupted": False, "known": False}
+    batches = sorted({r.get("batch") for r in runs}, key=str)
+    if batches and batches != [batch]:
+        raise ValueError(f"--batch {batch}: {path} records this study's runs with --batch "
+                         f"{', '.join(map(str, batches))}; allowed: --batch "
+                         f"{batches[0]} to continue it, or another --out folder")
+    last = runs[-1].get("finished") if runs else None
+    return {"runs": runs, "trials": last if isinstance(last, int) else 0,
+            "uninterrupted": data.get("equals_uninterrupted") is True, "known": bool(runs)}
+
+
+def _record_run(tuning: Any, history: dict[str, Any], batch: int, trials: int) -> None:
+    """This run added to the study's history, and ``equals_uninterrupted`` true only when
+    the whole history is the uninterrupted schedule: a new study, or one whose recorded
+    runs were (same --batch, each resumed at a generation boundary) and which holds no
+    trial the last recorded run did not leave (a run that left no record, killed or with
+    another --batch, added them; a journal cut back to fewer keeps a prefix of them)."""
+    start = tuning.extra.get("resumed_from", 0)
+    here = start % batch == 0
+    if start:
+        here = here and history["known"] and history["uninterrupted"] and \
+            start <= history["trials"]
+    tuning.extra["equals_uninterrupted"] = here
+    tuning.extra["runs"] = [*history["runs"], {
+        "batch": batch, "trials": trials, "resumed_from": start,
+        "finished": start + tuning.computed, "equals_uninterrupted": here}]
 
 
 def _is_study(path: Path) -> bool:

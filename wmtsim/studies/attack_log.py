@@ -4,9 +4,13 @@ back (a tampered log exits 2 naming the file and the line; docs/faults.md)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,3 +169,36 @@ def _logged_trial(row: dict[str, Any], dists: dict[str, Any], log: Path | None,
         raise TrialLogError(f"{where}: params: not a point of this search "
                             f"({str(e)[:120]}); allowed: the trial log `wmtsim attack` "
                             "wrote, or --restart") from None
+
+
+class LogLocked(ValueError):
+    """Another `wmtsim attack` holds the search log's folder (exit 2)."""
+
+
+@contextlib.contextmanager
+def log_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the search log's folder (created if new) for the block,
+    as `wmtsim.studies.tune_journal.study_lock` does on tune's journal: the folder moves
+    with the result at each swap, so a second `attack` on the same --out meets the lock
+    and is refused at once (two at once once left a manifest naming ``search`` with no
+    ``search/``, or one log with every trial number twice)."""
+    created = [p for p in (folder.parent, folder) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+            raise LogLocked(f"{folder}: another `wmtsim attack` is running this search now "
+                            "(it holds the search log's lock); allowed: wait for it to "
+                            "finish, or another --out folder") from None
+        yield
+    except BaseException:
+        for p in reversed(created):  # a refused run leaves no empty folder of ours
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        raise
+    finally:
+        os.close(fd)  # releases the lock

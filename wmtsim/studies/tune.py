@@ -217,6 +217,7 @@ def tune(fit: Fit, storage: Path, trials: int = 40, batch: int = 8, seed: int = 
         study.add_trials(saved.get_trials(deepcopy=False,
                                           states=(states.COMPLETE, states.FAIL)))
         resumed_from = len(study.trials)
+        _restore_parents(study, batch, seed)
         result = _search(fit, saved, study, trials, batch, seed, progress, t0)
         # A resume equals an uninterrupted run when it starts at a generation boundary
         # (a kill loses the generation in flight, so a killed run always resumes at one).
@@ -275,6 +276,23 @@ def _sampler(batch: int, seed: int, number: int) -> Any:
     digest = hashlib.sha256(f"tune/{seed}/{number}".encode()).hexdigest()
     return optuna.samplers.NSGAIISampler(population_size=max(2, batch),
                                          seed=int(digest[:8], 16))
+
+
+def _restore_parents(study: Any, batch: int, seed: int) -> None:
+    """Recompute, generation by generation, the parent populations an uninterrupted run
+    holds in its study (Optuna caches each in the study's system attributes, which the
+    journal does not keep).
+
+    NSGA-II reads a cached parent population back in trial order, but returns a freshly
+    selected one in its selection order; with tied objective values the next selection
+    keeps different trials of the two orders. Without this a resumed study proposed other
+    trials than one uninterrupted run from the third generation on. The selection is
+    deterministic (no random draws), so this recomputes exactly the cached populations."""
+    sampler = _sampler(batch, seed, 0)
+    generations = {sampler.get_trial_generation(study, t)
+                   for t in study.get_trials(deepcopy=False)}
+    for generation in sorted(g for g in generations if g >= 1):
+        sampler.get_parent_population(study, generation)
 
 
 def _search(fit: Fit, saved: Any, study: Any, trials: int, batch: int, seed: int,

@@ -37,7 +37,7 @@ MAX_LINE_BYTES = 1 << 20  # a trial line is about 1 KB; a longer one is not ours
 MAX_JOURNAL_BYTES = 1 << 30  # 100,000 trials (the --trials bound) need about 100 MB
 MAX_DEPTH = 4  # our records nest three deep (a trial's distributions are JSON strings)
 CREATE_STUDY, SET_STUDY_USER_ATTR, CREATE_TRIAL = 0, 2, 4
-COMPLETE, FAIL = 1, 2  # optuna.trial.TrialState
+COMPLETE, FAIL = 1, 3  # optuna.trial.TrialState (2 is PRUNED, which tune never writes)
 DIRECTIONS = (1, 2)  # optuna.study.StudyDirection MINIMIZE, MAXIMIZE
 
 
@@ -54,6 +54,7 @@ class Journal:
     fingerprint: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)
     cut_at: int | None = None
+    lines: dict[str, int] = field(default_factory=dict)  # a trial's record -> its line
 
 
 def _depth(x: Any, limit: int) -> int:
@@ -84,6 +85,32 @@ def _check_time(text: Any) -> bool:
     return True
 
 
+def _check_values(op: dict[str, Any], objectives: int) -> str | None:
+    """What is wrong with a finished trial's ``value`` and ``values`` (None: nothing).
+
+    Exactly what Optuna's journal writes (`JournalStorage.create_new_trial` with a
+    template trial): a single-objective trial's number in ``value`` with ``values`` null,
+    a multi-objective trial's numbers in ``values`` with ``value`` null, and a failed
+    trial (no values) both null. An earlier check demanded ``values`` always and refused
+    every single-objective journal tune itself had written."""
+    value, values = op.get("value"), op.get("values")
+    if op["state"] == FAIL:
+        if value is not None or values is not None:
+            return (f"value {str(value)[:40]}, values {str(values)[:80]}; allowed: null and "
+                    "null (a failed trial has no values)")
+        return None
+    if objectives == 1:
+        if not _finite(value) or values is not None:
+            return (f"value {str(value)[:40]}, values {str(values)[:80]}; allowed: a finite "
+                    "number and null (a single-objective trial, as Optuna writes it)")
+        return None
+    if value is not None or not isinstance(values, list) or \
+            not all(_finite(v) for v in values) or len(values) != objectives:
+        return (f"value {str(value)[:40]}, values {str(values)[:80]}; allowed: null and "
+                f"one finite number per objective ({objectives})")
+    return None
+
+
 def _check_trial(op: dict[str, Any], directions: list[int] | None) -> str | None:
     """What is wrong with a finished trial's record (None: nothing)."""
     from optuna.distributions import json_to_distribution
@@ -91,15 +118,9 @@ def _check_trial(op: dict[str, Any], directions: list[int] | None) -> str | None
     if op.get("state") not in (COMPLETE, FAIL) or isinstance(op.get("state"), bool):
         return (f"state {str(op.get('state'))[:40]!r}; allowed: {COMPLETE} (a finished trial) "
                 f"or {FAIL} (one whose objective was undefined)")
-    values = op.get("values")
-    if op["state"] == FAIL and values is None:
-        values = [0.0] * len(directions or [])  # a failed trial has no values: checked so
-    if not isinstance(values, list) or not all(_finite(v) for v in values) or \
-            (directions is not None and len(values) != len(directions)):
-        return (f"values {str(values)[:80]}; allowed: one finite number per objective "
-                f"({len(directions or [])})")
-    if op.get("value") is not None:
-        return "value: allowed: null (the values are in values)"
+    problem = _check_values(op, len(directions or []))
+    if problem is not None:
+        return problem
     dists, params = op.get("distributions"), op.get("params")
     if not isinstance(dists, dict) or not isinstance(params, dict) or \
             set(dists) != set(params):
@@ -130,8 +151,8 @@ def _check_trial(op: dict[str, Any], directions: list[int] | None) -> str | None
     return None
 
 
-def _apply(op: Any, journal: Journal) -> str | None:
-    """Add one record to ``journal``; what is wrong with it, or None."""
+def _apply(op: Any, journal: Journal, number: int) -> str | None:
+    """Add the record of line ``number`` to ``journal``; what is wrong with it, or None."""
     if not isinstance(op, dict):
         return "not a JSON object"
     code = op.get("op_code")
@@ -165,9 +186,17 @@ def _apply(op: Any, journal: Journal) -> str | None:
         journal.fingerprint = attr["fingerprint"]
         return None
     problem = _check_trial(op, journal.directions)
-    if problem is None:
-        journal.trials.append(op)
-    return problem
+    if problem is not None:
+        return problem
+    # Two finished trials never have the same record (their start and end times differ
+    # at least); the same line twice is a copy, which Optuna would count as one more trial.
+    key = json.dumps(op, sort_keys=True)
+    if key in journal.lines:
+        return (f"the same trial as line {journal.lines[key]} (a copied line); allowed: "
+                "each finished trial once")
+    journal.lines[key] = number
+    journal.trials.append(op)
+    return None
 
 
 def read_journal(path: Path) -> Journal:
@@ -192,8 +221,8 @@ def read_journal(path: Path) -> Journal:
                     journal.cut_at = offset  # the last line, cut short: dropped
                     break
                 op, problem = _parse(raw)
-                if problem is None and raw.strip():
-                    problem = _apply(op, journal)
+                if problem is None:
+                    problem = _apply(op, journal, number)
                 if problem is not None:
                     raise JournalError(f"{path}: line {number}: {problem}; cannot use the "
                                        f"tuning study; allowed: {allowed}")
@@ -208,8 +237,8 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
     """The JSON record of a line, or what makes it not one."""
     if len(raw) > MAX_LINE_BYTES:
         return None, f"longer than {MAX_LINE_BYTES:,} bytes"
-    if not raw.strip():
-        return None, None
+    if not raw.strip():  # Optuna writes none; Optuna's reader stops at one
+        return None, "a blank line; allowed: one JSON record per line"
     try:
         return json.loads(raw), None
     except RecursionError:

@@ -53,6 +53,9 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "storage": STORAGE, "trials": tuning.trials.height,
         "resumed_from": tuning.extra.get("resumed_from", 0),
         "equals_uninterrupted": tuning.extra.get("equals_uninterrupted", True),
+        # every run that touched the study (docs/design.md: resumable)
+        "batch": (tuning.extra.get("runs") or [{}])[-1].get("batch"),
+        "runs": tuning.extra.get("runs", []),
         "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
         # the study's storage is moved in beside these files when the result is swapped in
         "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])},
