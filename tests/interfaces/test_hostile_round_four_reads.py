@@ -220,3 +220,51 @@ def test_the_trace_path_box_does_not_tell_which_files_exist(
         assert len(errors) == 1, errors
         messages.add(errors[0].replace(name, "NAME"))
     assert len(messages) == 1, messages
+
+
+# --- the small rows ---------------------------------------------------------------------------
+
+
+def test_a_users_folder_named_like_a_leftover_is_kept(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --out out`` once deleted a user's ``.out.old-999999/``: a dead process's
+    leftover by its name alone."""
+    mine = tmp_path / ".out.old-999999"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "paper_poisoning", "-p", "wmt", "--n", "3",
+                                      "--out", "out"])
+    assert result.exit_code == 0, result.output
+    assert (mine / "notes.txt").read_text() == "mine"
+    # a leftover wmtsim wrote (a killed run's work folder) is still cleaned up
+    killed = tmp_path / ".out.partial-999999"
+    shutil.copytree(tmp_path / "out", killed)
+    (killed / "manifest.json").unlink()
+    (killed / ".wmtsim-work").touch()
+    result = CliRunner().invoke(app, ["run", "paper_poisoning", "-p", "wmt", "--n", "3",
+                                      "--out", "out"])
+    assert result.exit_code == 0, result.output
+    assert not killed.exists() and mine.is_dir()
+    assert ".wmtsim-work" not in json.loads((tmp_path / "out/manifest.json").read_text()
+                                            ).get("files", [])
+
+
+TUNE = ("tune", "paper_poisoning", "--trials", "2", "--batch", "2", "--n", "3",
+        "--holdout-seeds", "1", "--choose", "1", "--no-charts", "--no-progress")
+
+
+def test_a_stale_journal_of_another_study_is_not_moved_in_on_a_refusal(
+        tmp_path: Path) -> None:
+    """A dead run's ``.res.partial-PID/optuna.journal`` of another study was moved into
+    ``res/`` and then refused: the refusal changed the folder."""
+    other = tmp_path / "other"
+    result = CliRunner().invoke(app, [*TUNE, "--knob", "rho", "--out", str(other)])
+    assert result.exit_code == 0, result.output
+    stale = tmp_path / ".res.partial-999999"
+    shutil.copytree(other, stale)
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(app, [*TUNE, "--knob", "M", "--out", str(tmp_path / "res")])
+    assert result.exit_code == 2, result.output
+    assert ".res.partial-999999/optuna.journal" in " ".join(result.stderr.split())
+    assert _snapshot(tmp_path) == before, "something was moved or written"
