@@ -334,9 +334,11 @@ def test_trace_replay_demo_and_step_slider() -> None:
     assert len(at.get("vega_lite_chart")) == 2
 
 
-def test_trace_replay_highlights_every_failed_expect(tmp_path: Path) -> None:
+def test_trace_replay_highlights_every_failed_expect(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from wmtsim.interfaces.cli import demo_trace_path
 
+    monkeypatch.setenv("WMTSIM_RESULTS", str(tmp_path))  # the path box reads only there
     lines = demo_trace_path().read_text(encoding="utf-8").splitlines()
     bad: list[int] = []
     for k, line in enumerate(lines):
@@ -552,7 +554,9 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
     assert f"{plural(front.height, 'point')} on the front" in [e.label for e in at.expander]
 
 
-def test_trace_replay_follows_a_trace_switch(tmp_path: Path) -> None:
+def test_trace_replay_follows_a_trace_switch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMTSIM_RESULTS", str(tmp_path))  # the path box reads only there
     at = _page("trace").run()
     at.slider(key="trace_step").set_value(6).run()
     trace = tmp_path / "short.jsonl"

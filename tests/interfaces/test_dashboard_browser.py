@@ -495,10 +495,11 @@ def test_compare_captions_say_what_the_bars_and_ticks_are(server: str,
 
 
 def test_a_failed_expect_line_names_the_expected_value_in_chromium(
-        server: str, tmp_path: Path, page: Any) -> None:
+        server: str, results: Path, page: Any) -> None:
     """Trace replay of a one-step trace whose expect line fails: the error names the
-    expected value beside the replayed one; the step axis reads whole numbers."""
-    trace = tmp_path / "one.jsonl"
+    expected value beside the replayed one; the step axis reads whole numbers. (The path
+    box reads only under the results folder.)"""
+    trace = results / "one.jsonl"
     trace.write_text('{"op": "query"}\n{"op": "action", "id": "a", "parent": "root"}\n'
                      '{"op": "select", "selected": ["a"]}\n'
                      '{"op": "expect", "id": "a", "u": 0.123}\n', encoding="utf-8")

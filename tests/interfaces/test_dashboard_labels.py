@@ -232,7 +232,9 @@ def test_sweep_picker_drives_the_point_the_url_and_the_labels(
 # Trace replay: a failed expect line shows what was expected
 
 
-def test_a_failed_expect_line_shows_the_expected_value(tmp_path: Path) -> None:
+def test_a_failed_expect_line_shows_the_expected_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMTSIM_RESULTS", str(tmp_path))  # the path box reads only there
     trace = tmp_path / "one.jsonl"
     trace.write_text('{"op": "query"}\n{"op": "action", "id": "a", "parent": "root"}\n'
                      '{"op": "select", "selected": ["a"]}\n'

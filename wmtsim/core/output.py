@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from wmtsim.core.leftovers import remove_dead_temps, stale_siblings
+from wmtsim.core.leftovers import WORK_MARK, remove_dead_temps, stale_siblings
 
 RESULTS = Path("results")
 MAX_COMPONENT = 100  # characters of a scenario name kept in a folder name
@@ -389,7 +389,8 @@ def write_manifest(folder: Path, command: str, fields: Mapping[str, Any],
                    extra: Mapping[str, Any] | None = None) -> Path:
     """Write `manifest` to ``folder/manifest.json`` (with the files beside it listed)."""
     data = manifest(command, fields, extra)
-    data.setdefault("files", sorted(p.name for p in folder.iterdir() if p.name != MANIFEST))
+    data.setdefault("files", sorted(p.name for p in folder.iterdir()
+                                    if p.name not in (MANIFEST, WORK_MARK)))
     return atomic_write_bytes(folder / MANIFEST, (json.dumps(data, indent=2) + "\n").encode())
 
 
@@ -455,12 +456,14 @@ def result_folder(final: Path, command: str, option: str = "--out",
             shutil.rmtree(stale, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
+        (work / WORK_MARK).touch()  # so that a kill leaves a folder known to be ours
         yield work
         if not (work / MANIFEST).is_file():
             raise RuntimeError(f"wmtsim {command} wrote no {MANIFEST}")  # a bug, not input
         for name in keep:
             if (final / name).exists():
                 os.rename(final / name, work / name)
+        (work / WORK_MARK).unlink()  # the manifest says whose it is from here on
         _fsync_tree(work)
         swap_into_place(work, final)
     except BaseException as e:

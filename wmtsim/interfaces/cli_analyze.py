@@ -25,12 +25,13 @@ def analysis_summary(sweep_dir: Path, written: dict[str, Path | list[Path]], met
     and the most influential parameter, read back from the tables it wrote."""
     import polars as pl
 
+    from wmtsim.core.input_files import read_table
     from wmtsim.studies.sweep_store import load_results
 
-    def table(name: str) -> pl.DataFrame | None:
+    def table(name: str) -> pl.DataFrame | None:  # the tables analyze itself just wrote
         path = written.get(name)
-        return None if not isinstance(path, Path) else pl.read_parquet(
-            path.with_suffix(".parquet"))
+        return None if not isinstance(path, Path) else read_table(
+            path.with_suffix(".parquet"), path.parent)
 
     res = load_results(sweep_dir)
     params = list(res.parameters)

@@ -160,7 +160,7 @@ def attack(
     import shutil
 
     from wmtsim.core.inference import ALPHA
-    from wmtsim.core.leftovers import recover_kept
+    from wmtsim.core.leftovers import WORK_MARK, recover_kept
     from wmtsim.core.output import write_manifest
     from wmtsim.studies.attack import HARMS, SearchSettings
     from wmtsim.studies.attack import RESAMPLES as PAIRED_RESAMPLES
@@ -221,6 +221,8 @@ def attack(
         try:
             if fresh is not None:
                 shutil.rmtree(fresh, ignore_errors=True)
+                fresh.mkdir()
+                (fresh / WORK_MARK).touch()  # a kill leaves a folder known to be ours
             _compile_first(policies, progress)
             study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
                             scheduler, progress)

@@ -198,7 +198,14 @@ def tune(
     from wmtsim.core.policies import POLICIES
     from wmtsim.studies.evaluate import check_held
     from wmtsim.studies.knob_ranges import ranges_for
-    from wmtsim.studies.tune import STORAGE, Fit, TuneError, parse_objective, parse_robust
+    from wmtsim.studies.tune import (
+        STORAGE,
+        Fit,
+        TuneError,
+        check_study,
+        parse_objective,
+        parse_robust,
+    )
 
     scs = _scenarios(scenarios)
     held = _scenarios(validate_on) if validate_on else None
@@ -221,7 +228,10 @@ def tune(
                          kept=lambda f: _is_study(f / STORAGE))
     if scheduler is not None:  # reached before the folder (and its storage) is created
         _reach(scheduler)
-    recover_kept(folder, keep)
+    try:  # a dead run's journal of another study is refused where it lies, not moved in
+        recover_kept(folder, keep, check=lambda journal: check_study(fit, journal))
+    except TuneError as e:
+        raise _fail(str(e)) from None
     from wmtsim.interfaces.cli_scenarios import _compile_first, _watching
 
     if scheduler is None:  # here, not in each local worker, and said

@@ -42,7 +42,7 @@ from wmtsim.core.metrics import METRICS
 from wmtsim.core.output import atomic_write, atomic_write_parquet
 from wmtsim.studies.sobol import replicate_interval, sobol_estimate, sobol_mean_function
 from wmtsim.studies.sweep_spec import METRIC_NAMES, SweepError
-from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results
+from wmtsim.studies.sweep_store import CHUNKS, SweepResults, load_results, read_chunk
 
 if TYPE_CHECKING:
     import altair as alt
@@ -72,8 +72,8 @@ def point_means(results: SweepResults, metrics: Sequence[str] = DEFAULT_METRICS,
     rs = Resampler(n_resamples, seed, np.int32)  # int32 indices, as sweeps always drew
     rows: list[dict[str, Any]] = []
     for chunk in results.manifest["chunks"]:
-        traj = pl.read_parquet(results.root / CHUNKS / chunk["trajectories"],
-                               columns=["key", *metrics])
+        traj = read_chunk(results.root / CHUNKS / chunk["trajectories"], results.root,
+                          ["key", *metrics])
         for (key,), part in traj.group_by("key", maintain_order=True):
             row: dict[str, Any] = {"key": key}
             for m in metrics:
@@ -194,7 +194,7 @@ def sobol_indices(results: SweepResults, metric: str = "tsr", confidence: float 
     n_base = int(results.manifest.get("design", {}).get("points") or 0)
     # each point's per-trajectory values (a list, trajectory order): the mean function's
     # indices and their noise term need them (`wmtsim.studies.sobol.sobol_mean_function`)
-    per = (results.trajectories().select("key", "trajectory", metric).collect()
+    per = (results.trajectories(["key", "trajectory", metric]).collect()
            .sort("key", "trajectory").group_by("key", maintain_order=True)
            .agg(pl.col(metric).cast(pl.Float64).alias(f"{metric}__t")))
     table = results.table().join(per, on="key", how="left")

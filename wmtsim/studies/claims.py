@@ -263,7 +263,7 @@ def evaluate_sweep(sweep_dir: str | os.PathLike[str], claims: Sequence[Claim],
     params = res.parameters
     metrics = sorted({c.metric for c in claims})
     design = res.design.select("row", "replicate", "policy", "key", *params)
-    traj = res.trajectories().select("key", "trajectory", *metrics).collect()
+    traj = res.trajectories(["key", "trajectory", *metrics]).collect()
     joined = design.select("row", "replicate", "policy", "key").join(traj, on="key")
     rows: list[dict[str, Any]] = []
     knobs = design.group_by("row").agg([pl.col(p).first() for p in params]).sort("row")

@@ -68,7 +68,7 @@ def grid_matrix(results: SweepResults, metric: str, policy: str
     computed yet are left out."""
     design = (results.design.filter(pl.col("policy") == policy)
               .select("row", "scenario", "replicate", "key"))
-    traj = (results.trajectories().select("key", "trajectory", metric).collect()
+    traj = (results.trajectories(["key", "trajectory", metric]).collect()
             .join(design, on="key"))  # a key shared by several rows counts for each
     if traj.is_empty():
         return [], np.empty((0, 0))

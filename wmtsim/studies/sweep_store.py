@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wmtsim.core.input_files import read_regular
+from wmtsim.core.input_files import read_regular, read_table
 from wmtsim.core.output import atomic_write_parquet, atomic_write_text, follow_link
 from wmtsim.core.output import manifest as output_manifest
 from wmtsim.studies.provenance import provenance
@@ -176,8 +176,8 @@ class Store:
             return not any(p for p in path.iterdir() if not p.name.endswith(".tmp"))
         if path.name == DESIGN:
             try:
-                keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
-            except Exception:  # unreadable: not ours to overwrite
+                keys = read_table(path, self.root, ["key"])["key"].to_list()
+            except Exception:  # unreadable (a FIFO, a link, garbage): not ours to overwrite
                 return False
             return keys == self.design["key"].to_list()
         return False
@@ -191,7 +191,7 @@ class Store:
             if m is None or not traj.exists():
                 path.unlink()
                 continue
-            keys = pl.read_parquet(path, columns=["key"])["key"].to_list()
+            keys = read_chunk(path, self.root, ["key"])["key"].to_list()
             if not set(keys) <= plan_keys.keys():  # cannot happen under the same sweep id
                 raise SweepError(f"{path}: holds points that are not in this sweep")
             self.chunks.append({"index": int(m.group(1)), "points": path.name,
@@ -313,23 +313,50 @@ class SweepResults:
                    if c not in ("row", "scenario", "replicate", "seed", "policy", *self.parameters)]
         return self.design.join(self.points.select(metrics), on="key", how="inner")
 
-    def trajectories(self) -> pl.LazyFrame:
-        files = [str(self.root / CHUNKS / c["trajectories"]) for c in self.manifest["chunks"]]
+    def trajectories(self, columns: list[str] | None = None,
+                     where: pl.Expr | None = None) -> pl.LazyFrame:
+        """The per-trajectory metrics (``columns`` only, the rows ``where`` holds), every
+        chunk read through the door (`read_chunk`) one at a time, so only what was asked
+        for is held."""
+        files = [self.root / CHUNKS / c["trajectories"] for c in self.manifest["chunks"]]
         if not files:
-            return pl.LazyFrame(schema={"key": pl.Utf8, "trajectory": pl.Int64,
-                                        **{m: pl.Float64 for m in METRIC_NAMES}})
-        return pl.scan_parquet(files)
+            empty = pl.LazyFrame(schema={"key": pl.Utf8, "trajectory": pl.Int64,
+                                         **{m: pl.Float64 for m in METRIC_NAMES}})
+            return empty if columns is None else empty.select(columns)
+        parts = [read_chunk(f, self.root, columns) for f in files]
+        if where is not None:
+            parts = [part.filter(where) for part in parts]
+        return pl.concat(parts, how="diagonal_relaxed").lazy()
 
 
-def read_chunk(path: Path) -> pl.DataFrame:
-    """A Parquet file of a sweep folder; a missing, truncated or garbage file is a
-    `SweepError` naming it (not a traceback, and not blamed on ``--out``)."""
+def read_chunk(path: Path, root: Path, columns: list[str] | None = None) -> pl.DataFrame:
+    """A Parquet file of the sweep folder ``root``, read through the one door
+    (`wmtsim.core.input_files.read_table`: a regular file of the folder, no link out of
+    it, size-capped); a missing, truncated, garbage, FIFO or linked file is a `SweepError`
+    naming it (not a traceback or a hang, and not blamed on ``--out``)."""
     try:
-        return pl.read_parquet(path)
+        return read_table(path, root, columns)
     except (OSError, pl.exceptions.PolarsError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).split("\n")[0]
         raise SweepError(f"{path}: cannot read this sweep file ({reason}); the sweep folder "
                          "is damaged: re-run `wmtsim sweep` into a new --out") from None
+
+
+def _check_chunk_names(root: Path, chunks: object) -> None:
+    """The manifest's chunk list names files of ``chunks/`` as `Store.write_chunk` names
+    them; any other name (``../../x.parquet``, a path elsewhere) is refused, so the
+    manifest cannot send a reader out of the folder."""
+    where = root / MANIFEST
+    if not isinstance(chunks, list):
+        raise SweepError(f"{where}: chunks {chunks!r}; allowed: a list of chunks")
+    for k, c in enumerate(chunks):
+        for kind in ("points", "trajectories"):
+            name = c.get(kind) if isinstance(c, dict) else None
+            m = re.fullmatch(rf"{kind}-(\d{{6,}})\.parquet", name) if isinstance(
+                name, str) else None
+            if m is None:
+                raise SweepError(f"{where}: chunks[{k}].{kind} {name!r}; allowed: a file "
+                                 f"name {kind}-NNNNNN.parquet of {CHUNKS}/")
 
 
 def load_results(root: str | os.PathLike[str]) -> SweepResults:
@@ -348,12 +375,13 @@ def load_results(root: str | os.PathLike[str]) -> SweepResults:
     if not (r / DESIGN).exists():
         raise SweepError(f"{r}: the sweep was interrupted before its design was written "
                          f"(no {DESIGN}); resume it with `wmtsim sweep SWEEP --out {r}`")
-    design = read_chunk(r / DESIGN)
+    design = read_chunk(r / DESIGN, r)
+    _check_chunk_names(r, manifest["chunks"])
     files = [r / CHUNKS / c["points"] for c in manifest["chunks"]]
     if files:
         # diagonal: a chunk written before a metric was declared lacks its columns (null
         # there), so a sweep resumed across that change still loads.
-        points = pl.concat([read_chunk(f) for f in files], how="diagonal_relaxed")
+        points = pl.concat([read_chunk(f, r) for f in files], how="diagonal_relaxed")
         points = points.sort("key")
     else:
         points = pl.DataFrame(schema={"key": pl.Utf8})

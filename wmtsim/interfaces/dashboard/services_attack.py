@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import results_dir
+from wmtsim.interfaces.dashboard.services_runs import listed_manifest, results_dir
 
 
 def find_attacks(base: str | None = None) -> list[str]:
@@ -24,10 +24,7 @@ def find_attacks(base: str | None = None) -> list[str]:
         return []
     found = []
     for manifest in root.glob("**/manifest.json"):
-        try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        data = listed_manifest(manifest)
         if isinstance(data, dict) and data.get("command") == "attack":
             found.append((manifest.stat().st_mtime, str(manifest.parent)))
     return [p for _, p in sorted(found, reverse=True)][:200]
@@ -57,17 +54,23 @@ def attack_mtime(path: str) -> float:
 def attack_view(path: str, mtime: float = 0.0) -> AttackView:
     """The files of a ``wmtsim attack`` folder (``mtime`` invalidates the cache when it is
     rewritten); ValueError when the folder is not one."""
+    from wmtsim.core.input_files import read_regular, read_table
+
     folder = Path(path)
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    try:  # every file through the one door: no FIFO, device, link out or huge file
+        manifest = json.loads(read_regular(folder / "manifest.json", inside=True))
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: no readable manifest.json ({e})") from None
     if not isinstance(manifest, dict) or manifest.get("command") != "attack":
         raise ValueError(f"{path}: not a `wmtsim attack` result")
-    claims = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
+    try:
+        claims = json.loads(read_regular(folder / "claims.json", inside=True))
+        robust = read_table(folder / "results.parquet", folder)
+        transfer = read_table(folder / "transfer.parquet", folder)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        raise ValueError(f"{path}: a damaged `wmtsim attack` result ({e})") from None
     attacks = tuple(sorted(str(p) for p in (folder / "attacks").glob("*.toml")))
-    return AttackView(manifest, pl.read_parquet(folder / "results.parquet"),
-                      pl.read_parquet(folder / "transfer.parquet"), claims, attacks)
+    return AttackView(manifest, robust, transfer, claims, attacks)
 
 
 def attack_budget_chart(view: AttackView) -> Any:

@@ -52,6 +52,28 @@ def short_path(path: str) -> str:
     return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else path
 
 
+LISTED_MANIFEST_BYTES = 16 << 20
+"""The largest ``manifest.json`` a listing reads (a sweep's, with thousands of chunks,
+is a few hundred kilobytes)."""
+
+
+def listed_manifest(path: Path) -> Any:
+    """The JSON of the ``manifest.json`` at ``path`` a page's listing found, or None when
+    it is not one to list: read through the one door (`wmtsim.core.input_files`), so a
+    FIFO, a device, a link (to ``/dev/zero``, or anywhere out of the result) or a file
+    larger than `LISTED_MANIFEST_BYTES` (a sparse 2 GiB one) is skipped at once, never
+    waited on or read whole: anyone who can drop a file into a shared results folder
+    must not be able to wedge the server."""
+    import json
+
+    from wmtsim.core.input_files import read_regular
+
+    try:
+        return json.loads(read_regular(path, inside=True, limit=LISTED_MANIFEST_BYTES))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError included
+        return None
+
+
 class Unavailable(RuntimeError):
     """A part of the library this view needs is missing; ``str`` says why."""
 

@@ -5,7 +5,6 @@ Part of the service layer (`wmtsim.interfaces.dashboard`).
 
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,12 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.interfaces.dashboard.services_dynamics import TrajectoryView, _view
-from wmtsim.interfaces.dashboard.services_runs import THREADS, Unavailable, results_dir
+from wmtsim.interfaces.dashboard.services_runs import (
+    THREADS,
+    Unavailable,
+    listed_manifest,
+    results_dir,
+)
 
 
 def _analysis() -> Any:
@@ -66,10 +70,7 @@ def find_sweeps(base: str | None = None) -> list[str]:
         return []
     found = []
     for manifest in root.glob("**/manifest.json"):
-        try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        data = listed_manifest(manifest)
         if (manifest.parent.parent / "claims.json").is_file():
             continue  # a claims map's own sweep (`wmtsim claims`): shown on the Why page
         if isinstance(data, dict) and "sweep_id" in data and "design" in data:
@@ -173,7 +174,7 @@ def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFram
     """The per-trajectory metrics a sweep stored for one point."""
     from wmtsim.studies.sweep_store import load_results
 
-    return (load_results(folder).trajectories().filter(pl.col("key") == key)
+    return (load_results(folder).trajectories(where=pl.col("key") == key)
             .sort("trajectory").collect())
 
 

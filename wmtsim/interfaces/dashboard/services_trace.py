@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +89,26 @@ def _is_expect(line: str) -> bool:
         return json.loads(line).get("op") == "expect"
     except (ValueError, AttributeError):
         return False
+
+
+def trace_file_bytes(path: str) -> bytes:
+    """The bytes of the trace file typed in the Trace page's path box: only a regular file
+    under the results folder (`results_dir`; a relative path is taken from the folder the
+    dashboard was started in), through the one door (no FIFO, device, link anywhere below
+    the results folder, nor more than `MAX_READ_BYTES`). Every failure is one
+    `ValueError` with one message: the page may be served to others (``--host
+    0.0.0.0``), and different messages for a missing file and an unreadable one would
+    tell them which files exist on the server."""
+    from wmtsim.core.input_files import MAX_READ_BYTES, read_regular
+    from wmtsim.interfaces.dashboard.services_runs import results_dir
+
+    root = results_dir()
+    try:
+        return read_regular(os.path.abspath(path), limit=MAX_READ_BYTES, root=root)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        raise ValueError(f"{path}: no trace file to read there; allowed: a regular file "
+                         f"of at most {MAX_READ_BYTES:,} bytes under the results folder "
+                         f"({root}), or an upload") from None
 
 
 def demo_trace_bytes() -> bytes:

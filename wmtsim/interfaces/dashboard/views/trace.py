@@ -17,13 +17,15 @@ st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with 
 
 up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],
                               key="trace_upload")
-path = st.sidebar.text_input("…or a trace file path", key="trace_path")
+path = st.sidebar.text_input("…or a trace file path", key="trace_path",
+                             help="A JSON Lines file under the results folder "
+                                  "(`wmtsim dashboard --results DIR`, default results/).")
 # Bytes, decoded line by line as `wmtsim replay` decodes a file: the same messages.
 if up is None and path:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        st.error(f"cannot read {path}: {e.strerror or e}")
+    try:  # under the results folder only, one message for every failure
+        data = services_trace.trace_file_bytes(path)
+    except ValueError as e:
+        st.error(str(e))
         st.stop()
     source = path
 elif up is None:
