@@ -197,7 +197,9 @@ def robustness_markdown(rb: dict[str, Any]) -> str:
     lines = [f"Plausible fits: every evaluation of the fit whose objective is within "
              f"{rb['threshold']:.0f} of the best (a confidence set at the replicate count "
              f"used, with the misfit's dispersion φ = {rb['dispersion']:.0f}: "
-             "`wmtsim.studies.plausible`), at most 200 of them spread over their ranks, each "
+             "`wmtsim.studies.plausible`; "
+             f"{rb['rows'][0].get('n_in_set', rb['rows'][0]['n_near_optimal'])} of the "
+             "fit's evaluations), at most 200 of them spread over their ranks, each "
              f"re-simulated at seed {rb.get('seed', 0)} (not the seed the fit was selected "
              "on); rule flips: each of docs/model_decisions.md's rules flipped on the best "
              "fit, at the same seed.", "",

@@ -459,6 +459,7 @@ def robustness(result: Fit, flips: Sequence[tuple[str, dict[str, Any],
 
     claims = tuple(claims or table4_claims())
     worlds = sorted(near_optimal(result, threshold), key=lambda e: e.objective)
+    in_set = len(worlds)
     policies = tuple(result.evaluations[0].pooled) if result.evaluations else ()
     if fresh_seed is not None:
         if len(worlds) > cap:
@@ -483,7 +484,7 @@ def robustness(result: Fit, flips: Sequence[tuple[str, dict[str, Any],
         rows.append({"claim": c.label, "metric": c.metric, "subject": c.subject,
                      "best_fit": claim_holds(c, best),
                      "near_optimal": sum(near) / len(near) if near else math.nan,
-                     "n_near_optimal": len(near),
+                     "n_near_optimal": len(near), "n_in_set": in_set,
                      "flips": sum(fl) / len(fl) if fl else math.nan, "n_flips": len(fl),
                      "failing_flips": [lb for (lb, _), ok in zip(flipped, fl, strict=True)
                                        if not ok],
