@@ -38,6 +38,12 @@ LOG_SCALE = {"dilution_tokens"}
 SEARCH_FLOOR = {"selector_noise": 1e-3, "dilution_tokens": 1.0}
 """Search floors where the knob's range starts at 0: no noise makes (L2) a step, and a
 half-point of 0 tokens means no answer is ever used."""
+FITTED = (*L.SELECTOR, "p_persuade", "p_persuade_vs_evidence", *L.CORRECTNESS, "p_leak",
+          "p_leak_rider")
+"""Every Stubs field a log can identify, block by block."""
+STEPS = len(FITTED) + 6
+"""`fit_log`'s progress calls when every parameter is identified: one per block's maximum
+(six blocks), one per interval."""
 RULES = {"selector_rule": "choose", "persuade_scope": "any"}
 """The rules the likelihood assumes, written with the fitted section."""
 
