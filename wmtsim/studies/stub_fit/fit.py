@@ -302,15 +302,23 @@ def _profile_end(f: Objective, xhat: np.ndarray, fhat: float, k: int, end: float
     warm = xhat.copy()
     target = fhat + CHI2_95 / 2
 
+    # Each value once: Brent's method re-reads its bracket's ends, and an inner maximum
+    # found again from another start could differ in the last digits and lose the sign.
+    known = {float(xhat[k]): fhat - target}
+
     def excess(v: float) -> float:
+        if v in known:
+            return known[v]
         if not others:
-            return f(np.array([v]))[0] - target
+            known[v] = f(np.array([v]))[0] - target
+            return known[v]
         full = warm.copy()
         full[k] = v
         x, val = _maximise(_restricted(f, full, others), full[others],
                            [bounds[j] for j in others])
         warm[others] = x  # the next trial starts from this optimum
-        return val - target
+        known[v] = val - target
+        return known[v]
 
     if xhat[k] == end:
         return end
@@ -325,8 +333,8 @@ def _profile_end(f: Objective, xhat: np.ndarray, fhat: float, k: int, end: float
             break
         if excess(trial) > 0:
             break
-        inside, step = trial, 2 * step
-    return float(brentq(excess, inside, trial, xtol=1e-3 * se))
+        inside, step = float(trial), 2 * step
+    return float(brentq(excess, inside, float(trial), xtol=1e-3 * se))
 
 
 def fit_log(log: StubLog, base: Stubs | None = None,
