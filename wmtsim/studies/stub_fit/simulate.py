@@ -6,7 +6,7 @@ step = the event's line, memory, purpose) with the engine's purposes, the select
 the Irwin–Hall sum of four such draws rescaled (`wmtsim.engine.selector._noise`), and the
 rules those of the readable twin (`wmtsim.twins.stubs_reference.AgentStubs`:
 ``select_items`` under ``selector_rule = "choose"``, ``reason`` under ``persuade_scope =
-"any"``, ``absorb``); tests/studies/test_stub_fit_simulate.py checks the selections
+"any"``, ``absorb``); tests/studies/test_stub_fit_model.py checks the selections
 against the twin's own method. What the stubs see (relevance, scores, poison, context) is
 drawn from a seeded numpy generator, as a synthetic agent's memories would be: the
 covariates are inputs of the fit, not parameters.
