@@ -219,8 +219,7 @@ def _selection(c: _Line, ev: dict[str, Any], out: Selections, rel: Relevance) ->
     raw = c.items(ev, "candidates", "", required=True)
     if not raw:
         raise c.error("candidates", "[] is invalid", "at least one candidate")
-    budget = c.number(ev, "budget", "", 0.0, 1e15, default=math.inf) \
-        if "budget" in ev else math.inf
+    budget = c.number(ev, "budget", "", 0.0, 1e15, default=math.inf)
     top_k = int(c.number(ev, "top_k", "", 0, 1e9, default=0, integer=True))
     struct = c.number(ev, "struct_tokens", "", 0.0, 1e9, default=0.0)
     cands: dict[str, tuple[float, float, float, float, int, int, float]] = {}
