@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from conftest import REPO, no_exception
+from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
 PAGE = REPO / "wmtsim" / "interfaces" / "dashboard" / "views" / "stub_fit.py"
@@ -21,6 +21,7 @@ def test_the_page_fits_the_example_log_and_shows_its_calibration() -> None:
     assert at.title[0].value == "Stubs fitted to a log"
     assert at.subheader[0].value.startswith("600 events: the stub family describes")
     assert len(at.get("vega_lite_chart")) == 1
+    tooltips_follow_the_policy(at)
 
 
 def test_the_page_explains_a_log_that_is_not_one(tmp_path: Path) -> None:

@@ -103,18 +103,19 @@ def calibration_chart(table: pl.DataFrame, title: str = "") -> Any:
     calibration (Altair)."""
     import altair as alt
 
+    from wmtsim.core.formatting import D3_FORMAT
+
     x = alt.X("predicted:Q", title="predicted probability (decile mean)",
               scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("observed:Q", title="observed rate", scale=alt.Scale(domain=[0, 1]))
     diagonal = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(
         x=alt.datum(0.0), y=alt.datum(0.0), x2=alt.datum(1.0), y2=alt.datum(1.0))
     bars = alt.Chart().mark_rule().encode(x=x, y="low:Q", y2="high:Q")
+    # Tooltips in the project's precision policy (D3_FORMAT), as every chart's.
     points = alt.Chart().mark_point(filled=True, size=50).encode(
         x=x, y=y, tooltip=["kind:N", "decile:Q", "n:Q",
-                           alt.Tooltip("predicted:Q", format=".3f"),
-                           alt.Tooltip("observed:Q", format=".3f"),
-                           alt.Tooltip("low:Q", format=".3f"),
-                           alt.Tooltip("high:Q", format=".3f")])
+                           *(alt.Tooltip(f"{c}:Q", format=D3_FORMAT)
+                             for c in ("predicted", "observed", "low", "high"))])
     panel = alt.layer(diagonal, bars, points, data=alt.Data(values=table.to_dicts())
                       ).properties(width=220, height=220)
     return panel.facet(column=alt.Column("kind:N", title=None, sort=list(KINDS))
