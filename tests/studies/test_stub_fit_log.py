@@ -52,13 +52,17 @@ def test_every_event_type_is_optional(tmp_path: Path) -> None:
     assert log.events == 2 and len(log.selections.relevance) == 0
 
 
-def test_a_candidate_the_budget_may_have_kept_out_is_censored(tmp_path: Path) -> None:
-    # Chosen a (100 tokens) under B = 200: b (300) would not have fitted, c (50) would.
-    ev = {**SEL, "budget": 200}
-    log = read_log(_write(tmp_path, [ev]))
-    assert log.selections.censored == 1 and list(log.selections.relevance)[1] == 0.1
-    capped = read_log(_write(tmp_path, [{**SEL, "top_k": 1}]))
-    assert capped.selections.censored == 2 and list(capped.selections.chosen) == [1]
+def test_an_event_whose_budget_or_cap_could_bind_is_censored(tmp_path: Path) -> None:
+    # The three candidates cost 450 tokens: under B = 450 the rule alone decides; under
+    # B = 200 (a fits, c would have too) a relevant b could have been skipped.
+    fits = read_log(_write(tmp_path, [{**SEL, "budget": 450}]))
+    assert fits.selections.censored == 0 and len(fits.selections.relevance) == 3
+    binds = read_log(_write(tmp_path, [{**SEL, "budget": 200}, SEL]))
+    assert (binds.selections.censored, binds.selections.censored_events) == (3, 1)
+    assert len(binds.selections.relevance) == 3 and binds.selections.events == 1
+    capped = read_log(_write(tmp_path, [{**SEL, "top_k": 2}]))
+    assert capped.selections.censored == 3 and len(capped.selections.chosen) == 0
+    assert read_log(_write(tmp_path, [{**SEL, "top_k": 3}])).selections.censored == 0
 
 
 BAD = [

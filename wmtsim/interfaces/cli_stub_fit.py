@@ -101,8 +101,9 @@ def fit_stubs(
         verdict = "described" if row["described"] else "NOT described by the stub family"
         _say(f"{row['kind']}: Hosmer–Lemeshow χ² {row['statistic']:.1f} on {row['df']} df, "
              f"p = {row['p']:.3g}: {verdict}")
-    _say(f"{data.events} events ({result.censored} candidates censored by the budget or "
-         f"top-k) fitted in {time.perf_counter() - t0:.1f} s; written: "
+    censored = data.selections.censored_events
+    _say(f"{data.events} events ({censored} selections censored: their budget or top-k "
+         f"could bind) fitted in {time.perf_counter() - t0:.1f} s; written: "
          + ", ".join(str(p) for p in written))
 
 

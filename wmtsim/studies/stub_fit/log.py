@@ -62,8 +62,9 @@ class Selections:
 
     ``relevance`` r, ``poisoned`` π (0/1), ``du`` = u − ½ (0 when the agent keeps no
     score), ``db`` = U_b − ½ (0 without a branch priority), ``has_u``/``has_b`` (0/1) and
-    ``chosen`` y (0/1). A candidate the budget or the top-k cap may have kept out is not a
-    row (`censored` counts them; docs/stub_logs.md, "Budget and cap").
+    ``chosen`` y (0/1). An event whose budget or top-k cap could have bound is not in
+    the rows (`censored_events` counts them, `censored` their candidates;
+    docs/stub_logs.md, "Budget and cap").
     """
 
     relevance: array = field(default_factory=lambda: array("d"))
@@ -75,6 +76,7 @@ class Selections:
     chosen: array = field(default_factory=lambda: array("b"))
     events: int = 0
     censored: int = 0
+    censored_events: int = 0
 
 
 @dataclass
@@ -258,24 +260,27 @@ def _selection(c: _Line, ev: dict[str, Any], out: Selections, rel: Relevance) ->
     if top_k and len(chosen) > top_k:
         raise c.error("chosen", f"{len(chosen)} candidates chosen, over top_k {top_k}",
                       "at most top_k")
-    capped = bool(top_k) and len(chosen) == top_k
+    # The choice rule (L2) alone decides the event only when the budget and the cap
+    # cannot bind whatever was judged relevant: every candidate fits together, and there
+    # are no more than top_k. Otherwise a relevant candidate may have been skipped for
+    # the ranking of the noisy utilities, and the event is censored as a whole. Deciding
+    # it per candidate from what was chosen (dropping those that would not have fitted
+    # beside the chosen) selects on the outcome: on simulated logs with B = 400 it pulled
+    # select_threshold from 0.45 to 0.426, its interval [0.421, 0.430] missing the truth.
+    total = sum(c[6] for c in cands.values())
+    if total > budget or (top_k and len(cands) > top_k):
+        out.censored += len(cands)
+        out.censored_events += 1
+        return
     out.events += 1
-    for cid, (r, pois, du, db, hu, hb, cost) in cands.items():
-        y = cid in chosen
-        # An unchosen candidate that would still have fitted beside everything chosen was
-        # judged not relevant (whatever the greedy order, it fitted when its turn came);
-        # one that would not fit, or any after the top-k cap was reached, may have been
-        # judged relevant and skipped: its fate says nothing the choice rule alone fixes.
-        if not y and (capped or used + cost > budget):
-            out.censored += 1
-            continue
+    for cid, (r, pois, du, db, hu, hb, _cost) in cands.items():
         out.relevance.append(r)
         out.poisoned.append(pois)
         out.du.append(du)
         out.db.append(db)
         out.has_u.append(hu)
         out.has_b.append(hb)
-        out.chosen.append(int(y))
+        out.chosen.append(int(cid in chosen))
 
 
 def _answer(c: _Line, ev: dict[str, Any], out: Answers) -> None:
