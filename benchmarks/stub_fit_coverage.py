@@ -1,6 +1,6 @@
 """Coverage of `wmtsim fit-stubs`' 95% profile-likelihood intervals in recovery.
 
-    python -m benchmarks.stub_fit_coverage                   # 300 logs of 2,000 events
+    python -m benchmarks.stub_fit_coverage                   # 300 logs of 5,000 events
     python -m benchmarks.stub_fit_coverage --logs 100 --events 5000
 
 Each log is drawn by `wmtsim.studies.stub_fit.simulate` from wmtsim's stubs at `TRUTH`
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--logs", type=int, default=300)
-    ap.add_argument("--events", type=int, default=2000)
+    ap.add_argument("--events", type=int, default=5000)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--docs", action="store_true", help="rewrite docs/stub_logs.md's table")
     ap.add_argument("--render", action="store_true",

@@ -100,9 +100,9 @@ GENERATORS: tuple[Generator, ...] = (
               blocks=(("README.md", "stub-fit"),),
               files=("examples/stub_fit/stubs.toml",
                      "examples/stub_fit/stubs.calibration.png")),
-    # Coverage of fit-stubs' intervals over 300 simulated logs; about ten minutes.
+    # Coverage of fit-stubs' intervals over 300 simulated logs; about 20 minutes.
     Generator("stub_fit_coverage", ("-m", "benchmarks.stub_fit_coverage", "--logs", "300",
-                                    "--events", "2000", "--docs"),
+                                    "--events", "5000", "--docs"),
               blocks=(("docs/stub_logs.md", "stub-fit-coverage"),)),
     Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",
                                   "40"),
