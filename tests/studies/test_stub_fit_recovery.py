@@ -74,3 +74,30 @@ def test_the_intervals_cover_the_truth(tmp_path: Path) -> None:
             hits[e.name] += int(e.identified and e.low <= truth[e.name] <= e.high)
     assert min(hits.values()) >= 0.85 * logs, hits
     assert sum(hits.values()) >= 0.93 * logs * len(FITTED), hits
+
+
+def test_a_parameter_left_unidentified_is_held_at_its_default_while_its_block_fits(
+        tmp_path: Path) -> None:
+    # No answer has the evidence: p_use_max, p_guess and p_misled are not identified and
+    # only dilution_tokens is fitted, the others held at their defaults (p_misled = 1
+    # exactly, not nudged inside its range): the block's maximum is (L4) there.
+    import numpy as np
+
+    from wmtsim.studies.stub_fit import likelihoods as L
+
+    path = tmp_path / "ans.jsonl"
+    with path.open("w") as f:
+        for k in range(400):
+            comp = k % 4 == 0
+            f.write('{"type": "answer", "evidence": false, "poisoned": [{"id": "p"}], '
+                    '"context_tokens": %d, "compromised": %s, "correct": %s}\n'
+                    % (300 * (k % 40), "true" if comp else "false",
+                       "true" if (not comp and k % 11 == 1) else "false"))
+    fit = fit_log(read_log(path))
+    est = fit.by_name()
+    assert [n for n in ("p_guess", "p_misled", "p_use_max", "dilution_tokens")
+            if est[n].identified] == ["dilution_tokens"]
+    d = fit.data
+    theta = np.array([0.1, 1.0, 0.95, est["dilution_tokens"].estimate])
+    value, _ = L.correctness_negll(theta, d.evidence, d.compromised, d.tokens, d.correct)
+    assert fit.loglik["correctness"] == pytest.approx(-value, rel=1e-9)

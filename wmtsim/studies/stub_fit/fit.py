@@ -352,13 +352,16 @@ def fit_log(log: StubLog, base: Stubs | None = None,
     loglik: dict[str, float] = {}
     for block, names, f in _blocks(d):
         bounds = [bounds_of(n) for n in names]
-        full = np.array([_inner(n, float(defaults[n])) for n in names])
-        # Start inside the range: a default on an end (p_misled = 1, p_leak = 0) can make
-        # the log impossible there, where the likelihood is flat at its floor.
         lo_b, hi_b = np.array(bounds).T
-        full = np.clip(full, lo_b + 0.02 * (hi_b - lo_b), hi_b - 0.02 * (hi_b - lo_b))
+        # A parameter held fixed stays at its default (within the search range); one
+        # fitted starts inside its range: a default on an end (p_misled = 1, p_leak = 0)
+        # can make the log impossible there, where the likelihood is flat at its floor.
+        full = np.clip([_inner(n, max(float(defaults[n]), SEARCH_FLOOR.get(n, -math.inf)))
+                        for n in names], lo_b, hi_b)
         reasons = {n: _identified(n, d) for n in names}
         free = [j for j, n in enumerate(names) if not reasons[n][1]]
+        full[free] = np.clip(full[free], (lo_b + 0.02 * (hi_b - lo_b))[free],
+                             (hi_b - 0.02 * (hi_b - lo_b))[free])
         for _ in range(len(names) + 1):  # refit when a profile finds a parameter flat
             if not free:
                 break

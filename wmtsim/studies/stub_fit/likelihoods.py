@@ -158,7 +158,8 @@ def compromise_probability(h: float, persuasiveness: np.ndarray, event: np.ndarr
                            events: int) -> np.ndarray:
     """c of (L3) per answer event: ``persuasiveness`` flat, ``event`` its event index."""
     log_safe = np.zeros(events)
-    np.add.at(log_safe, event, np.log1p(-np.minimum(persuasiveness * h, 1.0)))
+    with np.errstate(divide="ignore"):  # s·h = 1: log 0 = −inf, then c = 1 exactly
+        np.add.at(log_safe, event, np.log1p(-np.minimum(persuasiveness * h, 1.0)))
     return -np.expm1(log_safe)
 
 
