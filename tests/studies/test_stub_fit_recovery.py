@@ -81,6 +81,8 @@ def test_a_parameter_left_unidentified_is_held_at_its_default_while_its_block_fi
     # No answer has the evidence: p_use_max, p_guess and p_misled are not identified and
     # only dilution_tokens is fitted, the others held at their defaults (p_misled = 1
     # exactly, not nudged inside its range): the block's maximum is (L4) there.
+    import json
+
     import numpy as np
 
     from wmtsim.studies.stub_fit import likelihoods as L
@@ -89,10 +91,10 @@ def test_a_parameter_left_unidentified_is_held_at_its_default_while_its_block_fi
     with path.open("w") as f:
         for k in range(400):
             comp = k % 4 == 0
-            f.write('{"type": "answer", "evidence": false, "poisoned": [{"id": "p"}], '
-                    '"context_tokens": %d, "compromised": %s, "correct": %s}\n'
-                    % (300 * (k % 40), "true" if comp else "false",
-                       "true" if (not comp and k % 11 == 1) else "false"))
+            f.write(json.dumps({"type": "answer", "evidence": False,
+                                "poisoned": [{"id": "p"}], "context_tokens": 300 * (k % 40),
+                                "compromised": comp,
+                                "correct": not comp and k % 11 == 1}) + "\n")
     fit = fit_log(read_log(path))
     est = fit.by_name()
     assert [n for n in ("p_guess", "p_misled", "p_use_max", "dilution_tokens")
