@@ -27,6 +27,7 @@ from .bench_conformance import bench_conformance
 from .bench_dynamics import bench_dynamics
 from .bench_floor import bench_floor
 from .bench_phases import bench_phases
+from .bench_stub_fit import bench_stub_fit
 from .machine import REPO, best_time, run_process, usable_cores
 
 # The paper's reported memory-management latency for Full WMT: 0.080 ms per step.
@@ -59,6 +60,7 @@ class Sizes:
     attack_trajectories: int = 3_000  # search and held-out trajectories of each search
     cold_start: bool = True  # compile in a fresh NUMBA_CACHE_DIR (slow: a minute or so)
     dynamics_trajectories: int = 10_000  # aggregates vs the plain engine
+    stub_fit_events: int = 100_000  # fit-stubs' log (issue 51: < 60 s on one core)
 
 
 FULL = Sizes()
@@ -67,7 +69,7 @@ QUICK = Sizes(ref_trajectories=4, ref_large_trajectories=1, thread_trajectories=
               repeats=1, node_targets=(16, 64), node_steps=2_000,
               trajectory_counts=(100, 400), memory_trajectories=500,
               attribution_trajectories=100, attack_trials=3, attack_trajectories=50,
-              cold_start=False, dynamics_trajectories=200)
+              cold_start=False, dynamics_trajectories=200, stub_fit_events=2_000)
 
 
 def _row(measurement: str, value: str, goal: str = "", met: bool | None = None
@@ -594,6 +596,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "conformance": bench_conformance,
     "attack": bench_attack,
     "dynamics": bench_dynamics,
+    "stub_fit": bench_stub_fit,
 }
 
 

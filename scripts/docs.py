@@ -97,6 +97,16 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("dynamics_findings", ("scripts/dynamics_findings.py", "--n", "5000"),
               blocks=(("docs/findings.md", "dynamics"),),
               files=("docs/figures/dynamics_survival_paper_poisoning.png",)),
+    # `wmtsim fit-stubs` on the shipped example log, and Full WMT under the fitted stubs
+    # vs the defaults (docs/stub_logs.md); about a minute.
+    Generator("stub_fit_example", ("scripts/stub_fit_example.py", "--n", "2000"),
+              blocks=(("README.md", "stub-fit"),),
+              files=("examples/stub_fit/stubs.toml",
+                     "examples/stub_fit/stubs.calibration.png")),
+    # Coverage of fit-stubs' intervals over 300 simulated logs; about 20 minutes.
+    Generator("stub_fit_coverage", ("-m", "benchmarks.stub_fit_coverage", "--logs", "300",
+                                    "--events", "5000", "--docs"),
+              blocks=(("docs/stub_logs.md", "stub-fit-coverage"),)),
     Generator("attack_findings", ("scripts/attack_findings.py", "--n", "1000", "--trials",
                                   "40"),
               blocks=(("README.md", "attack"),

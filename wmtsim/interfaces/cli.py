@@ -456,7 +456,8 @@ def analyze(
 # (compare: the paper's claims as tested verdicts), cli_why (attribute, claims: mechanism
 # attribution, the claims map), cli_design (screen, tune), cli_conformance (expect,
 # conformance), cli_attack (attack: the worst-case poisoning search), cli_dynamics
-# (dynamics: how poison lives and dies over a population).
+# (dynamics: how poison lives and dies over a population), cli_stub_fit (fit-stubs,
+# simulate-log: stubs fitted to an agent's log).
 from wmtsim.interfaces.cli_attack import register as _register_attack  # noqa: E402
 from wmtsim.interfaces.cli_compare import register as _register_compare  # noqa: E402
 from wmtsim.interfaces.cli_design import register as _register_design_commands  # noqa: E402
@@ -464,6 +465,7 @@ from wmtsim.interfaces.cli_dynamics import register as _register_dynamics  # noq
 from wmtsim.interfaces.cli_scenarios import _watching  # noqa: E402
 from wmtsim.interfaces.cli_scenarios import register as _register_scenario_commands  # noqa: E402
 from wmtsim.interfaces.cli_schema import register as _register_schema  # noqa: E402
+from wmtsim.interfaces.cli_stub_fit import register as _register_stub_fit  # noqa: E402
 from wmtsim.interfaces.cli_why import register as _register_why_commands  # noqa: E402
 
 _register_scenario_commands(app)
@@ -473,6 +475,7 @@ _register_why_commands(app)
 _register_design_commands(app)
 _register_attack(app)
 _register_dynamics(app)
+_register_stub_fit(app)
 _conformance.register(app)
 _cli_common.unwrap_help(app)
 

@@ -35,5 +35,6 @@ page = st.navigation([
     st.Page(PAGES / "why.py", title="Why (attribution, claims)", url_path="why"),
     st.Page(PAGES / "atlas.py", title="Screening atlas", url_path="atlas"),
     st.Page(PAGES / "attack.py", title="The strongest attacker", url_path="attack"),
+    st.Page(PAGES / "stub_fit.py", title="Stubs fitted to a log", url_path="stubs"),
 ])
 page.run()
