@@ -177,7 +177,8 @@ def stage_ship(args: argparse.Namespace) -> None:
 
 def stage_noise(args: argparse.Namespace) -> None:
     """Recompute a family's objective noise (`objective_noise`) from its saved fit."""
-    from wmtsim.studies.inference import Evaluation, Fit
+    from wmtsim.studies.fit_journal import Evaluation
+    from wmtsim.studies.inference import Fit
 
     family = FAMILIES[args.family]
     data = _load(f"fit-{family.name}")
@@ -251,7 +252,7 @@ def stage_robustness(args: argparse.Namespace) -> None:
         evals = [FitJournal.evaluation(r) for r in
                  FitJournal(journal, _journal_head(journal)).rows]
     else:  # a fit JSON without its journal: the plausible set it kept
-        from wmtsim.studies.inference import Evaluation
+        from wmtsim.studies.fit_journal import Evaluation
 
         evals = [Evaluation(h["knobs"], h["objective"], h["pooled"])
                  for h in data["plausible"]]

@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from wmtsim.studies.inference import Evaluation
     from wmtsim.studies.scenario import Scenario
+
+
+@dataclass
+class Evaluation:
+    """One point of a fit: its knob values, its objective and every configuration's pooled
+    cells (policy -> metric -> value)."""
+
+    knobs: dict[str, float | int]
+    objective: float
+    pooled: dict[str, dict[str, float]]
 
 
 class FitJournal:
@@ -78,8 +88,6 @@ class FitJournal:
     @staticmethod
     def evaluation(row: dict[str, Any]) -> Evaluation:
         """A journal row as the `Evaluation` it recorded (nulls back to NaN / infinity)."""
-        from wmtsim.studies.inference import Evaluation
-
         pooled = {p: {m: (math.nan if v is None else float(v)) for m, v in cells.items()}
                   for p, cells in row["pooled"].items()}
         obj = math.inf if row["objective"] is None else float(row["objective"])

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from wmtsim.studies.calibrate import FIT_METRICS
-from wmtsim.studies.inference import Evaluation, Fit, objective, predictive_cells, replicate
+from wmtsim.studies.fit_journal import Evaluation
+from wmtsim.studies.inference import Fit, objective, predictive_cells, replicate
 
 
 def reevaluate(result: Fit, seeds: Sequence[int], replicates: int = 20,

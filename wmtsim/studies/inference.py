@@ -44,7 +44,7 @@ import numpy as np
 
 from wmtsim.core.metrics import compare_metrics, frame_parts
 from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
-from wmtsim.studies.fit_journal import FitJournal, digest, scenario_digest
+from wmtsim.studies.fit_journal import Evaluation, FitJournal, digest, scenario_digest
 
 if TYPE_CHECKING:
     import polars as pl
@@ -205,13 +205,6 @@ def objective(cells: Sequence[Mapping[str, Any]], fit_on: Sequence[str],
 
 
 # --- fitting -------------------------------------------------------------------------------
-
-
-@dataclass
-class Evaluation:
-    knobs: dict[str, float | int]
-    objective: float
-    pooled: dict[str, dict[str, float]]
 
 
 @dataclass

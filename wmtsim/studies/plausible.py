@@ -28,8 +28,8 @@ times the fit's own φ: ``threshold = q(level; C, k, R) · φ``. As R → ∞ it
 k · F(k, C − k) · φ, the quasi-likelihood F region.
 
 Coverage on toy worlds (correctly specified and misspecified at φ ≈ 140, R = 8 and 20)
-is measured by `toy_coverage` (tests/studies/test_plausible_set.py,
-scripts/coverage_study.py).
+is measured by `toy_coverage` (tests/studies/test_coverage_teeth.py,
+benchmarks/stats_round_four.py).
 """
 
 from __future__ import annotations
