@@ -30,7 +30,7 @@ IP_DEFINITION = ("IP measures injected poisoned memories that remain active or e
 
 @dataclass(frozen=True)
 class Contradiction:
-    """Two things the paper says that cannot both hold: the text, the table, why, and what
+    """Two things the paper says that cannot both be true: the text, the table, why, and what
     wmtsim does (a rule of ours, named)."""
 
     name: str
@@ -122,7 +122,7 @@ def numeric_checks() -> list[tuple[str, str, bool]]:
 
 def ledger_markdown(short: bool = False) -> str:
     t = paper_table4()
-    lines = ["| contradiction | the text | the table | why both cannot hold | what wmtsim "
+    lines = ["| contradiction | the text | the table | why they conflict | what wmtsim "
              "does |", "|---|---|---|---|---|"]
     for c in LEDGER:
         lines.append(f"| {c.name} | {c.text} | {c.table(t)} | {c.why} | {c.wmtsim} |")
