@@ -270,7 +270,10 @@ def _parse(text: str, line: int) -> dict[str, Any]:
         obj = json.loads(text, object_pairs_hook=_no_duplicate_keys,
                          parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
-        raise TraceError(line, f"malformed JSON: {e.msg} (column {e.colno})") from None
+        # The column in the line itself: the decoder counts the line's own line break,
+        # so an error at its end would read "column 1" (of a line after it).
+        column = min(e.pos, len(text.rstrip("\r\n"))) + 1
+        raise TraceError(line, f"malformed JSON: {e.msg} (column {column})") from None
     except RecursionError:
         raise TraceError(line, "malformed JSON: nested too deeply") from None
     except ValueError as e:
