@@ -23,3 +23,33 @@ def test_a_malformed_line_names_the_column_in_the_line(tmp_path: Path) -> None:
     assert res.exit_code == 2, res.output
     assert f"line 2: malformed JSON: Expecting property name enclosed in double quotes " \
            f"(column {len(line) + 1})" in res.output, res.output
+
+
+def test_the_attack_report_fits_80_columns_and_names_a_rival(tmp_path: Path) -> None:
+    """`wmtsim attack` at 80 columns prints its report as tables (no raw Markdown), no
+    line wider, no name cut, no interval broken across lines; each claim's detail names
+    the leader and a runner-up other than it (issue 52, row 6: "best is a1_unweighted;
+    closest rival a1_unweighted")."""
+    import re
+
+    out = tmp_path / "atk"
+    res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",
+                                   "-p", "a1_unweighted", "--budget", "1", "--trials", "2",
+                                   "--n", "20", "--n-holdout", "20", "--no-charts",
+                                   "--no-progress", "--out", str(out)],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert not [line for line in lines if line.startswith("|")], res.stdout
+    assert "…" not in res.stdout
+    assert all(line.count("[") == line.count("]") for line in lines), res.stdout
+    assert "0.163 [0.110, 0.212]" in res.stdout  # the transfer matrix, whole
+    details = re.findall(r"\| ((?:best|worst) is [^|]*) \|$",
+                         (out / "report.md").read_text(encoding="utf-8"), re.M)
+    assert len(details) == 8, details
+    for d in details:
+        m = re.match(r"(?:best|worst) is (.+?) \([\d.]+\); (?:then (.+?) \(|no rival)", d)
+        assert m, d
+        leaders = set(m.group(1).split(" = "))
+        assert m.group(2) is None or not leaders & set(m.group(2).split(" = ")), d
