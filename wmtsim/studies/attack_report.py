@@ -384,9 +384,11 @@ def budget_chart(robust: pl.DataFrame, title: str = "", harm: str = "asr") -> An
             rows.append({"policy": r["policy"], "budget": r["budget"], "attack": "scripted",
                          "harm": r["scripted_harm"], "low": r["scripted_harm_low"],
                          "high": r["scripted_harm_high"]})
+    whole = all(float(r["budget"]).is_integer() for r in rows)  # ticks 1, 2, not 1.10
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("budget:Q", title="attacker budget k (injections per task)",
-                scale=alt.Scale(zero=False)),
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(format="d", tickMinStep=1) if whole else alt.Axis()),
         color=alt.Color("policy:N", title="configuration"))
     line = base.mark_line(point=True).encode(
         y=alt.Y("harm:Q", title=f"{harm} (held-out)"),

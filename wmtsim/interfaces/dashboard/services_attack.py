@@ -66,8 +66,21 @@ def attack_view(path: str, mtime: float = 0.0) -> AttackView:
         raise ValueError(f"{path}: not a `wmtsim attack` result")
     claims = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
     attacks = tuple(sorted(str(p) for p in (folder / "attacks").glob("*.toml")))
-    return AttackView(manifest, pl.read_parquet(folder / "results.parquet"),
-                      pl.read_parquet(folder / "transfer.parquet"), claims, attacks)
+    return AttackView(manifest, whole_budgets(pl.read_parquet(folder / "results.parquet")),
+                      whole_budgets(pl.read_parquet(folder / "transfer.parquet")), claims,
+                      attacks)
+
+
+def whole_budgets(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``budget`` column as integers when every budget is whole (k
+    injections per task: "1", not "1.00"); a fractional budget (an expected number of
+    injections) stays a float."""
+    if "budget" not in frame.columns or not frame.schema["budget"].is_float():
+        return frame
+    k = frame["budget"]
+    if k.is_null().any() or not (k == k.round(0)).all():
+        return frame
+    return frame.with_columns(pl.col("budget").cast(pl.Int64))
 
 
 def attack_budget_chart(view: AttackView) -> Any:
