@@ -60,3 +60,43 @@ def test_the_attack_page_shows_whole_budgets(results: Path) -> None:
     spec = _charts(at)[0][0]
     axis = json.dumps(spec)
     assert '"format": "d"' in axis and '"tickMinStep": 1' in axis, axis
+
+
+@pytest.fixture(scope="module")
+def rho_m(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The shipped rho_m_grid sweep, run."""
+    from conftest import REPO
+
+    from wmtsim.studies.sweep import load_sweep, run_sweep
+
+    out = tmp_path_factory.mktemp("sweep") / "rho_m"
+    run_sweep(load_sweep(REPO / "sweeps" / "rho_m_grid.toml"), out, progress=False)
+    return str(out)
+
+
+def test_the_sweep_explorer_opens_on_what_the_sweep_varies(rho_m: str) -> None:
+    """rho_m_grid: TSR is flat noise there (a few successes of 400), accuracy is not;
+    the explorer opens on accuracy, says without a warning that a grid has no Sobol
+    indices, opens the drill-down on the last step and draws the tree's deepest node
+    inside the chart (issue 52, row 12)."""
+    from wmtsim.studies.flatness import flatness
+    from wmtsim.studies.sweep_store import load_results
+
+    assert flatness(load_results(rho_m), "tsr")["flat"][0]
+    at = AppTest.from_file(str(PAGES / "sweep.py"), default_timeout=TIMEOUT)
+    at.query_params["folder"] = rho_m
+    at.run()
+    no_exception(at)
+    assert at.sidebar.selectbox(key="sweep_metric").value == "accuracy"
+    assert not any("Sobol" in w.value or "sobol" in w.value for w in at.warning)
+    assert any("need a Sobol design" in c.value for c in at.caption)
+    slider = at.slider(key="sweep_step")
+    assert slider.value == slider.max > 0
+    tree = [(spec, data) for spec, data in _charts(at)
+            if "memory tree" in json.dumps(spec.get("title", ""))]
+    assert tree, "no tree drawn"
+    spec, data = tree[0]
+    deepest = max(d["depth"].max() for d in data.values() if "depth" in d.columns)
+    scales = [layer["encoding"]["y"]["scale"] for layer in spec["layer"]
+              if layer.get("encoding", {}).get("y", {}).get("field") == "depth"]
+    assert scales and all(s.get("domainMax", deepest) > deepest for s in scales), scales
