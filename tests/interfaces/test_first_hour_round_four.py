@@ -53,3 +53,20 @@ def test_the_attack_report_fits_80_columns_and_names_a_rival(tmp_path: Path) -> 
         assert m, d
         leaders = set(m.group(1).split(" = "))
         assert m.group(2) is None or not leaders & set(m.group(2).split(" = ")), d
+
+
+def test_the_field_table_says_its_verdict_is_adjusted_and_its_interval_not(
+        tmp_path: Path) -> None:
+    """`compare --budget` with a field policy: each verdict is named Holm-adjusted and
+    the table says its Δ intervals are not, on the terminal and in curves.md (issue 52,
+    row 4: ASR Δ −0.0324 [−0.0569, −0.0079] beside "tie", unexplained)."""
+    out = tmp_path / "curves"
+    res = CliRunner().invoke(app, ["compare", "paper_poisoning", "-p", "wmt", "-p",
+                                   "traceretain_conflict", "--budget", "200,400", "--n", "40",
+                                   "--no-progress", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    md = (out / "curves.md").read_text(encoding="utf-8")
+    for text in (res.stdout, md):
+        assert "WMT better:" not in text
+        assert text.count("WMT better (Holm):") == 4, text  # TSR and ASR at two budgets
+        assert "Δ intervals are paired 95% intervals, not adjusted" in " ".join(text.split())
