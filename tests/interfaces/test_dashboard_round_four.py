@@ -100,3 +100,42 @@ def test_the_sweep_explorer_opens_on_what_the_sweep_varies(rho_m: str) -> None:
     scales = [layer["encoding"]["y"]["scale"] for layer in spec["layer"]
               if layer.get("encoding", {}).get("y", {}).get("field") == "depth"]
     assert scales and all(s.get("domainMax", deepest) > deepest for s in scales), scales
+
+
+def test_compare_means_stand_alone_and_a_benign_world_has_no_poison_metrics() -> None:
+    """Compare: the per-trajectory means are not printed beside the paper's pooled
+    values; a world without poison (gaia_like) opens without ASR, PRR, IP, BR, AF, which
+    it leaves at 0 or – (issue 52, row 13)."""
+    at = _page("compare")
+    at.run()
+    no_exception(at)
+    assert at.sidebar.selectbox(key="cmp_name").value == "paper_poisoning"
+    assert "· paper" in at.table[0].value.to_string()  # pooled: beside the paper's
+    at.sidebar.radio(key="cmp_value").set_value("mean of per-trajectory values").run()
+    no_exception(at)
+    assert "· paper" not in at.table[0].value.to_string()
+    assert any("choose the pooled value" in c.value for c in at.caption)
+    at.sidebar.selectbox(key="cmp_name").set_value("gaia_like").run()
+    no_exception(at)
+    shown = set(at.sidebar.multiselect(key="cmp_metrics").value)
+    assert shown and not shown & {"asr", "prr", "ip", "br", "af"}, shown
+
+
+def test_the_population_legend_names_the_configurations() -> None:
+    """Population: the survival curves' legend uses the sidebar's names, and each
+    configuration has its own colour, dash and marker (issue 52, row 14)."""
+    from wmtsim.interfaces.dashboard.services_runs import policy_labels
+
+    at = _page("population")
+    at.run()
+    no_exception(at)
+    chosen = at.sidebar.multiselect(key="pop_policies").value
+    names = {policy_labels()[p] for p in chosen}
+    spec, data = next((s, d) for s, d in _charts(at)
+                      if "P(poison still remains)" in json.dumps(s))
+    encodings = [layer.get("encoding", {}) for layer in spec["layer"]]
+    for channel in ("color", "strokeDash"):
+        assert any(e.get(channel, {}).get("field") == "configuration" for e in encodings)
+    drawn = {v for d in data.values() if "configuration" in d.columns
+             for v in d["configuration"].to_list()}
+    assert drawn == names, (drawn, names)

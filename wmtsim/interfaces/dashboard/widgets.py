@@ -101,6 +101,20 @@ def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
     table_downloads(frame, key, name)
 
 
+def wide_numbers(frame: pl.DataFrame, index: list[str], on: str) -> pl.DataFrame:
+    """``frame`` (one row per ``index`` and ``on``) as a wide table of numbers: per value
+    of ``on``, its numeric columns side by side (``"Full WMT mean"``, ``"Full WMT low"``,
+    ``"Full WMT high"`` …), at full precision, for a download."""
+    values = [c for c in frame.columns
+              if c not in (*index, on) and frame.schema[c].is_numeric()]
+    out = frame.select(index).unique(maintain_order=True)
+    for key in frame[on].unique(maintain_order=True).to_list():
+        part = frame.filter(pl.col(on) == key).select(
+            *index, *[pl.col(c).alias(f"{key} {c}") for c in values])
+        out = out.join(part, on=index, how="left", nulls_equal=True)
+    return out
+
+
 def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
     """CSV and Parquet download buttons for ``frame`` (full precision)."""
     stem = export.file_stem(name)
@@ -135,7 +149,7 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         carried = st.session_state.get(f"{key}_carried")
         if up is not None:
             st.session_state.pop(f"{key}_carried", None)  # a file uploaded here wins
-            ref = ("", up.getvalue().decode("utf-8"))
+            ref = (up.name, up.getvalue().decode("utf-8"))  # its name, for messages
         elif carried is not None:
             st.sidebar.caption(f"{carried['file']}, uploaded on the {carried['page']} "
                                "page (upload a file here to replace it)")
