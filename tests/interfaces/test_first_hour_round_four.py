@@ -70,3 +70,25 @@ def test_the_field_table_says_its_verdict_is_adjusted_and_its_interval_not(
         assert "WMT better:" not in text
         assert text.count("WMT better (Holm):") == 4, text  # TSR and ASR at two budgets
         assert "Δ intervals are paired 95% intervals, not adjusted" in " ".join(text.split())
+
+
+def test_attribute_writes_numbers_as_the_project_does(tmp_path: Path) -> None:
+    """`wmtsim attribute` at 80 columns: three significant digits at each metric's
+    resolution, no "+0", no 6.403e-37, intervals whole on one line, no name cut (issue
+    52, row 8)."""
+    import re
+
+    res = CliRunner().invoke(app, ["attribute", "paper_poisoning", "--from", "linear",
+                                   "--to", "wmt", "--n", "50", "--no-progress"],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in out
+    assert not re.search(r"\de[-+]\d", out), out  # no scientific notation
+    assert not re.search(r"│ +\+0 +│", out), out
+    assert all(line.count("[") == line.count("]") for line in lines), out
+    assert "everything→items" in out  # the mechanism's name whole
+    for cell in re.findall(r"[-+]?\d+\.\d+", out):
+        assert len(cell.lstrip("+-0.").replace(".", "")) <= 4, cell  # 3 digits (or 0.0001)
