@@ -187,6 +187,20 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
     return ref
 
 
+WHOLE_TAGS = """<style>
+[data-testid="stSidebar"] [data-tag] { max-width: 100%; height: auto; }
+[data-testid="stSidebar"] [data-tag] > span[title] {
+    max-width: none; white-space: normal; overflow: visible; text-overflow: clip; }
+</style>"""
+"""A multiselect's chosen names in the sidebar whole, on two lines if need be (Streamlit
+cuts a long tag: "Tree + Selection + Su…")."""
+
+
+def whole_tags() -> None:
+    """Show the sidebar's multiselect tags whole (`WHOLE_TAGS`)."""
+    st.html(WHOLE_TAGS)
+
+
 def literal(text: str) -> str:
     """``text`` shown as written in a Markdown element (a title, a caption): its Markdown
     characters escaped, so a knob named ``poison[*].p_supersede`` keeps its ``*``."""

@@ -38,6 +38,7 @@ widgets.derive_state("cmp", ref, {
     "cmp_metrics": default_metrics, "cmp_value": POOLED,
     **widgets.param_defaults(info["params"], "cmp")}, keep=widgets.picker_keys("cmp"))
 
+widgets.whole_tags()
 with st.sidebar:
     chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
                             key="cmp_policies")

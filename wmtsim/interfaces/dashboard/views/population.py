@@ -30,6 +30,7 @@ widgets.derive_state("pop", ref, {
     "pop_policies": list(info["policies"]) or ["a2_no_controller", "wmt"],
     "pop_n": 1000, "pop_seed": info["seed"], "pop_kind": "all"},
     keep=widgets.picker_keys("pop"))
+widgets.whole_tags()
 with st.sidebar:
     chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
                             key="pop_policies")
