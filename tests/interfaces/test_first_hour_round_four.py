@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from wmtsim.interfaces.cli import app
@@ -92,3 +93,31 @@ def test_attribute_writes_numbers_as_the_project_does(tmp_path: Path) -> None:
     assert "everything→items" in out  # the mechanism's name whole
     for cell in re.findall(r"[-+]?\d+\.\d+", out):
         assert len(cell.lstrip("+-0.").replace(".", "")) <= 4, cell  # 3 digits (or 0.0001)
+
+
+def test_a_bar_with_a_long_label_keeps_one_line_at_80_columns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bar at 80 columns with a long label and a time left: one line per task, the
+    label cut with "…", "elapsed" and "left" whole (issue 52, row 7: "elapsed … le…"
+    and the bar wrapping)."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from wmtsim.interfaces import cli_common
+
+    monkeypatch.setattr(cli_common.err_console, "width", 80)  # the terminal the bar is on
+    console = Console(width=80, record=True, force_terminal=False)
+    bar = Progress(*cli_common.bar_columns(), console=console)
+    task = bar.add_task("paper_poisoning: a2_no_controller at k = 4 searched, then the "
+                        "held-out trajectories", total=1000)
+    bar.update(task, completed=1)
+    time.sleep(0.05)
+    bar.update(task, completed=400)  # a rate: the time left is shown
+    console.print(bar.make_tasks_table(bar.tasks))
+    lines = console.export_text().rstrip("\n").splitlines()
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert len(line) <= 80 and "…" in line, line
+    assert "400/1000 elapsed 0:00:00 left 0:00:" in line, line

@@ -219,12 +219,19 @@ def unwrap_help(app: typer.Typer) -> None:
                 command.help = reflow(command.callback.__doc__)
 
 
-def bar_columns() -> list[Any]:
+RIGHT_OF_LABEL = 41
+"""What a bar line holds right of its label, bar aside: a count (up to 9,999/9,999), the
+elapsed time and the time left, with the spaces between."""
+
+
+def bar_columns(width: int | None = None) -> list[Any]:
     """A progress bar's columns: what it does, the bar, done/total, then the time elapsed
     and, once a rate is measured, the time left, each labelled ("elapsed 0:00:08 left
-    0:00:21"; rich's own columns print two bare times)."""
+    0:00:21"; rich's own columns print two bare times), on one line of ``width`` columns
+    (default: the terminal's)."""
     from datetime import timedelta
 
+    from rich.table import Column
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -241,8 +248,16 @@ def bar_columns() -> list[Any]:
                 return Text("")
             return Text(f"left {timedelta(seconds=round(left))}", style="progress.remaining")
 
-    return [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("elapsed"), TimeElapsedColumn(), Left()]
+    # One line at any width: the label gives way (cut with "…"), never the bar, the
+    # count or the times; RIGHT_OF_LABEL: the widest those take beside a 1,000/1,000
+    # count and a time left ("left 0:00:21").
+    width = err_console.width if width is None else width
+    bar = min(max(width - RIGHT_OF_LABEL - 41, 12), 40)  # a label of 40 before a wide bar
+    label = Column(no_wrap=True, overflow="ellipsis",
+                   max_width=max(width - RIGHT_OF_LABEL - bar - 1, 10))
+    return [TextColumn("{task.description}", table_column=label),
+            BarColumn(bar_width=bar), MofNCompleteColumn(), TextColumn("elapsed"),
+            TimeElapsedColumn(), Left()]
 
 
 out_console = Console(soft_wrap=True)
