@@ -121,3 +121,12 @@ def test_a_bar_with_a_long_label_keeps_one_line_at_80_columns(
     line = lines[0]
     assert len(line) <= 80 and "…" in line, line
     assert "400/1000 elapsed 0:00:00 left 0:00:" in line, line
+
+
+def test_the_main_help_shows_dynamics_and_attack_examples() -> None:
+    """`wmtsim --help` leads with what the README leads with (issue 52, row 10)."""
+    res = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    text = " ".join(res.stdout.split())
+    assert "wmtsim dynamics paper_poisoning --policy wmt" in text, text
+    assert "wmtsim attack paper_poisoning --budget 1,2" in text, text
