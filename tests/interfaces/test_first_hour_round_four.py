@@ -130,3 +130,55 @@ def test_the_main_help_shows_dynamics_and_attack_examples() -> None:
     text = " ".join(res.stdout.split())
     assert "wmtsim dynamics paper_poisoning --policy wmt" in text, text
     assert "wmtsim attack paper_poisoning --budget 1,2" in text, text
+
+
+def _wmtsim() -> list[str]:
+    import sys
+
+    exe = Path(sys.executable).with_name("wmtsim")
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli"]
+
+
+def test_every_shipped_example_is_named_from_any_folder(tmp_path: Path) -> None:
+    """From a folder outside the checkout: a shipped trace by name and by its repository
+    path, a shipped sweep, a scenario by its repository path, the example adapter of
+    `conformance run`'s help, and `wmtsim.replay` given the guide's path (issue 52, row
+    9: all failed outside the repository root)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    assert REPO not in tmp_path.resolve().parents
+    commands = [["replay", "paper_a4"], ["check", "scenarios/traces/paper_a4.jsonl"],
+                ["sweep", "rho_m_grid", "--out", "rho_m", "--no-progress"],
+                ["compare", "scenarios/paper_poisoning.toml", "--n", "20", "--no-progress"],
+                ["conformance", "run", "examples.naive_wmt:NaiveWMT"]]
+    for command in commands:
+        res = subprocess.run([*_wmtsim(), *command], cwd=tmp_path, capture_output=True,
+                             text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+        assert res.returncode == 0, (command, res.stdout[-2000:], res.stderr[-2000:])
+    res = subprocess.run([sys.executable, "-c", "import wmtsim; print(wmtsim.replay("
+                          "'scenarios/traces/paper_a4.jsonl').height)"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and int(res.stdout) > 0, res.stderr
+    res = subprocess.run([*_wmtsim(), "sweep", "sweeps/rho_m_gird.toml", "-o", "x"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 2 and "rho_m_grid, sobol_gaia" in res.stderr, res.stderr
+
+
+def test_the_shipped_examples_are_the_repositorys() -> None:
+    """Each shipped trace, sweep and example adapter is a copy of the repository's."""
+    from conftest import REPO
+
+    from wmtsim.core.shipped import EXAMPLES, SWEEPS, TRACES, shipped
+
+    for kind, pattern in ((TRACES, "*.jsonl"), (SWEEPS, "*.toml")):
+        repo = {p.name[: -len(kind.suffix)]: p for p in (REPO / kind.repo_folder).glob(pattern)}
+        copies = shipped(kind)
+        assert set(repo) == set(copies), kind
+        for name, p in repo.items():
+            assert p.read_bytes() == copies[name].read_bytes(), p
+    for name, copy in shipped(EXAMPLES).items():
+        assert copy.read_bytes() == (REPO / "examples" / f"{name}.py").read_bytes(), name
+    assert "naive_wmt" in shipped(EXAMPLES)

@@ -289,12 +289,15 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
                 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, event)`` for each non-blank line, validated against the schema.
 
-    ``path_or_events`` is a path to a ``.jsonl`` file, or an iterable of dicts or JSON
+    ``path_or_events`` is a path to a ``.jsonl`` file (or a shipped trace's name,
+    ``paper_a4``, or repository path: `wmtsim.core.shipped`), or an iterable of dicts or JSON
     strings (numbered from 1). Blank lines are skipped but keep their number. Raises
     `TraceError` for malformed JSON or a line that breaks the schema, and for an empty trace.
     """
     if isinstance(path_or_events, str | os.PathLike):
-        source: Iterable[Mapping[str, Any] | str] = _lines(Path(path_or_events))
+        from wmtsim.core.shipped import TRACES, resolve  # a shipped trace by name too
+
+        source: Iterable[Mapping[str, Any] | str] = _lines(resolve(path_or_events, TRACES))
     else:
         source = path_or_events
     empty = True
