@@ -235,7 +235,6 @@ def bar_columns(width: int | None = None) -> list[Any]:
     (default: the terminal's)."""
     from datetime import timedelta
 
-    from rich.table import Column
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -244,6 +243,7 @@ def bar_columns(width: int | None = None) -> list[Any]:
         TextColumn,
         TimeElapsedColumn,
     )
+    from rich.table import Column
 
     class Left(ProgressColumn):
         def render(self, task: Task) -> Text:

@@ -13,7 +13,9 @@ import polars as pl
 import streamlit as st
 
 from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load, results_dir
-CLAIMS_FILE = "claims.parquet"  # wmtsim.studies.claims.CLAIMS_FILE (not imported: the page loads lazily)
+
+CLAIMS_FILE = "claims.parquet"
+"""`wmtsim.studies.claims.CLAIMS_FILE` (not imported: the page imports that module lazily)."""
 
 STUDY_TABLES = "why_study/tables"
 """The shipped study's tables, in the source checkout (`REPO`)."""

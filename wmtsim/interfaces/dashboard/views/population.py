@@ -72,8 +72,8 @@ else:
                     title="P(poison still remains)"), y2="high:Q"),
         base.mark_line(interpolate="step-after").encode(y="survival:Q"),
         base.mark_point(filled=True, size=40).encode(
-            y="survival:Q", tooltip=["configuration", "policy", "k", charts.tip("survival"), charts.tip("low"),
-                                  charts.tip("high"), "at_risk"]
+            y="survival:Q", tooltip=["configuration", "policy", "k", charts.tip("survival"),
+                                     charts.tip("low"), charts.tip("high"), "at_risk"]
         ).add_params(pick),
     ).properties(height=320)
     event = widgets.chart(chart, "pop_curve", f"{info['name']} survival {kind}",
