@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import test_dashboard_browser as browser
-from test_dashboard_browser import PAGES, _has_text, _open, _settle, _sidebar
+from test_dashboard_browser import PAGES, _after, _download, _has_text, _open, _settle, _sidebar
 
 chromium = browser.chromium  # its fixtures: one browser, a fresh 1,280 x 800 page per test
 page = browser.page
@@ -51,3 +51,34 @@ def test_an_uploaded_bad_scenario_is_named_by_its_file(server: str, tmp_path: Pa
     error = page.get_by_test_id("stAlertContentError").inner_text()
     assert "my_study.toml" in error and "uploaded scenario" not in error, error
     assert "sede" in error, error
+
+
+def test_the_attack_tables_download_as_numbers(server: str, results: Path,
+                                               page: Any) -> None:
+    """The Attack page's worst-case table shows "worst − scripted" as one text; its CSV
+    holds the numbers behind it, each bound in its own column (issue 52, item 4)."""
+    import io
+
+    import polars as pl
+    from typer.testing import CliRunner
+
+    from wmtsim.interfaces.cli import app
+
+    out = results / "atk"
+    res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",
+                                   "--budget", "1", "--trials", "2", "--n", "20",
+                                   "--n-holdout", "20", "--no-charts", "--no-progress",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    _open(page, f"{server}/attack?attack={out}", 2)
+    name, csv = _download(page, _after(page.get_by_text("Transfer", exact=True).first, "CSV"))
+    transfer = pl.read_csv(io.BytesIO(csv))
+    assert name == "attack_transfer.csv", name
+    assert "vs scripted" not in transfer.columns, transfer.columns
+    assert transfer.schema["vs_scripted"].is_numeric(), transfer.schema
+    robust = pl.read_parquet(out / "results.parquet")
+    name, csv = _download(page, _after(page.get_by_role("heading").first, "CSV"))
+    shown = pl.read_csv(io.BytesIO(csv))
+    assert name == "attack_worst_case.csv", name
+    assert "gain" in shown.columns and shown.schema["gain"].is_numeric(), shown.schema
+    assert shown["gain"].to_list() == pytest.approx(robust["gain"].to_list())

@@ -5,8 +5,8 @@ folder, as scenarios are (`wmtsim.studies.scenario.shipped_scenarios`): the trac
 (``examples.naive_wmt:NaiveWMT``). A file that exists is always read as given: a name
 is looked up only when no such file is there.
 
-Each shipped file is a copy of the repository's (tests/test_shipped.py keeps them
-identical)."""
+Each shipped file is a copy of the repository's
+(tests/interfaces/test_first_hour_round_four.py keeps them identical)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def shipped(kind: Kind) -> dict[str, Path]:
 
 def resolve(path_or_name: str | os.PathLike[str], kind: Kind) -> Path:
     """``path_or_name`` when such a file (or folder) exists; else the shipped file it
-    names: ``name``, ``name`` + suffix, or its repository path (``sweeps/name.toml``);
+    names: ``name``, ``name`` + suffix, or its repository path (``sweeps/<name>.toml``);
     else ``path_or_name`` unchanged, for the caller to report as missing."""
     p = Path(path_or_name)
     if p.exists():

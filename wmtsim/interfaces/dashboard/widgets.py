@@ -82,11 +82,13 @@ def shown_frame(frame: pl.DataFrame, whole: Collection[str] = (),
 
 
 def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
-          precise: dict[str, str] | None = None, whole: Collection[str] = ()) -> None:
+          precise: dict[str, str] | None = None, whole: Collection[str] = (),
+          download: pl.DataFrame | None = None) -> None:
     """A table as the project writes numbers (`wmtsim.core.formatting`: three significant
     digits, ``–`` for a missing value; the columns in ``whole`` as whole numbers: counts)
-    with CSV and Parquet download buttons (full precision); ``precise`` gives a column its
-    own printf-style format (``"%.10g"``)."""
+    with CSV and Parquet download buttons (full precision: ``download``, the numbers
+    behind a table that shows some as text, else ``frame``); ``precise`` gives a column
+    its own printf-style format (``"%.10g"``)."""
     cells = shown_frame(frame, whole, precise)
     shown = cells.to_pandas().style.format(
         {c: str if t == pl.String else _cell(t, (precise or {}).get(c))
@@ -98,7 +100,7 @@ def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
                if t == pl.String and frame.schema[c].is_numeric()}
     st.dataframe(shown, hide_index=True, key=key, column_config=as_text or None,
                  height="auto" if height is None else height)
-    table_downloads(frame, key, name)
+    table_downloads(frame if download is None else download, key, name)
 
 
 def wide_numbers(frame: pl.DataFrame, index: list[str], on: str) -> pl.DataFrame:
