@@ -182,3 +182,50 @@ def test_the_shipped_examples_are_the_repositorys() -> None:
     for name, copy in shipped(EXAMPLES).items():
         assert copy.read_bytes() == (REPO / "examples" / f"{name}.py").read_bytes(), name
     assert "naive_wmt" in shipped(EXAMPLES)
+
+
+def test_make_demo_compiles_every_kernel_first_and_the_readme_says_so() -> None:
+    """`make demo` runs `wmtsim warmup` (every kernel group: world generation, both
+    engines, trace replay, the population aggregates) before its commands, and the
+    README says which (issue 52, item 2: `dynamics` and the field policies compiled
+    229 kernels after `make demo`)."""
+    from conftest import REPO
+
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    demo = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert demo[0].strip().startswith("$(BIN)/wmtsim warmup"), demo
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "`make demo` first runs `wmtsim warmup`" in readme
+
+
+@pytest.mark.slow
+def test_after_warmup_no_command_compiles(tmp_path: Path) -> None:
+    """On a fresh cache, `wmtsim warmup`; then the families of commands (dynamics, the
+    field policies, budget curves, an attack, attribution, a sweep, a replay) compile
+    nothing: "compiles once" holds (issue 52, item 2)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "COLUMNS": "200"}
+    commands = [["warmup"],
+                ["dynamics", "paper_poisoning", "--n", "20", "--out", "d"],
+                ["compare", "paper_poisoning", "-p", "wmt", "-p", "generative_agents",
+                 "-p", "memgpt", "-p", "mem0", "-p", "traceretain_conflict", "--n", "20",
+                 "--out", "c"],
+                ["compare", "paper_poisoning", "-p", "wmt", "-p", "traceretain_z",
+                 "--budget", "100,200", "--n", "20", "--out", "b"],
+                ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear", "--budget", "1",
+                 "--trials", "2", "--n", "20", "--n-holdout", "20", "--no-charts", "--out",
+                 "a"],
+                ["attribute", "paper_poisoning", "--from", "linear", "--to", "wmt", "--n",
+                 "20"],
+                ["sweep", "rho_m_grid", "--out", "s"], ["replay", "paper_a4"]]
+    for command in commands:
+        res = subprocess.run([*_wmtsim(), *command, *(["--no-progress"] if command[0] in
+                                                      ("dynamics", "compare", "attack",
+                                                       "attribute", "sweep") else [])],
+                             cwd=tmp_path, capture_output=True, text=True, env=env,
+                             timeout=3600)
+        assert res.returncode == 0, (command, res.stderr[-3000:])
+        if command != ["warmup"]:
+            assert "compil" not in res.stderr, (command, res.stderr)
