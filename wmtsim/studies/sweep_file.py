@@ -154,8 +154,8 @@ def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = 
 
     p = resolve(path, SWEEPS)  # a shipped sweep by name (rho_m_grid) from any folder
     if not p.exists():
-        raise SweepError(f"{p}: no such file or shipped sweep; allowed: an existing sweep "
-                         f"file, or a shipped sweep name: {names(SWEEPS)}")
+        raise SweepError(f"{p}: cannot read: no such file or shipped sweep; allowed: an "
+                         f"existing sweep file, or a shipped sweep name: {names(SWEEPS)}")
     raw = read_capped(p, lambda msg: SweepError(f"{p}: {msg}"))
     try:
         text = raw.decode("utf-8-sig")
