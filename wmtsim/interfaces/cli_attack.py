@@ -17,9 +17,9 @@ from wmtsim.interfaces.cli_common import (
     WorkersOpt,
     _fail,
     _out_folder,
-    _print_markdown,
     _writing,
 )
+from wmtsim.interfaces.cli_markdown import _print_markdown
 from wmtsim.interfaces.cli_scenarios import (
     OutOpt,
     ScenarioArg,

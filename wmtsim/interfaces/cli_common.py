@@ -223,9 +223,7 @@ def unwrap_help(app: typer.Typer) -> None:
                 command.help = reflow(command.callback.__doc__)
 
 
-RIGHT_OF_LABEL = 41
-"""What a bar line holds right of its label, bar aside: a count (up to 9,999/9,999), the
-elapsed time and the time left, with the spaces between."""
+RIGHT_OF_LABEL = 41  # right of a bar's label, bar aside: "9,999/9,999 elapsed … left …"
 
 
 def bar_columns(width: int | None = None) -> list[Any]:
@@ -235,33 +233,24 @@ def bar_columns(width: int | None = None) -> list[Any]:
     (default: the terminal's)."""
     from datetime import timedelta
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from rich import progress as rp
     from rich.table import Column
 
-    class Left(ProgressColumn):
-        def render(self, task: Task) -> Text:
+    class Left(rp.ProgressColumn):
+        def render(self, task: rp.Task) -> Text:
             left = task.time_remaining
             if task.total is None or left is None or task.finished:
                 return Text("")
             return Text(f"left {timedelta(seconds=round(left))}", style="progress.remaining")
 
-    # One line at any width: the label gives way (cut with "…"), never the bar, the
-    # count or the times; RIGHT_OF_LABEL: the widest those take beside a 1,000/1,000
-    # count and a time left ("left 0:00:21").
+    # One line at any width: the label gives way (cut with "…"), never the rest.
     width = err_console.width if width is None else width
     bar = min(max(width - RIGHT_OF_LABEL - 41, 12), 40)  # a label of 40 before a wide bar
     label = Column(no_wrap=True, overflow="ellipsis",
                    max_width=max(width - RIGHT_OF_LABEL - bar - 1, 10))
-    return [TextColumn("{task.description}", table_column=label),
-            BarColumn(bar_width=bar), MofNCompleteColumn(), TextColumn("elapsed"),
-            TimeElapsedColumn(), Left()]
+    return [rp.TextColumn("{task.description}", table_column=label),
+            rp.BarColumn(bar_width=bar), rp.MofNCompleteColumn(), rp.TextColumn("elapsed"),
+            rp.TimeElapsedColumn(), Left()]
 
 
 out_console = Console(soft_wrap=True)
@@ -398,47 +387,6 @@ def _print_table(table: Table, full: str | None = None,
             f"{full})", markup=False, highlight=False)
 
 
-
-
-INTERVAL = r"[-+−]?[\d.,]+(?:e[-+]?\d+)? \[[^\]]*\]"
-"""An interval as `wmtsim.core.formatting.interval` writes it: ``0.163 [0.110, 0.212]``."""
-
-
-def _print_markdown(text: str, full: str | None = None) -> None:
-    """A Markdown report (headings, paragraphs, pipe tables) for the terminal: headings
-    and paragraphs wrapped to its width, each table a rich table that fits it
-    (`_print_table`: wrapped, or split by columns; an interval never broken across
-    lines). ``full`` names the file with the report as Markdown."""
-    import re
-
-    width = _terminal_width()
-    console = Console(width=width or 1000, soft_wrap=width is None)
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                if not re.fullmatch(r"[-:| ]+", lines[i]):  # not the rule under the header
-                    rows.append([c.strip() for c in lines[i].strip().strip("|").split(" | ")])
-                i += 1
-            table = Table(title_justify="left")
-            for k, header in enumerate(rows[0]):
-                # Held whole: an interval, and the row labels (a configuration's name).
-                held = [len(m) for r in rows[1:] if k < len(r)
-                        for m in (re.findall(INTERVAL, r[k]) if k else r[k].split())]
-                table.add_column(header, min_width=max(held) if held else None)
-            for r in rows[1:]:
-                table.add_row(*r)
-            _print_table(table, full=full)
-            continue
-        if line.startswith("#"):
-            console.print(line.lstrip("#").strip(), style="bold", markup=False,
-                          highlight=False)
-        else:
-            console.print(line, markup=False, highlight=False)
-        i += 1
 
 
 # --- writing results: every command goes through wmtsim.core.output ---------------------------
