@@ -75,7 +75,7 @@ else:
             y="survival:Q", tooltip=["configuration", "policy", "k", charts.tip("survival"),
                                      charts.tip("low"), charts.tip("high"), "at_risk"]
         ).add_params(pick),
-    ).properties(height=320)
+    ).properties(height=320).configure_legend(labelLimit=0)  # names whole
     event = widgets.chart(chart, "pop_curve", f"{info['name']} survival {kind}",
                           select=True)
     life = tables["lifetimes"].filter(pl.col("kind") == kind)
@@ -107,13 +107,14 @@ else:
 
 st.subheader("Fates of injected poison")
 widgets.chart(services_population.fate_chart(named(tables["fates"]).with_columns(
-    policy=pl.col("configuration"))), "pop_fates", f"{info['name']} fates")
+    policy=pl.col("configuration"))).configure_axis(labelLimit=0), "pop_fates",
+    f"{info['name']} fates")
 widgets.table(tables["fates"].filter(pl.col("kind") == kind).select(
     "policy", "fate", "poisons", "share", "low", "high", "never_selected", "mean_k"),
     "pop_fates_table", f"{info['name']} fates {kind}")
 st.subheader("Contamination per step, and its route through summaries")
 widgets.chart(services_population.steps_chart(named(tables["steps"]).with_columns(
-    policy=pl.col("configuration"))), "pop_steps",
+    policy=pl.col("configuration"))).configure_legend(labelLimit=0), "pop_steps",
               f"{info['name']} contamination per step")
 widgets.table(tables["spread"].select("policy", "prompts", "contaminated_share",
                                       "via_summary_share", "summary_only_share"),
