@@ -12,9 +12,12 @@ import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
+import test_dashboard_apptest as apptest
 from conftest import no_exception
 from streamlit.testing.v1 import AppTest
 from test_dashboard_apptest import PAGES, TIMEOUT, _charts, _frame, _page
+
+scenario_file = apptest.scenario_file  # its fixture: a table4 scenario of 50 trajectories
 
 
 @pytest.fixture(scope="module")
@@ -102,20 +105,37 @@ def test_the_sweep_explorer_opens_on_what_the_sweep_varies(rho_m: str) -> None:
     assert scales and all(s.get("domainMax", deepest) > deepest for s in scales), scales
 
 
-def test_compare_means_stand_alone_and_a_benign_world_has_no_poison_metrics() -> None:
-    """Compare: the per-trajectory means are not printed beside the paper's pooled
-    values; a world without poison (gaia_like) opens without ASR, PRR, IP, BR, AF, which
-    it leaves at 0 or – (issue 52, row 13)."""
+BENIGN = """name = "benign"
+description = "no poison"
+n = 40
+seed = 0
+policies = ["linear", "wmt"]
+"""
+
+
+def _compare(path: str) -> AppTest:
+    """The Compare page opened on the scenario file ``path`` (no shipped one first)."""
     at = _page("compare")
-    at.run()
+    at.session_state["cmp_source"] = "file path"
+    at.session_state["cmp_path"] = path
+    return at.run()
+
+
+def test_compare_means_stand_alone_and_a_benign_world_has_no_poison_metrics(
+        scenario_file: str, tmp_path: Path) -> None:
+    """Compare: the per-trajectory means are not printed beside the paper's pooled
+    values; a world without poison opens without ASR, PRR, IP, BR, AF, which it leaves
+    at 0 or – (issue 52, row 13)."""
+    at = _compare(scenario_file)  # paper = "table4"
     no_exception(at)
-    assert at.sidebar.selectbox(key="cmp_name").value == "paper_poisoning"
     assert "· paper" in at.table[0].value.to_string()  # pooled: beside the paper's
     at.sidebar.radio(key="cmp_value").set_value("mean of per-trajectory values").run()
     no_exception(at)
     assert "· paper" not in at.table[0].value.to_string()
     assert any("choose the pooled value" in c.value for c in at.caption)
-    at.sidebar.selectbox(key="cmp_name").set_value("gaia_like").run()
+    benign = tmp_path / "benign.toml"
+    benign.write_text(BENIGN, encoding="utf-8")
+    at = _compare(str(benign))
     no_exception(at)
     shown = set(at.sidebar.multiselect(key="cmp_metrics").value)
     assert shown and not shown & {"asr", "prr", "ip", "br", "af"}, shown
