@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean screenshots study docs mutation
+.PHONY: setup demo test test-all lint bench clean screenshots study docs mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,14 +17,23 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 demo: setup
+	$(BIN)/wmtsim warmup  # every numba kernel any command uses, compiled once (then cached)
 	$(BIN)/wmtsim compare scenarios/paper_poisoning.toml --n 2000
 	$(BIN)/wmtsim demo
 
+# make test: everything but the slow tier (tests marked `slow`: Monte-Carlo coverage
+# studies and long end-to-end runs, pyproject.toml's markers); make test-all: all of it.
 test: setup
 	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts
 	$(BIN)/mypy
 	$(BIN)/wmtsim warmup  # compile the numba kernels once, before two test workers need them
-	$(BIN)/pytest -n 2 -q --dist loadgroup  # xdist_group: the browser tests share one worker
+	$(BIN)/pytest -n 2 -q --dist loadgroup -m "not slow"  # xdist_group: browser tests share one worker
+
+test-all: setup
+	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts
+	$(BIN)/mypy
+	$(BIN)/wmtsim warmup
+	$(BIN)/pytest -n 2 -q --dist loadgroup
 
 lint: setup
 	$(BIN)/ruff check wmtsim tests benchmarks why_study scripts

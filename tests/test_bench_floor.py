@@ -29,6 +29,8 @@ from wmtsim.core.world_spec import PoisonSpec, WorldSpec  # noqa: E402
 from wmtsim.engine.world import generate  # noqa: E402
 from wmtsim.twins.simulator import _Trajectory  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the floor's own kernels compile here, 26 s: make test-all
+
 WORLDS = {
     "default": WorldSpec(),
     "nested, globals, resumed": WorldSpec(max_depth=3, p_nested=0.6, n_globals=3,

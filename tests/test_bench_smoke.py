@@ -20,6 +20,7 @@ if str(REPO) not in sys.path:  # benchmarks/ is a top-level package of the repos
 from benchmarks.cases import SECTIONS  # noqa: E402
 
 
+@pytest.mark.slow  # 26 s on two loaded cores: make test-all
 def test_quick_benchmark_writes_every_section(tmp_path: Path) -> None:
     out = tmp_path / "quick.json"
     done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--out",

@@ -38,6 +38,7 @@ def test_every_seeded_mutation_is_caught_and_shrunk(mutant: type, tmp_path: Path
     assert first_disagreement(mutant, f.lines) is not None
 
 
+@pytest.mark.slow  # 50 s on two loaded cores: make test-all
 def test_hypothesis_phase_alone_catches_a_mutant(tmp_path: Path) -> None:
     report = run_conformance(MUTANTS[1], corpus=False, examples=300, save=None, echo=None)
     assert report.failure is not None and report.failure.found_in == "hypothesis"

@@ -248,6 +248,7 @@ def test_only_policies_with_a_contradiction_rule_act_on_supersede_events() -> No
 # ---------------------------------------------------------------- one budget for all
 
 
+@pytest.mark.slow  # every selective policy on six worlds, 13 s: make test-all
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), budget=st.integers(40, 900),
        top_k=st.integers(0, 6), sigma=st.floats(0.0, 1.2))

@@ -39,6 +39,7 @@ def events(draw: st.DrawFn) -> dict[str, Any]:
     return ev
 
 
+@pytest.mark.slow  # 3,000 Hypothesis examples, 20 s on two loaded cores: make test-all
 @settings(max_examples=3000, deadline=None)
 @given(events())
 def test_fast_validator_accepts_only_what_the_schema_accepts(ev: dict[str, Any]) -> None:

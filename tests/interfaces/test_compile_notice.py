@@ -80,6 +80,7 @@ def test_markers_belong_to_this_checkout(monkeypatch: pytest.MonkeyPatch) -> Non
     assert here.startswith(".compiled-world-")
 
 
+@pytest.mark.slow  # compiles trace replay on a fresh cache, 14 s: make test-all
 def test_trace_commands_say_so_on_a_fresh_cache_and_not_when_warm(tmp_path: Path) -> None:
     cache = tmp_path / "numba"
     demo = _wmtsim(["demo", "--out", str(tmp_path / "demo.parquet")], cache, tmp_path)

@@ -249,7 +249,9 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     at = _sweep_page(sweeps["grid"])
     no_exception(at)
     assert at.get("vega_lite_chart")  # heatmap, Pareto front, drill-down charts
-    assert any("Sensitivity indices not available" in w.value for w in at.warning)
+    # A grid has no Sobol indices: said in a caption, not a warning (issue 52, row 12).
+    assert not any("Sensitivity" in w.value for w in at.warning)
+    assert any("need a Sobol design" in c.value for c in at.caption)
 
     # The drill-down shows the stored per-trajectory metrics of the chosen point, and the
     # re-simulated trajectory's BR equals what the sweep stored for it.
@@ -292,6 +294,7 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
                                                  tmp_path: Path) -> None:
     at = _sweep_page(sweeps["sobol"])
     no_exception(at)
+    at.sidebar.selectbox(key="sweep_metric").set_value("tsr").run()  # opened on another
     from wmtsim.studies.analysis import sobol_indices
     from wmtsim.studies.sweep_store import load_results
 
@@ -533,21 +536,26 @@ def test_sweep_explorer_opens_the_newest_sweep_and_follows_a_switch(
                                                                 sweeps["grid"]]
     assert at.subheader[0].value == "sobol: sobol design, 64 of 64 points computed"
     # Continuous parameters: the heatmap's axes are quantitative with bin bounds.
-    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
+    opened = at.sidebar.selectbox(key="sweep_metric").value
+    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith(f"{opened} over"))
     assert heat["encoding"]["x"]["type"] == "quantitative"  # type: ignore[index]
     assert "x2" in heat["encoding"]  # type: ignore[operator]
-    at.sidebar.selectbox(key="sweep_metric").set_value("asr").run()
+    at.sidebar.selectbox(key="sweep_metric").set_value("ccr").run()
+    # The grid's default: the first metric it varies (`opening_metric`).
+    grid = services_sweep.load_sweep_folder(sweeps["grid"])
+    default = services_sweep.opening_metric(grid, "wmt")
+    assert default != "ccr"
 
     at.sidebar.selectbox(key="sweep_folder").set_value(sweeps["grid"]).run()
     no_exception(at)
     assert at.subheader[0].value == "grid: grid design, 12 of 12 points computed"
-    assert at.sidebar.selectbox(key="sweep_metric").value == "tsr"  # the default again
+    assert at.sidebar.selectbox(key="sweep_metric").value == default  # the default again
     # The default again: Full WMT, the configuration that reads the swept knobs.
     assert "wmt" in at.sidebar.selectbox(key="sweep_policy").options
     assert at.sidebar.selectbox(key="sweep_policy").value == "wmt"
     titles = [_title(spec) for spec, _ in _charts(at)]
-    assert "tsr over params.rho × params.M" in titles
-    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith("tsr over"))
+    assert f"{default} over params.rho × params.M" in titles
+    heat = next(spec for spec, _ in _charts(at) if _title(spec).startswith(f"{default} over"))
     assert heat["encoding"]["x"]["type"] == "ordinal"  # type: ignore[index]
     front = services_sweep.pareto(services_sweep.load_sweep_folder(sweeps["grid"]).table,
                                   "prompt_tokens", "tsr")

@@ -350,6 +350,7 @@ def _on_tmpfs(tmp_path: Path, inputs: dict[str, str], mode: str) -> dict[str, di
     return runs
 
 
+@pytest.mark.slow  # every writer, 8-10 s: make test-all
 @pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
 def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
         tmp_path: Path, inputs: dict[str, str]) -> None:
@@ -384,6 +385,7 @@ def test_every_writer_on_a_full_disk_exits_2_and_leaves_nothing(
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow  # every writer, 8-10 s: make test-all
 @pytest.mark.skipif(not _unshare(), reason="needs unshare -rm (an unprivileged mount namespace)")
 def test_every_writer_in_a_read_only_folder_exits_2_before_any_work(
         tmp_path: Path, inputs: dict[str, str]) -> None:

@@ -46,6 +46,7 @@ def local(tmp_path_factory: pytest.TempPathFactory):
     return attack_study(sc, POLICIES, BUDGETS, AttackSpace(), SMALL, log=log), log
 
 
+@pytest.mark.slow  # 7 s (worker processes): make test-all
 def test_a_process_pool_gives_the_in_process_results(local, tmp_path: Path) -> None:
     study, log = local
     sc = load_scenario("paper_poisoning")
@@ -80,6 +81,7 @@ def test_a_pool_resumes_a_search_from_the_trials_logged_before(tmp_path: Path) -
     assert [row["number"] for row in rows] == [0, 1, 2, 3]
 
 
+@pytest.mark.slow  # 7 s (a dask cluster): make test-all
 @pytest.mark.cluster
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore:.*[Pp]ort.*:UserWarning")

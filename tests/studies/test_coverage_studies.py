@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from wmtsim.studies import coverage_cases as cases
 from wmtsim.studies.coverage_cases import mc_error
+
+pytestmark = pytest.mark.slow  # Monte Carlo: about a minute in all on two cores (make test-all)
 
 
 def test_zero_difference_bound_of_a_pooled_ratio_covers() -> None:

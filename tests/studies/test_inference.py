@@ -142,6 +142,7 @@ def _small_fit(scenario, table, journal, workers=1):  # type: ignore[no-untyped-
                maxiter=2, popsize=2, polish=4, kind="z2", journal=journal, workers=workers)
 
 
+@pytest.mark.slow  # two fits and a resumed one, 13 s: make test-all
 def test_a_fit_resumes_from_its_journal_as_if_uninterrupted(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
     table = _target(scenario, 0.5)
     whole = _small_fit(scenario, table, tmp_path / "whole.journal")

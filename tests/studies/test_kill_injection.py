@@ -50,6 +50,7 @@ def _which_run(folder: Path) -> tuple[int, int] | None:
     return n, seed
 
 
+@pytest.mark.slow  # 10-27 s each (a command killed at every point): make test-all
 def test_run_killed_at_each_rename_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
     old = tmp_path / "old"
     assert CliRunner().invoke(app, [*RUN, "--n", "30", "--seed", "0", "--out", str(old)]
@@ -105,6 +106,7 @@ ATTRIBUTE = ["attribute", "paper_poisoning", "--from", "a3_no_semantic", "--to",
              "--no-charts"]
 
 
+@pytest.mark.slow  # 10-27 s each (a command killed at every point): make test-all
 def test_attribute_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
     """Issue 27: attribute used to leave a new attribution.parquet beside the old manifest."""
     old = tmp_path / "old"
@@ -140,6 +142,7 @@ CALIBRATE = ["calibrate", "paper_poisoning", "--maxiter", "1", "--knob", "stubs.
              "--method", "nelder-mead", "--fit-on", "wmt"]
 
 
+@pytest.mark.slow  # 10-27 s each (a command killed at every point): make test-all
 def test_calibrate_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
     """Issue 27: calibrate used to leave a new fit beside the old error report."""
     old = tmp_path / "old"
@@ -167,6 +170,7 @@ CLAIMS = ["claims", "paper_poisoning", "--vary", "stubs.selector_noise=0:0.4", "
           "stubs.poison_boost=0:0.1", "--levels", "2", "--no-progress", "--no-charts"]
 
 
+@pytest.mark.slow  # 10-27 s each (a command killed at every point): make test-all
 def test_claims_killed_anywhere_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
     """Issue 27: claims used to leave claims.parquet without claims.json. A new request
     (another n) replaces the old result, its sweep included."""
@@ -244,6 +248,7 @@ def _logged(folder: Path) -> int:
     return len((folder / "search" / "trials.jsonl").read_text().splitlines())
 
 
+@pytest.mark.slow  # 10-27 s each (a command killed at every point): make test-all
 @pytest.mark.parametrize("name", list(KILLS))
 def test_newer_commands_killed_anywhere_leave_old_or_new_and_rerun_completes(
         name: str, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from test_sweep_support import write_files
 
 from wmtsim.studies.sweep import load_sweep, run_sweep
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]  # 7-11 s each: make test-all
 
 distributed = pytest.importorskip("distributed")
 

@@ -73,7 +73,7 @@ def load_impl(spec: str) -> Factory:
     check_spec(spec)
     module, _, name = spec.partition(":")
     try:
-        obj: Any = importlib.import_module(module)
+        obj: Any = _import(module)
         for part in name.split("."):
             obj = getattr(obj, part)
     except BaseException as e:  # an import may raise, or exit, anyhow
@@ -82,6 +82,28 @@ def load_impl(spec: str) -> Factory:
     if not callable(obj):
         raise ValueError(f"implementation {spec!r} is not a class or callable")
     return obj
+
+
+def _import(module: str) -> Any:
+    """``importlib.import_module``; a module of the repository's examples/ package
+    (``examples.naive_wmt``) that is not importable from here (outside the checkout) is
+    imported from its shipped copy (wmtsim/data/examples, `wmtsim.core.shipped`)."""
+    import sys
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != "examples" or not module.startswith("examples."):
+            raise
+    from importlib.machinery import ModuleSpec
+    from importlib.util import module_from_spec
+
+    from wmtsim.core.shipped import EXAMPLES, data_folder
+
+    package = module_from_spec(ModuleSpec("examples", None, is_package=True))
+    package.__path__ = [str(data_folder(EXAMPLES))]
+    sys.modules["examples"] = package
+    return importlib.import_module(module)
 
 
 CALL_TIMEOUT = 10.0

@@ -270,7 +270,10 @@ def _parse(text: str, line: int) -> dict[str, Any]:
         obj = json.loads(text, object_pairs_hook=_no_duplicate_keys,
                          parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
-        raise TraceError(line, f"malformed JSON: {e.msg} (column {e.colno})") from None
+        # The column in the line itself: the decoder counts the line's own line break,
+        # so an error at its end would read "column 1" (of a line after it).
+        column = min(e.pos, len(text.rstrip("\r\n"))) + 1
+        raise TraceError(line, f"malformed JSON: {e.msg} (column {column})") from None
     except RecursionError:
         raise TraceError(line, "malformed JSON: nested too deeply") from None
     except ValueError as e:
@@ -286,12 +289,15 @@ def read_events(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, A
                 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, event)`` for each non-blank line, validated against the schema.
 
-    ``path_or_events`` is a path to a ``.jsonl`` file, or an iterable of dicts or JSON
+    ``path_or_events`` is a path to a ``.jsonl`` file (or a shipped trace's name,
+    ``paper_a4``, or repository path: `wmtsim.core.shipped`), or an iterable of dicts or JSON
     strings (numbered from 1). Blank lines are skipped but keep their number. Raises
     `TraceError` for malformed JSON or a line that breaks the schema, and for an empty trace.
     """
     if isinstance(path_or_events, str | os.PathLike):
-        source: Iterable[Mapping[str, Any] | str] = _lines(Path(path_or_events))
+        from wmtsim.core.shipped import TRACES, resolve  # a shipped trace by name too
+
+        source: Iterable[Mapping[str, Any] | str] = _lines(resolve(path_or_events, TRACES))
     else:
         source = path_or_events
     empty = True

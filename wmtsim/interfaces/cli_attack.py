@@ -19,6 +19,7 @@ from wmtsim.interfaces.cli_common import (
     _out_folder,
     _writing,
 )
+from wmtsim.interfaces.cli_markdown import _print_markdown
 from wmtsim.interfaces.cli_scenarios import (
     OutOpt,
     ScenarioArg,
@@ -226,7 +227,7 @@ def attack(
             _compile_first(policies, progress)
             study = _search(s, policies, budgets, atk_space, settings, log_dir, workers,
                             scheduler, progress)
-            _say(report_markdown(study))
+            _print_markdown(report_markdown(study), full=str(out_dir / "report.md"))
             with _writing(out_dir, COMMAND, keep=keep if fresh is None else ()) as work:
                 if fresh is not None and log_dir.exists():
                     os.rename(log_dir, work / LOG)

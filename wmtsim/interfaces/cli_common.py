@@ -94,6 +94,10 @@ app = typer.Typer(
         "  [cyan]wmtsim run paper_poisoning --n 500[/cyan]  simulate a scenario\n\n"
         "  [cyan]wmtsim compare scenarios/paper_poisoning.toml[/cyan]  Table 4 beside "
         "the paper\n\n"
+        "  [cyan]wmtsim dynamics paper_poisoning --policy wmt --policy a2_no_controller"
+        "[/cyan]  what becomes of each injected poison\n\n"
+        "  [cyan]wmtsim attack paper_poisoning --budget 1,2[/cyan]  the most harmful "
+        "attack at k injections per task\n\n"
         "  [cyan]wmtsim calibrate paper_poisoning --target paper-table4[/cyan]  fit knobs\n\n"
         "  [cyan]wmtsim sweep sweeps/rho_m_grid.toml --out results/rho_m[/cyan]  a sweep "
         "(resumable)\n\n"
@@ -219,30 +223,34 @@ def unwrap_help(app: typer.Typer) -> None:
                 command.help = reflow(command.callback.__doc__)
 
 
-def bar_columns() -> list[Any]:
+RIGHT_OF_LABEL = 41  # right of a bar's label, bar aside: "9,999/9,999 elapsed … left …"
+
+
+def bar_columns(width: int | None = None) -> list[Any]:
     """A progress bar's columns: what it does, the bar, done/total, then the time elapsed
     and, once a rate is measured, the time left, each labelled ("elapsed 0:00:08 left
-    0:00:21"; rich's own columns print two bare times)."""
+    0:00:21"; rich's own columns print two bare times), on one line of ``width`` columns
+    (default: the terminal's)."""
     from datetime import timedelta
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from rich import progress as rp
+    from rich.table import Column
 
-    class Left(ProgressColumn):
-        def render(self, task: Task) -> Text:
+    class Left(rp.ProgressColumn):
+        def render(self, task: rp.Task) -> Text:
             left = task.time_remaining
             if task.total is None or left is None or task.finished:
                 return Text("")
             return Text(f"left {timedelta(seconds=round(left))}", style="progress.remaining")
 
-    return [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("elapsed"), TimeElapsedColumn(), Left()]
+    # One line at any width: the label gives way (cut with "…"), never the rest.
+    width = err_console.width if width is None else width
+    bar = min(max(width - RIGHT_OF_LABEL - 41, 12), 40)  # a label of 40 before a wide bar
+    label = Column(no_wrap=True, overflow="ellipsis",
+                   max_width=max(width - RIGHT_OF_LABEL - bar - 1, 10))
+    return [rp.TextColumn("{task.description}", table_column=label),
+            rp.BarColumn(bar_width=bar), rp.MofNCompleteColumn(), rp.TextColumn("elapsed"),
+            rp.TimeElapsedColumn(), Left()]
 
 
 out_console = Console(soft_wrap=True)

@@ -225,6 +225,7 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
 
     from wmtsim.core.formatting import interval, num
     from wmtsim.core.metrics import LABELS
+    from wmtsim.studies.field_curves import ADJUSTMENT, VERDICT_LABEL
 
     budgets = sorted(set(frame["budget"].to_list()))
     policies = list(dict.fromkeys(frame["policy"].to_list()))
@@ -236,7 +237,8 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
                         "Δ = policy − wmt at the same B (paired 95% interval)"
                         + ("; the verdict of \"WMT better\" (Holm per metric)"
                            if better is not None else ""),
-                  title_justify="left")
+                  caption=ADJUSTMENT if better is not None else None,
+                  caption_justify="left", title_justify="left")
         t.add_column("policy")
         for b in budgets:
             t.add_column(f"B = {b:,}", justify="right")
@@ -251,7 +253,7 @@ def curves_tables(frame: pl.DataFrame) -> list[Table]:
                 if r["d_mean"] is not None:
                     cell += "\nΔ " + interval(r["d_mean"], r["d_low"], r["d_high"], sign=True)
                     if better is not None and r.get("verdict"):
-                        cell += "\nWMT better: " + r["verdict"]
+                        cell += f"\n{VERDICT_LABEL}: " + r["verdict"]
                 cells.append(cell)
             t.add_row(p, *cells, style="bold" if p == "wmt" else None)
         tables.append(t)

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -268,16 +269,32 @@ def table4_claims(results: dict[tuple[str, float], SearchResult], policies: Sequ
                                                ("Linear worst", "linear", -sign)):
                     others = [p for p in present if p != subject]
                     c = check_claim(subject, others, favour, values, ALPHA)
-                    ranked = sorted(present, key=lambda p: -favour * vals[p])
-                    top = vals[ranked[0]]
-                    word = "best" if favour == sign else "worst"
                     rows.append({**base, "claim": f"{m.upper()}: {claim}", **c,
-                                 "detail": f"{word} is {_tied(vals, top)} ({top:.3f}); "
-                                           f"closest rival {c['closest']} (margin "
-                                           f"{c['margin']:+.3f})"})
+                                 "detail": _detail(subject, favour, favour == sign, vals,
+                                                   c)})
     out = read_family(rows, ALPHA, CLAIMS_CORRECTION)
     family = level_text(ALPHA, CLAIMS_CORRECTION, len(out))
     return [{**r, "family": family} for r in out]
+
+
+def _detail(subject: str, favour: int, best: bool, vals: dict[str, float],
+            claim: dict[str, Any]) -> str:
+    """A claim's detail: who is best (or worst) and the runner-up, a configuration other
+    than the leaders (or "no rival": all equal), then the subject's margin against its
+    closest rival (negative: the rival is ahead)."""
+    from wmtsim.core.formatting import num
+
+    ranked = sorted(vals, key=lambda p: -favour * vals[p])
+    top = vals[ranked[0]]
+    rest = [p for p in ranked if vals[p] != top]
+    runner_up = (f"then {_tied(vals, vals[rest[0]])} ({vals[rest[0]]:.3f})" if rest
+                 else "no rival (all equal)")
+    word = "best" if best else "worst"
+    text = f"{word} is {_tied(vals, top)} ({top:.3f}); {runner_up}"
+    if claim["closest"] and math.isfinite(claim["margin"]):
+        text += (f"; {subject}'s margin over {claim['closest']}: "
+                 f"{num(claim['margin'], sign=True)}")
+    return text
 
 
 def _tied(vals: dict[str, float], value: float) -> str:
@@ -367,9 +384,11 @@ def budget_chart(robust: pl.DataFrame, title: str = "", harm: str = "asr") -> An
             rows.append({"policy": r["policy"], "budget": r["budget"], "attack": "scripted",
                          "harm": r["scripted_harm"], "low": r["scripted_harm_low"],
                          "high": r["scripted_harm_high"]})
+    whole = all(float(r["budget"]).is_integer() for r in rows)  # ticks 1, 2, not 1.10
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("budget:Q", title="attacker budget k (injections per task)",
-                scale=alt.Scale(zero=False)),
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(format="d", tickMinStep=1) if whole else alt.Axis()),
         color=alt.Color("policy:N", title="configuration"))
     line = base.mark_line(point=True).encode(
         y=alt.Y("harm:Q", title=f"{harm} (held-out)"),

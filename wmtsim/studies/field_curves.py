@@ -113,6 +113,13 @@ def read_verdicts(frame: pl.DataFrame, correction: str = CORRECTION,
         pl.lit(None, pl.Float64).alias("d_p_adjusted"), pl.lit("").alias("verdict"))
 
 
+VERDICT_LABEL = "WMT better (Holm)"
+"""A cell's verdict, named as adjusted: the Δ interval beside it is not (`ADJUSTMENT`)."""
+
+ADJUSTMENT = ("The Δ intervals are paired 95% intervals, not adjusted; the verdicts are "
+              "Holm-adjusted, so an interval that excludes 0 can stand beside a tie.")
+
+
 def curves_family(frame: pl.DataFrame, correction: str = CORRECTION) -> str:
     """The family and level of the table's verdicts, as printed under it."""
     tests = frame.filter(pl.col("metric").is_in(list(VERDICT_METRICS))
@@ -123,7 +130,7 @@ def curves_family(frame: pl.DataFrame, correction: str = CORRECTION) -> str:
     return (f"Verdicts of \"WMT beats the policy\": each metric is one family ({sizes} "
             f"tests), two-sided {ALPHA:.0%}, {CORRECTION_NAMES[correction]} within each "
             "family. The policies run on common random numbers, so the tests are "
-            "correlated (Holm holds under any dependence).")
+            "correlated (Holm holds under any dependence). " + ADJUSTMENT)
 
 
 def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
@@ -151,7 +158,7 @@ def curves_markdown(frame: pl.DataFrame, policies: Sequence[str] | None = None,
                     cell += "<br>Δ " + interval(r["d_mean"], r["d_low"], r["d_high"],
                                                 sign=True)
                     if r.get("verdict"):
-                        cell += f"<br>WMT better: {r['verdict']}"
+                        cell += f"<br>{VERDICT_LABEL}: {r['verdict']}"
                 cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     note = flat_note(frame.filter(pl.col("policy").is_in(pols)))

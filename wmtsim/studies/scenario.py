@@ -192,7 +192,10 @@ def resolve_scenario_path(path_or_name: str | Path) -> Path:
         return p
     shipped = shipped_scenarios()
     name = p.name[: -len(".toml")] if p.name.endswith(".toml") else p.name
-    if not p.exists() and str(path_or_name) in (name, f"{name}.toml") and name in shipped:
+    # A bare name, or the repository's path (scenarios/<name>.toml) outside the checkout.
+    by_repo_path = p.name == f"{name}.toml" and p.parent.as_posix().endswith("scenarios")
+    if not p.exists() and (str(path_or_name) in (name, f"{name}.toml") or by_repo_path) \
+            and name in shipped:
         return shipped[name]
     allowed = "an existing .toml file, or a shipped scenario name: " + ", ".join(shipped)
     if p.exists():

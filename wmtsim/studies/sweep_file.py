@@ -149,9 +149,13 @@ def _default_loader(ref: Any) -> Scenario:
 def load_sweep(path: str | os.PathLike[str], *, loader: ScenarioLoader | None = None
                ) -> Sweep:
     """Read and validate a sweep file; a `SweepError` names the file and the key."""
+    from wmtsim.core.shipped import SWEEPS, names, resolve
     from wmtsim.studies.toml_files import parse_toml, read_capped
 
-    p = Path(path)
+    p = resolve(path, SWEEPS)  # a shipped sweep by name (rho_m_grid) from any folder
+    if not p.exists():
+        raise SweepError(f"{p}: cannot read: no such file or shipped sweep; allowed: an "
+                         f"existing sweep file, or a shipped sweep name: {names(SWEEPS)}")
     raw = read_capped(p, lambda msg: SweepError(f"{p}: {msg}"))
     try:
         text = raw.decode("utf-8-sig")

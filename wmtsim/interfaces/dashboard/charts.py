@@ -57,7 +57,9 @@ def tree_chart(nodes: pl.DataFrame, edges: pl.DataFrame, title: str,
         pool=pl.when(pl.col("selected")).then(pl.lit("selected"))
         .when(pl.col("eligible")).then(pl.lit("missed (in pool)"))
         .otherwise(pl.lit("outside the pool")))
-    depth = alt.Scale(reverse=True, domainMin=-0.3)  # room above the root for its label
+    # Room above the root for its label and below the deepest node for its marker.
+    bottom = float(nodes["depth"].max() or 0) if nodes.height else 0.0  # type: ignore[arg-type]
+    depth = alt.Scale(reverse=True, domainMin=-0.3, domainMax=bottom + 0.3)
     lines = alt.Chart(edges.to_pandas()).mark_rule(color="#999999").encode(
         x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", scale=depth, axis=None),
         x2="x2:Q", y2="y2:Q")

@@ -70,7 +70,20 @@ def attack_view(path: str, mtime: float = 0.0) -> AttackView:
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
         raise ValueError(f"{path}: a damaged `wmtsim attack` result ({e})") from None
     attacks = tuple(sorted(str(p) for p in (folder / "attacks").glob("*.toml")))
-    return AttackView(manifest, robust, transfer, claims, attacks)
+    return AttackView(manifest, whole_budgets(robust), whole_budgets(transfer), claims,
+                      attacks)
+
+
+def whole_budgets(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``budget`` column as integers when every budget is whole (k
+    injections per task: "1", not "1.00"); a fractional budget (an expected number of
+    injections) stays a float."""
+    if "budget" not in frame.columns or not frame.schema["budget"].is_float():
+        return frame
+    k = frame["budget"]
+    if k.is_null().any() or not (k == k.round(0)).all():
+        return frame
+    return frame.with_columns(pl.col("budget").cast(pl.Int64))
 
 
 def attack_budget_chart(view: AttackView) -> Any:

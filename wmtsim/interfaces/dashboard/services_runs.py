@@ -92,6 +92,14 @@ def metric_info() -> dict[str, tuple[str, str, str]]:
     return dict(METRICS)
 
 
+def poison_metrics() -> tuple[str, ...]:
+    """The metrics that count poison (ASR, PRR, IP, BR, AF: shown beside Table 4 only),
+    which a world without poison leaves at 0 or undefined."""
+    from wmtsim.core.metrics import DECLARED
+
+    return tuple(m.name for m in DECLARED if m.compare == ("table4",))
+
+
 def count_metrics() -> tuple[str, ...]:
     """The metrics whose per-trajectory value is a count (a numerator without a
     denominator: prompt tokens, steps, LLM calls), which tables show as whole numbers."""
@@ -135,7 +143,7 @@ def _load(name: str, toml_text: str) -> Any:
         try:
             data = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
-            raise ValueError(f"uploaded file: invalid TOML: {e}") from None
+            raise ValueError(f"{name or 'uploaded file'}: invalid TOML: {e}") from None
         data.setdefault("name", Path(name).stem if name else "uploaded")
         return mod.scenario_from_dict(data, source=name or "uploaded scenario")
     return mod.load_scenario(name)

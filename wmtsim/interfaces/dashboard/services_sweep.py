@@ -138,6 +138,28 @@ def flatness(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     return test(load_results(folder), metric)
 
 
+OPENING = ("tsr", "accuracy", "asr", "prompt_tokens")
+"""The metrics the explorer tries first, in this order (then the sweep's others)."""
+
+
+def opening_metric(view: SweepView, policy: str, mtime: float = 0.0) -> str:
+    """The metric the explorer opens on: the first of `OPENING` (then of the sweep's
+    metrics) that differs significantly across the sweep's settings for ``policy``
+    (`flatness`), so that a sweep where TSR is noise (rho_m_grid: 1-3 successes of 400)
+    opens on what it varies (accuracy); the first metric when every one is flat."""
+    metrics = [m for m in view.metrics if m in view.table.columns]
+    order = [m for m in OPENING if m in metrics] + [m for m in metrics if m not in OPENING]
+    for metric in order:
+        try:
+            test = flatness(view.root, metric, mtime)
+        except (ValueError, RuntimeError):
+            continue
+        row = test.filter(pl.col("policy") == policy) if test.height else test
+        if row.height and not row["flat"][0]:
+            return metric
+    return order[0]
+
+
 def flatness_text(row: dict[str, Any], parameters: tuple[str, ...],
                   setting: dict[str, Any] | None = None) -> str:
     """One line of the sweep page, in `wmtsim analyze`'s words

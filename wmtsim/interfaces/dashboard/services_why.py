@@ -14,6 +14,9 @@ import streamlit as st
 
 from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load, results_dir
 
+CLAIMS_FILE = "claims.parquet"
+"""`wmtsim.studies.claims.CLAIMS_FILE` (not imported: the page imports that module lazily)."""
+
 STUDY_TABLES = "why_study/tables"
 """The shipped study's tables, in the source checkout (`REPO`)."""
 
@@ -63,7 +66,10 @@ def find_claims(base: str | None = None) -> list[str]:
     found: list[str] = []
     root = Path(base).absolute() if base else results_dir()
     if root.is_dir():
-        found += sorted(str(p.parent) for p in root.glob("**/claims.json"))
+        # An attack folder also writes claims.json (Table 4's claims under the worst
+        # case) but no claims map: a map is the folder that holds claims.parquet too.
+        found += sorted(str(p.parent) for p in root.glob("**/claims.json")
+                        if (p.parent / CLAIMS_FILE).is_file())
         found += sorted(str(p) for p in root.glob("claims_*.parquet"))
     if REPO is not None and (REPO / STUDY_TABLES).is_dir():
         found += sorted(str(p) for p in (REPO / STUDY_TABLES).glob("claims_*.parquet"))

@@ -82,11 +82,13 @@ def shown_frame(frame: pl.DataFrame, whole: Collection[str] = (),
 
 
 def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
-          precise: dict[str, str] | None = None, whole: Collection[str] = ()) -> None:
+          precise: dict[str, str] | None = None, whole: Collection[str] = (),
+          download: pl.DataFrame | None = None) -> None:
     """A table as the project writes numbers (`wmtsim.core.formatting`: three significant
     digits, ``–`` for a missing value; the columns in ``whole`` as whole numbers: counts)
-    with CSV and Parquet download buttons (full precision); ``precise`` gives a column its
-    own printf-style format (``"%.10g"``)."""
+    with CSV and Parquet download buttons (full precision: ``download``, the numbers
+    behind a table that shows some as text, else ``frame``); ``precise`` gives a column
+    its own printf-style format (``"%.10g"``)."""
     cells = shown_frame(frame, whole, precise)
     shown = cells.to_pandas().style.format(
         {c: str if t == pl.String else _cell(t, (precise or {}).get(c))
@@ -98,7 +100,21 @@ def table(frame: pl.DataFrame, key: str, name: str, height: int | None = None,
                if t == pl.String and frame.schema[c].is_numeric()}
     st.dataframe(shown, hide_index=True, key=key, column_config=as_text or None,
                  height="auto" if height is None else height)
-    table_downloads(frame, key, name)
+    table_downloads(frame if download is None else download, key, name)
+
+
+def wide_numbers(frame: pl.DataFrame, index: list[str], on: str) -> pl.DataFrame:
+    """``frame`` (one row per ``index`` and ``on``) as a wide table of numbers: per value
+    of ``on``, its numeric columns side by side (``"Full WMT mean"``, ``"Full WMT low"``,
+    ``"Full WMT high"`` …), at full precision, for a download."""
+    values = [c for c in frame.columns
+              if c not in (*index, on) and frame.schema[c].is_numeric()]
+    out = frame.select(index).unique(maintain_order=True)
+    for key in frame[on].unique(maintain_order=True).to_list():
+        part = frame.filter(pl.col(on) == key).select(
+            *index, *[pl.col(c).alias(f"{key} {c}") for c in values])
+        out = out.join(part, on=index, how="left", nulls_equal=True)
+    return out
 
 
 def table_downloads(frame: pl.DataFrame, key: str, name: str) -> None:
@@ -135,7 +151,7 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         carried = st.session_state.get(f"{key}_carried")
         if up is not None:
             st.session_state.pop(f"{key}_carried", None)  # a file uploaded here wins
-            ref = ("", up.getvalue().decode("utf-8"))
+            ref = (up.name, up.getvalue().decode("utf-8"))  # its name, for messages
         elif carried is not None:
             st.sidebar.caption(f"{carried['file']}, uploaded on the {carried['page']} "
                                "page (upload a file here to replace it)")
@@ -171,6 +187,20 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         return None
     st.sidebar.caption(info["description"])
     return ref
+
+
+WHOLE_TAGS = """<style>
+[data-testid="stSidebar"] [data-tag] { max-width: 100%; height: auto; }
+[data-testid="stSidebar"] [data-tag] > span[title] {
+    max-width: none; white-space: normal; overflow: visible; text-overflow: clip; }
+</style>"""
+"""A multiselect's chosen names in the sidebar whole, on two lines if need be (Streamlit
+cuts a long tag: "Tree + Selection + Su…")."""
+
+
+def whole_tags() -> None:
+    """Show the sidebar's multiselect tags whole (`WHOLE_TAGS`)."""
+    st.html(WHOLE_TAGS)
 
 
 def literal(text: str) -> str:

@@ -34,11 +34,13 @@ except (ValueError, OSError) as e:
 st.subheader(f"{view.harm} vs attacker budget")
 widgets.chart(services_attack.attack_budget_chart(view), "atk_budget", "attack harm vs budget",
               stretch=False)
-table = services_attack.attack_effects(view.robust.select(
+robust = view.robust.select(
     [c for c in view.robust.columns if c in ("policy", "budget", "scripted_asr", "worst_asr",
                                              "scripted_tsr", "worst_tsr", "worst_is_scripted")
-     or c == "gain" or c.startswith("gain_")]), "gain", "worst − scripted")
-widgets.table(table, "atk_robust", "attack worst case")
+     or c == "gain" or c.startswith("gain_")])
+# The downloads hold the effect's numbers (gain, gain_low, ...), not the text shown.
+widgets.table(services_attack.attack_effects(robust, "gain", "worst − scripted"),
+              "atk_robust", "attack worst case", download=robust)
 st.caption("worst − scripted: paired over the held-out trajectories, 95% interval; when "
            "no trajectory differs, an upper bound (rule of three), not an interval.")
 
@@ -46,7 +48,7 @@ st.subheader("Transfer")
 widgets.chart(services_attack.attack_transfer_chart(view), "atk_transfer", "attack transfer",
               stretch=False)
 widgets.table(services_attack.attack_effects(view.transfer, "vs_scripted", "vs scripted"),
-              "atk_transfer_table", "attack transfer")
+              "atk_transfer_table", "attack transfer", download=view.transfer)
 
 if view.claims:
     st.subheader("Table 4's claims under the scripted and the worst-case attack")

@@ -25,16 +25,20 @@ info = services_runs.scenario_info(*ref)
 labels = services_runs.policy_labels()
 metrics = services_runs.metric_info()
 
-# A benign study (the paper's Tables 1-3, or none) is read by its step accuracy too.
+# A benign study (the paper's Tables 1-3, or none) is read by its step accuracy too; a
+# world without poison has no poison metric to show (ASR, PRR, IP, BR, AF: 0 or –).
 attack = {"asr", "prr", "ip", "br", "af", "tsr", "ccr", "prompt_tokens"}
-default_metrics = [m for m in metrics if m in attack or
-                   (m == "accuracy" and info["paper"] != "table4")]
+poisoned = bool(info["world"].get("poison"))
+default_metrics = [m for m in metrics if (m in attack and (poisoned or m not in
+                                                           services_runs.poison_metrics()))
+                   or (m == "accuracy" and info["paper"] != "table4")]
 widgets.derive_state("cmp", ref, {
     "cmp_policies": list(info["policies"]) or ["linear", "wmt"],
     "cmp_n": min(info["n"], 1000), "cmp_seed": info["seed"],
     "cmp_metrics": default_metrics, "cmp_value": POOLED,
     **widgets.param_defaults(info["params"], "cmp")}, keep=widgets.picker_keys("cmp"))
 
+widgets.whole_tags()
 with st.sidebar:
     chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
                             key="cmp_policies")
@@ -56,17 +60,22 @@ summary = summary.filter(pl.col("metric").is_in(shown_metrics))
 if value == POOLED:  # the pooled value and its interval take the shown columns
     summary = summary.with_columns(mean=pl.col("pooled"), low=pl.col("pooled_low"),
                                    high=pl.col("pooled_high"))
-try:
-    paper = services_runs.paper_values(info["paper"])
-    summary = summary.join(paper, on=["policy", "metric"], how="left")
-    if params:
-        st.caption("Parameters differ from the scenario's: the paper's values are shown for "
-                   "reference only.")
-except services_runs.Unavailable as e:  # most scenarios have no paper table: a quiet note
+if value == MEAN:  # the paper's values are pooled: never beside per-trajectory means
     if info["paper"] == "table4":
-        widgets.not_available("The paper's values", e)
-    elif info["paper"] is None:
-        st.caption("The paper reports no table for this scenario: no paper values here.")
+        st.caption("The paper's Table 4 values are pooled (Σ/Σ): choose the pooled value in "
+                   "the sidebar to see them beside the simulator's.")
+else:
+    try:
+        paper = services_runs.paper_values(info["paper"])
+        summary = summary.join(paper, on=["policy", "metric"], how="left")
+        if params:
+            st.caption("Parameters differ from the scenario's: the paper's values are shown "
+                       "for reference only.")
+    except services_runs.Unavailable as e:  # most scenarios have no paper table: a note
+        if info["paper"] == "table4":
+            widgets.not_available("The paper's values", e)
+        elif info["paper"] is None:
+            st.caption("The paper reports no table for this scenario: no paper values here.")
 
 table = summary.with_columns(
     configuration=pl.col("policy").replace_strict(labels, default=pl.col("policy")),
@@ -90,7 +99,10 @@ wide = (table.with_columns(cell=pl.Series(cells, dtype=pl.String))
         .pivot(on="configuration", index=["metric", "better"], values="cell",
                maintain_order=True))
 st.table(wide.to_pandas().set_index("metric"))
-widgets.table_downloads(wide, "cmp_wide", f"{info['name']} comparison")
+# The downloads hold the numbers (full precision, each bound in its own column), not
+# the cells drawn above.
+widgets.table_downloads(widgets.wide_numbers(table, ["metric", "better"], "configuration"),
+                        "cmp_wide", f"{info['name']} comparison")
 with st.expander("the same numbers, one row per configuration and metric"):
     widgets.table(table, "cmp_long", f"{info['name']} comparison long")
 shown_label = "pooled (Σ/Σ)" if value == POOLED else "mean"

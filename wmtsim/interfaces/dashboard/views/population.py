@@ -30,6 +30,7 @@ widgets.derive_state("pop", ref, {
     "pop_policies": list(info["policies"]) or ["a2_no_controller", "wmt"],
     "pop_n": 1000, "pop_seed": info["seed"], "pop_kind": "all"},
     keep=widgets.picker_keys("pop"))
+widgets.whole_tags()
 with st.sidebar:
     chosen = st.multiselect("Configurations", list(labels), format_func=lambda p: labels[p],
                             key="pop_policies")
@@ -43,25 +44,38 @@ if not chosen:
     st.stop()
 
 tables = services_population.population_tables(*ref, tuple(chosen), n, seed)
-survival = tables["survival"].filter(pl.col("kind") == kind)
+
+
+def named(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a ``configuration`` column: the names the sidebar uses."""
+    return frame.with_columns(configuration=pl.col("policy").replace_strict(
+        labels, default=pl.col("policy")))
+
+
+survival = named(tables["survival"].filter(pl.col("kind") == kind))
 if survival.is_empty():
     st.info(f"No injected poison of kind {kind!r} in this scenario.")
 else:
     st.subheader("Survival of poison")
     pick = alt.selection_point(name="pick", fields=["policy", "k"], on="click")
+    # A colour, a dash and a marker per configuration, so that curves that run
+    # together stay apart; the sidebar's names in the legend.
+    order = survival["configuration"].unique(maintain_order=True).to_list()
     base = alt.Chart(survival.to_pandas()).encode(
         x=alt.X("k:Q", title="prompt steps since injection"),
-        color=alt.Color("policy:N", title="configuration"))
+        color=alt.Color("configuration:N", sort=order, title="configuration"),
+        strokeDash=alt.StrokeDash("configuration:N", sort=order, title="configuration"),
+        shape=alt.Shape("configuration:N", sort=order, title="configuration"))
     chart = alt.layer(
         base.mark_area(opacity=0.2, interpolate="step-after").encode(
             y=alt.Y("low:Q", scale=alt.Scale(domain=[0, 1]),
                     title="P(poison still remains)"), y2="high:Q"),
         base.mark_line(interpolate="step-after").encode(y="survival:Q"),
         base.mark_point(filled=True, size=40).encode(
-            y="survival:Q", tooltip=["policy", "k", charts.tip("survival"), charts.tip("low"),
-                                  charts.tip("high"), "at_risk"]
+            y="survival:Q", tooltip=["configuration", "policy", "k", charts.tip("survival"),
+                                     charts.tip("low"), charts.tip("high"), "at_risk"]
         ).add_params(pick),
-    ).properties(height=320)
+    ).properties(height=320).configure_legend(labelLimit=0)  # names whole
     event = widgets.chart(chart, "pop_curve", f"{info['name']} survival {kind}",
                           select=True)
     life = tables["lifetimes"].filter(pl.col("kind") == kind)
@@ -92,12 +106,15 @@ else:
                 st.switch_page("views/dynamics.py")
 
 st.subheader("Fates of injected poison")
-widgets.chart(services_population.fate_chart(tables["fates"]), "pop_fates", f"{info['name']} fates")
+widgets.chart(services_population.fate_chart(named(tables["fates"]).with_columns(
+    policy=pl.col("configuration"))).configure_axis(labelLimit=0), "pop_fates",
+    f"{info['name']} fates")
 widgets.table(tables["fates"].filter(pl.col("kind") == kind).select(
     "policy", "fate", "poisons", "share", "low", "high", "never_selected", "mean_k"),
     "pop_fates_table", f"{info['name']} fates {kind}")
 st.subheader("Contamination per step, and its route through summaries")
-widgets.chart(services_population.steps_chart(tables["steps"]), "pop_steps",
+widgets.chart(services_population.steps_chart(named(tables["steps"]).with_columns(
+    policy=pl.col("configuration"))).configure_legend(labelLimit=0), "pop_steps",
               f"{info['name']} contamination per step")
 widgets.table(tables["spread"].select("policy", "prompts", "contaminated_share",
                                       "via_summary_share", "summary_only_share"),

@@ -56,7 +56,8 @@ widgets.derive_state("sweep", folder, {
     # Full WMT first when the sweep has it: the other configurations may not read the
     # swept knobs at all (Linear reads neither rho nor M), so their grid is flat.
     "sweep_policy": "wmt" if "wmt" in policies else policies[0],
-    "sweep_metric": "tsr" if "tsr" in metrics else metrics[0],
+    "sweep_metric": services_sweep.opening_metric(
+        view, "wmt" if "wmt" in policies else policies[0], mtime),
     **({"sweep_x": params[0], "sweep_y": params[1]} if len(params) >= 2 else {}),
 }, keep={"sweep_folder", "sweep__linked"})
 with st.sidebar:
@@ -110,28 +111,32 @@ else:
         widgets.table(front.select(tooltip), "sweep_front", f"{m.get('name', 'sweep')} front")
 
 st.markdown("#### Sensitivity indices")
-try:
-    sens = services_sweep.sensitivity(view.root, metric, mtime)
-    sens = sens.filter(pl.col("policy") == policy) if sens.height else sens
-    if sens.is_empty():
-        st.info("No complete group of A, B and AB rows yet for this configuration.")
-    else:
-        widgets.chart(services_sweep.sensitivity_chart(sens), "sweep_sens",
-                      f"{m.get('name', 'sweep')} {metric} sensitivity", stretch=False)
-        how = sens["method"][0] if "method" in sens.columns else "bootstrap"
-        st.caption(f"index [95% interval: {how}]; – where the metric does not vary "
-                   "across the design. Several scramblings (`[design] scramblings`) give "
-                   "replicate intervals; one gives a bootstrap that is too wide.")
-        st.dataframe(sens.select(
-            "parameter",
-            *[pl.Series(k, [interval(r[k], r[f"{k}_low"], r[f"{k}_high"])
-                            for r in sens.iter_rows(named=True)], dtype=pl.String)
-              for k in ("S1", "ST")], "scenario", "replicate", "n_base"),
-            hide_index=True, key="sweep_sens_table")
-        widgets.table_downloads(sens, "sweep_sens_table", f"{m.get('name', 'sweep')} "
-                                f"{metric} sensitivity")
-except (services_runs.Unavailable, ValueError) as e:
-    widgets.not_available("Sensitivity indices", e)
+if m["design"]["kind"] != "sobol":  # what the section needs, not a problem of this sweep
+    st.caption(f"Sobol sensitivity indices need a Sobol design (`[design] kind = "
+               f"\"sobol\"`); this sweep is a {m['design']['kind']} design.")
+else:
+    try:
+        sens = services_sweep.sensitivity(view.root, metric, mtime)
+        sens = sens.filter(pl.col("policy") == policy) if sens.height else sens
+        if sens.is_empty():
+            st.info("No complete group of A, B and AB rows yet for this configuration.")
+        else:
+            widgets.chart(services_sweep.sensitivity_chart(sens), "sweep_sens",
+                          f"{m.get('name', 'sweep')} {metric} sensitivity", stretch=False)
+            how = sens["method"][0] if "method" in sens.columns else "bootstrap"
+            st.caption(f"index [95% interval: {how}]; – where the metric does not vary "
+                       "across the design. Several scramblings (`[design] scramblings`) give "
+                       "replicate intervals; one gives a bootstrap that is too wide.")
+            st.dataframe(sens.select(
+                "parameter",
+                *[pl.Series(k, [interval(r[k], r[f"{k}_low"], r[f"{k}_high"])
+                                for r in sens.iter_rows(named=True)], dtype=pl.String)
+                  for k in ("S1", "ST")], "scenario", "replicate", "n_base"),
+                hide_index=True, key="sweep_sens_table")
+            widgets.table_downloads(sens, "sweep_sens_table", f"{m.get('name', 'sweep')} "
+                                    f"{metric} sensitivity")
+    except (services_runs.Unavailable, ValueError) as e:
+        widgets.not_available("Sensitivity indices", e)
 
 st.markdown("#### Drill down")
 labels = {r["key"]: ", ".join(f"{p}={r[p]:.3g}" if isinstance(r[p], float)
@@ -155,6 +160,7 @@ if traj.height:
         widgets.not_available("This trajectory's steps", e)
     else:
         n_steps = services_dynamics.n_steps(tv.steps)
-        widgets.clamp_state("sweep_step", 0, 0, max(n_steps - 1, 0))
+        # The last step by default, as on the Poisoning dynamics page: the whole tree.
+        widgets.clamp_state("sweep_step", n_steps - 1, 0, max(n_steps - 1, 0))
         step = st.slider("Step", 0, max(n_steps - 1, 1), key="sweep_step")
         widgets.trajectory_panel(tv, step, key="sweep_panel")
