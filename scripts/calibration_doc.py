@@ -106,6 +106,29 @@ OUT_OF_REACH: dict[tuple[str, str], str] = {
         "counts what context construction can reach (App. A.1); the previous rule "
         "(`branch_folded` = summary) reaches 0.009 but reverses A3's contamination and "
         "tokens (the contradiction ledger)",
+    ("a1_unweighted", "asr"):
+        "a mechanism of ours in the way: A1 folds finished subtasks into summaries that keep "
+        "no poison (`stubs.p_leak` = 0, App. A.4's \"supported results and warnings\"), so "
+        "the poison of finished subtasks leaves A1's context and its ASR stays below A2's "
+        "(which does not fold). The paper puts A1 above A2 (0.631 against 0.601, within one "
+        "corpus's noise); a leaking summary (the `p_leak` flip) raises A1's ASR to 0.55, "
+        "not further. The text does not say what keeps A1's poison in play",
+    ("a2_no_controller", "avg_prompt_tokens"):
+        "a rule of ours in the way: the selector reads every candidate "
+        "(`stubs.selector_read_fraction` = 1; §3 counts the selection call), and A2, with no "
+        "fold and no suppression, has the whole history as its pool, so every A2 prompt pays "
+        "for its history twice (the selector's read, then the chosen memories). Even the "
+        "compact index (the 0.1 flip) leaves A2 at 168 tokens per step; the paper's A2 within "
+        "11% of Full WMT's tokens needs a selector that reads much less than A2's pool, "
+        "which the paper's Table 2 (selection costing 1.3–1.9 times Tree's tokens) argues "
+        "against",
+    ("a3_no_semantic", "af"):
+        "a rule of ours in the way: whole-branch retrieval takes every eligible branch at "
+        "every prompt (`stubs.branch_retrieval` = whole, §4's \"whole-branch retrieval\"), "
+        "so a poison is retrieved at every prompt from its injection until it is superseded; "
+        "AF's floor is then set by how late supersession comes. The paper's 1.98, twice Full "
+        "WMT's, implies A3 retrieves a poison about twice; the rule flips (B-bounded branches, "
+        "summaries only) reach 2.8 at the lowest",
 }
 
 
