@@ -66,6 +66,10 @@ WRITERS: dict[str, tuple[list[str], str, str]] = {
                "folder"),
     "dynamics": (["dynamics", "paper_poisoning", "-p", "wmt", "--n", "5", "--no-charts",
                   "--out", "{out}"], "dynamics", "folder"),
+    "simulate-log": (["simulate-log", "{out}.jsonl", "-n", "50", "--no-progress"],
+                     "simulate-log", "file"),
+    "fit-stubs": (["fit-stubs", "{stub_log}", "--no-chart", "--no-progress",
+                   "--out", "{out}.toml"], "fit-stubs", "file"),
 }
 NOT_WRITING = {"check", "warmup", "dashboard", "conformance check"}
 # Writers whose promises are tested elsewhere, and why.
@@ -108,8 +112,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "w.toml").write_text(SWEEP)
     (root / "t.jsonl").write_text(TRACE)
     run_sweep(load_sweep(root / "w.toml"), root / "sweep", progress=False)
+    assert CliRunner().invoke(app, ["simulate-log", str(root / "log.jsonl"), "-n", "400",
+                                    "--no-progress"]).exit_code == 0
     return {"sweep": str(root / "sweep"), "sweep_file": str(root / "w.toml"),
-            "trace": str(root / "t.jsonl")}
+            "trace": str(root / "t.jsonl"), "stub_log": str(root / "log.jsonl")}
 
 
 def _argv(argv: list[str], out: Path, inputs: dict[str, str]) -> list[str]:
@@ -133,7 +139,8 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-SUFFIX = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl"}
+SUFFIX = {"replay": ".parquet", "demo": ".csv", "schema": ".json", "expect": ".jsonl",
+          "simulate-log": ".jsonl", "fit-stubs": ".toml"}
 
 
 def _target(name: str, base: Path) -> Path:

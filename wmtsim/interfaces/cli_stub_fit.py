@@ -55,7 +55,8 @@ def fit_stubs(
 
       [cyan]wmtsim fit-stubs examples/stub_fit/agent_log.jsonl --out results/stubs.toml[/cyan]
     """
-    from wmtsim.core.output import OutputError, atomic_write_text
+    from wmtsim.core.output import OutputError, atomic_write_text, check_out_file, manifest
+    from wmtsim.studies.provenance import provenance
     from wmtsim.studies.stub_fit import goodness
     from wmtsim.studies.stub_fit.fit import STEPS, fit_log, stubs_toml
     from wmtsim.studies.stub_fit.log import Relevance, StubLogError, read_log
@@ -65,6 +66,10 @@ def fit_stubs(
         raise _fail(f"--out {str(out)!r}: not a .toml file; allowed: a path ending in .toml")
     if out.is_dir():
         raise _fail(f"--out {str(out)!r}: is a folder; allowed: a .toml file path")
+    try:  # a user's file, or another command's result, is refused before any work
+        target = check_out_file(out, "fit-stubs")
+    except OutputError as e:
+        raise _fail(str(e)) from None
     s = _load(scenario) if scenario is not None else None
     relevance = Relevance.of_world(s.world if s else None)
     size = log.stat().st_size if log.is_file() else 0
@@ -87,9 +92,10 @@ def fit_stubs(
         header = (f"Fitted by `wmtsim fit-stubs {log.name}` (docs/stub_logs.md): "
                   f"{data.events} events, {data.lines} lines.\n"
                   "Maximum likelihood; 95% profile-likelihood intervals in comments.")
-        out.parent.mkdir(parents=True, exist_ok=True)
         try:
-            written = [atomic_write_text(out, stubs_toml(result, header))]
+            written = [atomic_write_text(target, stubs_toml(result, header), manifest(
+                "fit-stubs", {"log": str(log), "events": data.events},
+                provenance(None, data.events, None, 0.05, None)))]
             if chart:
                 written.append(goodness.write_chart(
                     table, out.with_name(out.stem + ".calibration.png"),
@@ -180,18 +186,30 @@ def simulate_log(
 
       [cyan]wmtsim simulate-log results/sim.jsonl -n 20000 --set p_leak=0.3[/cyan]
     """
+    from wmtsim.core.output import OutputError, atomic_write, check_out_file, manifest
+    from wmtsim.studies.provenance import provenance
+    from wmtsim.studies.stub_fit.fit import FITTED
     from wmtsim.studies.stub_fit.simulate import LogDesign, write_log
 
     if out.suffix != ".jsonl":
         raise _fail(f"{str(out)!r}: not a .jsonl file; allowed: a path ending in .jsonl")
+    try:  # a user's file, or another command's result, is refused before any work
+        target = check_out_file(out, "simulate-log", option="OUT")
+    except OutputError as e:
+        raise _fail(str(e)) from None
     truth = _truth(stubs, set_)
     t0 = time.perf_counter()
-    out.parent.mkdir(parents=True, exist_ok=True)
     with _progress(progress) as bar:
         task = bar.add_task(f"drawing {out.name}", total=events)
-        write_log(str(out), truth, events, seed, LogDesign(budget=budget),
-                  progress=lambda done: bar.update(task, completed=done))
-    from wmtsim.studies.stub_fit.fit import FITTED
+        try:  # all or nothing: the log and its manifest appear together
+            atomic_write(target, lambda tmp: write_log(
+                str(tmp), truth, events, seed, LogDesign(budget=budget),
+                progress=lambda done: bar.update(task, completed=done)), manifest(
+                "simulate-log", {"stubs": {n: getattr(truth, n) for n in FITTED},
+                                 "budget": budget},
+                provenance(seed, events, None, None, None)))
+        except OutputError as e:
+            raise _fail(str(e)) from None
 
     values = ", ".join(f"{n} = {getattr(truth, n):g}" for n in FITTED)
     _note(f"stubs: {values}")

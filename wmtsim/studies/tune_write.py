@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmtsim.core.leftovers import WORK_MARK
 from wmtsim.studies.tune import STORAGE, Tuning, params_toml, setting_of
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ def write_tuning(tuning: Tuning, picked: pl.DataFrame, validation: pl.DataFrame 
         "runs": tuning.extra.get("runs", []),
         "baseline": tuning.baseline, "fingerprint": fit.fingerprint(),
         # the study's storage is moved in beside these files when the result is swapped in
-        "files": sorted([*(p.name for p in folder.iterdir()), STORAGE])},
+        "files": sorted([*(p.name for p in folder.iterdir() if p.name != WORK_MARK),
+                         STORAGE])},
         extra=provenance({"fit": list(fit.seeds),
                           "held_out": [seed + 10_000 + j for j in range(holdout)],
                           "sampler": seed}, fit.n,
