@@ -505,7 +505,7 @@ def test_a_failed_expect_line_names_the_expected_value_in_chromium(
                      '{"op": "expect", "id": "a", "u": 0.123}\n', encoding="utf-8")
     errors = _console_errors(page)
     _open(page, f"{server}/trace", PAGES["trace"][1])
-    box = _sidebar(page).get_by_label("…or a trace file path")
+    box = _sidebar(page).get_by_label("…or a trace file path", exact=True)
     box.fill(str(trace))
     box.press("Enter")
     _settle(page, _has_text("line 4 (a u: expected 0.123, got "), PAGES["trace"][1])

@@ -253,7 +253,7 @@ def test_a_bad_trace_line_has_the_clis_line_and_column(server: str, home: Path,
     said = cli.stderr.strip().removeprefix(f"error: {trace}: ")
     assert said.startswith("line ") and "column" in said, said
     _open(page, f"{server}/trace", PAGES["trace"][1])
-    box = _sidebar(page).get_by_label("…or a trace file path")
+    box = _sidebar(page).get_by_label("…or a trace file path", exact=True)
     box.fill(str(trace))
     box.press("Enter")
     _settle(page, _has_text("cannot replay"), 0)

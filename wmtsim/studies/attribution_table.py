@@ -48,13 +48,15 @@ def render_table(att: Attribution) -> Any:
             styles.append((None, False))
         rows_out.append(("", f"{att.to_policy} (mean)", num(first["to_mean"]), "", "", ""))
         styles.append(("dim", True))
-    # Held whole when the terminal is narrow: an interval, and every word of a name.
+    # Held whole when the terminal is narrow: a metric, an interval, every word of a name.
     intervals = [len(c[3].split("]")[0]) + 1 for c in rows_out if c[3].startswith("[")]
     words = [len(w) for c in rows_out for w in c[1].split()]
-    for k, col in enumerate(("metric", "mechanism", "contribution", "95% interval",
+    # "Shapley" heads the contributions: at 80 columns every header fits whole.
+    for k, col in enumerate(("metric", "mechanism", "Shapley", "95% interval",
                              "p (Holm)", "n")):
         t.add_column(col, justify="left" if col in ("metric", "mechanism") else "right",
-                     min_width={1: max(words, default=None),
+                     min_width={0: max((len(c[0]) for c in rows_out), default=None),
+                                1: max(words, default=None),
                                 3: max(intervals, default=None)}.get(k))
     for cells, (style, end) in zip(rows_out, styles, strict=True):
         t.add_row(*cells, style=style, end_section=end)
