@@ -16,6 +16,9 @@ from wmtsim.studies.scenario import load_scenario, scenario_from_dict
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    from wmtsim.engine.warm import ensure_compiled
+
+    ensure_compiled(("stub_fit",))  # the summary, not a cold cache's one-time notice
     d = tmp_path_factory.mktemp("fit")
     log, out = d / "sim.jsonl", d / "stubs.toml"
     r = CliRunner().invoke(app, ["simulate-log", str(log), "-n", "2500", "--seed", "2",

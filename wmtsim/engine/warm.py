@@ -58,6 +58,7 @@ GROUPS: dict[str, tuple[str, int]] = {
     "field": ("the engine for the field's policies", 53),
     "trace": ("trace replay", 1),
     "dynamics": ("the engines with population aggregates", 47),
+    "stub_fit": ("the stub fit's selector likelihood", 2),
 }
 
 Say = Callable[[str], None]
@@ -239,6 +240,14 @@ def _compile(group: str) -> None:
 
         generate(WorldSpec(n_subtasks=(1, 2), n_globals=1, poison=(
             PoisonSpec("plausible"),)), n=2)
+        return
+    if group == "stub_fit":
+        import numpy as np
+
+        from wmtsim.engine.stub_likelihood import _selector_kernel
+
+        one = np.ones(2)
+        _selector_kernel(np.array([0.4, 0.2, 0.1, 0.5, 0.3]), one, one, one, one, one)
         return
     world = _tiny_world()
     if group == "engine":

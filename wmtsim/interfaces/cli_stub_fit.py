@@ -71,6 +71,9 @@ def fit_stubs(
     except OutputError as e:
         raise _fail(str(e)) from None
     s = _load(scenario) if scenario is not None else None
+    from wmtsim.engine.warm import ensure_compiled
+
+    ensure_compiled(("stub_fit",), say=_note)  # the first run says it compiles, once
     relevance = Relevance.of_world(s.world if s else None)
     size = log.stat().st_size if log.is_file() else 0
     with _progress(progress) as bar:
