@@ -31,8 +31,7 @@ from wmtsim.core.draws import (
     uniform_py,
 )
 from wmtsim.core.stubs import SCORE_NEUTRAL, Stubs
-
-SQRT3 = math.sqrt(3.0)
+from wmtsim.twins.stubs_reference import irwin_hall
 
 
 @dataclass(frozen=True)
@@ -62,10 +61,8 @@ class LogDesign:
 
 def noise(seed: int, step: int, d: int) -> float:
     """ε for memory ``d`` at ``step``: `wmtsim.engine.selector._noise`, draw for draw."""
-    s = 0.0
-    for k in range(4):
-        s += uniform_py(seed, 0, step, 4 * d + k, PURPOSE_SELECTOR_NOISE)
-    return (s - 2.0) * SQRT3
+    return irwin_hall(uniform_py(seed, 0, step, 4 * d + k, PURPOSE_SELECTOR_NOISE)
+                      for k in range(4))
 
 
 def choose(st: Stubs, seed: int, step: int, cands: list[dict], budget: float,
