@@ -10,6 +10,9 @@ plain ints (a new purpose goes in both): numba compiles a callee once per litera
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 # Purposes: one per kind of draw, so two draws never share a key by accident.
 PURPOSE_WORLD = 1
 PURPOSE_SELECTOR_NOISE = 2
@@ -55,3 +58,9 @@ def uniform_py(seed: int, traj: int, step: int, node: int, purpose: int) -> floa
     for k in (traj, step, node, purpose):
         h = _mix_py(h ^ (((k & _MASK) + _GOLDEN) & _MASK))
     return float(h >> 11) * _INV_2_53
+
+
+def irwin_hall(uniforms: Iterable[float]) -> float:
+    """≈ N(0, 1): the sum of four uniforms, centred and rescaled to unit variance (the
+    selector's noise, `wmtsim.engine.selector._noise`, in readable form)."""
+    return (sum(uniforms) - 2.0) * math.sqrt(3.0)

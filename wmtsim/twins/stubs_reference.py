@@ -11,7 +11,6 @@ the engine's.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
 from wmtsim.core.draws import (
@@ -31,11 +30,6 @@ from wmtsim.twins.reference import MemoryTree
 
 # Scales an Irwin–Hall sum of four uniforms (variance 1/3) to unit variance.
 _SQRT3 = math.sqrt(3.0)
-
-
-def irwin_hall(uniforms: Iterable[float]) -> float:
-    """≈ N(0, 1): the sum of four uniforms, centred and rescaled (`engine.selector._noise`)."""
-    return (sum(uniforms) - 2.0) * _SQRT3
 
 
 @dataclass(kw_only=True)
@@ -112,8 +106,11 @@ class AgentStubs:
         return f.rel if f.topic == topic_now else f.rel * self.cross
 
     def noise(self, d: int) -> float:
-        """The selector's ε for memory ``d`` (`draw_id`): `irwin_hall` of its four draws."""
-        return irwin_hall(self.draw(4 * d + k, PURPOSE_SELECTOR_NOISE) for k in range(4))
+        """≈ N(0, 1): an Irwin–Hall sum of four uniforms, rescaled (``d``: `draw_id`)."""
+        s = 0.0
+        for k in range(4):
+            s += self.draw(4 * d + k, PURPOSE_SELECTOR_NOISE)
+        return (s - 2.0) * _SQRT3
 
     def select_items(self, pool: list[str], topic_now: int, priority: dict[str, float]
                      ) -> set[str]:

@@ -28,10 +28,10 @@ from wmtsim.core.draws import (
     PURPOSE_MISLED,
     PURPOSE_PERSUADE,
     PURPOSE_SELECTOR_NOISE,
+    irwin_hall,
     uniform_py,
 )
 from wmtsim.core.stubs import SCORE_NEUTRAL, Stubs
-from wmtsim.twins.stubs_reference import irwin_hall
 
 
 @dataclass(frozen=True)
