@@ -27,7 +27,7 @@ def bench_floor(sz: Any) -> dict[str, Any]:
     from wmtsim.core.world_spec import WorldSpec
     from wmtsim.engine.world import generate
 
-    from .cases import Engine, _warm
+    from .engine_calls import Engine, _warm
     from .floor import floor_knobs, run_floor
 
     _warm()

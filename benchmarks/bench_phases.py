@@ -40,7 +40,7 @@ def bench_phases(sz: Any) -> dict[str, Any]:
     from wmtsim.engine.world import generate
 
     from . import floor as F
-    from .cases import Engine, _warm
+    from .engine_calls import Engine, _warm
 
     _warm()
     n = 3_000 if sz.repeats > 1 else 100
