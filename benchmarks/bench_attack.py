@@ -11,11 +11,11 @@ GOAL_OVERHEAD = 0.10  # (search time − simulation time of its points) / simula
 
 
 def bench_attack(sz: Any) -> dict[str, Any]:
-    """`wmtsim.studies.attack.search` for each Table 4 configuration at budget 4."""
+    """`wmtsim.studies.attack.search.search` for each Table 4 configuration at budget 4."""
     from wmtsim.core.policies import TABLE4_POLICIES
-    from wmtsim.studies.attack import SearchSettings, evaluate, scripted_at, search
-    from wmtsim.studies.attack_space import AttackSpace
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.attack.search import SearchSettings, evaluate, scripted_at, search
+    from wmtsim.studies.attack.space import AttackSpace
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     s = load_scenario("paper_poisoning")
     space = AttackSpace()

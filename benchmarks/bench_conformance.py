@@ -18,8 +18,8 @@ def bench_conformance(sz: Any) -> dict[str, Any]:
     """`wmtsim conformance check` in-process on the shipped corpus, then every mutant."""
     from wmtsim.conformance.corpus import corpus_files
     from wmtsim.conformance.runner import run_conformance
-    from wmtsim.engine.trace import stream
-    from wmtsim.engine.trace_rules import RULE_NAMES
+    from wmtsim.engine.trace.rules import RULE_NAMES
+    from wmtsim.engine.trace.trace import stream
 
     stream(corpus_files()[0], rules=True)  # load the kernels outside the timing
     start = time.perf_counter()

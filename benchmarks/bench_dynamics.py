@@ -22,7 +22,7 @@ def bench_dynamics(sz: Any) -> dict[str, Any]:
     from wmtsim.engine import run
     from wmtsim.engine.dynamics import DynamicsAcc
     from wmtsim.engine.world import generate
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     s = load_scenario("paper_poisoning")
     n = sz.dynamics_trajectories

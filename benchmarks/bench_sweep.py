@@ -19,7 +19,7 @@ from pathlib import Path
 
 CHILD = r"""
 import json, resource, sys, time
-from wmtsim.studies.sweep import load_sweep, run_sweep
+from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 sweep = load_sweep(sys.argv[1])
 workers = int(sys.argv[3])
 run_sweep(sweep, sys.argv[2] + "-warm", progress=False, max_chunks=1)  # load the JIT cache

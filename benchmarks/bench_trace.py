@@ -53,7 +53,7 @@ def _child(argv: list[str]) -> dict[str, float]:
     """Run ``wmtsim ARGV`` in a fresh process; wall seconds and its peak RSS (MiB)."""
     code = ("import resource, sys, time\n"
             "from typer.testing import CliRunner\n"
-            "from wmtsim.interfaces.cli import app\n"
+            "from wmtsim.interfaces.cli.main import app\n"
             "t0 = time.perf_counter()\n"
             f"r = CliRunner().invoke(app, {argv!r})\n"
             "dt = time.perf_counter() - t0\n"

@@ -28,12 +28,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     args = ap.parse_args()
 
-    from wmtsim.studies.knob_ranges import WMT_RANGES
-    from wmtsim.studies.scenario import load_scenario
-    from wmtsim.studies.sweep import run_sweep
-    from wmtsim.studies.sweep_design import DesignRow, Plan, plan
-    from wmtsim.studies.sweep_spec import ParameterSpec, Sweep
-    from wmtsim.studies.tune import Fit, parse_objective, setting_of, tune
+    from wmtsim.studies.scenarios.scenario import load_scenario
+    from wmtsim.studies.sweeps.design import DesignRow, Plan, plan
+    from wmtsim.studies.sweeps.knob_ranges import WMT_RANGES
+    from wmtsim.studies.sweeps.spec import ParameterSpec, Sweep
+    from wmtsim.studies.sweeps.sweep import run_sweep
+    from wmtsim.studies.tune.tune import Fit, parse_objective, setting_of, tune
 
     sc = load_scenario(args.scenario)
     fit = Fit((sc,), (0,), args.n, tuple(parse_objective(o) for o in
@@ -50,7 +50,7 @@ def main() -> None:
                       parameters=tuple(ParameterSpec(k, values=(0,)) for k in keys),
                       kind="random", points=len(rows), trajectories=args.n, seed=0,
                       replicates=1)
-        import wmtsim.studies.sweep_design as design
+        import wmtsim.studies.sweeps.design as design
 
         original = design.design_rows
         design.design_rows = lambda s: (DesignRow(i, row) for i, row in enumerate(rows))

@@ -496,8 +496,8 @@ def bench_attribution(sz: Sizes) -> dict[str, Any]:
     paper_poisoning and gaia_like), all threads: wall time of each, world generation,
     every coalition and the paired bootstrap included."""
     from why_study.run import ATTRIBUTIONS
-    from wmtsim.studies.attribution import attribute
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.attribution.attribution import attribute
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     _warm()
     n = sz.attribution_trajectories

@@ -6,7 +6,7 @@
 Each set is R = 8 replicate corpora of 100 `paper_poisoning` scenarios (the shipped
 replicate count of a held-out check) and one new corpus, all independent trajectories
 (every configuration on the same ones); a cell's 95% prediction interval
-(`wmtsim.studies.inference.predictive_cell`) is built from the 8 and checked against the
+(`wmtsim.studies.calibration.inference.predictive_cell`) is built from the 8 and checked against the
 new corpus's value. Coverage is counted per (configuration, metric) cell and pooled over
 the cells that are not constant; its Monte Carlo standard error is reported beside it
 (binomial, treating the cell-sets as independent; the cells of one set share
@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from wmtsim.core.policies import TABLE4_POLICIES
-from wmtsim.studies.inference import predictive_cell, replicate
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.calibration.inference import predictive_cell, replicate
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 R = 8
 METRICS = ("asr", "prr", "br", "af", "tsr", "ccr", "avg_prompt_tokens")

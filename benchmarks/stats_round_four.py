@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from wmtsim.studies import coverage_cases as cases
+from wmtsim.studies.coverage import cases
 
 
 def _rate(hits: list[bool] | np.ndarray) -> str:
@@ -44,7 +44,7 @@ def main() -> None:
         rows.append((f"Sobol (CRN, R = 4, N = 64, n = 500), "
                      f"{'TSR 0.176–0.220' if narrow else 'smooth'}",
                      f"flat {_rate(flat)}", f"S1/ST coverage when defined {_rate(hits)}"))
-    from wmtsim.studies.plausible import toy_coverage
+    from wmtsim.studies.calibration.plausible import toy_coverage
 
     for misfit in (0.0, 139.0):
         for r in (8, 20):

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from wmtsim.conformance.expect import annotate
-from wmtsim.engine.trace import run
+from wmtsim.engine.trace.trace import run
 from wmtsim.testing import run_conformance
 
 work = Path(tempfile.mkdtemp())

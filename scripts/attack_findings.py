@@ -3,7 +3,7 @@
     python scripts/attack_findings.py                    # n = 1000, 40 trials per search
     python scripts/attack_findings.py --n 200 --trials 8 --dry-run   # print only
 
-On paper_poisoning: a worst-case search (`wmtsim.studies.attack`, harm ASR) for each of
+On paper_poisoning: a worst-case search (`wmtsim.studies.attack.search`, harm ASR) for each of
 Table 4's five configurations at budgets k = 1..4, and for three of the field's policies
 at k = 4; the worst-case table, the transfer matrix at k = 4 and Table 4's claims under
 the worst case go into the generated blocks ``attack_robust``, ``attack_transfer`` and
@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     from wmtsim import __version__
     from wmtsim.core.output import atomic_write_bytes, atomic_write_text
     from wmtsim.core.policies import TABLE4_POLICIES
-    from wmtsim.studies.attack import SearchSettings
-    from wmtsim.studies.attack_report import (
+    from wmtsim.studies.attack.search import SearchSettings
+    from wmtsim.studies.attack.space import AttackSpace
+    from wmtsim.studies.attack.study import (
         AttackStudy,
         attack_study,
         budget_chart,
@@ -49,8 +50,7 @@ def main(argv: list[str] | None = None) -> None:
         transfer_markdown,
         transfer_matrix,
     )
-    from wmtsim.studies.attack_space import AttackSpace
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

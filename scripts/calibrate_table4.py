@@ -1,6 +1,6 @@
 """Fit paper_poisoning to Table 4 as inference against a noisy target, for each mechanism
-family (`wmtsim.studies.families`), hold each row out in turn, and measure how robust each
-claim is (`wmtsim.studies.inference`).
+family (`wmtsim.studies.calibration.families`), hold each row out in turn, and measure how robust
+each claim is (`wmtsim.studies.calibration.inference`).
 
     python scripts/calibrate_table4.py fit --family paper   # fit all five rows
     python scripts/calibrate_table4.py held-out --family v1 # fit on four, predict the fifth
@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
-from wmtsim.studies.calibrate import FIT_METRICS, Knob, _current
-from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES, Family
-from wmtsim.studies.fit_journal import FitJournal
-from wmtsim.studies.fresh_seeds import objective_noise, reevaluate
-from wmtsim.studies.inference import (
+from wmtsim.studies.calibration.calibrate import FIT_METRICS, Knob, _current
+from wmtsim.studies.calibration.families import DEFAULT_FAMILY, FAMILIES, Family
+from wmtsim.studies.calibration.fresh_seeds import objective_noise, reevaluate
+from wmtsim.studies.calibration.inference import (
     fit,
     held_out,
     inside_share,
@@ -43,9 +42,10 @@ from wmtsim.studies.inference import (
     replicate,
     robustness,
 )
-from wmtsim.studies.report import paper_table4
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.toml_files import update_toml_text
+from wmtsim.studies.calibration.journal import FitJournal
+from wmtsim.studies.compare.report import paper_table4
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.scenarios.toml_files import update_toml_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "docs" / "calibration"  # what the docs and the README rest on
@@ -177,8 +177,8 @@ def stage_ship(args: argparse.Namespace) -> None:
 
 def stage_noise(args: argparse.Namespace) -> None:
     """Recompute a family's objective noise (`objective_noise`) from its saved fit."""
-    from wmtsim.studies.fit_journal import Evaluation
-    from wmtsim.studies.inference import Fit
+    from wmtsim.studies.calibration.inference import Fit
+    from wmtsim.studies.calibration.journal import Evaluation
 
     family = FAMILIES[args.family]
     data = _load(f"fit-{family.name}")
@@ -241,7 +241,7 @@ def stage_robustness(args: argparse.Namespace) -> None:
     the plausible set's threshold (`inference.plausible_threshold`, recomputed here, so a
     new threshold rule needs no refit), re-simulated at a fresh seed, and the rule flips
     at the fit."""
-    from wmtsim.studies.inference import Fit
+    from wmtsim.studies.calibration.inference import Fit
 
     family = FAMILIES[DEFAULT_FAMILY]
     data = _load(f"fit-{family.name}")
@@ -252,7 +252,7 @@ def stage_robustness(args: argparse.Namespace) -> None:
         evals = [FitJournal.evaluation(r) for r in
                  FitJournal(journal, _journal_head(journal)).rows]
     else:  # a fit JSON without its journal: the plausible set it kept
-        from wmtsim.studies.fit_journal import Evaluation
+        from wmtsim.studies.calibration.journal import Evaluation
 
         evals = [Evaluation(h["knobs"], h["objective"], h["pooled"])
                  for h in data["plausible"]]
@@ -348,7 +348,7 @@ def main() -> None:
                                       "robustness", "docs"))
     ap.add_argument("--family", default=DEFAULT_FAMILY, choices=tuple(FAMILIES),
                     help=f"the mechanism family (default {DEFAULT_FAMILY}; "
-                         "wmtsim.studies.families)")
+                         "wmtsim.studies.calibration.families)")
     ap.add_argument("--noise-seeds", type=int, default=6,
                     help="fit: seeds at which the objective's run-to-run SD is measured")
     # The default budget: 20 generations of 15 × 17 points (5,100 evaluations) and 200

@@ -12,7 +12,7 @@ from paper_tables_doc import replace_block
 
 from wmtsim.core.metrics import LABELS
 from wmtsim.core.policies import POLICIES
-from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES
+from wmtsim.studies.calibration.families import DEFAULT_FAMILY, FAMILIES
 
 T4 = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
 METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
@@ -220,7 +220,7 @@ def robustness_markdown(rb: dict[str, Any]) -> str:
     lines = [f"Plausible fits: every evaluation of the fit whose objective is within "
              f"{rb['threshold']:.0f} of the best (a confidence set at the replicate count "
              f"used, with the misfit's dispersion φ = {rb['dispersion']:.0f}: "
-             "`wmtsim.studies.plausible`; "
+             "`wmtsim.studies.calibration.plausible`; "
              f"{rb['rows'][0].get('n_in_set', rb['rows'][0]['n_near_optimal'])} of the "
              "fit's evaluations), at most 200 of them spread over their ranks, each "
              f"re-simulated at seed {rb.get('seed', 0)} (not the seed the fit was selected "

@@ -16,7 +16,7 @@ Cases (n = 400 paired trajectories each):
 * Sobol on Ishigami, R = 10 scramblings of 2^8 points: coverage of the analytic indices.
 
 Then issue 38's procedures, each before (the rule it replaced) and after, on the cases of
-`wmtsim.studies.coverage_cases` (which the tests run small): the pooled ratio's zero
+`wmtsim.studies.coverage.cases` (which the tests run small): the pooled ratio's zero
 bound, sparse unbounded effects, grid_test at n = 50, Morris at r = 6, Sobol under common
 random numbers, attack's worst case, the claims margin under ties.
 """
@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from wmtsim.core.inference import adjust, paired_effect
-from wmtsim.studies.sobol import ishigami, ishigami_indices, sobol_replicated
-from wmtsim.studies.verdicts import effect_text
+from wmtsim.core.verdicts import effect_text
+from wmtsim.studies.sweeps.sobol import ishigami, ishigami_indices, sobol_replicated
 
 N = 400
 
@@ -124,7 +124,7 @@ def _bias(errors: list[float]) -> str:
 
 def issue38_rows(runs: int, seed: int) -> list[tuple[str, str, str, str]]:
     """(case, nominal, before, after) for each procedure issue 38 changed."""
-    from wmtsim.studies import coverage_cases as cases
+    from wmtsim.studies.coverage import cases
 
     rows = []
     for p in (0.05, 0.15):
@@ -176,7 +176,7 @@ def main() -> None:
              "| case | interval | test |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     lines += ["", "Issue 38's procedures, before (the rule replaced) and after, on the cases "
-              "of `wmtsim.studies.coverage_cases` (± is the Monte Carlo half-width):", "",
+              "of `wmtsim.studies.coverage.cases` (± is the Monte Carlo half-width):", "",
               "| case | nominal | before | after |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows38]
     text = "\n".join(lines) + "\n"

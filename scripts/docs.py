@@ -78,7 +78,7 @@ GENERATORS: tuple[Generator, ...] = (
     # The scenario format's JSON Schema, from the knob declarations (a new knob changes it;
     # tests/studies/test_scenario.py fails when the shipped file differs).
     # (`wmtsim schema scenario` prints it and writes nothing; this step writes the copy.)
-    Generator("scenario_schema", ("-m", "wmtsim.studies.scenario_schema"),
+    Generator("scenario_schema", ("-m", "wmtsim.studies.scenarios.schema"),
               files=("wmtsim/schemas/scenario.schema.json",)),
     Generator("model_decisions", ("scripts/model_decisions.py",),
               files=("docs/model_decisions.md",)),

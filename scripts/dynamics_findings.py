@@ -4,7 +4,7 @@
     python scripts/dynamics_findings.py --n 500    # a quick look (rewrites the block)
 
 Runs Table 4's five configurations on ``paper_poisoning`` and ``global_poison`` with the
-engine's population aggregates (`wmtsim.studies.dynamics`, common random numbers) and
+engine's population aggregates (`wmtsim.studies.dynamics.dynamics`, common random numbers) and
 rewrites the generated block ``dynamics`` of docs/findings.md: when a poison leaves the
 pool under each configuration (median lifetime with its interval), by which route (fate
 shares, and how many steps after injection), and where over a task Full WMT's
@@ -51,7 +51,7 @@ def _median(row: dict[str, float]) -> str:
 
 
 def scenario_section(rep: object, labels: dict[str, str]) -> list[str]:
-    from wmtsim.studies.dynamics import DynamicsReport
+    from wmtsim.studies.dynamics.dynamics import DynamicsReport
 
     assert isinstance(rep, DynamicsReport)
     life = rep.lifetimes.filter(pl.col("kind") == "all")
@@ -98,7 +98,7 @@ def scenario_section(rep: object, labels: dict[str, str]) -> list[str]:
 
 def bullets(rep: object, gap: pl.DataFrame, labels: dict[str, str]) -> list[str]:
     """The statements the numbers support, written from them."""
-    from wmtsim.studies.dynamics import DynamicsReport
+    from wmtsim.studies.dynamics.dynamics import DynamicsReport
 
     assert isinstance(rep, DynamicsReport)
     f = rep.fates.filter((pl.col("kind") == "all") & (pl.col("policy") == "wmt")
@@ -145,9 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     from wmtsim import __version__
     from wmtsim.core.output import atomic_write_bytes, atomic_write_text
     from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
-    from wmtsim.studies.dynamics import population_dynamics
-    from wmtsim.studies.dynamics_charts import survival_chart
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.dynamics.charts import survival_chart
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

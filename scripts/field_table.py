@@ -5,7 +5,7 @@ parity tables and robustness table, and the curve figures (docs/figures/).
     python scripts/field_table.py docs               # docs/field.md's generated blocks
     python scripts/field_table.py table paper_poisoning gaia_like --n 300   # all metrics
 
-Every number comes from the engine (`wmtsim.studies.field_curves`, `field_parity`,
+Every number comes from the engine (`wmtsim.studies.field.curves`, `field_parity`,
 `field_robustness`); a block is replaced between its ``<!-- generated:NAME -->`` and
 ``<!-- /generated:NAME -->`` markers, nothing else in the file changes.
 """
@@ -23,16 +23,16 @@ from wmtsim.core.formatting import interval, num
 from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, VERDICTS, paired_difference
 from wmtsim.core.metrics import SUMMARY_METRICS
 from wmtsim.core.policies import FIELD_POLICIES, POLICIES
-from wmtsim.studies.field_curves import (
+from wmtsim.studies.compare.report import run_policies
+from wmtsim.studies.field.curves import (
     budget_curves,
     curve_chart,
     curves_family,
     curves_markdown,
 )
-from wmtsim.studies.field_parity import parity_markdown, parity_table
-from wmtsim.studies.field_robustness import robustness, robustness_markdown
-from wmtsim.studies.report import run_policies
-from wmtsim.studies.scenario import Scenario, load_scenario
+from wmtsim.studies.field.parity import parity_markdown, parity_table
+from wmtsim.studies.field.robustness import robustness, robustness_markdown
+from wmtsim.studies.scenarios.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN = [m for m in SUMMARY_METRICS if m not in ("steps", "llm_calls")] + ["llm_calls"]

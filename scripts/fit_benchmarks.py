@@ -1,5 +1,5 @@
 """Fit each base model's stub profile to Tables 1–3 (both benchmarks at once) and check the
-paper's directions per model × benchmark (`wmtsim.studies.benchmarks`).
+paper's directions per model × benchmark (`wmtsim.studies.calibration.benchmarks`).
 
     python scripts/fit_benchmarks.py fit [--model M]   # writes wmtsim/data/profiles.toml
     python scripts/fit_benchmarks.py check             # directions, docs/calibration.md
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wmtsim.core.policies import POLICIES
-from wmtsim.studies.benchmarks import (
+from wmtsim.studies.calibration.benchmarks import (
     BENCHMARKS,
     CONFIGS,
     MODELS,
@@ -30,8 +30,8 @@ from wmtsim.studies.benchmarks import (
     profile_objective,
     summary,
 )
-from wmtsim.studies.calibrate import Knob
-from wmtsim.studies.inference import predictive_cells
+from wmtsim.studies.calibration.calibrate import Knob
+from wmtsim.studies.calibration.inference import predictive_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "calibration"
@@ -97,7 +97,7 @@ def _maybe(stage: str) -> Any:
 
 
 def stage_check(args: argparse.Namespace) -> None:
-    from wmtsim.studies.benchmarks import profiles
+    from wmtsim.studies.calibration.benchmarks import profiles
 
     profiles.cache_clear()
     rows = []

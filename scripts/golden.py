@@ -53,10 +53,10 @@ def collect(folder: Path) -> dict[str, np.ndarray]:
     from wmtsim.conformance.generate import random_trace
     from wmtsim.core.policies import POLICIES
     from wmtsim.engine.simulation import simulate
-    from wmtsim.engine.trace import run
-    from wmtsim.studies.scenario import load_scenario, shipped_scenarios
-    from wmtsim.studies.sweep import run_sweep, sweep_from_dict
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.engine.trace.trace import run
+    from wmtsim.studies.scenarios.scenario import load_scenario, shipped_scenarios
+    from wmtsim.studies.sweeps.store import load_results
+    from wmtsim.studies.sweeps.sweep import run_sweep, sweep_from_dict
 
     out: dict[str, np.ndarray] = {}
     for name in sorted(shipped_scenarios()):
@@ -88,7 +88,7 @@ def collect(folder: Path) -> dict[str, np.ndarray]:
                                  res.points.drop("key").sort(["row", "policy"])))
 
     # The statistics on top: compare's intervals, paired differences and claim checks.
-    from wmtsim.studies.report import compare
+    from wmtsim.studies.compare.report import compare
     comp = compare(load_scenario("paper_poisoning"), n=200, seed=SEED, threads=1,
                    n_resamples=400)
     out.update(_frame_arrays("compare/summary", comp.summary))

@@ -1,6 +1,6 @@
 """The mechanism audit: every statement the paper makes about a configuration — its text,
 quoted, and the orderings of Tables 1–4 — beside the simulator's direction with its paired
-95% interval, for each mechanism family (`wmtsim.studies.families`).
+95% interval, for each mechanism family (`wmtsim.studies.calibration.families`).
 
     python scripts/mechanism_audit.py                   # print the summary (both families)
     python scripts/mechanism_audit.py --json FILE       # and write the whole audit as JSON
@@ -17,8 +17,8 @@ Table 4 and the text about it: `paper_poisoning` at n trajectories at seeds 1, 2
 (never seed 0, the seed every fit was selected on), the five configurations on common
 random numbers: the shipped fit (docs/calibration/fit-paper.json) and each family at its
 comparison fit (docs/calibration/families/fit-<family>.json). Tables 1–3: each model ×
-benchmark world (`wmtsim.studies.benchmarks`) under the family's rules and its fitted own knob (the
-profiles were fitted once and are not refitted per family), R replicate corpora of the
+benchmark world (`wmtsim.studies.calibration.benchmarks`) under the family's rules and its fitted
+own knob (the profiles were fitted once and are not refitted per family), R replicate corpora of the
 benchmark's size; the interval is the mean difference's, normal, from the replicate spread.
 The quotes are the paper's text (arXiv 2608.20631v1, §4 and Appendix A.2) as its
 source-linked summary reproduces it.
@@ -39,9 +39,9 @@ import numpy as np
 from wmtsim.core.inference import metric_bound, paired_effect
 from wmtsim.core.metrics import LABELS, RATIOS
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
-from wmtsim.studies.families import DEFAULT_FAMILY, FAMILIES
-from wmtsim.studies.report import paper_table4
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.calibration.families import DEFAULT_FAMILY, FAMILIES
+from wmtsim.studies.compare.report import paper_table4
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 CAL = ROOT / "docs" / "calibration"
@@ -171,7 +171,7 @@ def audit_table4(frames: dict[str, Any], sd: dict[tuple[str, str], float]) -> di
 
 
 def audit_table123(family: str, own: dict[str, Any], replicates: int) -> list[dict[str, Any]]:
-    from wmtsim.studies.benchmarks import (
+    from wmtsim.studies.calibration.benchmarks import (
         BENCHMARKS,
         MODELS,
         benchmark_scenario,

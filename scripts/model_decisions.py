@@ -25,9 +25,9 @@ import polars as pl
 from wmtsim.core.policies import POLICIES, TABLE4_POLICIES
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.paper_checks import table4_checks
-from wmtsim.studies.report import _paper_cells, paired_vs, summarise
-from wmtsim.studies.scenario import Scenario, load_scenario
+from wmtsim.studies.compare.paper_checks import table4_checks
+from wmtsim.studies.compare.report import _paper_cells, paired_vs, summarise
+from wmtsim.studies.scenarios.scenario import Scenario, load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import world_rules  # a sibling script: the studies of issue 19's world rules
@@ -319,7 +319,7 @@ def run(sc: Scenario, n: int, all_supersede: bool = False) -> dict[str, Any]:
     summary = summary.with_columns(pl.struct("policy", "metric").map_elements(
         lambda r: paper.get((r["policy"], r["metric"])), return_dtype=pl.Float64)
         .alias("paper"))
-    from wmtsim.studies.report import Comparison
+    from wmtsim.studies.compare.report import Comparison
 
     comp = Comparison(scenario=sc, n=n, seed=sc.seed, policies=TABLE4_POLICIES,
                       summary=summary, paired=paired_vs(results, "wmt", 200), checks=[],

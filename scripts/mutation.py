@@ -85,9 +85,9 @@ GROUPS = (
     Group("stats", {
         "wmtsim/core/bootstrap.py": ("mean_cis", "_type7", "pooled_cis", "paired_bootstrap"),
         "wmtsim/core/inference.py": ("paired_difference",),
-        "wmtsim/studies/claims.py": ("Claim.favour", "evaluate"),
-        "wmtsim/studies/report.py": ("paired_vs",),
-        "wmtsim/studies/shapley.py": ("shapley_exact",)},
+        "wmtsim/studies/compare/claims.py": ("Claim.favour", "evaluate"),
+        "wmtsim/studies/compare/report.py": ("paired_vs",),
+        "wmtsim/studies/attribution/shapley.py": ("shapley_exact",)},
         "tests/studies/test_signs.py tests/studies/test_claims.py tests/core/test_bootstrap.py "
         "-k 'cell or signs or "
         "favour or verdict or quantile or paired or shapley or game or mean_ci or pooled' "
@@ -97,8 +97,8 @@ GROUPS = (
         "wmtsim/core/inference.py": ("rule_of_three", "clopper_pearson_upper",
                                      "paired_effect", "adjust", "two_sided", "verdict",
                                      "directed_verdict"),
-        "wmtsim/studies/verdicts.py": ("pair_test", "check_claim", "read_family"),
-        "wmtsim/studies/paper_checks.py": ("_favour", "range_test", "read_checks")},
+        "wmtsim/core/verdicts.py": ("pair_test", "check_claim", "read_family"),
+        "wmtsim/studies/compare/paper_checks.py": ("_favour", "range_test", "read_checks")},
         "tests/core/test_inference_cases.py tests/studies/test_verdict_cases.py "
         "tests/studies/test_statistics_coverage.py tests/studies/test_signs.py "
         "tests/studies/test_claims.py tests/studies/test_paper_tables.py "

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wmtsim.studies.report import paper_rows, paper_table4
+from wmtsim.studies.compare.report import paper_rows, paper_table4
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

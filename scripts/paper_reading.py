@@ -1,6 +1,6 @@
 """What the paper's own Table 4 rows imply about success under poisoning: the
 two-parameter reading (P(success | no compromise), P(success | compromised)) fitted to the
-five (ASR, TSR) rows (`wmtsim.studies.paper_reading`), printed; docs/calibration.md's
+five (ASR, TSR) rows (`wmtsim.studies.compare.paper_reading`), printed; docs/calibration.md's
 block of the same text is written by `make docs` (scripts/paper_tables_doc.py).
 
     python scripts/paper_reading.py                # prints the reading (Markdown)
@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
-from wmtsim.studies.report import paper_table4
+from wmtsim.studies.compare.paper_reading import reading_markdown, two_parameter_reading
+from wmtsim.studies.compare.report import paper_table4
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -15,16 +15,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wmtsim.studies.paper_counts import check_table4, counts_markdown
-from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
-from wmtsim.studies.report import (
+from wmtsim.studies.calibration.paper_counts import check_table4, counts_markdown
+from wmtsim.studies.compare.paper_reading import reading_markdown, two_parameter_reading
+from wmtsim.studies.compare.report import (
     LABELS,
     Comparison,
     compare,
     paper_table4,
     policy_label,
 )
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 T4_METRICS = ("asr", "prr", "ip", "br", "af", "tsr", "ccr", "avg_prompt_tokens")
@@ -112,7 +112,7 @@ def verdicts_markdown(comp: Comparison) -> str:
     and the level stated; the count line counts only significant verdicts."""
     from wmtsim.core.inference import FAILS, HOLDS, VERDICTS
     from wmtsim.core.metrics import METRICS
-    from wmtsim.studies.verdicts import effect_text
+    from wmtsim.core.verdicts import effect_text
 
     rows = pair_verdicts(comp)
     out = []

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     from wmtsim.core.stubs import Stubs
     from wmtsim.engine.simulation import simulate
     from wmtsim.engine.world import generate
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.scenarios.scenario import load_scenario
     from wmtsim.studies.stub_fit import goodness
     from wmtsim.studies.stub_fit.fit import fit_log, stubs_toml
     from wmtsim.studies.stub_fit.log import read_log

@@ -21,7 +21,7 @@ from wmtsim.core.inference import paired_effect
 from wmtsim.core.world_spec import OP_ACTION, OP_COMPLETE, OP_REOPEN, World
 from wmtsim.engine.simulation import SimResult, run_engine, simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import Scenario, load_scenario
+from wmtsim.studies.scenarios.scenario import Scenario, load_scenario
 
 
 def _cells(r: SimResult) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:

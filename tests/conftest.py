@@ -35,7 +35,7 @@ def counters(res: SimResult) -> np.ndarray:
 def sweep_frames(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A sweep folder's points and trajectories in a canonical order (the chunk layout
     does not matter)."""
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.store import load_results
 
     res = load_results(out)
     return res.points.sort("key"), res.trajectories().collect().sort("key", "trajectory")

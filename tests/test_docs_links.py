@@ -113,7 +113,8 @@ def _missing_files(source: str, text: str) -> list[str]:
         path = m.group(1)
         if path in WRITTEN or path in EXAMPLES or "*" in path:
             continue
-        # "studies/claims.py" in a table of the package's modules is wmtsim/studies/claims.py
+        # "studies/compare/claims.py" in a table of the package's modules is
+        # wmtsim/studies/compare/claims.py
         if path not in names and not (REPO / path).exists() and not (
                 REPO / "wmtsim" / path).exists():
             bad.append(f"{source}: names {path}, which is not in the repository")
@@ -135,7 +136,7 @@ def test_every_file_the_docs_and_docstrings_name_exists() -> None:
 def _help_texts() -> dict[str, str]:
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     runner = CliRunner()
     names = ["--help"]

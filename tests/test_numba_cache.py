@@ -37,11 +37,11 @@ def test_the_real_kernel_modules_are_covered() -> None:
 
     names = {p.relative_to(PACKAGE_DIR).as_posix() for p in kernel_sources()}
     assert {"core/scoring.py", "core/lifecycle.py", "engine/loop.py", "engine/world.py",
-            "engine/field.py", "engine/forest.py", "core/params.py", "core/rng.py",
+            "engine/field/dispatch.py", "engine/forest.py", "core/params.py", "core/rng.py",
             "core/draws.py", "core/codes.py", "core/metrics.py", "core/packing.py",
             "core/policies.py", "core/world_spec.py", "core/jit.py", "engine/agent.py",
-            "engine/selector.py", "engine/field_common.py", "engine/field_admission.py",
-            "engine/field_forgetting.py", "engine/world_script.py", "engine/records.py"
+            "engine/selector.py", "engine/field/common.py", "engine/field/admission.py",
+            "engine/field/forgetting.py", "engine/world_script.py", "engine/records.py"
             } <= names
     # No kernel imports `core/stubs.py` any more (they read ``st.p_leak`` from the packed
     # record): a change to `Stubs`' fields changes the record's type, hence the kernels'

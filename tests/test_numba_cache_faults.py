@@ -18,7 +18,7 @@ from wmtsim.numba_cache import cache_dir
 
 PACKAGE = Path(__file__).resolve().parents[1] / "wmtsim"
 TRACE = Path(__file__).resolve().parents[1] / "scenarios" / "traces" / "paper_a4.jsonl"
-CHECK = [sys.executable, "-m", "wmtsim.interfaces.cli", "check", str(TRACE)]
+CHECK = [sys.executable, "-m", "wmtsim.interfaces.cli.main", "check", str(TRACE)]
 
 
 # wmtsim sets NUMBA_CACHE_DIR itself (to a folder under .../wmtsim/) only once numba is

@@ -49,7 +49,7 @@ def _run(command: str, out: Path) -> None:
     """Run a README command (``wmtsim ...``) with this environment's wmtsim, into ``out``."""
     argv = shlex.split(command)
     assert argv[0] == "wmtsim"
-    done = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli", *argv[1:],
+    done = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli.main", *argv[1:],
                            "--out", str(out)], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
@@ -86,7 +86,7 @@ def _headline_cells(body: str) -> dict[tuple[str, str], tuple[str, str]]:
 
 
 def test_the_headline_is_what_its_command_prints(tmp_path: Path) -> None:
-    from wmtsim.studies.report import policy_label
+    from wmtsim.studies.compare.report import policy_label
 
     body = blocks()["headline"]
     command = COMMAND.search(body).group(1)  # type: ignore[union-attr]
@@ -143,7 +143,7 @@ def _paragraph(start: str, end: str) -> str:
 
 
 def _cli(*argv: str, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli", *argv], cwd=cwd,
+    done = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli.main", *argv], cwd=cwd,
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stderr
     return " ".join(done.stdout.split())

@@ -1,12 +1,12 @@
 """The shipped design study: ``python -m why_study.design_study`` (part of ``make study``).
 
-1. The screening atlas: `wmtsim.studies.screen` (Morris, Full WMT, every WMT parameter of
-   `wmtsim.studies.knob_ranges`) on every shipped scenario. Writes
+1. The screening atlas: `wmtsim.studies.sweeps.screen` (Morris, Full WMT, every WMT parameter of
+   `wmtsim.studies.sweeps.knob_ranges`) on every shipped scenario. Writes
    why_study/tables/atlas.parquet, docs/figures/atlas.png and the generated table of
    docs/atlas.md.
 2. The transfer study (the paper's limitation: "hand-specified initialization values,
    update rules, branch coefficients, and obsolescence thresholds may not transfer"):
-   in each world, `wmtsim.studies.tune` (NSGA-II) searches every WMT parameter, and the
+   in each world, `wmtsim.studies.tune.tune` (NSGA-II) searches every WMT parameter, and the
    chosen Pareto points are validated on held-out seeds against the shipped setting
    (the paper's values). Writes why_study/tables/transfer_*.parquet,
    docs/figures/transfer_<world>.png and the generated block ``transfer`` of
@@ -75,9 +75,9 @@ def atlas_markdown(table: pl.DataFrame, r: int, n: int) -> str:
 
 
 def run_atlas(r: int, n: int, workers: int) -> pl.DataFrame:
-    from wmtsim.studies.analysis import write_chart
-    from wmtsim.studies.scenario import load_scenario, shipped_scenarios
-    from wmtsim.studies.screen import atlas_chart, screen
+    from wmtsim.studies.scenarios.scenario import load_scenario, shipped_scenarios
+    from wmtsim.studies.sweeps.analysis import write_chart
+    from wmtsim.studies.sweeps.screen import atlas_chart, screen
 
     scs = [load_scenario(name) for name in shipped_scenarios()]
     res = screen(scs, "wmt", r=r, n=n, metrics=ATLAS_METRICS, workers=workers)
@@ -91,13 +91,13 @@ def run_atlas(r: int, n: int, workers: int) -> pl.DataFrame:
 
 
 def run_transfer(n: int, trials: int, workers: int) -> str:
-    from wmtsim.studies.analysis import write_chart
-    from wmtsim.studies.scenario import load_scenario
-    from wmtsim.studies.tune import Fit, chosen, parse_objective, tune
-    from wmtsim.studies.tune_validate import validate
-    from wmtsim.studies.tune_write import pareto_chart
+    from wmtsim.studies.scenarios.scenario import load_scenario
+    from wmtsim.studies.sweeps.analysis import write_chart
+    from wmtsim.studies.tune.tune import Fit, chosen, parse_objective, tune
+    from wmtsim.studies.tune.validate import validate
+    from wmtsim.studies.tune.write import pareto_chart
 
-    lines = [f"NSGA-II over every WMT parameter of `wmtsim.studies.knob_ranges` (18 knobs), "
+    lines = [f"NSGA-II over every WMT parameter of `wmtsim.studies.sweeps.knob_ranges` (18 knobs), "
              f"{trials} trials per world in generations of 8, n = {n} trajectories on fit "
              "seed 0; three Pareto points validated on held-out seeds 10000 and 10001 "
              "against the shipped setting; each number is a gain, tuned − shipped signed so "

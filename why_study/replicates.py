@@ -39,8 +39,8 @@ def _fmt(x: float) -> str:
 
 def attribution_replicates(seeds: list[int], n: int) -> tuple[str, float]:
     """The attribution half of the block, and its seconds."""
-    from wmtsim.studies.attribution import attribute
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.attribution.attribution import attribute
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     t0 = time.perf_counter()
     lines = []
@@ -75,8 +75,8 @@ def attribution_replicates(seeds: list[int], n: int) -> tuple[str, float]:
 
 def claims_replicates(seeds: list[int], workers: int) -> tuple[str, float]:
     """The claims-map half of the block, and its seconds."""
-    from wmtsim.studies.claims import claims_map, table4_claims
-    from wmtsim.studies.sweep import load_sweep
+    from wmtsim.studies.compare.claims import claims_map, table4_claims
+    from wmtsim.studies.sweeps.sweep import load_sweep
 
     t0 = time.perf_counter()
     lines = []

@@ -1,8 +1,9 @@
 """The shipped "why" study: ``python -m why_study.run`` (``make study``).
 
-1. Mechanism attribution (`wmtsim.studies.attribution`) of Full WMT against Linear and against
+1. Mechanism attribution (`wmtsim.studies.attribution.attribution`) of Full WMT against Linear and
+against
    A2 on ``paper_poisoning`` and ``gaia_like`` (n = 2000, seed 0, exact Shapley values).
-2. Claims maps (`wmtsim.studies.claims`) of Table 4's claims over detection × persuasiveness
+2. Claims maps (`wmtsim.studies.compare.claims`) of Table 4's claims over detection × persuasiveness
    (why_study/claims_detection.toml) and selector noise × poison boost
    (why_study/claims_noise.toml), on the sweep machinery.
 
@@ -100,7 +101,7 @@ def attribution_sentences(table: pl.DataFrame) -> str:
     """Per metric: the difference, and the mechanisms whose contribution is significant
     (`_significant`: Holm over the table, 5%), largest first, each with whether it
     improves or worsens the metric."""
-    from wmtsim.studies.attribution import _effect
+    from wmtsim.studies.attribution.attribution import _effect
 
     out = []
     for m in table["metric"].unique(maintain_order=True).to_list():
@@ -157,11 +158,11 @@ def replace_block(text: str, name: str, body: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     from wmtsim import __version__
-    from wmtsim.studies.analysis import write_chart
-    from wmtsim.studies.attribution import attribute, waterfall_chart
-    from wmtsim.studies.claims import claims_map, heatmap_chart, table4_claims
-    from wmtsim.studies.scenario import load_scenario
-    from wmtsim.studies.sweep import load_sweep
+    from wmtsim.studies.attribution.attribution import attribute, waterfall_chart
+    from wmtsim.studies.compare.claims import claims_map, heatmap_chart, table4_claims
+    from wmtsim.studies.scenarios.scenario import load_scenario
+    from wmtsim.studies.sweeps.analysis import write_chart
+    from wmtsim.studies.sweeps.sweep import load_sweep
 
     ap = argparse.ArgumentParser(prog="python -m why_study.run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

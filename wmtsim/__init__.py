@@ -17,7 +17,7 @@ numba_cache.configure_before_numba()  # the cache folder, set before numba is im
 _LAZY = {
     "Params": "wmtsim.core.params",
     "Stubs": "wmtsim.core.stubs",
-    "replay": "wmtsim.engine.trace",
+    "replay": "wmtsim.engine.trace.trace",
     "simulate": "wmtsim.engine.simulation",
     "SimResult": "wmtsim.engine.simulation",
     "paired_difference": "wmtsim.core.inference",

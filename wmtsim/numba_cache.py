@@ -176,7 +176,7 @@ class CacheError(Exception):
 
     Not an `OSError` or `ValueError`, so that no handler of bad input mistakes it for a
     problem with the user's file (a full cache disk once read as "cannot read the
-    trace"); the CLI turns it into exit 2 (`wmtsim.interfaces.cli_common`)."""
+    trace"); the CLI turns it into exit 2 (`wmtsim.interfaces.cli.common`)."""
 
 
 def _message(file: str, exc: BaseException) -> str:

@@ -33,9 +33,9 @@ def assert_trace_matches(
     Raises:
         AssertionError: at the first divergence; the message names the line number, node,
             field, expected and actual values and the tolerance.
-        wmtsim.engine.trace.TraceError: the trace itself is malformed (``"line N: ..."``).
+        wmtsim.engine.trace.trace.TraceError: the trace itself is malformed (``"line N: ..."``).
     """
-    from wmtsim.engine.trace import check
+    from wmtsim.engine.trace.trace import check
 
     divergence = check(path_or_events, params)
     if divergence is not None:

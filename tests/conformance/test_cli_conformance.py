@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import REPO
 from typer.testing import CliRunner
 
-from wmtsim.engine.trace import check
-from wmtsim.interfaces.cli import app
+from wmtsim.engine.trace.trace import check
+from wmtsim.interfaces.cli.main import app
 
 runner = CliRunner()
 A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
@@ -93,7 +93,7 @@ def test_conformance_run_reports_a_mutant(tmp_path: Path) -> None:
     replaces its own, a user's file at that path is refused before any work."""
     r = runner.invoke(app, ["conformance", "run", "nowhere:Nothing"])
     assert r.exit_code == 2 and "cannot be loaded" in r.output
-    argv = [sys.executable, "-m", "wmtsim.interfaces.cli", "conformance", "run",
+    argv = [sys.executable, "-m", "wmtsim.interfaces.cli.main", "conformance", "run",
             "naive_wmt_mutants:UncappedDecay", "--examples", "0", "--save", str(tmp_path)]
     saved = tmp_path / "minimal_UncappedDecay.jsonl"
     for _ in (1, 2):  # a new file, then over its own

@@ -7,8 +7,8 @@ import json
 
 from wmtsim.conformance.corpus import SHIPPED, build_corpus, corpus_files, manifest
 from wmtsim.conformance.generate import generate, random_trace
-from wmtsim.engine.trace import run, stream
-from wmtsim.engine.trace_rules import RULE_NAMES, RULES
+from wmtsim.engine.trace.rules import RULE_NAMES, RULES
+from wmtsim.engine.trace.trace import run, stream
 
 
 def test_the_shipped_corpus_is_what_generate_writes() -> None:

@@ -12,7 +12,7 @@ from conftest import REPO
 
 from wmtsim.conformance.adapter import ReferenceAdapter
 from wmtsim.conformance.runner import first_disagreement, run_conformance
-from wmtsim.engine.trace import check
+from wmtsim.engine.trace.trace import check
 
 sys.path.insert(0, str(REPO / "examples"))
 from naive_wmt import NaiveWMT

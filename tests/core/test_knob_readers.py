@@ -16,7 +16,7 @@ from wmtsim.core.knobs import knob_of
 from wmtsim.core.params import Params
 from wmtsim.core.policies import POLICIES
 from wmtsim.core.stubs import Stubs
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 SECTIONS: dict[str, type] = {"params": Params, "stubs": Stubs, "baselines": Baselines}
 
@@ -110,7 +110,7 @@ def test_unread_names_the_knob_and_why() -> None:
 
 
 def test_a_sweep_of_a_knob_nobody_reads_is_refused_and_named() -> None:
-    from wmtsim.studies.sweep import SweepError, sweep_from_dict
+    from wmtsim.studies.sweeps.sweep import SweepError, sweep_from_dict
 
     def sweep(policies: list[str], key: str, values: list[Any]) -> Any:
         return sweep_from_dict({"scenario": "paper_poisoning", "policies": policies,

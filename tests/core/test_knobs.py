@@ -13,7 +13,7 @@ from wmtsim.core.params import Params
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.validation import KnobError
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
-from wmtsim.studies.scenario_schema import json_schema
+from wmtsim.studies.scenarios.schema import json_schema
 
 CLASSES = (Params, Stubs, WorldSpec, PoisonSpec, Baselines)
 ANNOTATION = {"bool": bool, "int": int, "real": float, "choice": str,

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from wmtsim.core import output
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 
 def test_a_write_failing_halfway_leaves_the_old_file_whole(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_real_full_disk(tmp_path: Path, argv: list[str]) -> None:
     disk.mkdir()
     cmd = " ".join(json.dumps(a.replace("{trace}", str(trace))) for a in argv)
     script = (f"mount -t tmpfs -o size=32k tmpfs {disk} && cd {disk} && "
-              f"{sys.executable} -m wmtsim.interfaces.cli {cmd}; code=$?; "
+              f"{sys.executable} -m wmtsim.interfaces.cli.main {cmd}; code=$?; "
               f"ls -A {disk}; exit $code")
     res = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True,
                          text=True, timeout=600)

@@ -26,8 +26,8 @@ from wmtsim.core.policies import (
     family_of,
 )
 from wmtsim.core.stubs import Stubs
-from wmtsim.studies.field_parity import item_cap, ranking_signal
-from wmtsim.studies.field_robustness import _own_cap
+from wmtsim.studies.field.parity import item_cap, ranking_signal
+from wmtsim.studies.field.robustness import _own_cap
 
 
 def _resolve(path: str) -> object:
@@ -65,7 +65,7 @@ def test_every_field_family_has_a_branch_in_the_kernel_dispatch_and_in_the_twin(
     the twin's step calls its method (a family with no branch of its own would fall
     through to another family's rules on both sides, and engine == twin would not see
     it)."""
-    from wmtsim.engine import field
+    from wmtsim.engine.field import dispatch as field
     from wmtsim.twins.field_reference import BaselineMemory
 
     dispatch = (inspect.getsource(field._baseline_step.py_func)

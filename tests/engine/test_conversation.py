@@ -19,7 +19,7 @@ from wmtsim.core.metrics import COUNTERS, C
 from wmtsim.core.world_spec import OP_PROMOTE, OP_ROOT, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 N = 400
 

@@ -55,7 +55,7 @@ def test_summary_is_result_is_one_knob_for_every_derived_summary() -> None:
 
 
 def test_every_flip_covers_every_reader_of_its_knob() -> None:
-    from wmtsim.studies.field_robustness import FLIPS
+    from wmtsim.studies.field.robustness import FLIPS
 
     for f in FLIPS:
         if f.name == "designs' own item caps":  # the subset whose cap differs
@@ -148,7 +148,7 @@ def test_core_memory_replace_hand_worked(replace: bool) -> None:
     # (60 + 120), a0 (90), a1 (120), a2 (90) = 480 tokens. Without replace: a1 archival.
     from wmtsim.core.field_knobs import B_CORE, B_IN, B_RECALL
     from wmtsim.core.metrics import C
-    from wmtsim.engine.field_letta import _letta_pressure
+    from wmtsim.engine.field.letta import _letta_pressure
 
     T, X, store, out = _letta_records([0.6, 0.9, 0.9, 0.2],
                                       Baselines(importance_noise=0.0, core_replace=replace))
@@ -165,7 +165,7 @@ def test_core_memory_replace_hand_worked(replace: bool) -> None:
 
 def test_the_agent_searches_only_when_its_context_lacks_a_result() -> None:
     from wmtsim.core.codes import FAILURE
-    from wmtsim.engine.field_letta import _letta_needs_search
+    from wmtsim.engine.field.letta import _letta_needs_search
 
     T, _, _, _ = _letta_records([0.5, 0.5], Baselines())
     F = T.F

@@ -40,10 +40,10 @@ from wmtsim.core.policies import (
 )
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
-from wmtsim.engine.field_admission import _mem0_admit
-from wmtsim.engine.field_common import _content_similarity
-from wmtsim.engine.field_forgetting import _letta_overflow, _mb_forget
-from wmtsim.engine.field_generative import _ga_retrieve
+from wmtsim.engine.field.admission import _mem0_admit
+from wmtsim.engine.field.common import _content_similarity
+from wmtsim.engine.field.forgetting import _letta_overflow, _mb_forget
+from wmtsim.engine.field.generative import _ga_retrieve
 from wmtsim.engine.forest import Forest, ForestRows
 from wmtsim.engine.loop import _field_scratch, _trajectory
 from wmtsim.engine.records import FieldScratch, FieldState, Knobs, Trajectory
@@ -294,8 +294,8 @@ def test_unselective_baselines_serialise_everything_as_before() -> None:
 
 
 def test_budget_curves_pair_every_policy_with_wmt_on_the_same_trajectories(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from wmtsim.studies.field_curves import budget_curves, parse_budgets, verdict, write_curves
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.field.curves import budget_curves, parse_budgets, verdict, write_curves
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     assert parse_budgets("200, 400,200") == [200, 400]
     with pytest.raises(ValueError, match="--budget 'x'"):
@@ -444,7 +444,7 @@ def test_robustness_agreement_is_read_on_significance() -> None:
     """'agree' counts runs as significant as the headline (holds n.s. and tie are both
     not significant); a run that turns significant is named as the flip."""
     from wmtsim.core.inference import HOLDS, HOLDS_NS, TIE
-    from wmtsim.studies.field_robustness import robustness_markdown
+    from wmtsim.studies.field.robustness import robustness_markdown
 
     frame = pl.DataFrame({
         "policy": ["a"] * 3, "budget": [1] * 3, "seed": [0, 1, 2],

@@ -40,8 +40,8 @@ from wmtsim.engine.forest import Forest
 from wmtsim.engine.selector import _select_branches
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.sweep import content_hash
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.sweep import content_hash
 from wmtsim.twins.simulator import simulate_reference
 
 
@@ -236,8 +236,8 @@ def test_point_key_covers_the_field_knobs_and_results_follow() -> None:
 def test_sweep_over_a_field_knob_stores_distinct_points(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import polars as pl
 
-    from wmtsim.studies.sweep import load_sweep, run_sweep
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.store import load_results
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     path = tmp_path / "ga.toml"
     path.write_text('name = "ga_k"\nscenario = "gaia_like"\npolicies = '

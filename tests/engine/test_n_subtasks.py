@@ -18,7 +18,7 @@ from wmtsim.core.draws import PURPOSE_WORLD, STEP_WORLD, uniform_py
 from wmtsim.core.validation import KnobError
 from wmtsim.core.world_spec import WorldSpec
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import ScenarioError, load_scenario, scenario_from_dict
+from wmtsim.studies.scenarios.scenario import ScenarioError, load_scenario, scenario_from_dict
 
 
 def twin_n_top(spec: WorldSpec, seed: int, traj: int) -> int:

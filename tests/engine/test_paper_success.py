@@ -13,7 +13,7 @@ from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 N = 200
 

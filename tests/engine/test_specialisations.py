@@ -41,7 +41,7 @@ ran = []
 if group == "trace":
     from importlib import resources
     from pathlib import Path
-    from wmtsim.engine.trace import run
+    from wmtsim.engine.trace.trace import run
     run(Path(str(resources.files("wmtsim") / "data" / "paper_a4.jsonl")))
     ran.append("trace")
 else:

@@ -13,7 +13,7 @@ from conftest import REPO
 import wmtsim
 from wmtsim.conformance.generate import generate
 from wmtsim.core.params import Params
-from wmtsim.engine.trace import REPLAY_COLUMNS, Divergence, check, replay, run, write_frame
+from wmtsim.engine.trace.trace import REPLAY_COLUMNS, Divergence, check, replay, run, write_frame
 from wmtsim.testing import assert_trace_matches
 
 PAPER_A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
@@ -272,7 +272,7 @@ def test_random_traces_exercise_every_op() -> None:
 
 
 def test_a_byte_order_mark_is_not_part_of_line_1(tmp_path: Path) -> None:
-    from wmtsim.engine.trace import check
+    from wmtsim.engine.trace.trace import check
 
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"op": "query"}\n{"op": "expect", "id": "root", "u": 1.0}\n')

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.engine.trace import TraceError, read_events, replay
-from wmtsim.interfaces.cli import app
+from wmtsim.engine.trace.trace import TraceError, read_events, replay
+from wmtsim.interfaces.cli.main import app
 
 Q = '{"op": "query"}'
 TASK = '{"op": "task", "id": "t", "parent": "root"}'

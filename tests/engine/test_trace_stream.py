@@ -12,10 +12,10 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmtsim.engine import trace
-from wmtsim.engine.trace import run, stream
-from wmtsim.engine.trace_events import _fast_valid, _schema, _validator
-from wmtsim.engine.trace_replay import _Replayer
+from wmtsim.engine.trace import trace
+from wmtsim.engine.trace.events import _fast_valid, _schema, _validator
+from wmtsim.engine.trace.replay import _Replayer
+from wmtsim.engine.trace.trace import run, stream
 
 TRACES = sorted((REPO / "scenarios" / "traces").glob("*.jsonl"))
 

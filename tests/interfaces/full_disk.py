@@ -17,7 +17,7 @@ from pathlib import Path
 def main() -> None:
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     cases = json.loads(Path(sys.argv[1]).read_text())
     for case in cases:

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 
 def test_dynamics_writes_tables_charts_and_a_manifest(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import typer
 from conftest import REPO
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 runner = CliRunner()
 
@@ -51,7 +51,7 @@ def test_every_help_text_is_whole_at_80_columns() -> None:
 
 
 def test_run_help_names_every_shipped_scenario() -> None:
-    from wmtsim.studies.scenario import shipped_scenarios
+    from wmtsim.studies.scenarios.scenario import shipped_scenarios
 
     text = " ".join(_help(["run"], 1000).split())
     names = list(shipped_scenarios())
@@ -145,7 +145,7 @@ def test_schema_prints_and_writes_nothing_without_out(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """`wmtsim schema scenario` (docs/guide.md) prints the schema; the package's own copy
     is left alone (it once rewrote it)."""
-    from wmtsim.studies.scenario_schema import SCHEMA_FILE, schema_text
+    from wmtsim.studies.scenarios.schema import SCHEMA_FILE, schema_text
 
     before = SCHEMA_FILE.stat().st_mtime_ns
     monkeypatch.chdir(tmp_path)

@@ -16,7 +16,7 @@ HEAVY = ("numba", "polars", "altair")
 HELP = r"""
 import json, sys
 sys.argv = ["wmtsim"] + ARGS
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 try:
     app()
 except SystemExit:

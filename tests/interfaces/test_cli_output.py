@@ -11,8 +11,8 @@ from rich.table import Table
 from typer.testing import CliRunner
 
 from wmtsim.core.formatting import interval, num, plural
-from wmtsim.interfaces import cli
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli import main as cli
+from wmtsim.interfaces.cli.main import app
 
 runner = CliRunner()
 
@@ -106,7 +106,7 @@ def test_an_interval_is_never_broken_and_the_parts_fit(
     import polars as pl
 
     from wmtsim.core.formatting import interval
-    from wmtsim.studies.report import render_summary
+    from wmtsim.studies.compare.report import render_summary
 
     policies = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
     metrics = ("asr", "prr", "br", "tsr", "avg_prompt_tokens")
@@ -159,7 +159,7 @@ def test_analyze_error_names_the_folder(tmp_path: Path) -> None:
 
 
 def test_analyze_prints_a_summary(tmp_path: Path) -> None:
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     (tmp_path / "s.toml").write_text(
         'name = "tiny"\nscenario = "paper_poisoning"\npolicies = ["wmt"]\n'

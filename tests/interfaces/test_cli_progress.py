@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.progress import Progress
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 runner = CliRunner()
 
@@ -34,8 +34,8 @@ def _line(bar: Progress) -> str:
 def test_an_in_process_sweep_moves_per_point(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Its four points are one chunk: the bar advanced once, by 4, when all was done."""
-    from wmtsim.studies import sweep_run
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps import run as sweep_run
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     steps: list[int] = []
 
@@ -57,7 +57,7 @@ def test_an_in_process_sweep_moves_per_point(tmp_path: Path,
 
 
 def test_the_sweep_bar_labels_elapsed_and_left() -> None:
-    from wmtsim.studies.sweep_run import _progress
+    from wmtsim.studies.sweeps.run import _progress
 
     bar = _progress(True, 10, 0)
     advance = bar.start(Console(force_terminal=True, width=200, file=io.StringIO()))
@@ -72,7 +72,7 @@ def test_the_sweep_bar_labels_elapsed_and_left() -> None:
 
 
 def test_the_command_bars_label_elapsed_and_left() -> None:
-    from wmtsim.interfaces.cli_common import bar_columns
+    from wmtsim.interfaces.cli.common import bar_columns
 
     bar = Progress(*bar_columns(), console=Console(file=io.StringIO()),
                    auto_refresh=False)
@@ -87,7 +87,7 @@ def test_the_command_bars_label_elapsed_and_left() -> None:
 def test_compare_reports_the_statistics_too() -> None:
     """The intervals and paired tests take longer than the simulation: the bar counted
     only the configurations and then sat at its end."""
-    from wmtsim.studies.report import compare, compare_steps
+    from wmtsim.studies.compare.report import compare, compare_steps
 
     s = load_scenario("paper_poisoning")
     seen: list[str] = []
@@ -99,7 +99,7 @@ def test_compare_reports_the_statistics_too() -> None:
 
 def test_dynamics_prints_the_time_taken_and_reports_each_configuration(
         tmp_path: Path) -> None:
-    from wmtsim.studies.dynamics import population_dynamics
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
 
     s = load_scenario("paper_poisoning")
     seen: list[str] = []
@@ -115,9 +115,9 @@ def test_dynamics_prints_the_time_taken_and_reports_each_configuration(
 
 
 def test_an_attack_reports_each_trial() -> None:
-    from wmtsim.studies.attack import SearchSettings
-    from wmtsim.studies.attack_report import attack_study
-    from wmtsim.studies.attack_space import AttackSpace
+    from wmtsim.studies.attack.search import SearchSettings
+    from wmtsim.studies.attack.space import AttackSpace
+    from wmtsim.studies.attack.study import attack_study
 
     trials: list[float] = []
     searches: list[str] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 runner = CliRunner()
 
@@ -75,7 +75,7 @@ def test_run_refuses_more_threads_than_numba_has(tmp_path: Path) -> None:
     from numba import config
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     too_many = str(int(config.NUMBA_NUM_THREADS) + 1)
     out = tmp_path / "out"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.scenario import load_scenario, scenario_from_dict
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.scenarios.scenario import load_scenario, scenario_from_dict
 
 
 @pytest.fixture(scope="module")

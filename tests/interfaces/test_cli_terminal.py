@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from wmtsim.core.formatting import did_you_mean
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 runner = CliRunner()
 

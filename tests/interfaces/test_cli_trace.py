@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO
 from typer.testing import CliRunner
 
-from wmtsim.engine.trace import REPLAY_COLUMNS, replay
-from wmtsim.interfaces.cli import app, demo_trace_path
+from wmtsim.engine.trace.trace import REPLAY_COLUMNS, replay
+from wmtsim.interfaces.cli.main import app, demo_trace_path
 
 PAPER_A4 = REPO / "scenarios" / "traces" / "paper_a4.jsonl"
 runner = CliRunner()
@@ -152,16 +152,17 @@ def test_help_lists_commands_with_examples() -> None:
 
 def test_console_script_entry_point(tmp_path: Path) -> None:
     """The installed `wmtsim` script runs outside the repository (package-data trace)."""
-    proc = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli", "check", str(PAPER_A4)],
-                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    proc = subprocess.run([sys.executable, "-m", "wmtsim.interfaces.cli.main", "check",
+                           str(PAPER_A4)], capture_output=True, text=True, cwd=tmp_path,
+                          check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "OK: 31 expectations hold"
 
 
 def test_demo_trace_falls_back_to_package_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    import wmtsim.interfaces.cli as cli
+    import wmtsim.interfaces.cli.main as cli
 
-    monkeypatch.setattr(cli, "__file__", "/nonexistent/wmtsim/cli.py")
+    monkeypatch.setattr(cli, "__file__", "/nonexistent/wmtsim/interfaces/cli/main.py")
     path = cli.demo_trace_path()
     assert path.parent.name == "data" and path.name == "paper_a4.jsonl"
     assert path.read_text() == PAPER_A4.read_text()

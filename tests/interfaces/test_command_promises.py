@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 
 from wmtsim.conformance.adapter import ReferenceAdapter
 from wmtsim.conformance.runner import run_conformance
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.attack import SearchSettings, search
-from wmtsim.studies.attack_space import AttackSpace
-from wmtsim.studies.knob_ranges import ranges_for
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.tune import STORAGE, Fit, parse_objective, tune
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.attack.search import SearchSettings, search
+from wmtsim.studies.attack.space import AttackSpace
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.knob_ranges import ranges_for
+from wmtsim.studies.tune.tune import STORAGE, Fit, parse_objective, tune
 
 # --- tune: the journal ------------------------------------------------------------------
 
@@ -116,8 +116,8 @@ def test_a_resumed_attack_search_equals_an_uninterrupted_one(tmp_path: Path) -> 
 
 
 def test_a_logged_point_outside_the_space_is_refused_by_its_line(tmp_path: Path) -> None:
-    from wmtsim.studies.attack import study_name
-    from wmtsim.studies.attack_log import TrialLogError
+    from wmtsim.studies.attack.log import TrialLogError
+    from wmtsim.studies.attack.search import study_name
 
     sc = load_scenario("paper_poisoning")
     settings = SearchSettings(trials=2, n_search=4, n_holdout=4)
@@ -281,7 +281,7 @@ def test_a_scheduler_that_never_answers_times_out(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    from wmtsim.studies import sweep_run
+    from wmtsim.studies.sweeps import run as sweep_run
 
     monkeypatch.setattr(sweep_run, "CONNECT_TIMEOUT", 0.5)
     server = socket.socket()

@@ -23,7 +23,7 @@ from wmtsim.engine import warm
 
 def _wmtsim(args: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "COLUMNS": "200"}
-    code = ("import sys\nfrom wmtsim.interfaces.cli import app\n"
+    code = ("import sys\nfrom wmtsim.interfaces.cli.main import app\n"
             f"sys.argv = ['wmtsim', *{args!r}]\napp()\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=1800, check=False, env=env, cwd=cwd)

@@ -19,7 +19,7 @@ from wmtsim.core.formatting import interval, num, plural
 from wmtsim.core.params import Params
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
-from wmtsim.engine.trace import replay
+from wmtsim.engine.trace.trace import replay
 
 PAGES = REPO / "wmtsim" / "interfaces" / "dashboard" / "views"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels
@@ -215,7 +215,7 @@ def test_compare_without_a_scenario_asks_for_one() -> None:
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory: pytest.TempPathFactory, scenario_file: str) -> dict[str, str]:
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("sweeps")
     (root / "sc.toml").write_text(SCENARIO, encoding="utf-8")
@@ -255,7 +255,7 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
 
     # The drill-down shows the stored per-trajectory metrics of the chosen point, and the
     # re-simulated trajectory's BR equals what the sweep stored for it.
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.store import load_results
 
     res = load_results(sweeps["grid"])
     key = at.selectbox(key="sweep_point").value
@@ -276,8 +276,8 @@ def test_sweep_explorer_renders_and_drills_down(sweeps: dict[str, str]) -> None:
     no_exception(at)
     assert at.selectbox(key="sweep_point").value != key
     # Flat means flat: the page reads analyze's test before it names a best point.
-    from wmtsim.studies.flatness import flatness
-    from wmtsim.studies.sweep_store import load_results as _load
+    from wmtsim.studies.sweeps.flatness import flatness
+    from wmtsim.studies.sweeps.store import load_results as _load
 
     test = flatness(_load(sweeps["grid"]), "tsr")
     for policy in ("linear", "wmt"):  # linear reads neither ρ nor M: flat by design
@@ -295,8 +295,8 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
     at = _sweep_page(sweeps["sobol"])
     no_exception(at)
     at.sidebar.selectbox(key="sweep_metric").set_value("tsr").run()  # opened on another
-    from wmtsim.studies.analysis import sobol_indices
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.analysis import sobol_indices
+    from wmtsim.studies.sweeps.store import load_results
 
     with warnings.catch_warnings():  # NaN intervals where a tiny design has no variance
         warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
@@ -323,7 +323,7 @@ def test_sweep_explorer_sobol_and_missing_folder(sweeps: dict[str, str],
 def test_trace_replay_demo_and_step_slider() -> None:
     at = _page("trace").run()
     no_exception(at)
-    from wmtsim.interfaces.cli import demo_trace_path
+    from wmtsim.interfaces.cli.main import demo_trace_path
 
     frame = replay(demo_trace_path())
     assert _metrics(at)["select steps"] == [str(frame.select(pl.col("step").max()).item())]
@@ -341,7 +341,7 @@ def test_trace_replay_demo_and_step_slider() -> None:
 
 def test_trace_replay_highlights_every_failed_expect(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from wmtsim.interfaces.cli import demo_trace_path
+    from wmtsim.interfaces.cli.main import demo_trace_path
 
     monkeypatch.setenv("WMTSIM_RESULTS", str(tmp_path))  # the path box reads only there
     lines = demo_trace_path().read_text(encoding="utf-8").splitlines()
@@ -387,9 +387,10 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
                                                         ) -> None:
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces import cli
+    from wmtsim.interfaces.cli import main as cli
     # As if wmtsim were installed from a wheel: no dashboard/ inside the package.
-    monkeypatch.setattr(cli, "__file__", str(tmp_path / "wmtsim" / "cli.py"))
+    fake = tmp_path / "wmtsim" / "interfaces" / "cli" / "main.py"
+    monkeypatch.setattr(cli, "__file__", str(fake))
     result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])
     assert result.exit_code == 2
     assert "dashboard app was not found" in result.output
@@ -398,7 +399,7 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
 def test_dashboard_command_refuses_a_results_folder_that_is_not_there(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces import cli
+    from wmtsim.interfaces.cli import main as cli
 
     result = CliRunner().invoke(cli.app, ["dashboard", "--results", str(tmp_path / "no")])
     assert result.exit_code == 2
@@ -590,7 +591,7 @@ def test_trace_replay_follows_a_trace_switch(
 def attack_folder(tmp_path_factory: pytest.TempPathFactory) -> str:
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     out = tmp_path_factory.mktemp("attack") / "atk"
     res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",
@@ -643,8 +644,8 @@ def test_attack_page_without_a_result_says_so(tmp_path: Path,
 
 
 def test_population_page_shows_the_library_tables(scenario_file: str) -> None:
-    from wmtsim.studies.dynamics import population_dynamics
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     at = _with_scenario(_page("population"), scenario_file)
     no_exception(at)
@@ -667,7 +668,7 @@ def test_population_page_shows_the_library_tables(scenario_file: str) -> None:
 
 def test_a_point_of_a_curve_opens_a_trajectory_that_shows_it(scenario_file: str) -> None:
     from wmtsim.interfaces.dashboard.services_population import trajectory_showing
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     hit = trajectory_showing(scenario_file, "", "wmt", SEED, "plausible", 2)
     assert hit is not None

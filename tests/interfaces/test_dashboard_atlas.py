@@ -11,9 +11,9 @@ pytest.importorskip("streamlit")
 from conftest import REPO, no_exception, tooltips_follow_the_policy
 from streamlit.testing.v1 import AppTest
 
-from wmtsim.studies.knob_ranges import ranges_for
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.screen import screen
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.knob_ranges import ranges_for
+from wmtsim.studies.sweeps.screen import screen
 
 PAGE = REPO / "wmtsim" / "interfaces" / "dashboard" / "views" / "atlas.py"
 

@@ -74,7 +74,7 @@ def _free_port() -> int:
 
 def _wmtsim() -> list[str]:
     exe = Path(sys.executable).with_name("wmtsim")
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli"]
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli.main"]
 
 
 SWEEPS = {  # two sweeps over different knobs: the picker must switch every label
@@ -87,7 +87,7 @@ SWEEPS = {  # two sweeps over different knobs: the picker must switch every labe
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The dashboard's results folder ($WMTSIM_RESULTS): the two sweeps of `SWEEPS`."""
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("browser_results")
     for name, knobs in SWEEPS.items():
@@ -542,7 +542,7 @@ def test_the_download_buttons_give_the_figure_and_the_table(server: str, page: A
 
     from wmtsim.core.formatting import interval
     from wmtsim.engine.simulation import simulate
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     _open(page, f"{server}/dynamics", PAGES["dynamics"][1])
     # every figure's two buttons and the two tables' two per panel, drawn

@@ -60,8 +60,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     `wmtsim attack` run."""
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.interfaces.cli.main import app
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("home")
     assert REPO not in root.resolve().parents

@@ -62,7 +62,7 @@ def test_the_attack_tables_download_as_numbers(server: str, results: Path,
     import polars as pl
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     out = results / "atk"
     res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",

@@ -161,9 +161,9 @@ def test_compare_axis_panels_and_paper_note_follow_the_selection(
 def results(tmp_path_factory: pytest.TempPathFactory, scenarios: dict[str, str]) -> Path:
     """A results folder with two sweeps over different knobs and a claims map (whose own
     sweep in claims/sweep is not offered as a sweep)."""
-    from wmtsim.studies.claims import Claim, claims_map, grid_sweep, write_claims
-    from wmtsim.studies.scenario import load_scenario
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.compare.claims import Claim, claims_map, grid_sweep, write_claims
+    from wmtsim.studies.scenarios.scenario import load_scenario
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("label_results")
     for name, knobs in (("rho_m", '"params.rho" = { values = [0.9, 0.95] }\n'

@@ -25,7 +25,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A results folder holding what `wmtsim attack` writes (budgets 1 and 2)."""
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     root = tmp_path_factory.mktemp("results")
     res = CliRunner().invoke(app, ["attack", "paper_poisoning", "-p", "wmt", "-p", "linear",
@@ -70,7 +70,7 @@ def rho_m(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The shipped rho_m_grid sweep, run."""
     from conftest import REPO
 
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     out = tmp_path_factory.mktemp("sweep") / "rho_m"
     run_sweep(load_sweep(REPO / "sweeps" / "rho_m_grid.toml"), out, progress=False)
@@ -82,8 +82,8 @@ def test_the_sweep_explorer_opens_on_what_the_sweep_varies(rho_m: str) -> None:
     the explorer opens on accuracy, says without a warning that a grid has no Sobol
     indices, opens the drill-down on the last step and draws the tree's deepest node
     inside the chart (issue 52, row 12)."""
-    from wmtsim.studies.flatness import flatness
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.flatness import flatness
+    from wmtsim.studies.sweeps.store import load_results
 
     assert flatness(load_results(rho_m), "tsr")["flat"][0]
     at = AppTest.from_file(str(PAGES / "sweep.py"), default_timeout=TIMEOUT)

@@ -14,9 +14,9 @@ pytest.importorskip("streamlit")
 from conftest import REPO, no_exception
 from streamlit.testing.v1 import AppTest
 
-from wmtsim.studies.attribution import attribute
-from wmtsim.studies.claims import Claim, claims_map, grid_sweep, summary_frame, write_claims
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.attribution.attribution import attribute
+from wmtsim.studies.compare.claims import Claim, claims_map, grid_sweep, summary_frame, write_claims
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 PAGE = REPO / "wmtsim" / "interfaces" / "dashboard" / "views" / "why.py"
 TIMEOUT = 300  # the first simulation in a process may compile or load numba kernels

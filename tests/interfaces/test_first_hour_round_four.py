@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 
 def test_a_malformed_line_names_the_column_in_the_line(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_bar_with_a_long_label_keeps_one_line_at_80_columns(
     from rich.console import Console
     from rich.progress import Progress
 
-    from wmtsim.interfaces import cli_common
+    from wmtsim.interfaces.cli import common as cli_common
 
     monkeypatch.setattr(cli_common.err_console, "width", 80)  # the terminal the bar is on
     console = Console(width=80, record=True, force_terminal=False)
@@ -137,7 +137,7 @@ def _wmtsim() -> list[str]:
     import sys
 
     exe = Path(sys.executable).with_name("wmtsim")
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli"]
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "wmtsim.interfaces.cli.main"]
 
 
 def test_every_shipped_example_is_named_from_any_folder(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.sweep import load_sweep, run_sweep
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
 
 @dataclass(frozen=True)

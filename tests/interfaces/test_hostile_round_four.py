@@ -19,7 +19,7 @@ import pytest
 from test_hostile_round_three import TRIAL, Case, check_case, journal, tune_case
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 # --- resume = uninterrupted, for every objective count and direction -------------------
 

@@ -29,7 +29,7 @@ from test_hostile_inputs import SWEEP, _snapshot
 from test_hostile_round_three import Fifo, Link, _make, _unblock
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def _trace_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str) -> 
 
 def test_the_trace_path_box_reads_only_under_the_results_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from wmtsim.interfaces.cli import demo_trace_path
+    from wmtsim.interfaces.cli.main import demo_trace_path
 
     results = tmp_path / "results"
     results.mkdir()

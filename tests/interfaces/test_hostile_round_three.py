@@ -21,7 +21,7 @@ import pytest
 from test_hostile_inputs import ATTACK, TUNE, VALID_TRACE, _snapshot  # the same harness
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
+from wmtsim.interfaces.cli.main import app
 
 
 class Fifo:

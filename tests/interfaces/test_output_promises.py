@@ -21,8 +21,8 @@ import typer
 from typer.testing import CliRunner
 
 from wmtsim.core.output import SIDECAR, sha256_of, sidecar
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.provenance import KEYS as PROVENANCE
+from wmtsim.core.provenance import KEYS as PROVENANCE
+from wmtsim.interfaces.cli.main import app
 
 VARY = ["--vary", "stubs.selector_noise=0:0.4", "--vary", "stubs.poison_boost=0:0.1",
         "--levels", "2", "--n", "2", "--no-progress", "--no-charts"]
@@ -106,7 +106,7 @@ def test_every_command_is_checked() -> None:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     root = tmp_path_factory.mktemp("inputs")
     (root / "w.toml").write_text(SWEEP)
@@ -286,7 +286,7 @@ def _commands_in_source() -> set[str]:
 
     root = Path(__file__).resolve().parents[2] / "wmtsim"
     found: set[str] = set()
-    for path in [*root.glob("interfaces/cli*.py"), *root.glob("studies/*.py"),
+    for path in [*root.glob("interfaces/cli/main*.py"), *root.glob("studies/*.py"),
                  *root.glob("conformance/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)

@@ -39,7 +39,7 @@ def main() -> None:
         os.rename = wrap(os.rename)
         os.replace = wrap(os.replace)
         outdir._exchange = wrap(outdir._exchange)
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     app(argv, standalone_mode=True)
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from test_sweep_support import write_files
 
-from wmtsim.studies.analysis import (
+from wmtsim.studies.sweeps.analysis import (
     analyze,
     bootstrap_mean,
     pareto_front,
@@ -19,8 +19,8 @@ from wmtsim.studies.analysis import (
     robust_settings,
     sobol_from_blocks,
 )
-from wmtsim.studies.sweep import ParameterSpec, Sweep, design_rows, load_sweep, run_sweep
-from wmtsim.studies.sweep_store import load_results
+from wmtsim.studies.sweeps.store import load_results
+from wmtsim.studies.sweeps.sweep import ParameterSpec, Sweep, design_rows, load_sweep, run_sweep
 
 
 def naive_front(cost: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -144,8 +144,8 @@ def test_a_sobol_sweep_with_scramblings_reports_the_mean_functions_indices(
     """With R ≥ 2 scramblings `analyze` reads each point's trajectories: the indices are
     the mean function's (`sobol_mean_function`, each scrambling on its own trajectories)
     and ``noise_share`` is computed and written, equal to the direct call's."""
-    from wmtsim.studies.analysis import sobol_indices
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.analysis import sobol_indices
+    from wmtsim.studies.sweeps.store import load_results
 
     text = ('scenario = "tiny.toml"\npolicies = ["wmt"]\n'
             "[parameters.rho]\nlow = 0.5\nhigh = 0.99\n"

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from wmtsim.engine.simulation import run_engine
 from wmtsim.engine.world import generate
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.attack import SearchSettings, attack_scenario, evaluate, search
-from wmtsim.studies.attack_space import (
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.attack.search import SearchSettings, attack_scenario, evaluate, search
+from wmtsim.studies.attack.space import (
     Anchor,
     Attack,
     AttackSpace,
@@ -29,7 +29,7 @@ from wmtsim.studies.attack_space import (
     to_poison,
     truncate,
 )
-from wmtsim.studies.scenario import load_scenario, shipped_scenarios
+from wmtsim.studies.scenarios.scenario import load_scenario, shipped_scenarios
 
 # Every shipped scenario with poison, late_poison's "the subtask's last position"
 # (position 1000, clipped to the end: the space's `LAST`) included.
@@ -211,7 +211,7 @@ def test_no_differing_trajectory_prints_an_upper_bound_not_an_interval() -> None
     as an upper bound (CLI report, docs table, dashboard), never ``0 [-b, +b]``."""
     from types import SimpleNamespace
 
-    from wmtsim.studies.attack_report import effect, effect_column, robust_markdown, robust_table
+    from wmtsim.studies.attack.study import effect, effect_column, robust_markdown, robust_table
 
     s = load_scenario("paper_poisoning")
     only = search(s, "wmt", 2.0, AttackSpace(), replace(SMALL, trials=1))
@@ -234,7 +234,7 @@ def test_the_adaptive_rules_are_coordinates_of_the_space() -> None:
     """Issue 24: the adaptive rules are named options of each injection; off with
     ``adaptive = false`` (or without ``choose_place``), never for a global injection."""
     from wmtsim.core.world_spec import ADAPTIVE_RULES
-    from wmtsim.studies.attack_space import dimensions, from_params, to_params
+    from wmtsim.studies.attack.space import dimensions, from_params, to_params
 
     world = load_scenario("paper_poisoning").world
     dims = {d.name: d for d in dimensions(AttackSpace(), world, 2.0)}

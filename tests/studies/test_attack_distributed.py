@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wmtsim.studies.attack import SearchSettings
-from wmtsim.studies.attack_log import TrialLog
-from wmtsim.studies.attack_report import attack_study
-from wmtsim.studies.attack_space import AttackSpace
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.attack.log import TrialLog
+from wmtsim.studies.attack.search import SearchSettings
+from wmtsim.studies.attack.space import AttackSpace
+from wmtsim.studies.attack.study import attack_study
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 SMALL = SearchSettings(trials=4, n_search=40, n_holdout=40, startup=2)
 POLICIES = ("linear", "wmt")

@@ -1,5 +1,5 @@
-"""Mechanism attribution (`wmtsim.studies.attribution`): Shapley values, the dependency rule,
-efficiency against `simulate`, intervals, outputs and the ``attribute`` command."""
+"""Mechanism attribution (`wmtsim.studies.attribution.attribution`): Shapley values, the
+dependency rule, efficiency against `simulate`, intervals, outputs and the ``attribute`` command."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from wmtsim.core.policies import (
 from wmtsim.engine import run
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.attribution import (
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.attribution.attribution import (
     DEPENDENCIES,
     Attribution,
     attribute,
@@ -43,7 +43,7 @@ from wmtsim.studies.attribution import (
     waterfall_frame,
     write_attribution,
 )
-from wmtsim.studies.scenario import Scenario, load_scenario
+from wmtsim.studies.scenarios.scenario import Scenario, load_scenario
 
 # --- Shapley values on toy games -----------------------------------------------------------
 

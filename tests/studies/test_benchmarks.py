@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.studies.benchmarks import (
+from wmtsim.studies.calibration.benchmarks import (
     BENCHMARKS,
     CONFIGS,
     MODELS,
@@ -18,7 +18,7 @@ from wmtsim.studies.benchmarks import (
     replicate_cell,
     summary,
 )
-from wmtsim.studies.inference import Replicates
+from wmtsim.studies.calibration.inference import Replicates
 
 
 def test_paper_cell_units() -> None:

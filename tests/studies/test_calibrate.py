@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.calibrate import Knob, objective_value, parse_knob
-from wmtsim.studies.report import paper_table4
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.calibration.calibrate import Knob, objective_value, parse_knob
+from wmtsim.studies.compare.report import paper_table4
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 
 def test_small_fit_writes_a_scenario_and_an_error_report(tmp_path: Path) -> None:

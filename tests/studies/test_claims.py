@@ -1,5 +1,5 @@
-"""The claims map (`wmtsim.studies.claims`): the per-cell test, the grid on the sweep machinery,
-the files and the ``claims`` command."""
+"""The claims map (`wmtsim.studies.compare.claims`): the per-cell test, the grid on the sweep
+machinery, the files and the ``claims`` command."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from wmtsim.core.inference import FAILS, HOLDS, TIE
 from wmtsim.core.policies import TABLE4_POLICIES
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.claims import (
+from wmtsim.core.verdicts import read_family
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.compare.claims import (
     STATUSES,
     Claim,
     claims_map,
@@ -24,9 +25,8 @@ from wmtsim.studies.claims import (
     table4_claims,
     write_claims,
 )
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.sweep import SweepError
-from wmtsim.studies.verdicts import read_family
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.sweep import SweepError
 
 
 def test_table4_claims() -> None:

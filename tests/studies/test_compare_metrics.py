@@ -11,8 +11,8 @@ import pytest
 
 from wmtsim.core import metrics
 from wmtsim.core.metrics import DECLARED, LABELS, Metric
-from wmtsim.studies.report import Comparison, comparison_tables, tables_markdown
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.compare.report import Comparison, comparison_tables, tables_markdown
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 
 def _comparison(scenario: str, names: tuple[str, ...]) -> Comparison:
@@ -56,7 +56,7 @@ def test_a_difference_defined_on_no_trajectory_is_shown_as_undefined() -> None:
     """No Memory has no candidate memories, so its CCR is undefined on every trajectory
     and its paired difference has n = 0: compare's paired table shows a dash, it does not
     divide by n (`wmtsim compare gaia` raised ZeroDivisionError)."""
-    from wmtsim.studies.verdicts import effect_text
+    from wmtsim.core.verdicts import effect_text
 
     cell = {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0,
             "n_nonzero": 0, "p": float("nan")}

@@ -1,6 +1,6 @@
 """Monte Carlo coverage studies, one per procedure issue 38 found short (docs/statistics.md,
 "Coverage"). Each runs the project's own function on data with a known truth
-(`wmtsim.studies.coverage_cases`, which says what each case is), is seeded, runs in
+(`wmtsim.studies.coverage.cases`, which says what each case is), is seeded, runs in
 seconds, and states its Monte Carlo error: every assertion allows 3 Monte Carlo standard
 errors (`mc_error`, sqrt(p (1 − p) / runs)) beyond the nominal level. Each failed on the
 code issue 38 was filed against; the numbers before and after, at larger sizes, are the
@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from wmtsim.studies import coverage_cases as cases
-from wmtsim.studies.coverage_cases import mc_error
+from wmtsim.studies.coverage import cases
+from wmtsim.studies.coverage.cases import mc_error
 
 pytestmark = pytest.mark.slow  # Monte Carlo: about a minute in all on two cores (make test-all)
 

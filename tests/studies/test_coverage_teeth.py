@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.studies import coverage_cases as cases
-from wmtsim.studies.coverage_cases import runs_for, within
+from wmtsim.studies.coverage import cases
+from wmtsim.studies.coverage.cases import runs_for, within
 
 pytestmark = pytest.mark.slow
 LEVELS = (0.05, 0.10, 0.20)
@@ -54,7 +54,7 @@ def test_morris_size_at_every_level_for_each_null_knob() -> None:
 def test_prediction_interval_covers_a_new_normal_corpus_at_r_4() -> None:
     """Normal corpora, R = 4: the t interval with √(1 + 1/R) covers exactly 0.95; without
     it 0.935. That 1.5-point loss needs runs_for(0.95, 0.935) = 4,180 runs."""
-    from wmtsim.studies.inference import predictive_cell
+    from wmtsim.studies.calibration.inference import predictive_cell
 
     runs = runs_for(0.95, 0.935)
     rng = np.random.default_rng(49)
@@ -98,7 +98,7 @@ def test_sobol_on_a_narrow_tsr_is_flat_or_covers() -> None:
 def test_plausible_set_is_a_confidence_set_at_r(replicates: int, misfit: float) -> None:
     """Toy worlds with a known truth, correctly specified and misspecified (φ ≈ 140):
     the truth is inside the plausible set at 95%; χ²·φ fell short at R = 8."""
-    from wmtsim.studies.plausible import toy_coverage
+    from wmtsim.studies.calibration.plausible import toy_coverage
 
     out = toy_coverage(COVERAGE_RUNS, replicates, misfit, seed=49)
     cov = float(np.mean(out["r_aware"]))

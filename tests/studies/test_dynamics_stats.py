@@ -1,4 +1,4 @@
-"""The statistics of `wmtsim.studies.dynamics` against small cases worked by hand."""
+"""The statistics of `wmtsim.studies.dynamics.dynamics` against small cases worked by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wmtsim.studies.dynamics import kaplan_meier, median_lifetime, wilson
+from wmtsim.studies.dynamics.dynamics import kaplan_meier, median_lifetime, wilson
 
 Z = 1.959963984540054  # the 97.5% normal quantile
 
@@ -66,8 +66,8 @@ def test_the_tables_of_a_population() -> None:
     from wmtsim.core.params import Params
     from wmtsim.core.stubs import Stubs
     from wmtsim.core.world_spec import PoisonSpec, WorldSpec
-    from wmtsim.studies.dynamics import population_dynamics
-    from wmtsim.studies.scenario import Scenario
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
+    from wmtsim.studies.scenarios.scenario import Scenario
 
     s = Scenario("t", "", WorldSpec(poison=(PoisonSpec("plausible", p_supersede=0.5),
                                             PoisonSpec("failed"))),
@@ -92,8 +92,8 @@ def test_the_tables_of_a_population() -> None:
 
 
 def test_a_scenario_without_poison_gives_empty_tables() -> None:
-    from wmtsim.studies.dynamics import population_dynamics
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     rep = population_dynamics(load_scenario("gaia_like"), ("wmt",), 20, 0)
     assert rep.fates.is_empty() and rep.lifetimes.is_empty()

@@ -1,4 +1,4 @@
-"""The parity table (`wmtsim.studies.field_parity`, docs/field.md): its columns come
+"""The parity table (`wmtsim.studies.field.parity`, docs/field.md): its columns come
 from the engine's counters, and the counters mean what the table says."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.simulation import simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.field_parity import (
+from wmtsim.studies.field.parity import (
     item_cap,
     parity_frame,
     parity_markdown,

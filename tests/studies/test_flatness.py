@@ -19,8 +19,8 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from wmtsim.core.grid_test import grid_test
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.flatness import flatness, flatness_text, margin_flatness
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.sweeps.flatness import flatness, flatness_text, margin_flatness
 
 
 def _per_point_chi2(x: np.ndarray) -> float:
@@ -96,8 +96,8 @@ def test_margin_flatness_is_one_family_over_the_claims() -> None:
 def test_analyze_reads_the_paired_test(tmp_path: Path) -> None:
     """On a sweep: linear reads neither ρ nor M (identical trajectories at every point:
     flat, p = 1, no best named); the table and `analyze`'s words come from one test."""
-    from wmtsim.studies.sweep import load_sweep, run_sweep
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.store import load_results
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     (tmp_path / "g.toml").write_text(
         'scenario = "decay_pressure"\npolicies = ["linear", "wmt"]\n'

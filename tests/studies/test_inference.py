@@ -12,9 +12,8 @@ import polars as pl
 import pytest
 
 from wmtsim.core.policies import POLICIES
-from wmtsim.studies.calibrate import Knob
-from wmtsim.studies.claims import Claim
-from wmtsim.studies.inference import (
+from wmtsim.studies.calibration.calibrate import Knob
+from wmtsim.studies.calibration.inference import (
     claim_holds,
     corpus_values,
     fit,
@@ -27,7 +26,8 @@ from wmtsim.studies.inference import (
     replicate,
     robustness,
 )
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.compare.claims import Claim
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 T4 = ("linear", "a1_unweighted", "a2_no_controller", "a3_no_semantic", "wmt")
 
@@ -176,7 +176,7 @@ def test_a_journal_of_another_fit_or_a_bad_line_is_refused(scenario, tmp_path) -
 
 
 def test_reevaluation_never_uses_the_fit_seed(scenario) -> None:  # type: ignore[no-untyped-def]
-    from wmtsim.studies.fresh_seeds import reevaluate
+    from wmtsim.studies.calibration.fresh_seeds import reevaluate
 
     table = _target(scenario, 0.5)
     r = fit(scenario, table, KNOBS[:1], metrics=("asr",), replicates=2, corpus=20,

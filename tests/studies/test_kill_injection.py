@@ -20,9 +20,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.sweep import load_sweep, run_sweep
-from wmtsim.studies.sweep_store import load_results
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.sweeps.store import load_results
+from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
 KILLER = Path(__file__).with_name("kill_at_rename.py")
 RUN = ["run", "paper_poisoning", "-p", "wmt", "-p", "linear"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.studies.evaluate import evaluate, make_point, paired_se
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.evaluate import evaluate, make_point, paired_se
 
 # (scenario, low setting, high setting, metric, trajectories); in brittle_tools at
 # α = 0.3, where suppression can fire (docs/design.md, "The worlds").

@@ -1,4 +1,5 @@
-"""Which counts can stand behind Table 4's printed ratios (`wmtsim.studies.paper_counts`).
+"""Which counts can stand behind Table 4's printed ratios
+(`wmtsim.studies.calibration.paper_counts`).
 
 Hand-derived: 3/409 = 0.00733 and 4/409 = 0.00978, so no whole number of remaining
 poisons prints IP = 0.009; 2496/409 = 6.10269 prints 6.103 (Linear's AF); 128/297 =
@@ -7,8 +8,8 @@ poisons prints IP = 0.009; 2496/409 = 6.10269 prints 6.103 (Linear's AF); 128/29
 
 from __future__ import annotations
 
-from wmtsim.studies.paper_counts import check_table4, counts_for, counts_markdown
-from wmtsim.studies.report import paper_table4
+from wmtsim.studies.calibration.paper_counts import check_table4, counts_for, counts_markdown
+from wmtsim.studies.compare.report import paper_table4
 
 
 def test_counts_by_hand() -> None:

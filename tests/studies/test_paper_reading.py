@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from wmtsim.studies.paper_reading import reading_markdown, two_parameter_reading
-from wmtsim.studies.report import comparison_tables, paper_table4, tables_markdown
+from wmtsim.studies.compare.paper_reading import reading_markdown, two_parameter_reading
+from wmtsim.studies.compare.report import comparison_tables, paper_table4, tables_markdown
 
 
 def test_the_paper_rows_fit_two_parameters() -> None:
@@ -44,8 +44,8 @@ def test_no_infeasibility_claim_anywhere() -> None:
 
 
 def test_compare_prints_the_reading_not_a_bound() -> None:
-    from wmtsim.studies.report import compare
-    from wmtsim.studies.scenario import load_scenario
+    from wmtsim.studies.compare.report import compare
+    from wmtsim.studies.scenarios.scenario import load_scenario
 
     comp = compare(load_scenario("paper_poisoning"), n=20)
     text = tables_markdown(comparison_tables(comp))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from wmtsim.studies.report import compare, paper_table4
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.compare.report import compare, paper_table4
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 ROOT = REPO
 

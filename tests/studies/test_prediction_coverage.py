@@ -1,5 +1,6 @@
 """Coverage of the calibration's 95% prediction interval for a new corpus
-(`wmtsim.studies.inference.prediction_interval`, issue "The paper's mechanisms", item 4).
+(`wmtsim.studies.calibration.inference.prediction_interval`, issue "The paper's mechanisms", item
+4).
 
 A cell of Table 4 is one corpus of 100 scenarios; the simulator predicts it from R
 replicate corpora. The interval must cover a *new* corpus 95% of the time at the shipped
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmtsim.studies.inference import predictive_cell
+from wmtsim.studies.calibration.inference import predictive_cell
 
 REPS = 4000
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.provenance import KEYS
+from wmtsim.core.provenance import KEYS
+from wmtsim.interfaces.cli.main import app
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wmtsim"
 
@@ -68,7 +68,7 @@ def test_compare_precision_and_parity_manifests(tmp_path: Path) -> None:
 def test_sweep_manifest_names_the_seed_it_used(tmp_path: Path) -> None:
     """A sweep without a [design] seed runs each scenario's own: the manifest says which
     (it used to record "seed": null)."""
-    from wmtsim.studies.sweep import load_sweep, run_sweep
+    from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
     (tmp_path / "w.toml").write_text(
         'scenario = "paper_poisoning"\npolicies = ["wmt"]\n[parameters.rho]\n'

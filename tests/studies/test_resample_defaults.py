@@ -52,10 +52,10 @@ def test_every_default_meets_the_rule(where: str, default: int) -> None:
 
 def test_the_defaults_were_found() -> None:
     names = {w for w, _ in _defaults()}
-    assert "wmtsim.studies.analysis.point_means" in names
-    assert "wmtsim.studies.screen.morris_indices" in names
-    assert "wmtsim.studies.field_robustness.field_robustness" in names or any(
-        w.startswith("wmtsim.studies.field_robustness.") for w in names)
+    assert "wmtsim.studies.sweeps.analysis.point_means" in names
+    assert "wmtsim.studies.sweeps.screen.morris_indices" in names
+    assert "wmtsim.studies.field.robustness.field_robustness" in names or any(
+        w.startswith("wmtsim.studies.field.robustness.") for w in names)
 
 
 def test_the_dashboard_calls_meet_the_rule() -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from wmtsim.studies.scenario import (
+from wmtsim.studies.scenarios.scenario import (
     ScenarioError,
     load_scenario,
     scenario_from_dict,
     shipped_scenarios,
 )
-from wmtsim.studies.scenario_schema import SCHEMA_FILE, schema_text
+from wmtsim.studies.scenarios.schema import SCHEMA_FILE, schema_text
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -108,7 +108,7 @@ def test_with_overrides() -> None:
 def test_update_toml_text_sets_keys_of_array_tables() -> None:
     import tomllib
 
-    from wmtsim.studies.toml_files import update_toml_text
+    from wmtsim.studies.scenarios.toml_files import update_toml_text
 
     text = ('[world]\np_success = 0.8\n\n[[poison]]\nkind = "failed"  # a comment\n'
             'position = 1\n\n[[poison]]\nkind = "plausible"\n')

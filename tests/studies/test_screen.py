@@ -1,4 +1,4 @@
-"""Morris screening (`wmtsim.studies.screen`): the design, the estimator on a function
+"""Morris screening (`wmtsim.studies.sweeps.screen`): the design, the estimator on a function
 with known effects, and a screening that names inert and unread knobs."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wmtsim.studies.knob_ranges import ranges_for
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.screen import (
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.knob_ranges import ranges_for
+from wmtsim.studies.sweeps.screen import (
     elementary_effects,
     morris_design,
     morris_indices,
@@ -75,7 +75,7 @@ def test_screen_names_unread_inert_and_moving_knobs() -> None:
 def test_morris_test_on_hand_cases() -> None:
     """A knob with every effect 0 gets p = 1; a step that moves every trajectory by the
     same amount is an exact effect (p = 1/(B + 1)); a missing (NaN) effect is left out."""
-    from wmtsim.studies.screen import morris_test
+    from wmtsim.studies.sweeps.screen import morris_test
 
     e = np.zeros((2, 3, 20))
     e[1, 0] = 0.5  # knob 1 moves every trajectory by 0.5 at one step

@@ -19,12 +19,12 @@ import pytest
 
 from wmtsim.core.bootstrap import mean_ci, paired_bootstrap, pooled_ci
 from wmtsim.core.inference import FAILS, HOLDS, HOLDS_NS, TIE, paired_difference, verdict
+from wmtsim.core.verdicts import read_family
 from wmtsim.core.world_spec import WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
-from wmtsim.studies.claims import Claim, evaluate
-from wmtsim.studies.report import paired_vs
-from wmtsim.studies.shapley import shapley_exact, shapley_sampled
-from wmtsim.studies.verdicts import read_family
+from wmtsim.studies.attribution.shapley import shapley_exact, shapley_sampled
+from wmtsim.studies.compare.claims import Claim, evaluate
+from wmtsim.studies.compare.report import paired_vs
 
 SPEC = WorldSpec(n_subtasks=(2, 3), n_actions=(2, 3))
 N = 40

@@ -17,7 +17,7 @@ from wmtsim.core.inference import (
     resamples_for,
     verdict,
 )
-from wmtsim.studies.sobol import ishigami, ishigami_indices, sobol_replicated
+from wmtsim.studies.sweeps.sobol import ishigami, ishigami_indices, sobol_replicated
 
 
 def test_resamples_grow_with_the_quantile() -> None:
@@ -126,9 +126,9 @@ def test_sweep_sobol_design_with_scramblings_covers_ishigami() -> None:
     indices (the single-scrambling bootstrap is labelled as such)."""
     import polars as pl
 
-    from wmtsim.studies.analysis import sobol_table
-    from wmtsim.studies.sweep_design import design_rows
-    from wmtsim.studies.sweep_spec import ParameterSpec, Sweep
+    from wmtsim.studies.sweeps.analysis import sobol_table
+    from wmtsim.studies.sweeps.design import design_rows
+    from wmtsim.studies.sweeps.spec import ParameterSpec, Sweep
 
     s1, st = ishigami_indices()
     specs = tuple(ParameterSpec(f"x{i}", low=0.0, high=1.0) for i in (1, 2, 3))

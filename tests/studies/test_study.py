@@ -21,8 +21,8 @@ from why_study.run import (
     claims_markdown,
     replace_block,
 )
-from wmtsim.studies.attribution import attribute
-from wmtsim.studies.scenario import load_scenario
+from wmtsim.studies.attribution.attribution import attribute
+from wmtsim.studies.scenarios.scenario import load_scenario
 
 
 def test_every_generated_block_exists_and_its_figure_and_table_are_shipped() -> None:

@@ -10,9 +10,9 @@ from conftest import sweep_frames
 from test_sweep_support import GRID, write_files
 from typer.testing import CliRunner
 
-from wmtsim.interfaces.cli import app
-from wmtsim.studies.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
-from wmtsim.studies.sweep_store import load_results
+from wmtsim.interfaces.cli.main import app
+from wmtsim.studies.sweeps.store import load_results
+from wmtsim.studies.sweeps.sweep import SweepError, design_rows, load_sweep, plan, run_sweep
 
 # --- bad sweep files -------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ def test_a_sweep_resumed_across_a_new_metric_loads(tmp_path: Path) -> None:
     loads, the old points' values of the new metric are null."""
     import polars as pl
 
-    from wmtsim.studies.sweep_store import CHUNKS
+    from wmtsim.studies.sweeps.store import CHUNKS
 
     sweep = load_sweep(write_files(tmp_path))
     run_sweep(sweep, tmp_path / "part", progress=False, max_chunks=2)

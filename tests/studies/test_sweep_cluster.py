@@ -14,7 +14,7 @@ import pytest
 from conftest import sweep_frames
 from test_sweep_support import write_files
 
-from wmtsim.studies.sweep import load_sweep, run_sweep
+from wmtsim.studies.sweeps.sweep import load_sweep, run_sweep
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]  # 7-11 s each: make test-all
 
@@ -46,8 +46,8 @@ def test_sigkill_then_resume_gives_the_uninterrupted_results(tmp_path: Path) -> 
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "wmtsim.interfaces.cli", "sweep", str(path), "--out", str(out),
-             "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+            [sys.executable, "-m", "wmtsim.interfaces.cli.main", "sweep", str(path), "--out",
+             str(out), "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 60
     chunks = out / "chunks"
     while time.monotonic() < deadline:
@@ -104,7 +104,7 @@ def test_a_cache_error_in_a_worker_exits_2_and_the_sweep_resumes(
     file), and a rerun with a sound cache completes it."""
     from typer.testing import CliRunner
 
-    from wmtsim.interfaces.cli import app
+    from wmtsim.interfaces.cli.main import app
 
     bad = _corrupt_cache(tmp_path / "bad")
     path, out = write_files(tmp_path), tmp_path / "out"

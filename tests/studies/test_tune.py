@@ -11,10 +11,10 @@ import pytest
 
 from wmtsim.core.inference import TIE, VERDICTS
 from wmtsim.core.metrics import BETTER
-from wmtsim.studies.knob_ranges import ranges_for
-from wmtsim.studies.scenario import load_scenario
-from wmtsim.studies.sweep_spec import METRIC_NAMES
-from wmtsim.studies.tune import (
+from wmtsim.studies.scenarios.scenario import load_scenario
+from wmtsim.studies.sweeps.knob_ranges import ranges_for
+from wmtsim.studies.sweeps.spec import METRIC_NAMES
+from wmtsim.studies.tune.tune import (
     Fit,
     TuneError,
     chosen,
@@ -23,7 +23,7 @@ from wmtsim.studies.tune import (
     robust_value,
     tune,
 )
-from wmtsim.studies.tune_validate import summary, validate
+from wmtsim.studies.tune.validate import summary, validate
 
 
 def test_every_declared_metric_tunes_in_its_declared_direction() -> None:
@@ -65,7 +65,7 @@ def test_a_study_resumes_and_refuses_another(tmp_path: Path) -> None:
     assert again.computed == 2 and again.trials.height == 6
     assert again.trials.head(4).equals(first.trials)  # the old trials, unchanged
     assert 1 <= again.pareto.height <= 6
-    from wmtsim.studies.tune_write import pareto_chart
+    from wmtsim.studies.tune.write import pareto_chart
 
     spec = pareto_chart(again).to_dict()  # objective labels hold a colon: fields, not shorthand
     assert "layer" in spec
@@ -99,7 +99,7 @@ def test_evaluate_on_a_process_pool_equals_in_process() -> None:
     """screen and tune run on the sweep's executors: results do not depend on them."""
     import numpy as np
 
-    from wmtsim.studies.evaluate import evaluate, make_point
+    from wmtsim.studies.sweeps.evaluate import evaluate, make_point
 
     sc = load_scenario("paper_poisoning")
     points = [make_point(sc, {"rho": r}, "wmt", 0, 12) for r in (0.5, 0.9)]

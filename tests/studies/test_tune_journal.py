@@ -1,4 +1,4 @@
-"""The tune journal's reader (`wmtsim.studies.tune_journal.read_journal`) against journals
+"""The tune journal's reader (`wmtsim.studies.tune.journal.read_journal`) against journals
 Optuna itself wrote: every objective count tune allows in practice (1, 2, 3), both
 directions, finished and failed trials. The reader accepts exactly what Optuna writes (a
 single-objective trial's number in ``value``, several in ``values``); the earlier reader
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wmtsim.studies.tune_journal import (
+from wmtsim.studies.tune.journal import (
     CREATE_TRIAL,
     FAIL,
     STUDY,
@@ -133,6 +133,6 @@ def test_the_states_are_optunas() -> None:
     """FAIL was once 2 (Optuna's PRUNED): a failed trial, written as 3, was refused."""
     from optuna.trial import TrialState
 
-    from wmtsim.studies.tune_journal import COMPLETE
+    from wmtsim.studies.tune.journal import COMPLETE
 
     assert (COMPLETE, FAIL) == (TrialState.COMPLETE.value, TrialState.FAIL.value)

@@ -1,5 +1,5 @@
-"""Hand-worked cases of the claim tests (`wmtsim.studies.verdicts`) and the paper's range
-checks (`wmtsim.studies.paper_checks.range_test`), issue 30: defaults that decide what is
+"""Hand-worked cases of the claim tests (`wmtsim.core.verdicts`) and the paper's range
+checks (`wmtsim.studies.compare.paper_checks.range_test`), issue 30: defaults that decide what is
 computed, a rival whose value is undefined, and the TOST at the ends of its range. The
 expected values are derived in the docstrings."""
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from wmtsim.core.inference import TIE
-from wmtsim.studies.paper_checks import range_test
-from wmtsim.studies.verdicts import check_claim, pair_test, read_family
+from wmtsim.core.verdicts import check_claim, pair_test, read_family
+from wmtsim.studies.compare.paper_checks import range_test
 
 
 def test_claim_tests_compute_no_interval_unless_asked() -> None:
@@ -89,7 +89,7 @@ def test_range_test_of_one_trajectory_has_no_se_and_no_warning() -> None:
 def test_a_paired_difference_no_trajectory_defines_is_a_dash() -> None:
     """`compare gaia_like` (its own help example) crashed: a metric no trajectory defines
     (CCR without memory) has n = 0, and the rule of three divided by it."""
-    from wmtsim.studies.verdicts import effect_text
+    from wmtsim.core.verdicts import effect_text
 
     assert effect_text({"mean": 0.0, "n": 0, "n_nonzero": 0, "high": float("nan")}) == (
         "– (defined on no trajectory)")

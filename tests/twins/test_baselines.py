@@ -1,6 +1,6 @@
 """The field's memory policies (docs/field.md) in the one engine.
 
-Each policy's numba version (`wmtsim.engine.field` via `wmtsim.engine`) equals its readable
+Each policy's numba version (`wmtsim.engine.field.dispatch` via `wmtsim.engine`) equals its readable
 twin (`wmtsim.twins.field_reference` via `wmtsim.twins.simulator`) exactly, on small batches and
 with knobs that make every rule bind; then each policy's characteristic behaviour holds
 in a purpose-built world; bad knobs raise ValueError naming the field.
@@ -25,7 +25,7 @@ from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import POISON_KINDS, PoisonSpec, World, WorldSpec
 from wmtsim.engine.simulation import SimResult, simulate
 from wmtsim.engine.world import generate
-from wmtsim.studies.scenario import ScenarioError, load_scenario
+from wmtsim.studies.scenarios.scenario import ScenarioError, load_scenario
 from wmtsim.twins.simulator import simulate_reference
 
 ALL_POISON = tuple(PoisonSpec(kind, p_supersede=0.5, persuasiveness=0.8)
@@ -128,7 +128,7 @@ def one_task_world(actions: int, seed: int = 0, tokens: float = 60.0) -> World:
 
 
 def test_lru_and_lfu_evict_the_least_recently_and_least_frequently_retrieved() -> None:
-    from wmtsim.engine.field_admission import _tr_victim
+    from wmtsim.engine.field.admission import _tr_victim
 
     bs = np.array([B_IN, B_IN, B_IN, B_DROPPED], np.int8)
     imp = np.array([9.0, 2.0, 5.0, 0.0])

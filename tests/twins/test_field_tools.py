@@ -216,7 +216,7 @@ def test_letta_pressure_hand_worked() -> None:
     from wmtsim.core.field_knobs import B_IN, N_MISC, M
     from wmtsim.core.metrics import N_COUNTERS
     from wmtsim.core.packing import as_array
-    from wmtsim.engine.field_letta import _letta_pressure
+    from wmtsim.engine.field.letta import _letta_pressure
     from wmtsim.engine.forest import Forest
     from wmtsim.engine.records import FieldScratch, FieldState, LifecycleScratch, Trajectory
 
@@ -257,7 +257,7 @@ def test_memorybank_daily_summary_hand_worked() -> None:
     from wmtsim.core.field_knobs import B_FORGOTTEN, B_IN, B_UNSEEN, N_MISC
     from wmtsim.core.metrics import N_COUNTERS
     from wmtsim.core.packing import as_array
-    from wmtsim.engine.field_memorybank import _mb_drop_orphans, _mb_summarize
+    from wmtsim.engine.field.memorybank import _mb_drop_orphans, _mb_summarize
     from wmtsim.engine.forest import Forest
     from wmtsim.engine.records import (
         FieldScratch,

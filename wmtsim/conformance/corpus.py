@@ -1,5 +1,5 @@
 """The conformance corpus: short named traces that, together, fire every rule of
-`wmtsim.engine.trace_rules.RULES`, plus seeded random traces.
+`wmtsim.engine.trace.rules.RULES`, plus seeded random traces.
 
 Each case is a list of events without ``expect`` lines; `build_corpus` adds the reference's
 ``expect`` lines (`wmtsim.conformance.expect.annotate`), replays each trace with rule
@@ -155,7 +155,7 @@ class CorpusTrace:
 
 
 def _tagged(name: str, description: str, lines: list[str]) -> CorpusTrace:
-    from wmtsim.engine.trace import run
+    from wmtsim.engine.trace.trace import run
 
     coverage = run(lines, rules=True).coverage or {}
     rules = tuple(r for r, count in coverage.items() if count)
@@ -168,7 +168,7 @@ def build_corpus() -> list[CorpusTrace]:
     """The whole corpus, deterministically (the hand-written cases, then the random ones).
 
     Raises RuntimeError if the corpus leaves a registered rule unexercised."""
-    from wmtsim.engine.trace_rules import RULE_NAMES
+    from wmtsim.engine.trace.rules import RULE_NAMES
 
     out = []
     for k, case in enumerate(CASES, start=1):
@@ -188,7 +188,7 @@ def build_corpus() -> list[CorpusTrace]:
 
 def manifest(traces: list[CorpusTrace]) -> dict[str, Any]:
     """``manifest.json`` of a corpus folder: the rule registry and each trace's tags."""
-    from wmtsim.engine.trace_rules import RULES
+    from wmtsim.engine.trace.rules import RULES
 
     return {"command": "conformance", "format": FORMAT,
             "rules": {r.name: {"source": r.source, "text": r.text} for r in RULES},

@@ -1,6 +1,6 @@
 """Golden ``expect`` lines for any trace: the reference replay's values written back.
 
-`annotate` replays a trace through the reference (the kernels, `wmtsim.engine.trace.walk`)
+`annotate` replays a trace through the reference (the kernels, `wmtsim.engine.trace.trace.walk`)
 and returns its lines with ``expect`` lines inserted at the chosen points: one line per node
 existing there, holding the node's ``u``, ``m`` and ``state`` and the tolerance ``tol``.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from wmtsim.core.params import Params
-from wmtsim.engine.trace import TreeView, walk
-from wmtsim.engine.trace_events import _lines
+from wmtsim.engine.trace.events import _lines
+from wmtsim.engine.trace.trace import TreeView, walk
 
 DEFAULT_TOL = 1e-9
 """Tolerance written into generated ``expect`` lines unless told otherwise."""
@@ -51,7 +51,7 @@ def annotate(path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]
     """The trace's lines (kept as written) with reference ``expect`` lines added.
 
     ``at``: any of `POINTS` and trace line numbers (after that line). ``replace``: drop the
-    trace's own ``expect`` lines first. Raises `wmtsim.engine.trace.TraceError` for a bad
+    trace's own ``expect`` lines first. Raises `wmtsim.engine.trace.trace.TraceError` for a bad
     trace and ValueError for a bad ``at`` or ``tol``.
     """
     points = list(at)

@@ -2,7 +2,7 @@
 any disagreement with the reference to a minimal trace.
 
 `first_disagreement` runs the implementation (`wmtsim.conformance.adapter`) and the
-reference replay (`wmtsim.engine.trace.walk`, the kernels) in lockstep and compares every
+reference replay (`wmtsim.engine.trace.trace.walk`, the kernels) in lockstep and compares every
 node's ``u`` (within ``tol``), ``m`` and ``state`` after every event. `shrink` then removes
 events, selections and parameter overrides while the trace stays valid and the two still
 disagree. `run_conformance` is the whole procedure; `wmtsim.testing` re-exports it and the
@@ -185,9 +185,9 @@ def first_disagreement(factory: Factory, events: Iterable[Mapping[str, Any] | st
     first difference after any event, or None. ``expect`` lines are skipped (their line
     numbers still count). Anything the implementation does instead of answering (raise,
     ``sys.exit``, ``KeyboardInterrupt``, run past ``timeout`` seconds per call) is a
-    disagreement, not the end of the check. Raises `wmtsim.engine.trace.TraceError` for
+    disagreement, not the end of the check. Raises `wmtsim.engine.trace.trace.TraceError` for
     an invalid trace."""
-    from wmtsim.engine.trace import walk
+    from wmtsim.engine.trace.trace import walk
 
     impl: Any = None
     for line, event, view in walk(list(events), rules=rules):
@@ -235,7 +235,7 @@ def _events(lines: Iterable[Mapping[str, Any] | str]) -> list[E]:
 
 def _disagrees(factory: Factory, events: list[E], tol: float,
                timeout: float | None = CALL_TIMEOUT) -> Disagreement | None:
-    from wmtsim.engine.trace import TraceError
+    from wmtsim.engine.trace.trace import TraceError
 
     try:
         return first_disagreement(factory, events, tol, timeout=timeout)
@@ -296,7 +296,7 @@ def shrink(factory: Factory, lines: Iterable[Mapping[str, Any] | str],
 def minimal_lines(events: list[E], d: Disagreement, tol: float = DEFAULT_TOL) -> list[str]:
     """The JSON Lines of a shrunk trace, ending with the reference's ``expect`` line for
     the node that differs (a `wmtsim check` of it passes; the implementation fails it)."""
-    from wmtsim.engine.trace import walk
+    from wmtsim.engine.trace.trace import walk
 
     lines = [json.dumps(e) for e in events]
     if d.node is not None:
@@ -409,7 +409,7 @@ def save_path(save: Path, name: str) -> Path:
 
 def _save(path: Path, lines: list[str], fields: dict[str, Any]) -> Path:
     from wmtsim.core.output import atomic_write_text, manifest
-    from wmtsim.studies.provenance import provenance
+    from wmtsim.core.provenance import provenance
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write_text(path, "".join(line + "\n" for line in lines), manifest(

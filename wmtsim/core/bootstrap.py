@@ -1,6 +1,6 @@
 """The one bootstrap: percentile intervals over trajectories, for every module that
 reports an interval (`wmtsim.engine.simulation`'s summaries and paired differences, sweep
-point means in `wmtsim.studies.analysis`, claims maps, mechanism attribution).
+point means in `wmtsim.studies.sweeps.analysis`, claims maps, mechanism attribution).
 
 Trajectories are resampled with replacement by index matrices drawn from numpy's default
 generator (`resample_indices`); a `Resampler` keeps one matrix per sample size, drawn

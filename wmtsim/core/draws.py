@@ -31,7 +31,7 @@ PURPOSE_STALE = 11  # node = action: is its content outdated by the next such ac
 # ``reinject``, docs/attack.md), so a re-injection shifts no other world draw.
 PURPOSE_REINJECT = 15
 
-# Draw purposes of the field's policies (wmtsim.engine.field).
+# Draw purposes of the field's policies (wmtsim.engine.field.dispatch).
 PURPOSE_IMPORTANCE = 21
 PURPOSE_FORGET = 22
 PURPOSE_MEM0 = 23  # mem0's ADD / UPDATE / DELETE / NONE decision, keyed by the new fact

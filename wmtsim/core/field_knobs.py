@@ -1,6 +1,6 @@
 """The knobs of the field's policies (`Baselines`), their packed record and slot places.
 
-Plain data (no numba): the kernels are `wmtsim.engine.field`, the readable twin
+Plain data (no numba): the kernels are `wmtsim.engine.field.dispatch`, the readable twin
 `wmtsim.twins.field_reference`; every rule is documented in docs/field.md.
 """
 

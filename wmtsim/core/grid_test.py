@@ -3,7 +3,7 @@
 A paired global test over a grid of settings evaluated on common random numbers: the
 max-t statistic of the contrasts against the grid's mean, its null distribution from a
 studentised bootstrap of trajectories (whole columns, so the pairing is kept).
-`wmtsim.studies.flatness` reads it.
+`wmtsim.studies.sweeps.flatness` reads it.
 """
 
 from __future__ import annotations

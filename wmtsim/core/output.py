@@ -13,7 +13,7 @@ followed: the folder or file it points to is replaced and the link stays a link.
 Files (`atomic_write`): written to a temporary sibling (``.NAME.PID.THREAD.tmp``), fsynced,
 renamed over the target with `os.replace`, then the folder is fsynced; a reader or a killed
 process never sees a half-written file. `temp_path` and `commit` serve a writer that
-streams into an open file (`wmtsim.engine.trace`'s batch writer). A one-file result
+streams into an open file (`wmtsim.engine.trace.trace`'s batch writer). A one-file result
 (``replay --out``, ``demo``, ``schema --out``, ``expect``) has a sidecar manifest
 ``NAME.manifest.json`` (`sidecar`; with the file's size and sha256), renamed in just before
 the file: a kill leaves the old pair, the new pair, or the new sidecar beside the old file

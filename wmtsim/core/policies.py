@@ -37,7 +37,7 @@ a3_no_semantic              yes   yes     branches    yes   yes          yes
   variants follow the article's default (keep conflicting memories side by side).
 
 The policies of the field (docs/field.md) are configurations of the same engine too:
-selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field`
+selection ``baseline`` hands retention, eviction and retrieval to `wmtsim.engine.field.dispatch`
 (readable twin: `wmtsim.twins.field_reference`), chosen by ``family`` and its variant
 switches; their knobs are `wmtsim.core.field_knobs.Baselines`. See docs/field.md:
 ``traceretain_{z,fixed,lfu,importance,importance_lru,similarity,cluster,conflict}``,
@@ -58,7 +58,7 @@ in its record, once:
   the engine reads it, for the parity table and the "designs' own item caps" flip;
 * ``signal``: what its ranking reads, the parity table's last column;
 * ``engine`` and ``twin``: where its rules are, as dotted paths (the kernel its dispatch
-  in `wmtsim.engine.field` calls, the method of the twin
+  in `wmtsim.engine.field.dispatch` calls, the method of the twin
   `wmtsim.twins.field_reference.BaselineMemory`).
 
 A policy of an unregistered family is an error (`family_of`), not a fall-through.
@@ -82,7 +82,7 @@ SEL_NONE = 0
 SEL_EVERYTHING = 1
 SEL_ITEMS = 2
 SEL_BRANCHES = 3
-SEL_BASELINE = 4  # a policy of the field (docs/field.md), run by `wmtsim.engine.field`
+SEL_BASELINE = 4  # a policy of the field (docs/field.md), run by `wmtsim.engine.field.dispatch`
 
 # TraceRetain eviction (`Policy.eviction`) and threshold (`Policy.threshold`) rules.
 EVICT_LRU, EVICT_LFU, EVICT_IMPORTANCE, EVICT_SIMILARITY, EVICT_IMPORTANCE_RECENCY = range(5)
@@ -99,7 +99,7 @@ SHARED, OWN, CAPPED, QUEUE = "shared", "own", "capped", "queue"
 @dataclass(frozen=True)
 class ItemCap:
     """How many memories a policy puts in context at most (0 = no cap), as the engine
-    reads it (`wmtsim.engine.field_common`: `_cap`, `_capped`, `_queue_cap`):
+    reads it (`wmtsim.engine.field.common`: `_cap`, `_capped`, `_queue_cap`):
 
     * ``shared``: the shared cap `Stubs.top_k` (WMT's selector);
     * ``own``: its one knob when > 0, else the shared cap;
@@ -224,7 +224,7 @@ TRACERETAIN = Family(
            "frequency_weight", "recency_weight", "recency_decay", "replace_threshold",
            "cluster_size", "tr_buffer", "tr_eval_every", "summary_is_result", *_FIELD_WIDE),
     item_cap=_TOP_K, signal=_traceretain_signal,
-    engine=_ENGINE + "field_admission._tr_admit", twin=_TWIN + "traceretain_admit")
+    engine=_ENGINE + "field.admission._tr_admit", twin=_TWIN + "traceretain_admit")
 GENERATIVE = Family(
     code=2, name="generative_agents", label="Generative Agents",
     knobs=("top_k", *_RATED, "ga_decay", "hours_per_step", "ga_w_recency",
@@ -233,7 +233,7 @@ GENERATIVE = Family(
            "ga_thoughts", "summary_is_result", *_FIELD_WIDE),
     item_cap=_TOP_K, variant_caps={1: ItemCap(CAPPED, ("ga_top_k",))},  # 1: the public code
     signal=_generative_signal,
-    engine=_ENGINE + "field_generative._ga_retrieve", twin=_TWIN + "generative_retrieve")
+    engine=_ENGINE + "field.generative._ga_retrieve", twin=_TWIN + "generative_retrieve")
 MEMORYBANK = Family(
     code=3, name="memorybank", label="MemoryBank",
     knobs=("top_k", "mb_threshold", "mb_time_scale", "mb_session_steps", "mb_s_cap",
@@ -244,7 +244,7 @@ MEMORYBANK = Family(
     variant_caps={MB_CODE: ItemCap(CAPPED, ("mb_code_recent", "mb_code_top_k"),
                                    "({mb_code_recent} recent + {mb_code_top_k})")},
     signal=_memorybank_signal,
-    engine=_ENGINE + "field_forgetting._mb_forget", twin=_TWIN + "memorybank_forget")
+    engine=_ENGINE + "field.forgetting._mb_forget", twin=_TWIN + "memorybank_forget")
 MEMGPT = Family(
     code=4, name="memgpt", label="MemGPT",
     knobs=("importance_noise", "importance_reads_evidence", "window_tokens",
@@ -252,21 +252,21 @@ MEMGPT = Family(
            "letta_memory", "warning_fraction", "core_fraction", "save_threshold",
            "archival_k", "core_replace", "search_on_need", *_FIELD_WIDE),
     item_cap=ItemCap(QUEUE), signal=_memgpt_signal,
-    engine=_ENGINE + "field_forgetting._letta_overflow", twin=_TWIN + "letta_overflow")
+    engine=_ENGINE + "field.forgetting._letta_overflow", twin=_TWIN + "letta_overflow")
 WINDOW = Family(
     code=5, name="sliding_window", label="sliding window",
     knobs=("window_steps", "own_caps"), item_cap=ItemCap(QUEUE), signal=_queue_signal,
-    engine=_ENGINE + "field_forgetting._window_slide", twin=_TWIN + "window_slide")
+    engine=_ENGINE + "field.forgetting._window_slide", twin=_TWIN + "window_slide")
 TOKEN_BUFFER = Family(
     code=6, name="token_buffer", label="token buffer",
     knobs=("token_limit", "own_caps"), item_cap=ItemCap(QUEUE), signal=_queue_signal,
-    engine=_ENGINE + "field_forgetting._queue_overflow", twin=_TWIN + "queue_overflow")
+    engine=_ENGINE + "field.forgetting._queue_overflow", twin=_TWIN + "queue_overflow")
 MEM0 = Family(
     code=7, name="mem0", label="mem0",
     knobs=("top_k", *_RATED[:2], "mem0_search_k", "mem0_match", "mem0_p_update",
            "mem0_p_delete", "mem0_p_none", "mem0_random_decision", *_FIELD_WIDE),
     item_cap=_TOP_K, signal=_mem0_signal,
-    engine=_ENGINE + "field_admission._mem0_admit", twin=_TWIN + "mem0_admit")
+    engine=_ENGINE + "field.admission._mem0_admit", twin=_TWIN + "mem0_admit")
 
 FAMILIES: tuple[Family, ...] = (WMT, TRACERETAIN, GENERATIVE, MEMORYBANK, MEMGPT, WINDOW,
                                 TOKEN_BUFFER, MEM0)
@@ -318,7 +318,8 @@ def family_of(code: int) -> Family:
 # ------------------------------------------------------------------ the configurations
 
 # A mechanism switch of WMT's engine (the table above): the switches attribution moves
-# one at a time (`wmtsim.studies.attribution.switch_names`); every other field is not one.
+# one at a time (`wmtsim.studies.attribution.attribution.switch_names`); every other field is not
+# one.
 SWITCH = {"switch": True}
 
 
@@ -355,7 +356,7 @@ PolicySwitches = packed_type(Policy, scalar=np.int64)
 def _field(name: str, label: str, family: Family, variant: int = 0,
            eviction: int = EVICT_LRU, threshold: int = THRESHOLD_Z,
            cluster: bool = False, supersede: bool = False) -> Policy:
-    """A policy of the field: no tree, no scores, no fold; `wmtsim.engine.field` selects.
+    """A policy of the field: no tree, no scores, no fold; `wmtsim.engine.field.dispatch` selects.
     ``supersede`` only where the policy's own design has a contradiction rule."""
     return Policy(name=name, label=label, selection=SEL_BASELINE, family=family.code,
                   variant=variant, eviction=eviction, threshold=threshold, cluster=cluster,

@@ -1,5 +1,5 @@
 """The examples shipped inside the package (wmtsim/data/), addressable by name from any
-folder, as scenarios are (`wmtsim.studies.scenario.shipped_scenarios`): the traces
+folder, as scenarios are (`wmtsim.studies.scenarios.scenario.shipped_scenarios`): the traces
 (``paper_a4``, or its repository path ``scenarios/traces/paper_a4.jsonl``), the sweeps
 (``rho_m_grid``, or ``sweeps/rho_m_grid.toml``) and the example adapter
 (``examples.naive_wmt:NaiveWMT``). A file that exists is always read as given: a name

@@ -44,8 +44,8 @@ from wmtsim.core.scoring import _selection_feedback
 from wmtsim.core.stubs import BRANCH_WHOLE, FOLDED_BOTH, FOLDED_SUMMARY, PERSUADE_ANY
 from wmtsim.core.world_spec import NO_TOPIC, RESUME_NEW
 from wmtsim.engine.dynamics import _dyn_persuaded
-from wmtsim.engine.field import _baseline_retrieve, _baseline_step
-from wmtsim.engine.field_common import _retrieval_similarity
+from wmtsim.engine.field.common import _retrieval_similarity
+from wmtsim.engine.field.dispatch import _baseline_retrieve, _baseline_step
 from wmtsim.engine.forest import (
     _absorb,
     _add_summary,

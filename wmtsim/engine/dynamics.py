@@ -10,7 +10,7 @@ Every count is an integer added into the row of the thread that ran the trajecto
 (``numba.get_thread_id``); integer sums do not depend on the order of addition, so the
 totals are identical for any thread count or chunking. The readable twin is
 `wmtsim.twins.dynamics_reference`; the statistics over these counts (survival, fates,
-spread) are `wmtsim.studies.dynamics`. The definitions (docs/model_decisions.md,
+spread) are `wmtsim.studies.dynamics.dynamics`. The definitions (docs/model_decisions.md,
 "Population dynamics"):
 
 * an injected poison is a poisoned memory that is not a summary (IP's P_i, Eq. 10); its
@@ -320,7 +320,7 @@ class Dynamics:
 
     Batches of the same configuration add up (`merge`): the step axes are padded to the
     longer batch, so chunks give the counts of one run. The statistics over these counts
-    (survival, fate shares, spread) are `wmtsim.studies.dynamics`.
+    (survival, fate shares, spread) are `wmtsim.studies.dynamics.dynamics`.
     """
 
     policy: str

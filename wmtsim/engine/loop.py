@@ -68,7 +68,7 @@ from wmtsim.core.world_spec import (
 )
 from wmtsim.engine.agent import _context_pool, _fold, _promote, _prompt_step
 from wmtsim.engine.dynamics import DynamicsAcc, _dyn_end, _dyn_prompt, _poison_remains
-from wmtsim.engine.field import (
+from wmtsim.engine.field.dispatch import (
     _baseline_eligible,
     _baseline_supersede,
 )

@@ -8,7 +8,7 @@ together is written once, here:
                 the world's knobs, each packed by name (`wmtsim.core.packing`);
 ``Trajectory``  one trajectory's identity, forest row, per-slot flags and scratch,
                 counters;
-``FieldState``  the per-slot state of a field policy (`wmtsim.engine.field`);
+``FieldState``  the per-slot state of a field policy (`wmtsim.engine.field.dispatch`);
 ``FieldScratch`` a field policy's state, its rating window, its scratch and its knobs
                 (None for WMT's configurations: numba compiles the field out);
 ``StepRecords`` the per-step arrays kept for the first trajectories of a batch;

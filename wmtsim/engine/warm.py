@@ -26,8 +26,8 @@ Groups, each compiled only when a job needs it:
 ============  =================================================================
 ``world``     world generation (`wmtsim.engine.world`)
 ``engine``    the engine for WMT's own configurations (no field kernels)
-``field``     the engine for the field's policies (`wmtsim.engine.field`)
-``trace``     trace replay (`wmtsim.engine.trace`)
+``field``     the engine for the field's policies (`wmtsim.engine.field.dispatch`)
+``trace``     trace replay (`wmtsim.engine.trace.trace`)
 ``dynamics``  both engines with the population aggregates (`wmtsim.engine.dynamics`)
 ============  =================================================================
 """
@@ -260,7 +260,7 @@ def _compile(group: str) -> None:
     elif group == "trace":
         from importlib import resources
 
-        from wmtsim.engine.trace import run
+        from wmtsim.engine.trace.trace import run
 
         run(Path(str(resources.files("wmtsim") / "data" / "paper_a4.jsonl")))
 

@@ -1,6 +1,6 @@
 """MemoryBank in the readable twin: the forgetting pass at each session start and the
 daily summaries written as retrievable memories — the counterpart of
-`wmtsim.engine.field_forgetting._mb_forget` and `wmtsim.engine.field_memorybank`
+`wmtsim.engine.field.forgetting._mb_forget` and `wmtsim.engine.field.memorybank`
 (docs/field.md). No numba here.
 """
 

@@ -2,8 +2,8 @@
 queue (Letta's eviction walk, the older pop-through rule, `conversation_search`, the
 memory-pressure warning, core and archival memory), the
 sliding window and the token buffer, and the pop step that folds what leaves into a
-running summary — the counterpart of `wmtsim.engine.field_forgetting`,
-`wmtsim.engine.field_letta` and of the queue parts of `wmtsim.engine.field`. No numba here.
+running summary — the counterpart of `wmtsim.engine.field.forgetting`,
+`wmtsim.engine.field.letta` and of the queue parts of `wmtsim.engine.field.dispatch`. No numba here.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class QueueStore(StoreBase):
         W, once until the next summary): one charged step reading the queue; each queued
         message not yet saved, oldest first, rated at least save_threshold is saved, into
         core memory while it has room (core_fraction · W), else as an archival passage,
-        one charged tool call each (see `wmtsim.engine.field_letta._letta_pressure`)."""
+        one charged tool call each (see `wmtsim.engine.field.letta._letta_pressure`)."""
         k, nodes = self.k, self.h.tree.nodes
         if self.alerted:
             return

@@ -1,4 +1,4 @@
-"""The readable twin of `wmtsim.engine.field`: the field's memory policies in plain Python.
+"""The readable twin of `wmtsim.engine.field.dispatch`: the field's memory policies in plain Python.
 
 `wmtsim.twins.simulator` plays a world script; for a policy with selection ``baseline`` it asks
 a `BaselineMemory` at every prompt step which memories are kept (the pool ε) and which go
@@ -396,7 +396,7 @@ class BaselineMemory(QueueStore, MemoryBankStore):
         """Extraction + search of the mem0_search_k most similar stored memories + one
         decision call: on a match (similarity >= mem0_match) UPDATE when the new fact
         looks more informative, else NONE (with mem0_random_decision: the knobs' draws),
-        else ADD (see `wmtsim.engine.field_admission._mem0_admit`)."""
+        else ADD (see `wmtsim.engine.field.admission._mem0_admit`)."""
         h, k, it = self.h, self.k, self.items[v]
         stored = [w for w in self.placed("in") if w != v and not self.is_summary(w)]
         found = top_by([(self.similarity(v, w), w) for w in stored], k.mem0_search_k)

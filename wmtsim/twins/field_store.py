@@ -1,7 +1,7 @@
 """A field policy's store in the readable twin (`wmtsim.twins.field_reference`): one
 `Item` per memory and its place, the knobs, and the small helpers the policies share
 (ratings, similarities, greedy fitting, powers as products, min–max scaling) — the
-counterpart of `wmtsim.engine.field_common`. No numba here.
+counterpart of `wmtsim.engine.field.common`. No numba here.
 """
 
 from __future__ import annotations

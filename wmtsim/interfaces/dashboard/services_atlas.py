@@ -1,4 +1,4 @@
-"""Dashboard services of the Atlas page: screening tables (`wmtsim.studies.screen`), the
+"""Dashboard services of the Atlas page: screening tables (`wmtsim.studies.sweeps.screen`), the
 shipped atlas (why_study/tables/atlas.parquet) and folders written by ``wmtsim screen``.
 Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
@@ -52,7 +52,7 @@ def screening(path: str) -> pl.DataFrame:
 
 
 def atlas_chart(table: pl.DataFrame) -> Any:
-    """`wmtsim.studies.screen.atlas_chart`."""
-    from wmtsim.studies.screen import atlas_chart as chart
+    """`wmtsim.studies.sweeps.screen.atlas_chart`."""
+    from wmtsim.studies.sweeps.screen import atlas_chart as chart
 
     return chart(table)

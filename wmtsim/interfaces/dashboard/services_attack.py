@@ -87,22 +87,22 @@ def whole_budgets(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def attack_budget_chart(view: AttackView) -> Any:
-    """`wmtsim.studies.attack_report.budget_chart`: harm vs k per configuration."""
-    from wmtsim.studies.attack_report import budget_chart
+    """`wmtsim.studies.attack.study.budget_chart`: harm vs k per configuration."""
+    from wmtsim.studies.attack.study import budget_chart
 
     return budget_chart(view.robust, harm=view.harm)
 
 
 def attack_transfer_chart(view: AttackView) -> Any:
-    """`wmtsim.studies.attack_report.transfer_chart`: the transfer matrix as a heatmap."""
-    from wmtsim.studies.attack_report import transfer_chart
+    """`wmtsim.studies.attack.study.transfer_chart`: the transfer matrix as a heatmap."""
+    from wmtsim.studies.attack.study import transfer_chart
 
     return transfer_chart(view.transfer, view.harm)
 
 
 def attack_effects(frame: pl.DataFrame, prefix: str, name: str) -> pl.DataFrame:
-    """`wmtsim.studies.attack_report.effect_column`: a paired effect's numbers as the one
+    """`wmtsim.studies.attack.study.effect_column`: a paired effect's numbers as the one
     text the CLI and the docs print (an upper bound when no trajectory differs)."""
-    from wmtsim.studies.attack_report import effect_column
+    from wmtsim.studies.attack.study import effect_column
 
     return effect_column(frame, prefix, name)

@@ -1,5 +1,5 @@
 """Dashboard services of the Population dynamics page: a scenario's configurations over
-many trajectories with the engine's aggregates (`wmtsim.studies.dynamics`), and the
+many trajectories with the engine's aggregates (`wmtsim.studies.dynamics.dynamics`), and the
 search for one trajectory that shows a point of a curve (opened on the Poisoning dynamics
 page). Part of the service layer (`wmtsim.interfaces.dashboard`).
 """
@@ -17,15 +17,15 @@ from wmtsim.interfaces.dashboard.services_runs import THREADS, _load
 
 
 def fate_chart(fates: pl.DataFrame) -> Any:
-    """`wmtsim.studies.dynamics_charts.fate_chart` (the library draws it)."""
-    from wmtsim.studies.dynamics_charts import fate_chart as chart
+    """`wmtsim.studies.dynamics.charts.fate_chart` (the library draws it)."""
+    from wmtsim.studies.dynamics.charts import fate_chart as chart
 
     return chart(fates)
 
 
 def steps_chart(steps: pl.DataFrame) -> Any:
-    """`wmtsim.studies.dynamics_charts.steps_chart` (the library draws it)."""
-    from wmtsim.studies.dynamics_charts import steps_chart as chart
+    """`wmtsim.studies.dynamics.charts.steps_chart` (the library draws it)."""
+    from wmtsim.studies.dynamics.charts import steps_chart as chart
 
     return chart(steps)
 
@@ -37,9 +37,9 @@ SEARCH_LIMIT = 300
 @st.cache_data(show_spinner="Simulating the population…", max_entries=16)
 def population_tables(name: str, toml_text: str, policies: tuple[str, ...], n: int,
                       seed: int) -> dict[str, pl.DataFrame]:
-    """`wmtsim.studies.dynamics.population_dynamics` of the scenario's configurations
+    """`wmtsim.studies.dynamics.dynamics.population_dynamics` of the scenario's configurations
     ``policies`` on trajectories 0 .. n−1: its tables by name."""
-    from wmtsim.studies.dynamics import population_dynamics
+    from wmtsim.studies.dynamics.dynamics import population_dynamics
 
     sc = _load(name, toml_text)
     rep = population_dynamics(replace(sc, policies=policies), policies, n, seed, THREADS)

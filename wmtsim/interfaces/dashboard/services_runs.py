@@ -116,9 +116,9 @@ def default_params() -> dict[str, Any]:
 
 def _scenario_module() -> Any:
     try:
-        from wmtsim.studies import scenario
+        from wmtsim.studies.scenarios import scenario
     except ImportError as e:
-        raise Unavailable(f"wmtsim.studies.scenario cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.scenarios.scenario cannot be imported ({e})") from None
     return scenario
 
 
@@ -186,10 +186,10 @@ def compare(name: str, toml_text: str, policies: tuple[str, ...], n: int, seed: 
 
 
 def _table4() -> dict[str, dict[str, float]]:
-    """Table 4 as policy -> metric -> value: `wmtsim.studies.report.paper_table4` when the
+    """Table 4 as policy -> metric -> value: `wmtsim.studies.compare.report.paper_table4` when the
     library has it, else the values printed in the paper (docs/model.md §6)."""
     try:
-        from wmtsim.studies.report import paper_table4
+        from wmtsim.studies.compare.report import paper_table4
     except ImportError:
         from wmtsim.core.metrics import PAPER_NAMES
 
@@ -232,11 +232,11 @@ def paper_values(paper: str | None) -> pl.DataFrame:
 @st.cache_data(show_spinner=False)
 def paper_benign(policies: tuple[str, ...]) -> pl.DataFrame:
     """Tables 1–3 (benign study) per configuration, averaged over models and benchmarks
-    (`wmtsim.studies.report.paper_table123`): accuracy % and prompt tokens in millions."""
+    (`wmtsim.studies.compare.report.paper_table123`): accuracy % and prompt tokens in millions."""
     try:
-        from wmtsim.studies.report import paper_table123
+        from wmtsim.studies.compare.report import paper_table123
     except ImportError as e:
-        raise Unavailable(f"wmtsim.studies.report cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.compare.report cannot be imported ({e})") from None
     table = paper_table123()
     rows = [{"policy": p, **{k: float(v) for k, v in table[p].items()}}
             for p in policies if p in table]

@@ -24,9 +24,9 @@ from wmtsim.interfaces.dashboard.services_runs import (
 
 def _analysis() -> Any:
     try:
-        from wmtsim.studies import analysis
+        from wmtsim.studies.sweeps import analysis
     except ImportError as e:
-        raise Unavailable(f"wmtsim.studies.analysis cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.sweeps.analysis cannot be imported ({e})") from None
     return analysis
 
 
@@ -43,12 +43,12 @@ class SweepView:
 
 @st.cache_data(show_spinner="Reading the sweep…", max_entries=16)
 def load_sweep_folder(folder: str, mtime: float = 0.0) -> SweepView:
-    """`wmtsim.studies.sweep_store.load_results` of ``folder`` (``mtime`` invalidates the cache
+    """`wmtsim.studies.sweeps.store.load_results` of ``folder`` (``mtime`` invalidates the cache
     when the sweep grows)."""
     try:
-        from wmtsim.studies.sweep_store import load_results
+        from wmtsim.studies.sweeps.store import load_results
     except ImportError as e:
-        raise Unavailable(f"wmtsim.studies.sweep_store cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.sweeps.store cannot be imported ({e})") from None
     res = load_results(folder)
     metrics = tuple(res.manifest.get("metrics") or ())
     return SweepView(str(res.root), res.manifest, tuple(res.parameters), metrics,
@@ -123,17 +123,17 @@ def grid_means(table: pl.DataFrame, x: str, y: str, metric: str,
 
 def pareto(table: pl.DataFrame, cost: str, benefit: str) -> pl.DataFrame:
     """The points of ``table`` on the Pareto front of ``benefit`` (maximised) against
-    ``cost`` (minimised): `wmtsim.studies.analysis.pareto_front`."""
+    ``cost`` (minimised): `wmtsim.studies.sweeps.analysis.pareto_front`."""
     return _analysis().pareto_front(table, cost=cost, value=benefit)
 
 
 @st.cache_data(show_spinner="Testing whether the grid is flat…", max_entries=16)
 def flatness(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     """Does ``metric`` differ across the sweep's settings at all, per policy?
-    `wmtsim.studies.flatness.flatness`: the paired test on common random numbers that
+    `wmtsim.studies.sweeps.flatness.flatness`: the paired test on common random numbers that
     `wmtsim analyze` reads before it names a best or most robust setting."""
-    from wmtsim.studies.flatness import flatness as test
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.flatness import flatness as test
+    from wmtsim.studies.sweeps.store import load_results
 
     return test(load_results(folder), metric)
 
@@ -163,9 +163,9 @@ def opening_metric(view: SweepView, policy: str, mtime: float = 0.0) -> str:
 def flatness_text(row: dict[str, Any], parameters: tuple[str, ...],
                   setting: dict[str, Any] | None = None) -> str:
     """One line of the sweep page, in `wmtsim analyze`'s words
-    (`wmtsim.studies.flatness.flatness_text`; ``setting``: the best point's row, whose
+    (`wmtsim.studies.sweeps.flatness.flatness_text`; ``setting``: the best point's row, whose
     parameter values name it)."""
-    from wmtsim.studies.flatness import flatness_text as text
+    from wmtsim.studies.sweeps.flatness import flatness_text as text
 
     where = ", ".join(f"{k}={setting[k]:.3g}" if isinstance(setting[k], float)
                       else f"{k}={setting[k]}" for k in parameters) if setting else None
@@ -175,8 +175,8 @@ def flatness_text(row: dict[str, Any], parameters: tuple[str, ...],
 @st.cache_data(show_spinner="Computing sensitivity indices…", max_entries=16)
 def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
     """Sobol indices (S1, ST with intervals) of ``metric`` per policy and parameter:
-    `wmtsim.studies.analysis.sobol_indices` (needs a sobol design)."""
-    from wmtsim.studies.sweep_store import load_results
+    `wmtsim.studies.sweeps.analysis.sobol_indices` (needs a sobol design)."""
+    from wmtsim.studies.sweeps.store import load_results
 
     with warnings.catch_warnings():
         # An index is NaN when the metric does not vary across the design (numpy warns
@@ -187,14 +187,14 @@ def sensitivity(folder: str, metric: str, mtime: float = 0.0) -> pl.DataFrame:
 
 
 def sensitivity_chart(indices: pl.DataFrame) -> Any:
-    """`wmtsim.studies.analysis.sensitivity_chart` of the indices."""
+    """`wmtsim.studies.sweeps.analysis.sensitivity_chart` of the indices."""
     return _analysis().sensitivity_chart(indices)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFrame:
     """The per-trajectory metrics a sweep stored for one point."""
-    from wmtsim.studies.sweep_store import load_results
+    from wmtsim.studies.sweeps.store import load_results
 
     return (load_results(folder).trajectories(where=pl.col("key") == key)
             .sort("trajectory").collect())
@@ -202,9 +202,9 @@ def point_trajectories(folder: str, key: str, mtime: float = 0.0) -> pl.DataFram
 
 def _sweep_point(manifest: dict[str, Any], key: str) -> Any:
     try:
-        from wmtsim.studies.sweep import load_sweep, plan
+        from wmtsim.studies.sweeps.sweep import load_sweep, plan
     except ImportError as e:
-        raise Unavailable(f"wmtsim.studies.sweep cannot be imported ({e})") from None
+        raise Unavailable(f"wmtsim.studies.sweeps.sweep cannot be imported ({e})") from None
     path = manifest.get("sweep_file")
     if not path or not Path(path).is_file():
         raise Unavailable(f"the sweep file {path!r} is not there any more, so the point "

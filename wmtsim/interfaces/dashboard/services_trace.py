@@ -27,7 +27,7 @@ class TraceView:
 
 
 def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
-    from wmtsim.engine.trace import read_events
+    from wmtsim.engine.trace.trace import read_events
 
     return [(line, dict(ev)) for line, ev in read_events(lines) if ev.get("op") == "expect"]
 
@@ -35,15 +35,15 @@ def _expect_lines(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
 @st.cache_data(show_spinner="Replaying…", max_entries=32)
 def replay_trace(data: bytes) -> TraceView:
     """Replay a JSONL trace (its bytes, read as ``wmtsim replay`` reads a file:
-    `wmtsim.engine.trace_events.decode_lines`, so both name the same line and column of
-    a bad byte or value) with `wmtsim.engine.trace.run`; raises `TraceError` for a bad
+    `wmtsim.engine.trace.events.decode_lines`, so both name the same line and column of
+    a bad byte or value) with `wmtsim.engine.trace.trace.run`; raises `TraceError` for a bad
     trace.
 
     Every ``expect`` line is checked on its own (the trace with the other expect lines
     blanked), so all failing lines are reported, not only the first.
     """
-    from wmtsim.engine.trace import read_events, run
-    from wmtsim.engine.trace_events import decode_lines
+    from wmtsim.engine.trace.events import decode_lines
+    from wmtsim.engine.trace.trace import read_events, run
 
     lines = list(decode_lines(io.BytesIO(data)))
     result = run(lines)
@@ -113,7 +113,7 @@ def trace_file_bytes(path: str) -> bytes:
 
 def demo_trace_bytes() -> bytes:
     """The paper's A.4 worked example trace."""
-    from wmtsim.interfaces.cli import demo_trace_path
+    from wmtsim.interfaces.cli.main import demo_trace_path
 
     return demo_trace_path().read_bytes()
 

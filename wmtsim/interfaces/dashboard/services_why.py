@@ -1,6 +1,6 @@
-"""Dashboard services of the Why page: mechanism attribution (`wmtsim.studies.attribution`)
-and claims maps (`wmtsim.studies.claims`). Part of the service layer
-(`wmtsim.interfaces.dashboard`).
+"""Dashboard services of the Why page: mechanism attribution
+(`wmtsim.studies.attribution.attribution`) and claims maps (`wmtsim.studies.compare.claims`). Part
+of the service layer (`wmtsim.interfaces.dashboard`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import streamlit as st
 from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load, results_dir
 
 CLAIMS_FILE = "claims.parquet"
-"""`wmtsim.studies.claims.CLAIMS_FILE` (not imported: the page imports that module lazily)."""
+"""`wmtsim.studies.compare.claims.CLAIMS_FILE` (not imported: the page imports that module
+lazily)."""
 
 STUDY_TABLES = "why_study/tables"
 """The shipped study's tables, in the source checkout (`REPO`)."""
@@ -30,7 +31,8 @@ def wmt_configurations() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class AttributionView:
-    """`wmtsim.studies.attribution.attribute`'s table and coalitions, and what it ran."""
+    """`wmtsim.studies.attribution.attribution.attribute`'s table and coalitions, and what it
+    ran."""
 
     table: pl.DataFrame
     coalitions: pl.DataFrame
@@ -42,8 +44,9 @@ class AttributionView:
 def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
                 metrics: tuple[str, ...], n: int, seed: int) -> AttributionView:
     """Shapley attribution of ``to − from`` over their differing switches, on one world
-    (`wmtsim.studies.attribution.attribute`); raises ValueError for a request it refuses."""
-    from wmtsim.studies.attribution import attribute
+    (`wmtsim.studies.attribution.attribution.attribute`); raises ValueError for a request it
+    refuses."""
+    from wmtsim.studies.attribution.attribution import attribute
 
     att = attribute(_load(name, toml_text), from_policy, to_policy, metrics=metrics, n=n,
                     seed=seed, threads=THREADS, n_resamples=2000)
@@ -51,9 +54,10 @@ def attribution(name: str, toml_text: str, from_policy: str, to_policy: str,
 
 
 def waterfall_chart(table: pl.DataFrame) -> Any:
-    """`wmtsim.studies.attribution.waterfall_chart` of an attribution table, two metrics per row
+    """`wmtsim.studies.attribution.attribution.waterfall_chart` of an attribution table, two
+    metrics per row
     (three overflow the page at 1280 px)."""
-    from wmtsim.studies.attribution import waterfall_chart as chart
+    from wmtsim.studies.attribution.attribution import waterfall_chart as chart
 
     return chart(table, columns=2)
 
@@ -87,11 +91,11 @@ class ClaimsView:
 
 @st.cache_data(show_spinner="Reading the claims map…", max_entries=16)
 def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
-    """The scenario, knobs and table of a claims map (`wmtsim.studies.claims.load_claims`;
+    """The scenario, knobs and table of a claims map (`wmtsim.studies.compare.claims.load_claims`;
     ``mtime`` invalidates the cache when it is rewritten). A bare table of the shipped
     study (why_study/tables/claims_X.parquet) takes its scenario from the study file of
     the same name in why_study/."""
-    from wmtsim.studies.claims import load_claims
+    from wmtsim.studies.compare.claims import load_claims
 
     meta, table = load_claims(path)
     scenario = meta.get("scenario") or _study_scenario(Path(path))
@@ -122,9 +126,9 @@ CLAIMS_COLUMNS = 3
 
 
 def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
-    """`wmtsim.studies.claims.heatmap_chart`: one heatmap per claim, `CLAIMS_COLUMNS` per
+    """`wmtsim.studies.compare.claims.heatmap_chart`: one heatmap per claim, `CLAIMS_COLUMNS` per
     row."""
-    from wmtsim.studies.claims import heatmap_chart
+    from wmtsim.studies.compare.claims import heatmap_chart
 
     return heatmap_chart(table, x, y, columns=CLAIMS_COLUMNS)
 
@@ -135,7 +139,7 @@ def claims_family(path: str, table: pl.DataFrame) -> str:
     import json
     from pathlib import Path
 
-    from wmtsim.studies.claims import CRN_NOTE
+    from wmtsim.studies.compare.claims import CRN_NOTE
 
     meta_file = Path(path) / "claims.json"
     family = None
@@ -148,10 +152,10 @@ def claims_family(path: str, table: pl.DataFrame) -> str:
 
 def claims_summary(table: pl.DataFrame, path: str | None = None) -> pl.DataFrame:
     """Per claim: cells per verdict and, when the map's claims.json records it, whether
-    the claim's margin differs across the grid (`wmtsim.studies.claims.summary_frame`)."""
+    the claim's margin differs across the grid (`wmtsim.studies.compare.claims.summary_frame`)."""
     import json
 
-    from wmtsim.studies.claims import summary_frame
+    from wmtsim.studies.compare.claims import summary_frame
 
     meta_file = Path(path) / "claims.json" if path else None
     record = None

@@ -12,8 +12,8 @@ from wmtsim.interfaces.dashboard import charts, services_trace, widgets
 
 st.title("Trace replay")
 st.caption("Replay a JSON Lines trace of WMT events (docs/trace_format.md) with "
-           "`wmtsim.engine.trace.run`: the scores after each select step, the tree, and every "
-           "`expect` line checked.")
+           "`wmtsim.engine.trace.trace.run`: the scores after each select step, the tree, "
+           "and every `expect` line checked.")
 
 up = st.sidebar.file_uploader("Trace (.jsonl)", type=["jsonl", "json", "txt"],
                               key="trace_upload")

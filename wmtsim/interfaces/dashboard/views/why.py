@@ -58,7 +58,8 @@ else:
         moved = view.coalitions.filter(pl.col("moved_by_rule") != "")
         with st.expander(f"coalitions ({moved.height} mapped by the dependency rule)"):
             st.caption("A dependent switch follows its prerequisite: reopen needs fold, "
-                       "A3's branch selection needs scores (wmtsim.studies.attribution).")
+                       "A3's branch selection needs scores "
+                       "(wmtsim.studies.attribution.attribution).")
             widgets.table(view.coalitions, "why_coalitions", f"{name} coalitions")
 
 st.divider()

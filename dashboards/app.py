@@ -1,0 +1,1 @@
+../wmtsim/interfaces/dashboard/app.py
