@@ -44,6 +44,10 @@ GENERATORS: tuple[Generator, ...] = (
         *(("docs/calibration.md", b) for b in
           ("summary", "table4", "checks", "errors", "paper-reading", "paper-counts",
            "table123")))),
+    # capability → folder → door → command → page, from the packages' docstrings, checked
+    # against the registered commands and the dashboard's pages.
+    Generator("architecture_map", ("scripts/architecture_map.py",),
+              blocks=(("docs/architecture.md", "map"),)),
     Generator("metrics_table", ("scripts/metrics_table.py",),
               blocks=(("docs/guide.md", "metrics"),)),
     Generator("field_table", ("scripts/field_table.py", "readme"),

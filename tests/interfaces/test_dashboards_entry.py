@@ -51,7 +51,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> tuple[int, str]:
-    with urllib.request.urlopen(url, timeout=5) as r:  # noqa: S310 - a local server
+    with urllib.request.urlopen(url, timeout=5) as r:  # a local server
         return r.status, r.read().decode("utf-8", "replace")
 
 

@@ -6,4 +6,6 @@ trace implies under the paper's equations, and whether its ``expect`` lines hold
 rule switches a trace may set. The pure-Python oracle is `wmtsim.twins.reference`.
 
 Door: `wmtsim.engine.trace.trace` (`run`, `replay`, `check`, `TraceError`).
+CLI: `wmtsim replay`, `wmtsim check`, `wmtsim demo`.
+Dashboard: Trace replay.
 """

@@ -19,4 +19,8 @@ session's script on its own thread, and numba's thread count is set per call by
 
 Parts of the library that may be missing (scenarios, the paper comparison, sweeps) raise
 `services_runs.Unavailable`, whose message the pages show as "not available: <reason>".
+
+Door: `wmtsim.interfaces.dashboard.app` (the Streamlit entry; `dashboards/app.py` at the
+repository's top level links to it).
+CLI: `wmtsim dashboard`.
 """

@@ -1,4 +1,6 @@
-"""Stubs fitted to a real agent's logs (issue 51; docs/stub_logs.md).
+"""Stubs fitted to a real agent's logs: which stub parameters make a log most likely?
+
+The format and the method are in docs/stub_logs.md.
 
 What it answers: given a JSON Lines log of what an agent's language model actually chose
 and answered (its selections, its critical-step answers, its fold summaries), which
@@ -18,4 +20,8 @@ concept:
 * `fit` — maximum likelihood, profile intervals, identification, the ``[stubs]`` TOML;
 * `goodness` — observed vs predicted rates by decile, the misfit test, the chart;
 * `simulate` — logs drawn from wmtsim's own stubs at known parameters (recovery).
+
+Door: `wmtsim.studies.stub_fit.fit` (`fit_log`, `write_fit`).
+CLI: `wmtsim fit-stubs`, `wmtsim simulate-log`.
+Dashboard: Stubs fitted to a log.
 """
