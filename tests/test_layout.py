@@ -65,6 +65,51 @@ def test_no_import_cycles() -> None:
             visit(m)
 
 
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (module → modules it imports), or None."""
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                return [*stack[stack.index(d):], d]
+            if d not in state and (found := visit(d)):
+                return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+FIRST_PARTY = ("benchmarks", "scripts", "why_study", "tests", "examples", "dashboards")
+
+
+def test_no_import_cycles_outside_the_package_either() -> None:
+    """No circle anywhere: the benchmarks, scripts, studies, tests and examples too (a
+    module's lazy imports count, as in the package)."""
+    root = PACKAGE_DIR.parent
+    files = {}
+    for folder in FIRST_PARTY:
+        for path in sorted((root / folder).rglob("*.py")):
+            if path.is_symlink():
+                continue
+            files[_module_name(path, root / folder)] = path
+    graph = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        deps = _imported_modules(tree, name, path.name == "__init__.py")
+        graph[name] = {d for d in deps if d in files and d != name}
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
 def test_layers_import_only_downwards() -> None:
     bad = []
     for m, deps in _graph().items():
