@@ -106,8 +106,8 @@ def _parts(frame: Any, metric: str) -> tuple[np.ndarray, np.ndarray | None]:
     def col(name: str) -> np.ndarray:
         return frame[f"n_{name}"].to_numpy().astype(np.float64)
 
-    if metric == "avg_prompt_tokens":
-        return col("prompt_tokens"), col("prompt_steps")
+    # As the metric declaration says (`wmtsim.core.metrics.DECLARED`): a pooled ratio
+    # as Σ/Σ parts, any other metric (tokens per step included) as its per-trajectory value.
     if metric in RATIOS:
         num, den = RATIOS[metric]
         return sum(col(k) for k in num), sum(col(k) for k in den)  # type: ignore[return-value]
@@ -161,10 +161,10 @@ def audit_table4(frames: dict[str, Any], sd: dict[tuple[str, str], float]) -> di
     # reasoner's prompt alone (every call less memory's own: selector, summariser).
     tokens = []
     for p in TABLE4_POLICIES:
-        f = frames[p]
-        steps = float(f["n_prompt_steps"].sum())
-        every = float(f["n_prompt_tokens"].sum()) / steps
-        own = float(f["n_memory_tokens"].sum()) / steps
+        f = frames[p]  # per step, averaged over trajectories, as `avg_prompt_tokens` is
+        steps = f["n_prompt_steps"].to_numpy().astype(np.float64)
+        every = float(np.mean(f["avg_prompt_tokens"].to_numpy()))
+        own = float(np.mean(f["n_memory_tokens"].to_numpy() / steps))
         tokens.append({"policy": p, "paper": paper[p]["avg_prompt_tokens"],
                        "every_call": every, "reasoner_only": every - own})
     return {"orderings": orderings, "text": text, "tokens": tokens}

@@ -30,7 +30,8 @@ def _cells(r: SimResult) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     return {
         "TSR": (t["n_success"].to_numpy(), None),
         "ASR": (t["n_compromised_steps"].to_numpy(), t["n_critical_steps"].to_numpy()),
-        "tokens/step": (t["n_prompt_tokens"].to_numpy(), t["n_prompt_steps"].to_numpy()),
+        # per step, averaged over trajectories: `avg_prompt_tokens` as declared
+        "tokens/step": (t["avg_prompt_tokens"].to_numpy(), None),
     }
 
 

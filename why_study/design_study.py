@@ -27,7 +27,6 @@ from pathlib import Path
 import polars as pl
 
 from why_study.run import FIGURES, FINDINGS, RESULTS, replace_block
-from wmtsim.core.inference import FAILS, HOLDS
 
 REPO = Path(__file__).resolve().parents[1]
 ATLAS = REPO / "docs" / "atlas.md"
@@ -94,7 +93,7 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
     from wmtsim.studies.scenarios.scenario import load_scenario
     from wmtsim.studies.sweeps.analysis import write_chart
     from wmtsim.studies.tune.tune import Fit, chosen, parse_objective, tune
-    from wmtsim.studies.tune.validate import validate
+    from wmtsim.studies.tune.validate import beats, validate
     from wmtsim.studies.tune.write import pareto_chart
 
     lines = [f"NSGA-II over every WMT parameter of `wmtsim.studies.sweeps.knob_ranges` (18 knobs), "
@@ -103,8 +102,10 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
              "against the shipped setting; each number is a gain, tuned − shipped signed so "
              "that positive is better (lower ASR or tokens, higher TSR or accuracy), with "
              "its paired 95% interval. A point *beats* the "
-             "shipped setting when it is better on at least one objective and worse on "
-             "none, out of sample.", "",
+             "shipped setting when, out of sample, it is significantly better on at least "
+             "one objective (Holm over the world's cells) and worse on none (judged on "
+             "each cell's own interval, uncorrected: `wmtsim.studies.tune.validate.beats`).",
+             "",
              "| world | objectives | shipped setting (fit seed) | Pareto points that beat it "
              "out of sample | what they prefer |", "|---|---|---|---|---|"]
     for world, objectives in TRANSFER.items():
@@ -121,7 +122,7 @@ def run_transfer(n: int, trials: int, workers: int) -> str:
         (FIGURES / f"transfer_{world}.html").replace(RESULTS / f"transfer_{world}.html")
         wins = []
         for trial, v in table.group_by("trial", maintain_order=True):
-            if (v["verdict"] == FAILS).any() or not (v["verdict"] == HOLDS).any():
+            if not beats(v)[0]:
                 continue
             row = pick.filter(pl.col("trial") == trial[0]).row(0, named=True)
             gains = ", ".join(f"{x['objective']} {x['gain']:+.3g} [{x['gain_low']:+.3g}, "

@@ -22,6 +22,21 @@ def test_a_paired_difference_is_bounded_as_its_metric_is_declared(m) -> None:  #
     assert (m.name in UNIT) == m.unit
 
 
+# The ratios whose per-trajectory value can leave [0, 1], each with its reason; every
+# other ratio (a count of some of its denominator's events) is declared `unit`.
+NOT_UNIT = {"af": "one poison selected many times: H_p can exceed P_i",
+            "avg_prompt_tokens": "tokens per step", "latency_ms": "milliseconds per step"}
+
+
+def test_every_share_is_declared_unit() -> None:
+    """A share of events (ASR, TSR, final answers correct, ...) is bounded by 1, and its
+    declaration says so (``final_correct`` once was not: its sparse differences then got
+    no interval where the bound gives one)."""
+    ratios = {m.name for m in DECLARED if m.den}
+    assert {m for m in ratios if not next(d for d in DECLARED if d.name == m).unit} == set(
+        NOT_UNIT)
+
+
 def _frame(asr_num: list[int], asr_den: list[int]) -> pl.DataFrame:
     num, den = np.array(asr_num, dtype=np.float64), np.array(asr_den, dtype=np.float64)
     asr = np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 0)

@@ -107,3 +107,28 @@ def test_evaluate_on_a_process_pool_equals_in_process() -> None:
     pool = evaluate(points, 12, workers=2)
     for p in points:
         assert np.array_equal(here[p.key].values, pool[p.key].values, equal_nan=True)
+
+
+def _cells(*rows: tuple[str, str, float, float, str]) -> pl.DataFrame:
+    return pl.DataFrame([{"scenario": s, "objective": o, "gain_low": lo, "gain_high": hi,
+                          "gain": (lo + hi) / 2, "verdict": v} for s, o, lo, hi, v in rows])
+
+
+def test_beats_judges_a_loss_on_its_own_interval() -> None:
+    """The design study's gaia_like trial 7: tokens significantly better after Holm, TSR
+    [−0.067, −0.003] not significant after Holm but worse on its own interval. It does
+    not beat the shipped setting; without the loss it does; without a Holm-significant
+    gain it does not."""
+    from wmtsim.core.inference import HOLDS
+    from wmtsim.studies.tune.validate import beats
+
+    loss = _cells(("gaia_like", "tsr:max", -0.067, -0.003, TIE),
+                  ("gaia_like", "prompt_tokens:min", 2050, 2300, HOLDS))
+    won, why = beats(loss)
+    assert not won and "tsr:max on gaia_like" in why
+    tie = _cells(("gaia_like", "tsr:max", -0.04, 0.03, TIE),
+                 ("gaia_like", "prompt_tokens:min", 2050, 2300, HOLDS))
+    assert beats(tie) == (True, "")
+    none = _cells(("gaia_like", "tsr:max", -0.04, 0.03, TIE),
+                  ("gaia_like", "prompt_tokens:min", 1, 2300, TIE))
+    assert not beats(none)[0]

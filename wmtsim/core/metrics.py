@@ -129,10 +129,7 @@ DECLARED: tuple[Metric, ...] = (
     Metric("final_correct", "-", "higher",
            "tasks whose final answer is correct, compromised or not",
            "final answer correct ↑", ("final_correct",), ("tasks",), pooled=False,
-           # in [0, 1], but not `unit` yet: the hand list this flag replaced left it out,
-           # and declaring it gives a sparse paired difference of it a conservative
-           # interval instead of none (one cell of the golden compare set changes)
-           reading="reported beside TSR so the two readings stay apart"),
+           unit=True, reading="reported beside TSR so the two readings stay apart"),
     Metric("accuracy", "-", "higher", "critical steps answered correctly / critical steps",
            "step accuracy ↑", ("correct_steps",), ("critical_steps",), unit=True,
            compare=("table123",),
