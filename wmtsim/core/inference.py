@@ -75,7 +75,7 @@ DENSE = 0.2
 """An unbounded metric gets an interval only when at least this share of the trajectories
 differ (and at least `SPARSE`): sparser differences of an unbounded metric (AF, tokens)
 can have their mean carried by a rare large one that the sample did not see, and no
-interval built from them covered (issue 49: percentile bootstrap 0.65–0.89, studentised
+interval built from them covered (measured: percentile bootstrap 0.65–0.89, studentised
 0.84–0.96 at 1–5% differing; docs/statistics.md)."""
 EXACT_MAX = 16
 """Up to this many differing trajectories the permutation test is exact (2^k swaps)."""
@@ -235,7 +235,7 @@ def paired_effect(num_a: np.ndarray, num_b: np.ndarray, den_a: np.ndarray | None
         # an unbounded metric with sparse differences: one rare, large difference can
         # carry the mean, and no interval built from them bounds it (scaling by the
         # largest seen covered 18-79%; a percentile or studentised bootstrap of 1-5%
-        # differing trajectories with heavy tails 0.65-0.96, issue 49); the test decides
+        # differing trajectories with heavy tails 0.65-0.96); the test decides
         # alone
         out["interval"] = (f"none: {k} of {n} differ, unbounded metric (exact test)"
                            if k <= EXACT_MAX else

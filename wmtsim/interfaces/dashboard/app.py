@@ -1,8 +1,9 @@
 """Entry point of the wmtsim dashboard: declares the pages, nothing else.
 
-Run with ``wmtsim dashboard``, or ``streamlit run dashboards/app.py`` from a clone (that file
-is a link to this one, the copy the package ships). Every page is reachable by its own URL path (``/dynamics``, ``/compare``, ...); the root
-``/`` opens the Poisoning dynamics page at ``/dynamics``.
+Run with ``wmtsim dashboard``, or ``streamlit run dashboards/app.py`` from a clone (that
+file is a link to this one, the copy the package ships). Every page is reachable by its own
+URL path (``/dynamics``, ``/compare``, ...); the root ``/`` opens the Poisoning dynamics
+page at ``/dynamics``.
 """
 
 from __future__ import annotations

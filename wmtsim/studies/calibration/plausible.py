@@ -1,5 +1,5 @@
 """The calibration's plausible set as a confidence set at the replicate count R used
-(docs/statistics.md, "The calibration's plausible set"; issue 49, item 3).
+(docs/statistics.md, "The calibration's plausible set").
 
 The fit (`wmtsim.studies.calibration.inference.fit`) scores a knob setting θ by Σ_c z_c² (+ log
 SD²), z_c = (paper_c − m_c(θ)) / s_c(θ), with m_c and s_c the mean and SD of R replicate corpora.
@@ -12,7 +12,7 @@ The plausible set is {θ : objective(θ) ≤ best + threshold}. Two things make 
 * **R**: each cell's variance is *estimated* from R replicates, not known, so each z_c is
   a Student-type ratio with heavy tails (its paper value also differs from a new corpus
   by the replicates' mean error, a factor 1 + 1/R). With the variances treated as known,
-  χ² · φ covered the truth 0.71 (R = 8) and 0.89 (R = 20) on toy worlds (issue 49).
+  χ² · φ covered the truth 0.71 (R = 8) and 0.89 (R = 20) on toy worlds.
 
 `lr_quantile` calibrates the statistic LR / φ = (objective(θ₀) − best) / φ by a
 parametric bootstrap in the local linear model of the fit (Efron & Tibshirani 1993,

@@ -153,7 +153,7 @@ def grid_pvalues(runs: int, kind: str, seed: int, k: int = 8, n: int = 50,
     """`grid_test`'s p-values on ``runs`` flat grids of `grid_size`'s ``kind`` or
     "binary": 0/1 outcomes on common random numbers, each trajectory's outcome shared by
     every point except that with probability 0.1 a point draws its own (P = 0.5 either
-    way), so most trajectories agree at every point (issue 49's size 0.000)."""
+    way), so most trajectories agree at every point (a size of 0.000 measured)."""
     from wmtsim.core.grid_test import grid_test
 
     rng = np.random.default_rng([seed, k, n])

@@ -138,7 +138,7 @@ def sobol_mean_function(a: np.ndarray, b: np.ndarray, ab: np.ndarray,
     trajectories. Each index is the ratio of the replicates' mean numerator to their
     mean variance, with Fieller's interval on R − 1 degrees of freedom
     (`fieller_interval`): the mean of per-replicate ratios with a t interval covered
-    0.72–0.75 on a narrow output range (TSR 0.176–0.220, issue 49), where a replicate's
+    0.72–0.75 on a narrow output range (TSR 0.176–0.220), where a replicate's
     variance can be near 0 or negative and its ratio explodes, and gave NaN bounds. When
     the mean variance is not significantly above 0 the design is **flat**: the indices
     are undefined (NaN) and ``flat`` says why (`flat_reason`); otherwise ``flat`` is "".
