@@ -472,7 +472,7 @@ def _is_replay_file(path: Path) -> bool:
 
 def _check_out(out: Path | None, command: str) -> Path | None:
     """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
-    file, or a replay ``command`` wrote before; a symbolic link is followed."""
+    file, or a replay ``command`` wrote before; a symbolic link is refused."""
     from wmtsim.core.output import OutputError, check_out_file
     from wmtsim.engine.trace import OUTPUT_FORMATS
 
