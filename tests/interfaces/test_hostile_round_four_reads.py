@@ -303,3 +303,22 @@ def _contents(root: Path) -> dict[str, bytes | str]:
                         "/" if p.is_dir() else p.read_bytes())
     return out
 
+
+def test_replay_out_at_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """``replay --out f.parquet`` with a FIFO there once hung: the check for a replay an
+    older wmtsim wrote (its columns) handed the path to pyarrow, which waited for a
+    writer."""
+    from wmtsim.interfaces.cli import demo_trace_path
+
+    out = tmp_path / "f.parquet"
+    os.mkfifo(out)
+    stop = threading.Event()
+    _unblock([out], stop)
+    start = time.monotonic()
+    try:
+        result = CliRunner().invoke(app, ["replay", str(demo_trace_path()), "--out", str(out)])
+    finally:
+        stop.set()
+    assert time.monotonic() - start < 2.5, "waited on the FIFO"
+    assert result.exit_code == 2, result.output
+    assert str(out) in " ".join(result.stderr.split())
