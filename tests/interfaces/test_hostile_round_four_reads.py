@@ -11,7 +11,8 @@ small rows. Each test failed on the code before it.
   results folder and says the same for a missing file as for an unreadable one.
 * the small rows: a user's ``.out.old-999999/`` survives ``run --out out``; a stale
   ``.res.partial-*/optuna.journal`` of another study stays where it is on a refusal;
-  ``replay --out`` through a link replaces the link, never the linked file.
+  ``replay --out`` through a link is refused, nothing written
+  (tests/interfaces/test_output_promises.py, ``test_a_symlinked_out_file_is_refused``).
 """
 
 from __future__ import annotations
@@ -268,3 +269,56 @@ def test_a_stale_journal_of_another_study_is_not_moved_in_on_a_refusal(
     assert result.exit_code == 2, result.output
     assert ".res.partial-999999/optuna.journal" in " ".join(result.stderr.split())
     assert _snapshot(tmp_path) == before, "something was moved or written"
+
+
+def test_a_refused_tune_resume_changes_nothing(tmp_path: Path) -> None:
+    """A study recorded with ``--batch 2``, killed while being rewritten (its journal in a
+    dead run's ``.res.partial-PID/``), resumed with ``--batch 4``: refused, and the folder
+    is byte for byte as it was (the refusal once came after the journal was moved back
+    into ``res/``)."""
+    res = tmp_path / "res"
+    result = CliRunner().invoke(app, [*TUNE, "--knob", "rho", "--out", str(res)])
+    assert result.exit_code == 0, result.output
+    stale = tmp_path / ".res.partial-999999"
+    stale.mkdir()
+    (stale / ".wmtsim-work").touch()
+    os.rename(res / "optuna.journal", stale / "optuna.journal")
+    before = _contents(tmp_path)
+    argv = [a for a in TUNE if a not in ("--trials", "2", "--batch")]
+    result = CliRunner().invoke(app, [*argv, "--trials", "4", "--batch", "4", "--knob", "rho",
+                                      "--out", str(res)])
+    assert result.exit_code == 2, result.output
+    assert "--batch 4" in " ".join(result.stderr.split())
+    assert _contents(tmp_path) == before, "the refusal changed the folder"
+
+
+def _contents(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root`` with its bytes (a link: its target; a folder: '/')."""
+    out: dict[str, bytes | str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(folder) / name
+            key = str(p.relative_to(root))
+            out[key] = (f"-> {os.readlink(p)}" if p.is_symlink() else
+                        "/" if p.is_dir() else p.read_bytes())
+    return out
+
+
+def test_replay_out_at_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """``replay --out f.parquet`` with a FIFO there once hung: the check for a replay an
+    older wmtsim wrote (its columns) handed the path to pyarrow, which waited for a
+    writer."""
+    from wmtsim.interfaces.cli.main import demo_trace_path
+
+    out = tmp_path / "f.parquet"
+    os.mkfifo(out)
+    stop = threading.Event()
+    _unblock([out], stop)
+    start = time.monotonic()
+    try:
+        result = CliRunner().invoke(app, ["replay", str(demo_trace_path()), "--out", str(out)])
+    finally:
+        stop.set()
+    assert time.monotonic() - start < 2.5, "waited on the FIFO"
+    assert result.exit_code == 2, result.output
+    assert str(out) in " ".join(result.stderr.split())

@@ -6,8 +6,8 @@ cannot skip these checks. For each writer: it succeeds into a new path and write
 result with a manifest naming the command and its command line, and nothing else in the
 working folder (a one-file result: the file and its sidecar ``NAME.manifest.json``); it
 runs again over its own result; it refuses a user's folder or file and another command's
-result (exit 2, nothing touched). A symbolic link as ``--out`` is followed, for every
-writer (docs/faults.md).
+result (exit 2, nothing touched). A symbolic link as ``--out`` is followed by every
+folder writer and refused by every one-file writer (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -210,19 +210,24 @@ def test_a_writer_keeps_the_promises(name: str, tmp_path: Path, inputs: dict[str
 
 
 
-@pytest.mark.parametrize("name", list(WRITERS))
+FOLDER_WRITERS = [name for name, (_, _, kind) in WRITERS.items() if kind != "file"]
+FILE_WRITERS = [name for name, (_, _, kind) in WRITERS.items() if kind == "file"]
+
+
+@pytest.mark.parametrize("name", FOLDER_WRITERS)
 def test_a_symlinked_out_is_followed(name: str, tmp_path: Path, inputs: dict[str, str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """``--out link`` (link -> an old result of the command) replaces the result the link
     points to, and the link stays a link; a link to a path that does not exist yet writes
-    the result there (docs/faults.md, "Symbolic links")."""
+    the result there (docs/faults.md, "Symbolic links"). Folder results only: a one-file
+    result refuses a link (`test_a_symlinked_out_file_is_refused`)."""
     argv, _, kind = WRITERS[name]
     monkeypatch.chdir(tmp_path)
     real, link = _target(name, tmp_path / "real"), _target(name, tmp_path / "link")
     assert _invoke(_argv(argv, tmp_path / "real", inputs))[0] == 0
     link.symlink_to(real.name)
     _check_manifest(name, real)
-    written = real if kind == "file" else real / "manifest.json"
+    written = real / "manifest.json"
     inode = written.stat().st_ino
     code, err = _invoke(_argv(argv, tmp_path / "link", inputs))
     assert code == 0, err
@@ -240,6 +245,30 @@ def test_a_symlinked_out_is_followed(name: str, tmp_path: Path, inputs: dict[str
     assert dangling.is_symlink() and _check_manifest(name, fresh)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [link.name, dangling.name, *_entries(real, kind), *_entries(fresh, kind)])
+
+
+@pytest.mark.parametrize("name", FILE_WRITERS)
+def test_a_symlinked_out_file_is_refused(name: str, tmp_path: Path, inputs: dict[str, str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-file result (``replay --out r.parquet`` and the others) through a symbolic
+    link once rewrote the file the link leads to, its sidecar landing beside that file and
+    not beside the name given. Now: exit 2 naming the path and the link, nothing written,
+    whether the link leads to an old result of the command, to a user's file or nowhere
+    (docs/faults.md, "Symbolic links")."""
+    argv, _, _ = WRITERS[name]
+    monkeypatch.chdir(tmp_path)
+    real = _target(name, tmp_path / "real")
+    assert _invoke(_argv(argv, tmp_path / "real", inputs))[0] == 0
+    (tmp_path / "mine.txt").write_text("a user's file\n")
+    for label, to in (("link", real.name), ("mine", "mine.txt"), ("dangling", "nowhere")):
+        link = _target(name, tmp_path / label)
+        link.symlink_to(to)
+        before = _tree(tmp_path)
+        code, err = _invoke(_argv(argv, tmp_path / label, inputs))
+        assert code == 2, (label, err)
+        assert str(link) in err and "symbolic link" in err, (label, err)
+        assert _tree(tmp_path) == before, f"{label}: something was written"
+        assert os.readlink(link) == to
 
 
 def test_readme_commands_run_in_any_order_and_again(tmp_path: Path,

@@ -7,8 +7,11 @@ such as ``"../../x"``, an absolute path or a NUL never leads outside ``results/`
 `OutputError` naming the option, the path and what is allowed. An existing ``--out`` is
 replaced only when it is a previous result of the same command (a folder: its
 ``manifest.json`` names the command; a file: its sidecar manifest does) or an empty
-folder; a user's files and other folders are refused. A symbolic link as ``--out`` is
-followed: the folder or file it points to is replaced and the link stays a link.
+folder; a user's files and other folders are refused. A symbolic link as a folder
+``--out`` is followed: the folder it points to is replaced and the link stays a link. A
+one-file result refuses a link as its path (its sidecar manifest would land beside the
+target, not beside the name given, and the file behind the link, often not wmtsim's to
+rewrite, would be replaced).
 
 Files (`atomic_write`): written to a temporary sibling (``.NAME.PID.THREAD.tmp``), fsynced,
 renamed over the target with `os.replace`, then the folder is fsynced; a reader or a killed
@@ -210,11 +213,19 @@ def check_out_file(path: Path, command: str, option: str = "--out",
     a file wmtsim wrote before results had sidecars). A user's file, or a sidecar path
     holding anything but such a manifest, is refused. ``sidecar_manifest`` False: a file
     without a sidecar (the package's own schema) is replaced when ``legacy`` says so.
-    Returns the absolute path to write (a symbolic link followed)."""
+    A symbolic link as ``path`` (dangling or not) is refused, unlike a folder's: the pair
+    a one-file result is (the file and its sidecar) would be split, the sidecar landing
+    beside the link's target, and the file the link leads to replaced behind the user's
+    back. Returns the absolute path to write."""
     allowed = (f"a new file in a writable folder, or a previous result of `wmtsim {command}` "
                f"(a file with its NAME{SIDECAR} beside it; it is replaced)")
     _check_path_text(path, option, allowed)
-    absolute = _follow(path, option, allowed)
+    absolute = Path(os.path.abspath(path))
+    if absolute.is_symlink():
+        raise _fail(option, path, f"is a symbolic link (to {os.readlink(absolute)!r}), and "
+                    "a one-file result is never written through one", "a path that is not "
+                    "a symbolic link: a new file, or a previous result of "
+                    f"`wmtsim {command}` with its NAME{SIDECAR} beside it")
     if absolute.is_dir():
         raise _fail(option, path, "is a folder, not a file", allowed)
     owner = None

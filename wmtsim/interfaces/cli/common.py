@@ -453,26 +453,27 @@ def _is_replay_file(path: Path) -> bool:
     """A replay an older wmtsim wrote before one-file results had a sidecar manifest (its
     columns are the replay's): replaced by ``replay --out`` and ``demo --out`` like one
     with a manifest (`wmtsim.core.output.check_out_file`'s ``legacy``)."""
+    from wmtsim.core.input_files import MAX_TABLE_BYTES, open_regular
     from wmtsim.engine.trace.trace import REPLAY_COLUMNS
 
     names = [n for n, _ in REPLAY_COLUMNS]
     try:
-        if path.suffix.lower() == ".csv":
-            from wmtsim.core.input_files import open_regular
+        # open_regular for both: a FIFO at --out once hung replay here (pyarrow opened it
+        # by its path and waited for a writer); a device or a huge file is not ours either
+        with open_regular(path, limit=MAX_TABLE_BYTES) as f:
+            if path.suffix.lower() == ".csv":
+                return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == \
+                    ",".join(names)
+            import pyarrow.parquet as pq
 
-            with open_regular(path) as f:
-                return f.readline(4096).rstrip(b"\r\n").decode("utf-8", "replace") == ",".join(
-                    names)
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names) == names
+            return list(pq.read_schema(f).names) == names
     except Exception:  # unreadable, not Parquet: not ours
         return False
 
 
 def _check_out(out: Path | None, command: str) -> Path | None:
     """``--out`` of replay and demo, checked before any work (`check_out_file`): a new
-    file, or a replay ``command`` wrote before; a symbolic link is followed."""
+    file, or a replay ``command`` wrote before; a symbolic link is refused."""
     from wmtsim.core.output import OutputError, check_out_file
     from wmtsim.engine.trace.trace import OUTPUT_FORMATS
 

@@ -228,9 +228,13 @@ def tune(
                          kept=lambda f: _is_study(f / STORAGE))
     if scheduler is not None:  # reached before the folder (and its storage) is created
         _reach(scheduler)
-    try:  # a dead run's journal of another study is refused where it lies, not moved in
+    try:
+        # Every refusal before the first change on disk: another --batch (recorded in the
+        # manifest, which recovery does not touch), then a dead run's journal of another
+        # study, refused where it lies instead of being moved in.
+        history = _history(folder, batch)
         recover_kept(folder, keep, check=lambda journal: check_study(fit, journal))
-    except TuneError as e:
+    except (TuneError, ValueError) as e:
         raise _fail(str(e)) from None
     from wmtsim.interfaces.cli.scenarios import _compile_first, _watching
 
@@ -238,12 +242,12 @@ def tune(
         _compile_first((policy,), progress)
     with _watching():
         _run_tune(fit, folder, trials, batch, seed, holdout_seeds, held, choose, charts,
-                  progress, keep)
+                  progress, keep, history)
 
 
 def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdout: int,
               held: list[Scenario] | None, choose: int, charts: bool, progress: bool,
-              keep: tuple[str, ...]) -> None:
+              keep: tuple[str, ...], history: dict[str, Any]) -> None:
     from wmtsim.core.output import OutputError
     from wmtsim.studies.tune.journal import study_lock
     from wmtsim.studies.tune.tune import STORAGE, TuneError, check_study, chosen
@@ -258,7 +262,6 @@ def _run_tune(fit: Any, folder: Path, trials: int, batch: int, seed: int, holdou
     journal = folder / STORAGE
     try:
         check_study(fit, journal)  # a journal of another request: refused, nothing written
-        history = _history(folder, batch)
         folder.mkdir(parents=True, exist_ok=True)
         # One run per study: the lock is held until the result (with the journal) is in
         # place, so a second run waits for nothing and interleaves nothing.

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import REPO, results_dir
+from wmtsim.interfaces.dashboard.services_runs import REPO, open_shown, results_dir
 
 ATLAS = "why_study/tables/atlas.parquet"
 """The shipped atlas, in the source checkout (`REPO`)."""
@@ -31,20 +31,26 @@ def find_screenings(base: str | None = None) -> list[str]:
 @st.cache_data(show_spinner=False, max_entries=16)
 def screening(path: str) -> pl.DataFrame:
     """A screening table (a path relative to the folder the dashboard was started in, or
-    absolute); ValueError, with a message that says what is wrong, when it is not one."""
-    p = Path(path)
+    absolute), read through the one door (`open_shown`: a regular file of at most
+    `MAX_TABLE_BYTES`, no link out of the results folder; a FIFO, a link to
+    ``/dev/zero`` or a sparse 2 GiB file is refused at once, never waited on or read);
+    ValueError, with a message that says what is wrong, when it is not one."""
+    from wmtsim.core.input_files import MAX_TABLE_BYTES
+
     what = "a screening table is the screen.parquet that `wmtsim screen` writes"
-    if not p.exists():
-        raise ValueError(f"{path}: no such file ({what})")
-    if not p.is_file():
-        raise ValueError(f"{path} is not a file ({what})")
     try:
-        table = pl.read_parquet(p)
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read it: {e.strerror or e}") from None
-    except Exception:  # polars raises several kinds for a file that is not Parquet
-        raise ValueError(f"{path}: cannot read a screening table: the file is not in "
-                         f"Parquet format ({what})") from None
+        f = open_shown(path, MAX_TABLE_BYTES)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file ({what})") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ValueError(f"{path}: cannot read it: {reason} ({what})") from None
+    with f:
+        try:
+            table = pl.read_parquet(f)  # the opened file, never the path again
+        except Exception:  # polars raises several kinds for a file that is not Parquet
+            raise ValueError(f"{path}: cannot read a screening table: the file is not in "
+                             f"Parquet format ({what})") from None
     needed = {"scenario", "metric", "parameter", "mu_star", "verdict"}
     if not needed <= set(table.columns):
         raise ValueError(f"{path}: not a screening table (needs {', '.join(sorted(needed))})")

@@ -6,10 +6,11 @@ overrides), and the paper's reference values. Part of the service layer
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 import streamlit as st
@@ -72,6 +73,33 @@ def listed_manifest(path: Path) -> Any:
         return json.loads(read_regular(path, inside=True, limit=LISTED_MANIFEST_BYTES))
     except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError included
         return None
+
+
+def shown_root(path: str | os.PathLike[str]) -> str | None:
+    """The results folder (`results_dir`) when ``path`` lies under it, else None: the
+    folder below which a page follows no link (`open_shown`)."""
+    base = str(results_dir())
+    with contextlib.suppress(ValueError):  # ValueError: a NUL byte, another drive
+        if os.path.commonpath([base, os.path.abspath(path)]) == base:
+            return base
+    return None
+
+
+def open_shown(path: str | os.PathLike[str], limit: int,
+               result: str | os.PathLike[str] | None = None) -> BinaryIO:
+    """A file a page shows (typed in a path box, found by a listing, or a file of the
+    result chosen), opened through the one door (`wmtsim.core.input_files.open_regular`):
+    a regular file of at most ``limit`` bytes, never waited on (a FIFO) nor read without
+    end (a link to ``/dev/zero``, a sparse 2 GiB file: refused from its size). Under the
+    results folder no link anywhere below that folder is followed (`shown_root`), so a
+    file dropped into a shared results folder cannot lead the server out of it;
+    elsewhere no link below ``result`` (the result folder the file belongs to), or,
+    without one, the file itself may not be a link. An `OSError` naming the file and
+    what is allowed otherwise."""
+    from wmtsim.core.input_files import open_regular
+
+    root = shown_root(path) or result
+    return open_regular(os.path.abspath(path), inside=True, limit=limit, root=root)
 
 
 class Unavailable(RuntimeError):

@@ -12,7 +12,14 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from wmtsim.interfaces.dashboard.services_runs import REPO, THREADS, _load, results_dir
+from wmtsim.interfaces.dashboard.services_runs import (
+    REPO,
+    THREADS,
+    _load,
+    open_shown,
+    results_dir,
+    shown_root,
+)
 
 CLAIMS_FILE = "claims.parquet"
 """`wmtsim.studies.compare.claims.CLAIMS_FILE` (not imported: the page imports that module
@@ -94,10 +101,11 @@ def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
     """The scenario, knobs and table of a claims map (`wmtsim.studies.compare.claims.load_claims`;
     ``mtime`` invalidates the cache when it is rewritten). A bare table of the shipped
     study (why_study/tables/claims_X.parquet) takes its scenario from the study file of
-    the same name in why_study/."""
+    the same name in why_study/. Read through the one door, no link followed below the
+    results folder when the map is under it (`shown_root`), else below the map's folder."""
     from wmtsim.studies.compare.claims import load_claims
 
-    meta, table = load_claims(path)
+    meta, table = load_claims(path, root=shown_root(path))
     scenario = meta.get("scenario") or _study_scenario(Path(path))
     return ClaimsView(scenario or "scenario not recorded", tuple(meta["parameters"]), table)
 
@@ -105,13 +113,33 @@ def claims_view(path: str, mtime: float = 0.0) -> ClaimsView:
 def _study_scenario(table_file: Path) -> str | None:
     import tomllib
 
+    from wmtsim.studies.scenarios.toml_files import MAX_FILE_BYTES
+
     if REPO is None:
         return None
     study = REPO / "why_study" / f"{table_file.stem}.toml"
     if table_file.absolute().resolve().parent == (REPO / STUDY_TABLES).resolve() and \
             study.is_file():
-        return str(tomllib.loads(study.read_text(encoding="utf-8")).get("scenario") or "")
+        with open_shown(study, MAX_FILE_BYTES, result=REPO / "why_study") as f:
+            return str(tomllib.loads(f.read().decode("utf-8")).get("scenario") or "")
     return None
+
+
+def _claims_meta(path: str | None) -> dict[str, Any]:
+    """The claims.json of the claims map at ``path`` (empty for a table alone, or one that
+    cannot be read), through the one door as `claims_view` reads it (`open_shown`)."""
+    import json
+
+    from wmtsim.core.input_files import MAX_READ_BYTES
+
+    if not path:
+        return {}
+    try:
+        with open_shown(Path(path) / "claims.json", MAX_READ_BYTES, result=path) as f:
+            meta = json.loads(f.read(MAX_READ_BYTES))
+    except (OSError, ValueError):  # no claims.json (a table alone), not a regular file
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def claims_mtime(path: str) -> float:
@@ -136,15 +164,9 @@ def claims_chart(table: pl.DataFrame, x: str, y: str) -> Any:
 def claims_family(path: str, table: pl.DataFrame) -> str:
     """The map's family of tests, its level and correction, and the note on correlated
     cells (from claims.json; a bare table says what it can)."""
-    import json
-    from pathlib import Path
-
     from wmtsim.studies.compare.claims import CRN_NOTE
 
-    meta_file = Path(path) / "claims.json"
-    family = None
-    if meta_file.is_file():
-        family = json.loads(meta_file.read_text(encoding="utf-8")).get("family")
+    family = _claims_meta(path).get("family")
     if family is None:
         family = f"{table.height} (claim, cell) tests; correction not recorded"
     return f"Family: {family}. {CRN_NOTE}"
@@ -153,12 +175,6 @@ def claims_family(path: str, table: pl.DataFrame) -> str:
 def claims_summary(table: pl.DataFrame, path: str | None = None) -> pl.DataFrame:
     """Per claim: cells per verdict and, when the map's claims.json records it, whether
     the claim's margin differs across the grid (`wmtsim.studies.compare.claims.summary_frame`)."""
-    import json
-
     from wmtsim.studies.compare.claims import summary_frame
 
-    meta_file = Path(path) / "claims.json" if path else None
-    record = None
-    if meta_file is not None and meta_file.is_file():
-        record = json.loads(meta_file.read_text(encoding="utf-8")).get("margin_flatness")
-    return summary_frame(table, record)
+    return summary_frame(table, _claims_meta(path).get("margin_flatness"))

@@ -166,9 +166,9 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
             st.info("Enter the path of a scenario TOML file in the sidebar.")
             return None
         try:  # by content, so that an edited file is simulated anew
-            ref = (path, Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            st.error(f"cannot load the scenario: cannot read {path}: {e}")
+            ref = (path, _scenario_text(path))
+        except ValueError as e:
+            st.error(f"cannot load the scenario: {e}")
             return None
     else:
         names = list(catalog)
@@ -187,6 +187,21 @@ def scenario_picker(key: str) -> tuple[str, str] | None:
         return None
     st.sidebar.caption(info["description"])
     return ref
+
+
+def _scenario_text(path: str) -> str:
+    """The text of the scenario file typed in a page's path box, read as the CLI reads one
+    (`wmtsim.studies.scenarios.toml_files.read_capped`: a regular file, at most 16 MiB; a link is
+    followed, as scenarios/ holds links to the shipped ones): a FIFO once hung the page
+    and ``/dev/zero`` filled the server's memory. ValueError naming the path otherwise."""
+    from wmtsim.studies.scenarios.toml_files import read_capped
+
+    raw = read_capped(Path(path), lambda problem: ValueError(f"{path}: {problem}"))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: byte {e.start} is not UTF-8; allowed: a UTF-8 TOML "
+                         "file") from None
 
 
 WHOLE_TAGS = """<style>

@@ -462,19 +462,25 @@ def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
     return tuple(c for c in table.columns if c not in _TABLE_COLUMNS)
 
 
-def load_claims(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pl.DataFrame]:
-    """A claims map written by `write_claims` (its folder: claims.json and the table) or
-    a claims table alone (a .parquet file, as why_study/tables/ holds them)."""
-    root = Path(path)
-    if root.is_file() and root.suffix == ".parquet":
-        table = _current(root, pl.read_parquet(root))
+def load_claims(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
+                ) -> tuple[dict[str, Any], pl.DataFrame]:
+    """A claims map written by `write_claims` (its folder: claims.json and the table) or a
+    claims table alone (a .parquet file, as why_study/tables/ holds them), read through
+    the one door (`wmtsim.core.input_files`: regular files, size-capped, never a FIFO):
+    no link below ``root`` (default: the map's own folder; a table alone may not be one)."""
+    from wmtsim.core.input_files import MAX_TABLE_BYTES, open_regular, read_regular, read_table
+
+    folder = Path(path)
+    if folder.is_file() and folder.suffix == ".parquet":
+        with open_regular(folder, inside=True, limit=MAX_TABLE_BYTES, root=root) as f:
+            table = _current(folder, pl.read_parquet(f))
         return {"scenario": None, "parameters": list(knob_columns(table))}, table
     try:
-        meta = json.loads((root / "claims.json").read_text(encoding="utf-8"))
+        meta = json.loads(read_regular(folder / "claims.json", root=root or folder))
     except FileNotFoundError:
-        raise ValueError(f"{root}: not a claims map (no claims.json, and not a "
+        raise ValueError(f"{folder}: not a claims map (no claims.json, and not a "
                          ".parquet claims table)") from None
-    return meta, _current(root, pl.read_parquet(root / CLAIMS_FILE))
+    return meta, _current(folder, read_table(folder / CLAIMS_FILE, root or folder))
 
 
 # Columns a claims table of this version has; an older table lacks some (and speaks the

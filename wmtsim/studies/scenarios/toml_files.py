@@ -26,15 +26,17 @@ def read_capped(path: Path, error: Callable[[str], Exception]) -> bytes:
     file once filled the memory)."""
     from wmtsim.core.input_files import open_regular
 
+    raw: bytes | None = None  # None: refused from its size, before any read
     try:
         # open_regular: a FIFO would block the open itself, before any fstat could tell
-        with open_regular(path) as f:
+        with open_regular(path, limit=MAX_FILE_BYTES) as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         if e.errno == errno.EINVAL:  # open_regular's refusal of a FIFO, device or socket
             raise error("is not a regular file; allowed: a TOML file") from None
-        raise error(f"cannot read: {e.strerror or e}") from None
-    if len(raw) > MAX_FILE_BYTES:
+        if e.errno != errno.EFBIG:
+            raise error(f"cannot read: {e.strerror or e}") from None
+    if raw is None or len(raw) > MAX_FILE_BYTES:
         raise error(f"is larger than {MAX_FILE_BYTES >> 20} MiB; allowed: a TOML file of at "
                     f"most {MAX_FILE_BYTES >> 20} MiB")
     return raw
