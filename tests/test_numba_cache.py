@@ -68,7 +68,7 @@ def test_fingerprint_follows_callees_across_subpackages(tmp_path: Path) -> None:
     root = tmp_path / "wmtsim"
     shutil.copytree(PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__"))
     before = source_fingerprint(root)
-    cli = root / "interfaces" / "cli.py"
+    cli = root / "interfaces" / "cli" / "main.py"
     cli.write_text(cli.read_text() + "\n# edited\n")
     assert source_fingerprint(root) == before
     scoring = root / "core" / "scoring.py"  # called by engine/loop.py through core/lifecycle

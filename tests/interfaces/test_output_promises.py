@@ -315,7 +315,7 @@ def _commands_in_source() -> set[str]:
 
     root = Path(__file__).resolve().parents[2] / "wmtsim"
     found: set[str] = set()
-    for path in [*root.glob("interfaces/cli/main*.py"), *root.glob("studies/*.py"),
+    for path in [*root.glob("interfaces/cli/*.py"), *root.glob("studies/**/*.py"),
                  *root.glob("conformance/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
