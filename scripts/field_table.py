@@ -5,8 +5,8 @@ parity tables and robustness table, and the curve figures (docs/figures/).
     python scripts/field_table.py docs               # docs/field.md's generated blocks
     python scripts/field_table.py table paper_poisoning gaia_like --n 300   # all metrics
 
-Every number comes from the engine (`wmtsim.studies.field.curves`, `field_parity`,
-`field_robustness`); a block is replaced between its ``<!-- generated:NAME -->`` and
+Every number comes from the engine (`wmtsim.studies.field`: `curves`, `parity`,
+`robustness`); a block is replaced between its ``<!-- generated:NAME -->`` and
 ``<!-- /generated:NAME -->`` markers, nothing else in the file changes.
 """
 
