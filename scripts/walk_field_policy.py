@@ -83,7 +83,8 @@ RECENT_K = Family(
     Edit(DISPATCH, "@jit\ndef _baseline_supersede(", '''\
 @jit
 def _recent_k_retrieve(n, bs, F, eligible, selected, budget, k):
-    """recent_k: the ``k`` newest stored memories that fit in B (0 = all that fit)."""
+    """recent_k: the ``k`` newest stored memories that fit in B (``k``: `_cap` of its
+    knob, the shared cap when the knob is 0)."""
     _fit_newest(n, bs, F, eligible, selected, np.int64(-1), budget, 0.0, k)
 
 
@@ -181,6 +182,9 @@ def copy_tree(dest: Path) -> None:
         done = _run(argv, dest)
         if done.returncode != 0:
             raise SystemExit(f"walk: {' '.join(argv)} failed in the copy: {done.stderr}")
+    # The copy's own numba cache is not a change of the walk's.
+    with (dest / ".git" / "info" / "exclude").open("a", encoding="utf-8") as f:
+        f.write("/.numba_cache/\n")
 
 
 def changed(repo: Path) -> list[str]:
