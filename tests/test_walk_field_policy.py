@@ -44,7 +44,7 @@ def test_a_missing_anchor_stops_the_walk() -> None:
         walk.apply("nothing here", walk.Edit("x.py", "anchor", "text"))
 
 
-@pytest.mark.slow  # copies the tree and compiles its kernels, ~10 min on two loaded cores
+@pytest.mark.slow  # copies the tree and compiles its kernels: ~2-3 min on two loaded cores
 def test_the_walk_passes_in_at_most_four_files(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "scripts/walk_field_policy.py", "--dir",
                            str(tmp_path / "copy")], cwd=REPO, capture_output=True, text=True)
