@@ -50,6 +50,10 @@ GENERATORS: tuple[Generator, ...] = (
               blocks=(("docs/architecture.md", "map"),)),
     Generator("metrics_table", ("scripts/metrics_table.py",),
               blocks=(("docs/guide.md", "metrics"),)),
+    # docs/field.md's policies table, from the rows that register the field's policies
+    # (`wmtsim.core.field_policies.FIELD_ROWS`): a new policy's rules are written there.
+    Generator("field_policies", ("scripts/field_policies_table.py",),
+              blocks=(("docs/field.md", "field-policies"),)),
     Generator("field_table", ("scripts/field_table.py", "readme"),
               blocks=(("README.md", "field"),)),
     Generator("field_docs", ("scripts/field_table.py", "docs"), blocks=tuple(

@@ -67,3 +67,18 @@ def test_the_guides_metrics_table_is_the_metric_declaration() -> None:
         "<!-- generated:metrics -->")[1].split("<!-- /generated:metrics -->")[0]
     rows = [line for line in block.splitlines() if line.startswith("| ")][1:]
     assert len(rows) == len(DECLARED)
+
+
+def test_the_field_policies_table_is_the_field_rows() -> None:
+    """docs/field.md's table "The policies" is what scripts/field_policies_table.py makes
+    from `wmtsim.core.field_policies.FIELD_ROWS` (each row's state and rules declared
+    where the policy is registered)."""
+    done = subprocess.run([sys.executable, "scripts/field_policies_table.py", "--check"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    from wmtsim.core.field_policies import FIELD_ROWS
+
+    block = (REPO / "docs" / "field.md").read_text(encoding="utf-8").split(
+        "<!-- generated:field-policies -->")[1].split("<!-- /generated:field-policies -->")[0]
+    rows = [line for line in block.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == [f.name for f in FIELD_ROWS]

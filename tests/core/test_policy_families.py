@@ -1,4 +1,5 @@
-"""The policy families' registry (`wmtsim.core.policies`): one record per family,
+"""The policy families' registry (`wmtsim.core.policies`, the field's records in
+`wmtsim.core.field_policies`): one record per family,
 read by the kernels' dispatch, the twin and the studies; an unregistered family is an
 error everywhere, never another family's rules."""
 
@@ -10,21 +11,12 @@ from dataclasses import replace
 
 import pytest
 
+from wmtsim.core import field_policies as fp
 from wmtsim.core import policies as pf
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.field_policies import CAPPED, OWN, QUEUE, Family, ItemCap
 from wmtsim.core.knob_readers import READS, Trait, check_narrowing, from_families
-from wmtsim.core.policies import (
-    CAPPED,
-    FAMILIES,
-    OWN,
-    POLICIES,
-    QUEUE,
-    SEL_BASELINE,
-    Family,
-    ItemCap,
-    check_families,
-    family_of,
-)
+from wmtsim.core.policies import FAMILIES, POLICIES, SEL_BASELINE, check_families, family_of
 from wmtsim.core.stubs import Stubs
 from wmtsim.studies.field.parity import item_cap, ranking_signal
 from wmtsim.studies.field.robustness import _own_cap
@@ -138,10 +130,10 @@ def test_reads_may_only_narrow_a_family_declaration() -> None:
 
 def test_item_caps_mirror_the_engine_rules() -> None:
     b = Baselines(top_k=0, ga_top_k=5, mb_code_recent=2, mb_code_top_k=2)
-    assert pf.TRACERETAIN.cap(0).size(3, b) == 3  # own knob 0: the shared cap
-    assert pf.TRACERETAIN.cap(0).size(3, replace(b, top_k=7)) == 7
-    assert pf.GENERATIVE.cap(1).size(3, b) == 3  # beneath the shared cap
-    assert pf.GENERATIVE.cap(1).size(3, replace(b, own_caps=True)) == 5
-    assert pf.MEMORYBANK.cap(2).size(0, b) == 4
-    assert pf.MEMGPT.cap(0).size(3, replace(b, own_caps=True)) == 0
-    assert not pf.TRACERETAIN.cap(0).reads_own_caps and pf.WINDOW.cap(1).reads_own_caps
+    assert fp.TRACERETAIN.cap(0).size(3, b) == 3  # own knob 0: the shared cap
+    assert fp.TRACERETAIN.cap(0).size(3, replace(b, top_k=7)) == 7
+    assert fp.GENERATIVE.cap(1).size(3, b) == 3  # beneath the shared cap
+    assert fp.GENERATIVE.cap(1).size(3, replace(b, own_caps=True)) == 5
+    assert fp.MEMORYBANK.cap(2).size(0, b) == 4
+    assert fp.MEMGPT.cap(0).size(3, replace(b, own_caps=True)) == 0
+    assert not fp.TRACERETAIN.cap(0).reads_own_caps and fp.WINDOW.cap(1).reads_own_caps

@@ -27,17 +27,11 @@ from wmtsim.core.field_knobs import (
     Baselines,
     M,
 )
+from wmtsim.core.field_policies import MB_CODE, MB_STOCHASTIC
 from wmtsim.core.metrics import N_COUNTERS, C
 from wmtsim.core.packing import as_array
 from wmtsim.core.params import Params
-from wmtsim.core.policies import (
-    FAM_WMT,
-    FIELD_POLICIES,
-    MB_CODE,
-    MB_STOCHASTIC,
-    POLICIES,
-    get_policy,
-)
+from wmtsim.core.policies import FAM_WMT, FIELD_POLICIES, POLICIES, get_policy
 from wmtsim.core.stubs import Stubs
 from wmtsim.core.world_spec import PoisonSpec, WorldSpec
 from wmtsim.engine.field.admission import _mem0_admit

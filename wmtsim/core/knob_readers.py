@@ -25,26 +25,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.knobs import knob_of
-from wmtsim.core.policies import (
+from wmtsim.core.field_policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
     EVICT_SIMILARITY,
-    FAMILIES,
     GENERATIVE,
     MB_CODE,
     MB_STOCHASTIC,
     MEM0,
     MEMORYBANK,
-    POLICIES,
-    SEL_BASELINE,
-    SEL_BRANCHES,
-    SEL_ITEMS,
     THRESHOLD_Z,
     TRACERETAIN,
     Family,
-    Policy,
 )
+from wmtsim.core.knobs import knob_of
+from wmtsim.core.policies import FAMILIES, POLICIES, SEL_BASELINE, SEL_BRANCHES, SEL_ITEMS, Policy
 
 
 @dataclass(frozen=True)

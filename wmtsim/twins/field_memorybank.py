@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from wmtsim.core.draws import PURPOSE_FORGET
-from wmtsim.core.policies import MB_CODE, MB_PAPER
+from wmtsim.core.field_policies import MB_CODE, MB_PAPER
 from wmtsim.twins.field_store import StoreBase
 
 

@@ -14,8 +14,7 @@ from typing import Any
 
 from wmtsim.core.draws import PURPOSE_MEM0, uniform_py
 from wmtsim.core.field_knobs import Baselines
-from wmtsim.core.metrics import C
-from wmtsim.core.policies import (
+from wmtsim.core.field_policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
@@ -28,10 +27,10 @@ from wmtsim.core.policies import (
     FAM_TRACERETAIN,
     FAM_WINDOW,
     MB_CODE,
-    SEL_BASELINE,
     THRESHOLD_FIXED,
-    Policy,
 )
+from wmtsim.core.metrics import C
+from wmtsim.core.policies import SEL_BASELINE, Policy
 from wmtsim.twins.field_memorybank import MemoryBankStore
 from wmtsim.twins.field_queues import QueueStore
 from wmtsim.twins.field_store import STORED, fit, minmax, power, top_by

@@ -22,15 +22,15 @@ from wmtsim.core.field_knobs import (
     B_OVERWRITTEN,
     M,
 )
-from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C
-from wmtsim.core.policies import (
+from wmtsim.core.field_policies import (
     EVICT_IMPORTANCE,
     EVICT_IMPORTANCE_RECENCY,
     EVICT_LFU,
     EVICT_SIMILARITY,
     THRESHOLD_FIXED,
 )
+from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C
 from wmtsim.core.rng import PURPOSE_MEM0, _uniform
 from wmtsim.engine.field.common import (
     _content_similarity,

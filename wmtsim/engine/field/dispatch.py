@@ -29,9 +29,7 @@ import numpy as np
 
 from wmtsim.core.codes import ACTION, GLOBAL, TASK
 from wmtsim.core.field_knobs import B_BUFFERED, B_CORE, B_DELETED, B_EVICTED, B_IN, B_RECALL, M
-from wmtsim.core.jit import jit
-from wmtsim.core.metrics import C
-from wmtsim.core.policies import (
+from wmtsim.core.field_policies import (
     FAM_GENERATIVE,
     FAM_MEM0,
     FAM_MEMGPT,
@@ -41,6 +39,8 @@ from wmtsim.core.policies import (
     FAM_WINDOW,
     MB_CODE,
 )
+from wmtsim.core.jit import jit
+from wmtsim.core.metrics import C
 from wmtsim.engine.field.admission import _mem0_admit, _tr_admit, _tr_evaluate
 from wmtsim.engine.field.common import _cap, _capped, _fit, _fit_newest, _queue_cap, _score_call
 from wmtsim.engine.field.forgetting import (

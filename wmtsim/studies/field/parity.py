@@ -26,9 +26,8 @@ from typing import Any
 import polars as pl
 
 from wmtsim.core.field_knobs import Baselines
+from wmtsim.core.field_policies import QUEUE, REL
 from wmtsim.core.policies import (
-    QUEUE,
-    REL,
     SEL_BASELINE,
     SEL_BRANCHES,
     SEL_EVERYTHING,
