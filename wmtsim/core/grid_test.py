@@ -150,9 +150,10 @@ def binary_test(x: np.ndarray, alpha: float = ALPHA, n_resamples: int | None = N
       discordant trajectories of 400, p_Q = 0.001, p_pair = 0.5).
 
     The max of two p-values rejects only when both do, so its size is at most p_Q's
-    where the shuffle is exact. ``statistic`` is Q, ``critical`` the 1 − alpha quantile
-    of Q*, ``deviating`` the points of the pairs whose McNemar mid-p is significant after
-    Holm over the pairs (0 when p > alpha), ``se`` the contrasts' as in `grid_test`.
+    where the shuffle is exact (both are returned: ``p_shuffle``, ``p_pair``).
+    ``statistic`` is Q, ``critical`` the 1 − alpha quantile of Q*, ``deviating`` the
+    points of the pairs whose McNemar mid-p is significant after Holm over the pairs (0
+    when p > alpha), ``se`` the contrasts' as in `grid_test`.
     """
     k, n = x.shape
     b_count = max(n_resamples or 0, resamples_for(alpha))
@@ -168,7 +169,8 @@ def binary_test(x: np.ndarray, alpha: float = ALPHA, n_resamples: int | None = N
     total = int(rows.sum())
     denom = k * total - int(np.sum(rows * rows))
     if denom == 0:  # every trajectory the same at every point: nothing differs
-        return {**out, "p": 1.0, "statistic": 0.0, "critical": 0.0, "deviating": 0}
+        return {**out, "p": 1.0, "p_shuffle": 1.0, "p_pair": 1.0, "statistic": 0.0,
+                "critical": 0.0, "deviating": 0}
 
     def q_of(cols: np.ndarray) -> np.ndarray:
         return np.asarray((k - 1) * (k * np.sum(cols * cols, axis=-1) - total**2) / denom)
@@ -194,5 +196,6 @@ def binary_test(x: np.ndarray, alpha: float = ALPHA, n_resamples: int | None = N
     p = max(p_q, float(p_pairs.min()))
     held = adjust(p_pairs, "holm") <= alpha if p <= alpha else np.zeros(p_pairs.size, bool)
     deviating = len(set(iu[0][held]) | set(iu[1][held]))
-    return {**out, "p": p, "statistic": q_obs,
-            "critical": float(np.quantile(q_star, 1 - alpha)), "deviating": deviating}
+    return {**out, "p": p, "p_shuffle": p_q, "p_pair": float(p_pairs.min()),
+            "statistic": q_obs, "critical": float(np.quantile(q_star, 1 - alpha)),
+            "deviating": deviating}
