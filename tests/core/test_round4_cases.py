@@ -57,3 +57,37 @@ def test_predictive_quantile_counts_ties_half() -> None:
     v = np.array([0.1, 0.2, 0.2, 0.3])
     assert predictive_cell(v, 0.2, "asr")["quantile"] == 0.5
     assert predictive_cell(v, 0.3, "asr")["quantile"] == 0.875
+
+
+def test_cochran_q_by_hand_and_the_point_furthest_from_the_mean() -> None:
+    """C = (2, 1, 0) successes at the points, R = (2, 1, 0) of the trajectories, N = 3:
+    Q = (k − 1)(k ΣC² − N²) / (k N − ΣR²) = 2 (15 − 9) / (9 − 5) = 3. A grid whose lowest
+    point is furthest from the mean names that point ``largest``."""
+    r = binary_test(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    assert math.isclose(r["statistic"], 3.0)
+    x = np.zeros((4, 10))
+    x[0, 0] = 1.0
+    x[1:, :2] = 1.0
+    assert binary_test(x)["largest"] == 0
+
+
+def test_prediction_interval_is_finite_from_two_replicates() -> None:
+    low, high = prediction_interval(0.3, 0.1, 2)
+    assert math.isfinite(low) and math.isfinite(high)
+
+
+def test_a_cell_without_values_is_not_inside() -> None:
+    assert predictive_cell(np.array([math.nan]), 0.3, "asr")["inside"] is False
+
+
+def test_morris_p_values_of_a_clear_effect_and_of_none() -> None:
+    """A knob whose every step moves the mean by 1 with noise of SD 0.1 on 40
+    trajectories: no resample's deviation reaches T (p = 1/(B + 1) exactly); a knob
+    with no effect (noise only) gets a p-value in (0, 1], far from 0."""
+    from wmtsim.studies.screen import morris_test
+
+    rng = np.random.default_rng(1)
+    e = np.stack([1.0 + 0.1 * rng.normal(size=(4, 40)), 0.1 * rng.normal(size=(4, 40))])
+    p = morris_test(e, n_resamples=999, seed=0)
+    assert p[0] == 1 / 1000
+    assert 0.05 < p[1] <= 1.0, p
