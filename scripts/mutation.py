@@ -108,7 +108,8 @@ GROUPS = (
                                      "binary_test"),
         "wmtsim/studies/screen.py": ("morris_test",),
         "wmtsim/studies/inference.py": ("prediction_interval", "predictive_cell")},
-        "-m 'not slow' tests/core/test_grid_test_binary.py tests/studies/test_teeth_quick.py "
+        "-m 'not slow' tests/core/test_round4_cases.py tests/core/test_grid_test_binary.py "
+        "tests/studies/test_teeth_quick.py "
         "tests/studies/test_flatness.py tests/studies/test_prediction_coverage.py", {}, 120.0),
     Group("output", {
         "wmtsim/core/output.py": ("temp_path", "commit", "atomic_write")},
