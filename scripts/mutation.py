@@ -11,7 +11,7 @@ its own fast test subset:
 * ``selector`` and ``loop`` — engine kernels that draw random numbers (the counter-based
   generator needs numba's wrapping uint64 arithmetic, so these cannot run as Python):
   compiled per mutant into a throw-away numba cache, hence few, hand-picked lines;
-* ``twin``, ``metrics``, ``stats``, ``inference``, ``output`` — plain Python.
+* ``twin``, ``metrics``, ``stats``, ``inference``, ``round4``, ``output`` — plain Python.
 
 First the issue's hand-made mutants (`HAND`) are applied one by one by string replacement
 and their group's subset run. Results go to ``results/mutation/`` (one cosmic-ray session per
@@ -103,6 +103,14 @@ GROUPS = (
         "tests/studies/test_statistics_coverage.py tests/studies/test_signs.py "
         "tests/studies/test_claims.py tests/studies/test_paper_tables.py "
         "tests/core/test_inference_interval.py", {}, 300.0),
+    Group("round4", {  # issue 49's: the grid test, Morris's test, the prediction interval
+        "wmtsim/core/grid_test.py": ("_studentised_max", "grid_test", "mcnemar_midp",
+                                     "binary_test"),
+        "wmtsim/studies/sweeps/screen.py": ("morris_test",),
+        "wmtsim/studies/calibration/inference.py": ("prediction_interval", "predictive_cell")},
+        "-m 'not slow' tests/core/test_round4_cases.py tests/core/test_grid_test_binary.py "
+        "tests/studies/test_teeth_quick.py "
+        "tests/studies/test_flatness.py tests/studies/test_prediction_coverage.py", {}, 120.0),
     Group("output", {
         "wmtsim/core/output.py": ("temp_path", "commit", "atomic_write")},
         "tests/core/test_output.py tests/studies/test_kill_injection.py "

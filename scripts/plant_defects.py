@@ -1,6 +1,7 @@
-"""Plant issue 49's four defects one at a time and run the test that must catch each
-(docs/testing.md, "Planted defects"). Each defect is a string replacement in the working
-tree, restored afterwards whatever happens; prints one line per defect: caught or not.
+"""Plant issue 49's four defects, and two in the binary grid test, one at a time and run
+the test that must catch each (docs/testing.md, "Planted defects"). Each defect is a
+string replacement in the working tree, restored afterwards whatever happens; prints one
+line per defect: caught or not.
 Run: ``nice -n 10 python scripts/plant_defects.py``."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEETH = "tests/studies/test_coverage_teeth.py"
+QUICK = "tests/studies/test_teeth_quick.py"
+BINARY = "tests/core/test_grid_test_binary.py"
 DEFECTS = (
     ("grid_test p-values × 0.7", "wmtsim/core/grid_test.py",
      "out.update(p=float((1 + np.sum(t_star >= t_obs)) / (b + 1)),",
@@ -23,10 +26,16 @@ DEFECTS = (
      f"{TEETH}::test_morris_size_at_every_level_for_each_null_knob"),
     ("Morris not studentised inside the bootstrap", "wmtsim/studies/sweeps/screen.py",
      "scale = np.where(se > 0, se, se0)", "scale = se0 + 0.0 * se",
-     f"{TEETH}::test_morris_size_at_every_level_for_each_null_knob"),
+     f"{QUICK}::test_morris_keeps_its_size_at_n_10_for_each_null_knob"),
     ("prediction interval without √(1 + 1/R)", "wmtsim/studies/calibration/inference.py",
      "* sd * math.sqrt(1.0 + 1.0 / r)", "* sd * math.sqrt(1.0)",
-     f"{TEETH}::test_prediction_interval_covers_a_new_normal_corpus_at_r_4"),
+     f"{QUICK}::test_prediction_interval_covers_a_new_corpus_exactly_at_r_4"),
+    ("binary grid_test without the McNemar guard", "wmtsim/core/grid_test.py",
+     "p = max(p_q, float(p_pairs.min()))", "p = p_q + 0.0 * float(p_pairs.min())",
+     f"{BINARY}::test_rho_m_grid_tsr_is_not_called_different"),
+    ("binary grid_test p-values × 0.7", "wmtsim/core/grid_test.py",
+     "p = max(p_q, float(p_pairs.min()))", "p = 0.7 * max(p_q, float(p_pairs.min()))",
+     f"{BINARY}::test_binary_size_is_near_nominal_at_every_level"),
 )
 
 
