@@ -61,7 +61,7 @@ def test_binary_size_is_near_nominal_at_every_level() -> None:
     within 3 Monte Carlo errors of 5%, 10% and 20% on both sides, so a 40% liberal test
     fails (0.28 at 20%: runs_for = 493 runs, power 0.9) and so does the conservative
     bootstrap this replaced (0 rejections)."""
-    from wmtsim.studies import coverage_cases as cases
+    from wmtsim.studies.coverage import cases
 
     runs = runs_for(0.20, 0.28)
     p = cases.grid_pvalues(runs, "binary", seed=50, resamples=500)

@@ -36,21 +36,6 @@ def _studentised_max(w: np.ndarray, c: np.ndarray, d: np.ndarray, se: np.ndarray
     return np.asarray(np.max(t, axis=1))
 
 
-def _max_t(x: np.ndarray) -> np.ndarray:
-    """max_i |d_i| / se_i of each stack of grids ``x`` (m, k, n): d_i the mean over
-    trajectories of point i's contrasts x_it − mean_j x_jt, se_i their sd / √n; a
-    contrast without spread adds 0 when it does not move, inf when it does."""
-    n = x.shape[2]
-    c = x - x.mean(axis=1, keepdims=True)
-    d = c.mean(axis=2)
-    se = c.std(axis=2, ddof=1) / math.sqrt(n)
-    moves = np.abs(d) > 1e-12 * max(1.0, float(np.abs(x).max()))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0),
-                     np.where(moves, math.inf, 0.0))
-    return np.asarray(t.max(axis=1))
-
-
 def grid_test(values: np.ndarray, alpha: float = ALPHA, n_resamples: int | None = None,
               seed: int = 0) -> dict[str, Any]:
     """Does the mean differ across ``k`` points measured on the same ``n`` trajectories
