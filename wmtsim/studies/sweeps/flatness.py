@@ -57,8 +57,8 @@ def family_text(tests: int, alpha: float = ALPHA, correction: str = "holm",
     random numbers, Holm over 1 configuration, two-sided 5%" (``unit``: what each test is
     of, a configuration or a claim)."""
     what = unit if tests == 1 else f"{unit}s"
-    return (f"paired max-t bootstrap (binary outcomes: Cochran's Q by shuffle, guarded by "
-            f"the exact McNemar mid-p of the most different pair) on common random numbers, "
+    return (f"paired max-t bootstrap on common random numbers (binary outcomes: Cochran's "
+            f"Q with an exact McNemar guard), "
             f"{CORRECTION_NAMES[correction]} over {tests} {what}, two-sided {alpha:.0%}")
 
 
