@@ -88,6 +88,29 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_no_cycle_between_capability_folders() -> None:
+    """The capability folders of studies/ (docs/architecture.md's map) import one another
+    in one direction only (scenarios ← sweeps ← tune, attack, compare ← calibration, ...),
+    so each can be read after the ones it uses."""
+    graph: dict[str, set[str]] = {}
+
+    def folder(m: str) -> str | None:
+        parts = m.split(".")
+        return ".".join(parts[:3]) if len(parts) >= 4 and parts[1] == "studies" else None
+
+    for m, deps in _graph().items():
+        if (f := folder(m)) is None:
+            continue
+        graph.setdefault(f, set()).update(
+            d for d in map(folder, deps) if d is not None and d != f)
+    for deps in list(graph.values()):
+        for d in deps:
+            graph.setdefault(d, set())
+    assert len(graph) >= 10, sorted(graph)
+    cycle = _cycle(graph)
+    assert cycle is None, "a cycle between folders: " + " -> ".join(cycle or [])
+
+
 FIRST_PARTY = ("benchmarks", "scripts", "why_study", "tests", "examples", "dashboards")
 
 
