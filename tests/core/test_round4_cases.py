@@ -1,7 +1,8 @@
 """Hand-derived cases for issue 49's statistics that the mutation run's quick subset left
 unpinned (docs/testing.md, "Round four's statistics"): the binary grid test's mid-p on
-ties and its standard errors, grid_test at its smallest sizes, and the calibration's
-predictive cell at one replicate and on ties."""
+ties and its standard errors, grid_test at its smallest sizes, the calibration's
+predictive cell at one replicate and on ties, and the studentisation inside grid_test's
+and Morris's bootstraps with their zero-spread rules."""
 
 from __future__ import annotations
 
