@@ -194,3 +194,20 @@ def test_morris_step_without_spread_divides_by_nothing() -> None:
     with np.errstate(divide="raise", invalid="raise"):
         p = morris_test(e, n_resamples=99)
     assert p[0] == 1.0
+
+
+def test_rounding_sized_differences_are_not_called_significant() -> None:
+    """Two grid points 3e-14 apart on every trajectory, and a knob whose every effect is
+    1e-13: differences within rounding of 0, whose own spread is rounding too. Each is no
+    effect (p = 1), where studentising by that spread gave p = 0.047 and p = 0.01."""
+    import numpy as np
+
+    from wmtsim.core.grid_test import grid_test
+    from wmtsim.studies.sweeps.screen import morris_test
+
+    x = np.vstack([np.arange(7.0) * 0.1, np.arange(7.0) * 0.1 + 3e-14])
+    assert grid_test(x, n_resamples=199)["p"] == 1.0
+    assert morris_test(np.full((1, 1, 10), 1e-13), n_resamples=99)[0] == 1.0
+    assert morris_test(np.full((1, 1, 7), 7.1e-15), n_resamples=99)[0] == 1.0
+    # a real effect of the same shape is still exact (p = 1 / (B + 1))
+    assert morris_test(np.full((1, 1, 10), 0.5), n_resamples=99)[0] == 0.01

@@ -120,6 +120,10 @@ def morris_test(effects: np.ndarray, n_resamples: int = 2000, seed: int = 0
     d, r, n = e.shape
     ok = np.isfinite(e)
     e0 = np.where(ok, e, 0.0).reshape(d * r, n)
+    # An effect within rounding of 0 is 0 (as in `wmtsim.core.grid_test`): studentised by
+    # its own rounding-sized spread, a constant 1e-13 effect was called significant.
+    tol = 1e-12 * max(1.0, float(np.abs(e0).max()) if e0.size else 1.0)
+    e0 = np.where(np.abs(e0) > tol, e0, 0.0)
     m = ok.reshape(d * r, n).astype(np.float64)
 
     def moments(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -136,7 +140,7 @@ def morris_test(effects: np.ndarray, n_resamples: int = 2000, seed: int = 0
     ones = np.full((1, n), 1.0 / n)
     _, centre, se0 = moments(ones)
     centre, se0 = np.where(np.isfinite(centre), centre, 0.0)[0], se0[0]
-    exact = (se0 == 0) & (np.abs(centre) > 1e-12 * max(1.0, float(np.abs(e0).max())))
+    exact = (se0 == 0) & (np.abs(centre) > tol)
 
     def stat(w: np.ndarray, about: np.ndarray) -> np.ndarray:
         """Σ_k over each knob's steps of the squared studentised deviation of the
