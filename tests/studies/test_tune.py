@@ -129,6 +129,12 @@ def test_beats_judges_a_loss_on_its_own_interval() -> None:
     tie = _cells(("gaia_like", "tsr:max", -0.04, 0.03, TIE),
                  ("gaia_like", "prompt_tokens:min", 2050, 2300, HOLDS))
     assert beats(tie) == (True, "")
+    # no interval (a sparse unbounded metric): its own test decides, uncorrected
+    untested = _cells(("gaia_like", "tsr:max", -0.04, 0.03, TIE),
+                      ("gaia_like", "prompt_tokens:min", 2050, 2300, HOLDS)).with_columns(
+        gain_low=pl.Series([float("nan"), 2050.0]), gain_high=pl.Series([float("nan"), 2300.0]),
+        gain=pl.Series([-0.01, 2175.0]), p=pl.Series([0.01, 0.0001]))
+    assert not beats(untested)[0]
     none = _cells(("gaia_like", "tsr:max", -0.04, 0.03, TIE),
                   ("gaia_like", "prompt_tokens:min", 1, 2300, TIE))
     assert not beats(none)[0]

@@ -94,18 +94,21 @@ def validate(tuning: Tuning, chosen: pl.DataFrame, seeds: Sequence[int],
     return pl.DataFrame(out, infer_schema_length=None)
 
 
-def beats(cells: pl.DataFrame) -> tuple[bool, str]:
+def beats(cells: pl.DataFrame, alpha: float = 0.05) -> tuple[bool, str]:
     """Whether one trial's cells (rows of `validate`'s table) beat the shipped setting, and
-    why not when they do not (the module docstring's rule)."""
+    why not when they do not (the module docstring's rule). A cell is worse when its own
+    interval lies below 0 or, where it has no interval (a sparse unbounded metric), when
+    its own test says so at ``alpha`` (uncorrected, like the interval)."""
     import polars as pl
 
-    worse = cells.filter((pl.col("verdict") == FAILS) | (pl.col("gain_high") < 0))
+    own_test = (pl.col("p") < alpha) & (pl.col("gain") < 0) if "p" in cells.columns else False
+    worse = cells.filter((pl.col("verdict") == FAILS) | (pl.col("gain_high") < 0) | own_test)
     better = set(cells.filter(pl.col("verdict") == HOLDS)["scenario"].to_list())
     unbeaten = set(cells["scenario"].to_list()) - better
     if worse.height:
         named = ", ".join(f"{r['objective']} on {r['scenario']}"
                           for r in worse.iter_rows(named=True))
-        return False, f"worse on {named} (its 95% interval lies below 0)"
+        return False, f"worse on {named} (on its own interval or test, uncorrected)"
     if unbeaten:
         return False, ("not significantly better on any objective in "
                        f"{', '.join(sorted(unbeaten))}")
