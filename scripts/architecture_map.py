@@ -31,6 +31,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wmtsim"
 DOC = ROOT / "docs" / "architecture.md"
@@ -234,14 +237,6 @@ def render(caps: list[Capability]) -> str:
     return "\n".join(lines)
 
 
-def _with_block(text: str, block: str) -> str:
-    start, end = f"<!-- generated:{BLOCK} -->", f"<!-- /generated:{BLOCK} -->"
-    if start not in text or end not in text:
-        raise SystemExit(f"{DOC}: no {start} ... {end} block")
-    head, rest = text.split(start, 1)
-    return f"{head}{start}\n{block}\n{end}{rest.split(end, 1)[1]}"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
@@ -251,17 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     bad = problems(caps)
     for p in bad:
         print(p, file=sys.stderr)
-    text = DOC.read_text(encoding="utf-8")
-    new = _with_block(text, render(caps))
     if args.check:
-        if new != text:
-            print(f"{DOC.relative_to(ROOT)}: the map differs from the tree "
-                  "(python scripts/architecture_map.py)", file=sys.stderr)
-            return 1
-        return 1 if bad else 0
+        return write_or_check(DOC, BLOCK, render(caps), True, "python scripts/architecture_map.py"
+                              ) or (1 if bad else 0)
     if bad:
         return 1
-    DOC.write_text(new, encoding="utf-8")
+    write_or_check(DOC, BLOCK, render(caps), False, "")
     print(f"wrote the map ({len(caps)} capabilities) into {DOC.relative_to(ROOT)}")
     return 0
 

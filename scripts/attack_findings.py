@@ -14,24 +14,18 @@ docs/figures/attack_harm_vs_budget.png.
 from __future__ import annotations
 
 import argparse
-import re
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 FINDINGS = ROOT / "docs" / "findings.md"
 README = ROOT / "README.md"
 FIGURE = ROOT / "docs" / "figures" / "attack_harm_vs_budget.png"
 FIELD = ("memgpt", "mem0", "traceretain_z")
-
-
-def replace_block(text: str, name: str, body: str, where: Path) -> str:
-    """Replace the generated block ``name`` of ``text`` (it must exist)."""
-    pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:"
-                         rf"{re.escape(name)} -->)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{where}: no generated block {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
 
 
 def main(argv: list[str] | None = None) -> None:

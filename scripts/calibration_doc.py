@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from paper_tables_doc import replace_block
+from doc_blocks import replace_block
 
 from wmtsim.core.metrics import LABELS
 from wmtsim.core.policies import POLICIES

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
+import sys
 import time
 from pathlib import Path
 
 import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 FINDINGS = ROOT / "docs" / "findings.md"
@@ -28,15 +31,6 @@ FIGURE = ROOT / "docs" / "figures" / "dynamics_survival_paper_poisoning.png"
 SCENARIOS = ("paper_poisoning", "global_poison")
 ROUTES = ("superseded", "suppressed", "folded_clean", "laundered", "eligible_at_end",
           "dropped", "never_eligible")
-
-
-def replace_block(text: str, name: str, body: str) -> str:
-    """Replace the generated block ``name`` of ``text`` (it must exist)."""
-    pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:"
-                         rf"{re.escape(name)} -->)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{FINDINGS}: no generated block {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
 def _steps(x: float) -> str:

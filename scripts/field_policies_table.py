@@ -10,9 +10,11 @@ file that registers it and cannot be left out of the page.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import write_or_check
 
 from wmtsim.core.field_policies import FIELD_ROWS, FieldPolicy
 
@@ -34,15 +36,6 @@ def table(rows: tuple[FieldPolicy, ...] = FIELD_ROWS) -> str:
             "`wmtsim.core.field_policies.FIELD_ROWS`.\n\n" + "\n".join(lines) + "\n")
 
 
-def replaced(text: str, body: str, page: Path = PAGE) -> str:
-    """``text`` with the generated block's body replaced (the prose around it kept)."""
-    pattern = re.compile(rf"(<!-- generated:{NAME} -->\n).*?(<!-- /generated:{NAME} -->)",
-                         re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{page}: no <!-- generated:{NAME} --> block")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python scripts/field_policies_table.py",
                                  description=__doc__,
@@ -50,16 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="compare with the committed block instead of writing it")
     args = ap.parse_args(argv)
-    text = PAGE.read_text(encoding="utf-8")
-    new = replaced(text, table())
-    if args.check:
-        if new != text:
-            print(f"{PAGE}: the policies table differs from FIELD_ROWS; run "
-                  "python scripts/field_policies_table.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(new, encoding="utf-8")
-    return 0
+    return write_or_check(PAGE, NAME, table(), args.check, "python scripts/field_policies_table.py")
 
 
 if __name__ == "__main__":

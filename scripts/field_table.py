@@ -13,10 +13,13 @@ Every number comes from the engine (`wmtsim.studies.field`: `curves`, `parity`,
 from __future__ import annotations
 
 import argparse
-import re
+import sys
 from pathlib import Path
 
 import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import replace_block
 
 from wmtsim.core.bootstrap import mean_ci
 from wmtsim.core.formatting import interval, num
@@ -53,14 +56,9 @@ README_POLICIES = ("traceretain_z", "traceretain_conflict", "generative_agents",
 N = 300
 
 
-def replace_block(path: Path, name: str, body: str) -> None:
-    """Put ``body`` between the ``generated:name`` markers of ``path``."""
-    text = path.read_text(encoding="utf-8")
-    pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:"
-                         rf"{re.escape(name)} -->)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{path}: no <!-- generated:{name} --> block")
-    path.write_text(pattern.sub(lambda m: m.group(1) + body + m.group(2), text),
+def write_block(path: Path, name: str, body: str) -> None:
+    """Put ``body`` between the ``generated:name`` markers of ``path`` (`doc_blocks`)."""
+    path.write_text(replace_block(path.read_text(encoding="utf-8"), name, body, path),
                     encoding="utf-8")
 
 
@@ -134,20 +132,20 @@ def docs_blocks(n: int = N, seeds: int = 3) -> None:
         sc = load_scenario(name)
         budgets = budgets_for(sc)
         frame = budget_curves(sc, budgets, tuple(POLICIES), n=n)
-        replace_block(doc, f"field-curves.{name}",
+        write_block(doc, f"field-curves.{name}",
                       f"### {name} (B = {', '.join(map(str, budgets))})\n\n"
                       + curves_markdown(frame))
         spec = curve_chart(frame, f"{name}: TSR vs prompt tokens over B").to_json()
         (ROOT / "docs" / "figures" / f"field_curves_{name}.png").write_bytes(
             vlc.vegalite_to_png(spec, scale=2))
-        replace_block(doc, f"parity.{name}",
+        write_block(doc, f"parity.{name}",
                       f"### {name} (B = {sc.params.budget}, item cap `stubs.top_k` = "
                       f"{sc.stubs.top_k or 'none'}, n = {n})\n\n"
                       + parity_markdown(parity_table(sc, tuple(POLICIES), n=n)))
         r = robustness(sc, budgets, [sc.seed + k for k in range(seeds)], FIELD_POLICIES, n=n)
         rob.append(f"### {name} (seeds {sc.seed}–{sc.seed + seeds - 1}, n = {n})\n\n"
                    + robustness_markdown(r, sc.seed))
-    replace_block(doc, "robustness", "\n".join(rob))
+    write_block(doc, "robustness", "\n".join(rob))
 
 
 def table(name: str, n: int, seed: int | None, shown: list[str] = SHOWN) -> str:
@@ -187,7 +185,7 @@ def main() -> None:
         p.add_argument("--n", type=int, default=N)
     a = ap.parse_args()
     if a.command == "readme":
-        replace_block(ROOT / "README.md", "field", readme_block(a.n))
+        write_block(ROOT / "README.md", "field", readme_block(a.n))
     elif a.command == "docs":
         docs_blocks(a.n, a.seeds)
     else:

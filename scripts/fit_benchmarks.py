@@ -114,7 +114,7 @@ def stage_check(args: argparse.Namespace) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "benchmarks_check.json").write_text(json.dumps(data, indent=1, default=float))
     if args.docs:
-        from paper_tables_doc import replace_block
+        from doc_blocks import replace_block
 
         cal = ROOT / "docs" / "calibration.md"
         text = replace_block(cal.read_text("utf-8"), "table123-cells", markdown(data))

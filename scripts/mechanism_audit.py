@@ -424,7 +424,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(audit, indent=1, default=float), encoding="utf-8")
     if args.write_docs:
-        from paper_tables_doc import replace_block
+        from doc_blocks import replace_block
 
         (CAL / "audit.json").write_text(json.dumps(audit, indent=1, default=float),
                                         encoding="utf-8")

@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import write_or_check
 
 from wmtsim.core.metrics import DECLARED, Metric
 
@@ -52,30 +54,13 @@ def table() -> str:
             "`wmtsim.core.metrics.DECLARED`.\n\n" + "\n".join(rows) + "\n")
 
 
-def replaced(text: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- generated:{NAME} -->\n).*?(<!-- /generated:{NAME} -->)",
-                         re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{GUIDE}: no <!-- generated:{NAME} --> block")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python scripts/metrics_table.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true",
                     help="compare with the committed block instead of writing it")
     args = ap.parse_args(argv)
-    text = GUIDE.read_text(encoding="utf-8")
-    new = replaced(text, table())
-    if args.check:
-        if new != text:
-            print(f"{GUIDE}: the metrics table differs from DECLARED; run "
-                  "python scripts/metrics_table.py", file=sys.stderr)
-            return 1
-        return 0
-    GUIDE.write_text(new, encoding="utf-8")
-    return 0
+    return write_or_check(GUIDE, NAME, table(), args.check, "python scripts/metrics_table.py")
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ def main() -> None:
     if not args.write:
         print(ledger_markdown())
         return
-    from paper_tables_doc import replace_block
+    from doc_blocks import replace_block
 
     for path, short in ((ROOT / "README.md", True), (ROOT / "docs" / "calibration.md", False)):
         path.write_text(replace_block(path.read_text("utf-8"), "contradictions",

@@ -19,7 +19,7 @@ from wmtsim.studies.compare.report import paper_table4
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from paper_tables_doc import replace_block  # noqa: E402 (the one block writer)
+from doc_blocks import replace_block  # noqa: E402 (the one block writer)
 
 
 def main() -> None:

@@ -11,9 +11,12 @@ replaced; the prose around them is not (re-read it when the numbers move).
 from __future__ import annotations
 
 import math
-import re
+import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling: the one block writer
+from doc_blocks import replace_block
 
 from wmtsim.studies.calibration.paper_counts import check_table4, counts_markdown
 from wmtsim.studies.compare.paper_reading import reading_markdown, two_parameter_reading
@@ -184,14 +187,6 @@ def paper_counts_markdown() -> str:
     """Which counts can stand behind Table 4's printed IP, AF and TSR (no simulation)."""
     table = paper_table4()
     return counts_markdown(check_table4(table), {p: policy_label(p) for p in table})
-
-
-def replace_block(text: str, name: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- generated:{name} -->\n)(?:.*?\n)?(<!-- /generated:{name} -->)",
-                         re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"block generated:{name} not found")
-    return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
 
 
 def main() -> None:
