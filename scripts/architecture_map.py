@@ -15,7 +15,7 @@ the code, so a declaration cannot drift from what it declares:
 * the door module exists inside the folder;
 * every ``wmtsim X`` named is a registered command (or command group) whose module reaches
   the folder: the command's function, the module's top level, or a function of the module
-  that the command calls imports from the folder (or, for the dashboard, names its app);
+  that the command calls imports from the folder;
 * every page named is a page of the dashboard (``st.Page(..., title=...)`` in its app)
   whose view, or a ``services_*`` module the view imports, imports from the folder;
 * every command and every page belongs to some capability, and every subpackage of
@@ -115,23 +115,23 @@ def _module_file(module: str) -> Path:
     return path if path.is_file() else ROOT / module.replace(".", "/") / "__init__.py"
 
 
-def _command_reach(module: str, function: str) -> tuple[set[str], str]:
+def _command_reach(module: str, function: str) -> set[str]:
     """What a command's function reaches: its imports, its module's top-level imports, and
-    the imports of the module's functions it calls by name; and the module's source."""
-    source = _module_file(module).read_text(encoding="utf-8")
-    tree = ast.parse(source)
+    the imports of the module's functions it calls by name. A command group (``function``
+    empty) reaches what its module's commands do together: the whole module's imports."""
+    tree = ast.parse(_module_file(module).read_text(encoding="utf-8"))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     top = set().union(*(_imports(n) for n in tree.body
                         if isinstance(n, (ast.Import, ast.ImportFrom))))
-    body = functions.get(function)
-    if body is None:
-        return top, source
+    if not function:
+        return _imports(tree)
+    body = functions[function]
     called = {n.func.id for n in ast.walk(body)
               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     reach = top | _imports(body)
     for name in called & functions.keys():
         reach |= _imports(functions[name])
-    return reach, source
+    return reach
 
 
 def registered_commands() -> dict[str, tuple[str, str]]:
@@ -197,10 +197,8 @@ def problems(caps: list[Capability]) -> list[str]:
                 out.append(f"{where}: `wmtsim {cmd}` is not a command; commands: "
                            f"{', '.join(sorted(commands))}")
                 continue
-            reach, source = _command_reach(*commands[cmd])
-            last = c.module.rsplit(".", 1)[1]
-            if not any(m == c.module or m.startswith(c.module + ".") for m in reach) and (
-                    f'"{last}"' not in source):
+            reach = _command_reach(*commands[cmd])
+            if not any(m == c.module or m.startswith(c.module + ".") for m in reach):
                 out.append(f"{where}: `wmtsim {cmd}` ({commands[cmd][0]}) does not reach "
                            f"{c.module}")
         for title in c.pages:

@@ -387,10 +387,10 @@ def test_dashboard_command_says_when_the_app_is_missing(tmp_path: Path,
                                                         ) -> None:
     from typer.testing import CliRunner
 
+    import wmtsim.interfaces.dashboard as shipped
     from wmtsim.interfaces.cli import main as cli
-    # As if wmtsim were installed from a wheel: no dashboard/ inside the package.
-    fake = tmp_path / "wmtsim" / "interfaces" / "cli" / "main.py"
-    monkeypatch.setattr(cli, "__file__", str(fake))
+    # As if wmtsim were installed from a wheel: no dashboard app inside the package.
+    monkeypatch.setattr(shipped, "__file__", str(tmp_path / "dashboard" / "__init__.py"))
     result = CliRunner().invoke(cli.app, ["dashboard", "--port", "1"])
     assert result.exit_code == 2
     assert "dashboard app was not found" in result.output

@@ -330,7 +330,9 @@ def dashboard(
     import subprocess
     import sys
 
-    app_file = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"  # interfaces/
+    import wmtsim.interfaces.dashboard as shipped  # its __init__ is a docstring: cheap
+
+    app_file = Path(shipped.__file__).resolve().parent / "app.py"
     if not app_file.is_file():
         raise _fail(f"the dashboard app was not found at {app_file} (it ships inside the "
                     "wmtsim package: reinstall wmtsim)")
