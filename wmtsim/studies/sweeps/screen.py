@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wmtsim.core.formatting import D3_FORMAT
+from wmtsim.core.grid_test import within_rounding
 from wmtsim.core.inference import ALPHA, CORRECTION_NAMES, adjust
 from wmtsim.studies.sweeps.evaluate import evaluate, make_point, paired_se
 from wmtsim.studies.sweeps.knob_ranges import WMT_RANGES, KnobRange
@@ -120,10 +121,7 @@ def morris_test(effects: np.ndarray, n_resamples: int = 2000, seed: int = 0
     d, r, n = e.shape
     ok = np.isfinite(e)
     e0 = np.where(ok, e, 0.0).reshape(d * r, n)
-    # An effect within rounding of 0 is 0 (as in `wmtsim.core.grid_test`): studentised by
-    # its own rounding-sized spread, a constant 1e-13 effect was called significant.
-    tol = 1e-12 * max(1.0, float(np.abs(e0).max()) if e0.size else 1.0)
-    e0 = np.where(np.abs(e0) > tol, e0, 0.0)
+    e0, tol = within_rounding(e0)  # an effect within rounding of 0 is 0
     m = ok.reshape(d * r, n).astype(np.float64)
 
     def moments(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
