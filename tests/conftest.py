@@ -25,6 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 """The repository root (scenarios/, docs/, sweeps/ ... are read from here)."""
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a test's server)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def counters(res: SimResult) -> np.ndarray:
     """A result's raw counters as an ``(n, N_COUNTERS)`` matrix, in `COUNTERS` order."""
     from wmtsim.core.metrics import COUNTERS

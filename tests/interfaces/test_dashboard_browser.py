@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, free_port
 
 # One worker runs them all (`make test` distributes by group): one server, one browser,
 # one cache of simulated pages.
@@ -64,12 +63,6 @@ except ImportError as e:
         pytest.fail(f"CI is set but {e.name} is missing: make setup installs it", pytrace=False)
     pytest.skip(f"{e.name} is not installed (make setup installs it)",
                 allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wmtsim() -> list[str]:
@@ -106,7 +99,7 @@ def sweep_folder(results: Path) -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, results: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("dashboard") / "streamlit.log"
     log = log_path.open("w", encoding="utf-8")
     proc = subprocess.Popen([*_wmtsim(), "dashboard", "--port", str(port), "--host",

@@ -20,13 +20,12 @@ from typing import Any
 
 import pytest
 import test_dashboard_browser as browser
-from conftest import REPO
+from conftest import REPO, free_port
 from test_dashboard_browser import (
     PAGES,
     _check,
     _click_a_wmt_drop,
     _console_errors,
-    _free_port,
     _has_text,
     _open,
     _settle,
@@ -79,7 +78,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _serve(cwd: Path, log_path: Path, *args: str) -> Iterator[str]:
     """`wmtsim dashboard ARGS` started in ``cwd`` (no $WMTSIM_RESULTS), until the test
     module ends; its address."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "WMTSIM_RESULTS"}
     with log_path.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen([*_wmtsim(), "dashboard", "--port", str(port), "--host",

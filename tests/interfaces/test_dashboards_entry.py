@@ -6,7 +6,6 @@ runs, and the two are one file (the root entry is a link to the shipped copy, as
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from conftest import REPO, no_exception
+from conftest import REPO, free_port, no_exception
 from streamlit.testing.v1 import AppTest
 
 ROOT_ENTRY = REPO / "dashboards" / "app.py"
@@ -44,12 +43,6 @@ def test_each_entry_renders_the_default_page(entry: str) -> None:
     assert at.title[0].value == "Poisoning dynamics"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str) -> tuple[int, str]:
     with urllib.request.urlopen(url, timeout=5) as r:  # a local server
         return r.status, r.read().decode("utf-8", "replace")
@@ -57,7 +50,7 @@ def _get(url: str) -> tuple[int, str]:
 
 def test_streamlit_run_dashboards_app_serves_from_a_clone(tmp_path: Path) -> None:
     """The command a Streamlit user types, run from the clone's top level."""
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "dashboards/app.py",
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
