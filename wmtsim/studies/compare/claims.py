@@ -464,13 +464,15 @@ def knob_columns(table: pl.DataFrame) -> tuple[str, ...]:
 
 def load_claims(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
                 ) -> tuple[dict[str, Any], pl.DataFrame]:
-    """A claims map written by `write_claims` (its folder: claims.json and the table) or a
-    claims table alone (a .parquet file, as why_study/tables/ holds them), read through
-    the one door (`wmtsim.core.input_files`: regular files, size-capped, never a FIFO):
-    no link below ``root`` (default: the map's own folder; a table alone may not be one)."""
+    """A claims map written by `write_claims` (its folder or its claims.parquet) or a table
+    alone (a .parquet, as why_study/tables/ holds them), read through the one door
+    (`wmtsim.core.input_files`: regular files, size-capped, never a FIFO): no link below
+    ``root`` (default: the map's own folder; a table alone may not be one)."""
     from wmtsim.core.input_files import MAX_TABLE_BYTES, open_regular, read_regular, read_table
 
     folder = Path(path)
+    if folder.name == CLAIMS_FILE and (folder.parent / "claims.json").exists():
+        folder = folder.parent  # a map's own table: read with the map's claims.json
     if folder.is_file() and folder.suffix == ".parquet":
         with open_regular(folder, inside=True, limit=MAX_TABLE_BYTES, root=root) as f:
             table = _current(folder, pl.read_parquet(f))
