@@ -25,6 +25,7 @@ from wmtsim.core.inference import (
     clopper_pearson_upper,
     directed_verdict,
     paired_effect,
+    resamples_for,
     rule_of_three,
     verdict,
 )
@@ -169,7 +170,7 @@ def test_the_bootstrap_fills_every_resample_when_chunks_do_not_divide_it() -> No
     so 2,000 resamples are three chunks of 666 and a last one of 2. Every difference is 1,
     so every resample's D is exactly 1 and the interval is [1, 1] — an unfilled or
     misplaced slot would show."""
-    e = paired_effect(np.ones(3000), np.zeros(3000), n_resamples=2000)
+    e = paired_effect(np.ones(3000), np.zeros(3000), n_resamples=2000, bound=1.0)
     assert e["resamples"] == 2000
     assert e["low"] == 1.0 and e["high"] == 1.0
 
@@ -210,3 +211,43 @@ def test_directed_verdict() -> None:
     assert directed_verdict(math.nan, 0.0) == TIE
     assert directed_verdict(0.0, 0.01) == TIE
     assert directed_verdict(-0.0, 0.0) == TIE
+
+
+def test_an_unbounded_interval_is_the_hull_moved_out_by_the_largest_contributions() -> None:
+    """An unbounded metric's bootstrap interval (k ≥ 20% of n), recomputed by hand on the
+    same resamples: the hull of the percentile interval and the studentised one
+    [D − t*_.975 se, D − t*_.025 se], then moved out by the largest contribution on each
+    side: differences 5, −2 and eighteen 1s on n = 20 give 5 / 20 above, 2 / 20 below."""
+    d = np.array([5.0, -2.0] + [1.0] * 18)
+    n, b = d.size, resamples_for(0.05)
+    wide = paired_effect(d, np.zeros(n), seed=3)
+    rng = np.random.default_rng([3, n, 21])  # the resamples paired_effect draws
+    x = d[rng.integers(0, n, size=(b, n))]
+    means, se_star = x.mean(axis=1), x.std(axis=1, ddof=1) / math.sqrt(n)
+    mean, se = d.mean(), d.std(ddof=1) / math.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample of 1s: se* = 0
+        t = (means - mean) / se_star
+    t_lo, t_hi = np.quantile(t[np.isfinite(t)], [0.025, 0.975])  # t* needs se* > 0
+    p_lo, p_hi = np.quantile(means, [0.025, 0.975])
+    assert wide["low"] == pytest.approx(min(p_lo, mean - t_hi * se) - 2 / 20, abs=1e-12)
+    assert wide["high"] == pytest.approx(max(p_hi, mean - t_lo * se) + 5 / 20, abs=1e-12)
+    assert "studentised" in wide["interval"] and "largest contribution" in wide["interval"]
+    plain = paired_effect(d, np.zeros(n), seed=3, bound=100.0)  # bounded: percentile only
+    assert (plain["low"], plain["high"]) == pytest.approx((p_lo, p_hi), abs=1e-12)
+
+
+def test_a_pooled_ratio_margin_is_its_exact_contribution() -> None:
+    """A pooled ratio's contributions are w_t = n (δn_t − r_b δd_t) / Σ den_a: with
+    den 2 everywhere on both sides, num_a = (3, nine 1s, ten 0s) and num_b = 0 on n = 20,
+    r_b = 0 and Σ den_a = 40, so the largest w_t / n is 3 / 40 and none is negative: the
+    unbounded interval reaches at least 3 / 40 past the percentile one, and it is the same
+    interval as the mean's (den constant: the ratio is the mean / 2)."""
+    na = np.array([3.0] + [1.0] * 9 + [0.0] * 10)
+    den = np.full(20, 2.0)
+    plain = paired_effect(na, np.zeros(20), den, den, bound=100.0)
+    wide = paired_effect(na, np.zeros(20), den, den)
+    assert wide["low"] <= plain["low"] + 1e-12
+    assert wide["high"] >= plain["high"] + 3 / 40 - 1e-12
+    as_mean = paired_effect(na / 2, np.zeros(20))
+    assert (wide["low"], wide["high"]) == pytest.approx((as_mean["low"], as_mean["high"]),
+                                                        abs=1e-12)

@@ -108,25 +108,58 @@ def zero_bound_conditional(runs: int, ratio: float, seed: int, n: int = 100
     return zero, some
 
 
-def sparse_tails(runs: int, share: float, tail: str, seed: int, n: int = 400
-                 ) -> tuple[list[bool], int]:
+def sparse_tails(runs: int, share: float, tail: str, seed: int, n: int = 400,
+                 sigma: float = 1.5) -> tuple[list[bool], int]:
     """An AF-like metric (unbounded; most paired differences 0): each of n trajectories
     differs with probability ``share``, by a positive amount with ``tail`` "two-point"
-    (1 w.p. 0.8, 20 w.p. 0.2: mean 4.8) or "lognormal" (σ = 1.5: mean e^1.125).
+    (1 w.p. 0.8, 20 w.p. 0.2: mean 4.8) or "lognormal" (σ = ``sigma``: mean e^(σ²/2)).
     Returns (coverage hits of every interval `paired_effect` reports, runs with an
     interval): below `wmtsim.core.inference.DENSE` it must report none."""
     rng = np.random.default_rng([seed, int(share * 1000), n])
-    mean = 4.8 if tail == "two-point" else math.exp(1.5**2 / 2)
+    mean = 4.8 if tail == "two-point" else math.exp(sigma**2 / 2)
     hits = []
     for _ in range(runs):
         nz = rng.random(n) < share
         size = (np.where(rng.random(n) < 0.8, 1.0, 20.0) if tail == "two-point"
-                else rng.lognormal(0.0, 1.5, n))
+                else rng.lognormal(0.0, sigma, n))
         e = paired_effect(nz * size, np.zeros(n), n_resamples=1000)
         if math.isfinite(e["low"]):
             hits.append(bool(e["low"] <= share * mean <= e["high"]))
     return hits, len(hits)
 
+
+TAILS = {  # name: (draw of a positive size, its mean)
+    "lognormal σ=1": (lambda rng, n: rng.lognormal(0.0, 1.0, n), math.exp(0.5)),
+    "lognormal σ=1.5": (lambda rng, n: rng.lognormal(0.0, 1.5, n), math.exp(1.125)),
+    "lognormal σ=2": (lambda rng, n: rng.lognormal(0.0, 2.0, n), math.exp(2.0)),
+    "Pareto α=2.5": (lambda rng, n: rng.pareto(2.5, n) + 1.0, 2.5 / 1.5),
+    "Pareto α=1.8": (lambda rng, n: rng.pareto(1.8, n) + 1.0, 1.8 / 0.8),
+    "two-point": (lambda rng, n: np.where(rng.random(n) < 0.8, 1.0, 20.0), 4.8),
+    "exponential": (lambda rng, n: rng.exponential(1.0, n), 1.0),
+}
+"""The tail families of `heavy_tails`."""
+
+
+def heavy_tails(runs: int, family: str, share: float, mixed: bool, seed: int,
+                n: int = 400) -> tuple[list[bool], list[bool]]:
+    """An unbounded metric's paired differences: each of n trajectories differs with
+    probability ``share`` by a size from ``family`` (`TAILS`), positive, or with
+    ``mixed`` signs (+ w.p. 3/4, − w.p. 1/4: mean halved). Returns the coverage hits of
+    `paired_effect`'s interval (the unbounded rule) and of the plain percentile interval
+    on the same resamples, over the runs that report one (k ≥ 20% of n)."""
+    draw, mean = TAILS[family]
+    rng = np.random.default_rng([seed, int(share * 1000), n, len(family), int(mixed)])
+    truth = share * mean * (0.5 if mixed else 1.0)
+    rule, plain = [], []
+    for _ in range(runs):
+        size = draw(rng, n) * (np.where(rng.random(n) < 0.75, 1.0, -1.0) if mixed else 1.0)
+        d = (rng.random(n) < share) * size
+        e = paired_effect(d, np.zeros(n), n_resamples=1000)
+        if math.isfinite(e["low"]):
+            p = paired_effect(d, np.zeros(n), n_resamples=1000, bound=math.inf)
+            rule.append(bool(e["low"] <= truth <= e["high"]))
+            plain.append(bool(p["low"] <= truth <= p["high"]))
+    return rule, plain
 
 
 def pooled_zero_bound(runs: int, p: float, seed: int, n: int = 200, heavy: int = 20,
