@@ -251,3 +251,38 @@ def test_a_pooled_ratio_margin_is_its_exact_contribution() -> None:
     as_mean = paired_effect(na / 2, np.zeros(20))
     assert (wide["low"], wide["high"]) == pytest.approx((as_mean["low"], as_mean["high"]),
                                                         abs=1e-12)
+
+
+def test_a_right_skewed_sample_takes_both_ends_from_the_studentised_interval() -> None:
+    """Differences 20, nine 1s and ten 0s (n = 20, D = 1.45): on paired_effect's
+    resamples the percentile interval is about [0.30, 3.45] and the studentised one about
+    [0.22, 12.2], so the hull is the studentised interval on both sides, moved out by
+    20 / 20 above and nothing below (no negative difference)."""
+    d = np.array([20.0] + [1.0] * 9 + [0.0] * 10)
+    n, b = d.size, resamples_for(0.05)
+    rng = np.random.default_rng([3, n, 21])
+    x = d[rng.integers(0, n, size=(b, n))]
+    means, se_star = x.mean(axis=1), x.std(axis=1, ddof=1) / math.sqrt(n)
+    mean, se = d.mean(), d.std(ddof=1) / math.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (means - mean) / se_star
+    t_lo, t_hi = np.quantile(t[np.isfinite(t)], [0.025, 0.975])
+    p_lo, p_hi = np.quantile(means, [0.025, 0.975])
+    assert mean - t_hi * se < p_lo and mean - t_lo * se > p_hi + 5  # the hull is studentised
+    wide = paired_effect(d, np.zeros(n), seed=3)
+    assert wide["low"] == pytest.approx(mean - t_hi * se, abs=1e-12)
+    assert wide["high"] == pytest.approx(mean - t_lo * se + 1.0, abs=1e-12)
+
+
+def test_the_contributions_average_to_the_pooled_difference_exactly() -> None:
+    """D = mean(w) with w_t = n (δn_t − r_b δd_t) / Σ den_a (module docstring), for
+    denominators that differ between the sides and across trajectories."""
+    from wmtsim.core.inference import _contributions, _ratio_diff
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        na, nb = rng.integers(0, 9, n).astype(float), rng.integers(0, 9, n).astype(float)
+        da, db = na + rng.integers(1, 5, n), nb + rng.integers(1, 9, n)
+        w = _contributions(na, da, nb, db, nb.sum() / db.sum())
+        assert float(w.mean()) == pytest.approx(float(_ratio_diff(na, da, nb, db)), abs=1e-12)
