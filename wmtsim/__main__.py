@@ -1,0 +1,6 @@
+"""``python -m wmtsim``: the ``wmtsim`` command line, for an environment without the
+installed entry point (the same app as ``[project.scripts] wmtsim``)."""
+
+from wmtsim.interfaces.cli.main import app
+
+app(prog_name="wmtsim")
