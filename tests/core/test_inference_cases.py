@@ -220,7 +220,7 @@ def test_an_unbounded_interval_is_the_hull_moved_out_by_the_largest_contribution
     side: differences 5, −2 and eighteen 1s on n = 20 give 5 / 20 above, 2 / 20 below."""
     d = np.array([5.0, -2.0] + [1.0] * 18)
     n, b = d.size, resamples_for(0.05)
-    wide = paired_effect(d, np.zeros(n), seed=3)
+    wide = paired_effect(d + 3.0, np.full(n, 3.0), seed=3)  # the differences are d
     rng = np.random.default_rng([3, n, 21])  # the resamples paired_effect draws
     x = d[rng.integers(0, n, size=(b, n))]
     means, se_star = x.mean(axis=1), x.std(axis=1, ddof=1) / math.sqrt(n)
@@ -286,3 +286,31 @@ def test_the_contributions_average_to_the_pooled_difference_exactly() -> None:
         da, db = na + rng.integers(1, 5, n), nb + rng.integers(1, 9, n)
         w = _contributions(na, da, nb, db, nb.sum() / db.sum())
         assert float(w.mean()) == pytest.approx(float(_ratio_diff(na, da, nb, db)), abs=1e-12)
+
+
+def test_an_unbounded_metric_needs_dense_differences_for_an_interval() -> None:
+    """`DENSE` = 20% and `SPARSE` = 10 at their boundaries: on n = 100, 19 differing
+    trajectories get no interval and 20 get one; on n = 50, 10 differing (exactly
+    `SPARSE`, and 20% of n) get one. The text names the test that decides alone: exact up
+    to `EXACT_MAX` = 16 differing, the t-test above."""
+    def effect(k: int, n: int) -> dict:
+        d = np.zeros(n)
+        d[:k] = np.linspace(1.0, 3.0, k)
+        return paired_effect(d, np.zeros(n))
+
+    assert math.isnan(effect(19, 100)["low"]) and "t-test" in effect(19, 100)["interval"]
+    assert "exact test" in effect(16, 100)["interval"]
+    assert math.isfinite(effect(20, 100)["low"])
+    assert math.isfinite(effect(10, 50)["low"]) and math.isnan(effect(9, 45)["low"])
+
+
+def test_the_zero_bound_names_what_it_bounds() -> None:
+    """k = 0: a mean, or a ratio with equal denominators, bounds the share of trajectories
+    that differ; a ratio with unequal denominators, the share of the denominator."""
+    z = np.zeros(10)
+    equal, unequal = np.full(10, 2.0), np.arange(1.0, 11.0)
+    assert paired_effect(z, z, bound=1.0)["interval"].endswith("of trajectories differ")
+    assert paired_effect(z, z, equal, equal, bound=1.0)["interval"].endswith(
+        "of trajectories differ")
+    assert paired_effect(z, z, unequal, unequal, bound=1.0)["interval"].endswith(
+        "of the denominator is on trajectories that differ")
