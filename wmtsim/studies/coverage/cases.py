@@ -148,6 +148,8 @@ def heavy_tails(runs: int, family: str, share: float, mixed: bool, seed: int,
     `paired_effect`'s interval (the unbounded rule) and of the plain percentile interval
     on the same resamples, over the runs that report one (k ≥ 20% of n)."""
     draw, mean = TAILS[family]
+    # (the stream is keyed by the name's length: families of equal length share their
+    # uniform draws, so their rows are correlated, each row still unbiased)
     rng = np.random.default_rng([seed, int(share * 1000), n, len(family), int(mixed)])
     truth = share * mean * (0.5 if mixed else 1.0)
     rule, plain = [], []
@@ -156,6 +158,9 @@ def heavy_tails(runs: int, family: str, share: float, mixed: bool, seed: int,
         d = (rng.random(n) < share) * size
         e = paired_effect(d, np.zeros(n), n_resamples=1000)
         if math.isfinite(e["low"]):
+            # any bound makes the metric bounded, so its interval is the plain
+            # percentile one (the bound is read only below `SPARSE`); same seed, same
+            # resamples
             p = paired_effect(d, np.zeros(n), n_resamples=1000, bound=math.inf)
             rule.append(bool(e["low"] <= truth <= e["high"]))
             plain.append(bool(p["low"] <= truth <= p["high"]))
