@@ -47,7 +47,7 @@ by the largest contribution one trajectory made on that side (max w_t / n above,
 max −w_t / n below). The percentile interval errs with a one-signed skew, the studentised
 one with mixed signs, and the mean of a heavy-tailed difference can be carried by a value
 as large as the largest seen, which the sample holds once or missed: the percentile
-interval alone covered 0.87–0.91 with lognormal σ = 1.5 tails (docs/statistics.md,
+interval alone covered 0.88–0.93 with lognormal σ = 1.5 tails (docs/statistics.md,
 "Heavy tails"). The rule has no parameter; a bounded metric (rates) keeps the plain
 percentile interval. The differences
 are ``D``'s exact per-trajectory contributions, 0 where the two sides agree: for a
