@@ -175,8 +175,9 @@ def main() -> None:
              f"{time.perf_counter() - t0:.0f} s).", "",
              "| case | interval | test |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    lines += ["", "The procedures the second coverage round replaced, before (the rule replaced) and after, on the cases "
-              "of `wmtsim.studies.coverage.cases` (± is the Monte Carlo half-width):", "",
+    lines += ["", "The procedures the second coverage round replaced, before (the rule "
+              "replaced) and after, on the cases of `wmtsim.studies.coverage.cases` "
+              "(± is the Monte Carlo half-width):", "",
               "| case | nominal | before | after |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows38]
     text = "\n".join(lines) + "\n"

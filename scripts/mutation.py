@@ -95,7 +95,8 @@ GROUPS = (
         "tests/studies/test_attribution.py::test_glove_game_by_hand", {}),
     Group("inference", {  # the one estimator and verdict vocabulary
         "wmtsim/core/inference.py": ("rule_of_three", "clopper_pearson_upper",
-                                     "_linearised", "_contributions", "paired_effect", "adjust", "two_sided", "verdict",
+                                     "_linearised", "_contributions", "paired_effect",
+                                     "adjust", "two_sided", "verdict",
                                      "directed_verdict"),
         "wmtsim/core/verdicts.py": ("pair_test", "check_claim", "read_family"),
         "wmtsim/studies/compare/paper_checks.py": ("_favour", "range_test", "read_checks")},
