@@ -3,4 +3,5 @@ installed entry point (the same app as ``[project.scripts] wmtsim``)."""
 
 from wmtsim.interfaces.cli.main import app
 
-app(prog_name="wmtsim")
+if __name__ == "__main__":  # importing the module (doctest collection) runs nothing
+    app(prog_name="wmtsim")
