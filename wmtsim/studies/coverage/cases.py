@@ -108,20 +108,20 @@ def zero_bound_conditional(runs: int, ratio: float, seed: int, n: int = 100
     return zero, some
 
 
-def sparse_tails(runs: int, share: float, tail: str, seed: int, n: int = 400,
-                 sigma: float = 1.5) -> tuple[list[bool], int]:
+def sparse_tails(runs: int, share: float, tail: str, seed: int, n: int = 400
+                 ) -> tuple[list[bool], int]:
     """An AF-like metric (unbounded; most paired differences 0): each of n trajectories
     differs with probability ``share``, by a positive amount with ``tail`` "two-point"
-    (1 w.p. 0.8, 20 w.p. 0.2: mean 4.8) or "lognormal" (σ = ``sigma``: mean e^(σ²/2)).
+    (1 w.p. 0.8, 20 w.p. 0.2: mean 4.8) or "lognormal" (σ = 1.5: mean e^1.125).
     Returns (coverage hits of every interval `paired_effect` reports, runs with an
     interval): below `wmtsim.core.inference.DENSE` it must report none."""
     rng = np.random.default_rng([seed, int(share * 1000), n])
-    mean = 4.8 if tail == "two-point" else math.exp(sigma**2 / 2)
+    mean = 4.8 if tail == "two-point" else math.exp(1.5**2 / 2)
     hits = []
     for _ in range(runs):
         nz = rng.random(n) < share
         size = (np.where(rng.random(n) < 0.8, 1.0, 20.0) if tail == "two-point"
-                else rng.lognormal(0.0, sigma, n))
+                else rng.lognormal(0.0, 1.5, n))
         e = paired_effect(nz * size, np.zeros(n), n_resamples=1000)
         if math.isfinite(e["low"]):
             hits.append(bool(e["low"] <= share * mean <= e["high"]))
